@@ -1,0 +1,157 @@
+// Every op on tensors. Each one is differentiable unless its comment says "no grad".
+// Definitions live in core/ops/*.cpp, one file per family, forward and backward side by side.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "core/random.h"
+#include "core/tensor.h"
+
+namespace ladder {
+
+// ---- elementwise (core/ops/unary.cpp) ----
+Tensor neg(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor sqrt(const Tensor& x);
+Tensor abs(const Tensor& x);
+Tensor sin(const Tensor& x);
+Tensor cos(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor sigmoid(const Tensor& x);
+Tensor relu(const Tensor& x);
+enum class GeluApprox { none, tanh };
+Tensor gelu(const Tensor& x, GeluApprox approximate = GeluApprox::none);
+Tensor elu(const Tensor& x, float alpha = 1);
+Tensor silu(const Tensor& x);
+Tensor softplus(const Tensor& x, float beta = 1, float threshold = 20);
+Tensor pow(const Tensor& x, float exponent);
+Tensor clamp(const Tensor& x, float low, float high);
+Tensor clone(const Tensor& x);
+
+// ---- binary, with NumPy broadcasting (core/ops/binary.cpp) ----
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor maximum(const Tensor& a, const Tensor& b);  // ties share the gradient equally
+Tensor minimum(const Tensor& a, const Tensor& b);
+// With a scalar (core/ops/unary.cpp): x + s, x * s, x / s, s - x, s / x.
+Tensor add(const Tensor& x, float s);
+Tensor mul(const Tensor& x, float s);
+Tensor div(const Tensor& x, float s);
+Tensor rsub(const Tensor& x, float s);
+Tensor rdiv(const Tensor& x, float s);
+
+Tensor operator-(const Tensor& x);
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator+(const Tensor& x, float s);
+Tensor operator-(const Tensor& x, float s);
+Tensor operator*(const Tensor& x, float s);
+Tensor operator/(const Tensor& x, float s);
+Tensor operator+(float s, const Tensor& x);
+Tensor operator-(float s, const Tensor& x);
+Tensor operator*(float s, const Tensor& x);
+Tensor operator/(float s, const Tensor& x);
+
+// ---- reductions (core/ops/reduce.cpp); dims = {} means every dim ----
+Tensor sum(const Tensor& x, const Dims& dims = {}, bool keepdim = false);
+Tensor mean(const Tensor& x, const Dims& dims = {}, bool keepdim = false);
+// correction = 1: unbiased (divide by n - 1) as in PyTorch; 0: the population variance.
+Tensor var(const Tensor& x, const Dims& dims = {}, bool keepdim = false, int correction = 1);
+Tensor logsumexp(const Tensor& x, const Dims& dims = {}, bool keepdim = false);
+Tensor amax(const Tensor& x, const Dims& dims = {}, bool keepdim = false);  // ties share the gradient
+Tensor amin(const Tensor& x, const Dims& dims = {}, bool keepdim = false);
+struct ValuesIndices {
+  Tensor values;
+  Tensor indices;  // no grad; positions along the reduced dim, as floats
+};
+// Along one dim; the gradient goes to the first position that holds the extreme value.
+ValuesIndices max(const Tensor& x, int64_t dim, bool keepdim = false);
+ValuesIndices min(const Tensor& x, int64_t dim, bool keepdim = false);
+Tensor argmax(const Tensor& x, int64_t dim, bool keepdim = false);  // no grad
+Tensor argmin(const Tensor& x, int64_t dim, bool keepdim = false);  // no grad
+// Sums a broadcast gradient back down to `shape` (the reverse of broadcasting).
+Tensor sum_to(const Tensor& x, const Shape& shape);
+
+// ---- matmul (core/ops/matmul.cpp) ----
+struct MatmulFlags {
+  bool transpose_a = false;  // use a's last two dims swapped, without copying
+  bool transpose_b = false;
+};
+// (...,M,K) @ (...,K,N) -> (...,M,N); batch dims broadcast; a 1-d operand acts as a row/column.
+Tensor matmul(const Tensor& a, const Tensor& b, MatmulFlags flags = {});
+
+// ---- shape (core/ops/shape.cpp) ----
+Tensor reshape(const Tensor& x, const Shape& shape);  // one size may be -1; shares the values
+Tensor flatten(const Tensor& x, int64_t start_dim = 0, int64_t end_dim = -1);
+Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1);
+Tensor permute(const Tensor& x, const Dims& order);
+Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
+// Python's x[start:end:step] along dim; negative start/end count from the end, out of range clips.
+Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step = 1);
+Tensor concat(const std::vector<Tensor>& xs, int64_t dim = 0);
+Tensor stack(const std::vector<Tensor>& xs, int64_t dim = 0);
+std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim = 0);
+std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim = 0);
+Tensor squeeze(const Tensor& x, int64_t dim);
+Tensor unsqueeze(const Tensor& x, int64_t dim);
+Tensor expand(const Tensor& x, const Shape& shape);  // broadcast to shape (copies)
+
+// ---- indexing (core/ops/index.cpp); index tensors hold whole numbers as floats ----
+Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);  // index: 1-d
+// weight (V,D), ids (...) -> (...,D); repeated ids accumulate their gradients.
+Tensor embedding(const Tensor& weight, const Tensor& ids);
+Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);  // out[i][j] = x[index[i][j]][j] (dim 0)
+Tensor masked_fill(const Tensor& x, const Tensor& mask, float value);  // where mask != 0; mask broadcasts
+Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);  // a where condition != 0
+Tensor one_hot(const Tensor& index, int64_t num_classes);  // no grad; (...) -> (...,C)
+Tensor tril_mask(int64_t rows, int64_t cols, int64_t diagonal = 0);  // no grad; 1 on and below
+Tensor triu_mask(int64_t rows, int64_t cols, int64_t diagonal = 0);  // no grad; 1 on and above
+
+// ---- neural-network math (core/ops/nn.cpp) ----
+Tensor softmax(const Tensor& x, int64_t dim = -1);
+Tensor log_softmax(const Tensor& x, int64_t dim = -1);
+enum class Reduction { mean, sum, none };
+struct CrossEntropyOptions {
+  Tensor weight = {};        // (C): per-class weights; mean then divides by the summed weights
+  int64_t ignore_index = -100;  // targets equal to it add nothing
+  Reduction reduction = Reduction::mean;
+};
+// logits (...,C) with the class dim last, targets (...) class indices -> the mean (or sum, or (...)).
+Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEntropyOptions& options = {});
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::mean);
+Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& targets,
+                                        Reduction reduction = Reduction::mean);
+// Normalises over the trailing dims given by normalized_shape (as in PyTorch); weight and bias
+// (optional) have that shape.
+Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = {},
+                  const Tensor& bias = {}, float eps = 1e-5f);
+Tensor dropout(const Tensor& x, float p, bool training, Generator& gen = default_generator());
+Tensor cumsum(const Tensor& x, int64_t dim);
+
+// ---- images (core/ops/conv.cpp); layout (N,C,H,W) ----
+struct Conv2dOptions {
+  int64_t stride = 1;
+  int64_t padding = 0;
+};
+// x (N,C,H,W), weight (O,C,KH,KW), bias (O) or undefined -> (N,O,OH,OW)
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, Conv2dOptions options = {});
+struct Pool2dOptions {
+  int64_t kernel = 2;
+  int64_t stride = 0;  // 0: the same as kernel
+  int64_t padding = 0;
+};
+Tensor max_pool2d(const Tensor& x, Pool2dOptions options = {});
+Tensor avg_pool2d(const Tensor& x, Pool2dOptions options = {});  // padding counts as zeros
+// x (N,C) or (N,C,H,W). Training: normalise with the batch statistics and update the running ones
+// in place (running_var gets the unbiased variance); eval: normalise with the running ones.
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                  const Tensor& weight, const Tensor& bias, bool training, float momentum = 0.1f,
+                  float eps = 1e-5f);
+
+}  // namespace ladder

@@ -1,0 +1,252 @@
+// Image ops on (N,C,H,W) tensors: convolution (im2col + one GEMM), pooling, batch norm.
+#include <cmath>
+#include <limits>
+
+#include "core/autograd.h"
+#include "core/error.h"
+#include "core/kernels/conv.h"
+#include "core/kernels/gemm.h"
+#include "core/kernels/parallel.h"
+#include "core/ops.h"
+
+namespace ladder {
+
+namespace {
+
+void check_image(const Tensor& x, const char* op) {
+  if (x.dim() != 4) fail(op, "expects input (N,C,H,W), got shape ", shape_str(x.shape()), "; unsqueeze a single image");
+}
+
+ConvGeometry geometry(const Tensor& x, int64_t kh, int64_t kw, int64_t stride, int64_t padding, const char* op) {
+  if (stride < 1) fail(op, "stride must be at least 1, got ", stride);
+  if (padding < 0) fail(op, "padding must not be negative, got ", padding);
+  const ConvGeometry g{x.size(1), x.size(2), x.size(3), kh, kw, stride, padding};
+  if (g.H + 2 * padding < kh || g.W + 2 * padding < kw)
+    fail(op, "kernel ", kh, "x", kw, " is larger than the padded input ", g.H + 2 * padding, "x", g.W + 2 * padding,
+         " (input shape ", shape_str(x.shape()), ", padding ", padding, ")");
+  return g;
+}
+
+}  // namespace
+
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Conv2dOptions options) {
+  check_image(x, "conv2d");
+  if (weight.dim() != 4 || weight.size(1) != x.size(1))
+    fail("conv2d", "weight must be (out_channels, ", x.size(1), ", KH, KW) for input ", shape_str(x.shape()),
+         ", got ", shape_str(weight.shape()));
+  const int64_t N = x.size(0), O = weight.size(0);
+  if (bias.defined() && bias.shape() != Shape{O})
+    fail("conv2d", "bias must have shape (", O, "), got ", shape_str(bias.shape()));
+  const ConvGeometry g = geometry(x, weight.size(2), weight.size(3), options.stride, options.padding, "conv2d");
+  const int64_t P = g.patch(), L = g.pixels(), NL = N * L;
+
+  // cols (P, N*L): the patch under every output pixel of every image, side by side.
+  Tensor cols = empty({P, NL});
+  parallel_for(N, P * L, [&](int64_t begin, int64_t end) {
+    for (int64_t n = begin; n < end; ++n) im2col(x.data() + n * g.C * g.H * g.W, g, cols.data() + n * L, NL);
+  });
+  // One GEMM for the whole batch: (O, P) @ (P, N*L) -> (O, N*L), then reorder to (N, O, OH, OW).
+  Tensor y_t = empty({O, NL});
+  gemm(false, false, O, NL, P, 1.0f, weight.data(), P, cols.data(), NL, 0.0f, y_t.data(), NL);
+  Tensor out = empty({N, O, g.out_h(), g.out_w()});
+  parallel_for(N * O, L, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t n = r / O, o = r % O;
+      const float b = bias.defined() ? bias.data()[o] : 0.0f;
+      const float* src = y_t.data() + o * NL + n * L;
+      float* dst = out.data() + r * L;
+      for (int64_t l = 0; l < L; ++l) dst[l] = src[l] + b;
+    }
+  });
+  return record("conv2d", out, {x, weight, bias},
+                [weight = weight.detach(), cols, g, N, O](const Tensor& gy, NeedsGrad needs) -> Grads {
+                  const int64_t P = g.patch(), L = g.pixels(), NL = N * L;
+                  Tensor gy_t = empty({O, NL});  // gy reordered to (O, N*L), the layout of the forward GEMM
+                  parallel_for(N * O, L, [&](int64_t begin, int64_t end) {
+                    for (int64_t r = begin; r < end; ++r)
+                      std::copy_n(gy.data() + r * L, L, gy_t.data() + (r % O) * NL + (r / O) * L);
+                  });
+                  Tensor gx, gw, gb;
+                  if (needs[0]) {  // dcols = W^T dY, then each column goes back to its pixels
+                    Tensor gcols = empty({P, NL});
+                    gemm(true, false, P, NL, O, 1.0f, weight.data(), P, gy_t.data(), NL, 0.0f, gcols.data(), NL);
+                    gx = zeros({N, g.C, g.H, g.W});
+                    parallel_for(N, P * L, [&](int64_t begin, int64_t end) {
+                      for (int64_t n = begin; n < end; ++n)
+                        col2im(gcols.data() + n * L, g, NL, gx.data() + n * g.C * g.H * g.W);
+                    });
+                  }
+                  if (needs[1]) {  // dW = dY cols^T
+                    gw = empty(weight.shape());
+                    gemm(false, true, O, P, NL, 1.0f, gy_t.data(), NL, cols.data(), NL, 0.0f, gw.data(), P);
+                  }
+                  if (needs[2]) gb = sum(gy_t, {1});
+                  return {gx, gw, gb};
+                });
+}
+
+namespace {
+
+// The output size of a pooling window sliding over the input, with the options checked.
+ConvGeometry pool_geometry(const Tensor& x, Pool2dOptions& options, const char* op) {
+  check_image(x, op);
+  if (options.kernel < 1) fail(op, "kernel must be at least 1, got ", options.kernel);
+  if (options.stride == 0) options.stride = options.kernel;
+  if (options.padding > options.kernel / 2)
+    fail(op, "padding ", options.padding, " is more than half the kernel ", options.kernel);
+  return geometry(x, options.kernel, options.kernel, options.stride, options.padding, op);
+}
+
+}  // namespace
+
+Tensor max_pool2d(const Tensor& x, Pool2dOptions options) {
+  const ConvGeometry g = pool_geometry(x, options, "max_pool2d");
+  const int64_t planes = x.size(0) * g.C, oh = g.out_h(), ow = g.out_w();
+  Tensor out = empty({x.size(0), g.C, oh, ow});
+  std::vector<int64_t> argmax(out.numel());  // where in x each output came from
+  parallel_for(planes, oh * ow * g.KH * g.KW, [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p)
+      for (int64_t oi = 0; oi < oh; ++oi)
+        for (int64_t oj = 0; oj < ow; ++oj) {
+          float best = -std::numeric_limits<float>::infinity();
+          int64_t at = -1;
+          for (int64_t ki = 0; ki < g.KH; ++ki)
+            for (int64_t kj = 0; kj < g.KW; ++kj) {
+              const int64_t i = oi * g.stride - g.padding + ki, j = oj * g.stride - g.padding + kj;
+              if (i < 0 || i >= g.H || j < 0 || j >= g.W) continue;  // padding never wins
+              const int64_t offset = (p * g.H + i) * g.W + j;
+              if (at < 0 || x.data()[offset] > best) {
+                best = x.data()[offset];
+                at = offset;
+              }
+            }
+          const int64_t o = (p * oh + oi) * ow + oj;
+          out.data()[o] = best;
+          argmax[o] = at;
+        }
+  });
+  return record("max_pool2d", out, {x}, [x_shape = x.shape(), argmax](const Tensor& gy, NeedsGrad) -> Grads {
+    Tensor gx = zeros(x_shape);  // each output sends its gradient to the input that won its window
+    for (size_t o = 0; o < argmax.size(); ++o) gx.data()[argmax[o]] += gy.data()[o];
+    return {gx};
+  });
+}
+
+Tensor avg_pool2d(const Tensor& x, Pool2dOptions options) {
+  const ConvGeometry g = pool_geometry(x, options, "avg_pool2d");
+  const int64_t planes = x.size(0) * g.C, oh = g.out_h(), ow = g.out_w();
+  const float inv_area = 1.0f / static_cast<float>(g.KH * g.KW);  // padding counts, as in PyTorch's default
+  // Visits (output, input) pairs of every window; shared by forward and backward.
+  auto for_each_window = [g, planes, oh, ow](auto&& visit) {
+    parallel_for(planes, oh * ow * g.KH * g.KW, [&](int64_t begin, int64_t end) {
+      for (int64_t p = begin; p < end; ++p)
+        for (int64_t oi = 0; oi < oh; ++oi)
+          for (int64_t oj = 0; oj < ow; ++oj)
+            for (int64_t ki = 0; ki < g.KH; ++ki)
+              for (int64_t kj = 0; kj < g.KW; ++kj) {
+                const int64_t i = oi * g.stride - g.padding + ki, j = oj * g.stride - g.padding + kj;
+                if (i >= 0 && i < g.H && j >= 0 && j < g.W) visit((p * oh + oi) * ow + oj, (p * g.H + i) * g.W + j);
+              }
+    });
+  };
+  Tensor out = zeros({x.size(0), g.C, oh, ow});
+  for_each_window([&](int64_t o, int64_t in) { out.data()[o] += x.data()[in] * inv_area; });
+  return record("avg_pool2d", out, {x}, [x_shape = x.shape(), for_each_window, inv_area](const Tensor& gy, NeedsGrad) -> Grads {
+    Tensor gx = zeros(x_shape);
+    for_each_window([&](int64_t o, int64_t in) { gx.data()[in] += gy.data()[o] * inv_area; });
+    return {gx};
+  });
+}
+
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
+                  const Tensor& bias, bool training, float momentum, float eps) {
+  if (x.dim() < 2) fail("batch_norm", "expects input (N,C) or (N,C,H,W), got shape ", shape_str(x.shape()));
+  const int64_t N = x.size(0), C = x.size(1), L = x.numel() / std::max<int64_t>(N * C, 1), count = N * L;
+  for (const Tensor* p : {&running_mean, &running_var, &weight, &bias})
+    if (p->defined() && p->shape() != Shape{C})
+      fail("batch_norm", "running statistics, weight and bias must have shape (", C, "), one per channel of ",
+           shape_str(x.shape()), ", got ", shape_str(p->shape()));
+  if (running_mean.defined() != running_var.defined())
+    fail("batch_norm", "give both running_mean and running_var, or neither");
+  const bool use_batch_stats = training || !running_mean.defined();
+  if (use_batch_stats && count < 2)
+    fail("batch_norm", "training needs more than one value per channel to compute a variance, got input shape ",
+         shape_str(x.shape()));
+
+  // x seen as (N, C, L): channel c owns x[n, c, :] for every n.
+  Tensor mean = empty({C}), rstd = empty({C});
+  parallel_for(C, count, [&](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c) {
+      double mu, var;
+      if (use_batch_stats) {
+        double s = 0, ss = 0;
+        for (int64_t n = 0; n < N; ++n)
+          for (int64_t l = 0; l < L; ++l) s += x.data()[(n * C + c) * L + l];
+        mu = s / static_cast<double>(count);
+        for (int64_t n = 0; n < N; ++n)
+          for (int64_t l = 0; l < L; ++l) {
+            const double d = x.data()[(n * C + c) * L + l] - mu;
+            ss += d * d;
+          }
+        var = ss / static_cast<double>(count);
+        if (training && running_mean.defined()) {  // running_var tracks the unbiased variance
+          float& rm = running_mean.data()[c];
+          float& rv = running_var.data()[c];
+          rm = static_cast<float>((1 - momentum) * rm + momentum * mu);
+          rv = static_cast<float>((1 - momentum) * rv + momentum * var * static_cast<double>(count) / static_cast<double>(count - 1));
+        }
+      } else {
+        mu = running_mean.data()[c];
+        var = running_var.data()[c];
+      }
+      mean.data()[c] = static_cast<float>(mu);
+      rstd.data()[c] = static_cast<float>(1 / std::sqrt(var + eps));
+    }
+  });
+  Tensor y = empty(x.shape());
+  parallel_for(N * C, L, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t c = r % C;
+      const float scale = rstd.data()[c] * (weight.defined() ? weight.data()[c] : 1.0f);
+      const float shift = bias.defined() ? bias.data()[c] : 0.0f;
+      for (int64_t l = 0; l < L; ++l) y.data()[r * L + l] = (x.data()[r * L + l] - mean.data()[c]) * scale + shift;
+    }
+  });
+  return record("batch_norm", y, {x, weight, bias},
+                [x = x.detach(), weight = weight.defined() ? weight.detach() : Tensor(), mean, rstd, use_batch_stats, N, C,
+                 L](const Tensor& gy, NeedsGrad needs) -> Grads {
+                  // Per channel, with xhat = (x - mean) rstd and m = N*L values:
+                  //   gw = sum(gy xhat), gb = sum(gy),
+                  //   gx = gamma rstd (gy - [sum(gy) + xhat sum(gy xhat)] / m)  with batch statistics,
+                  //   gx = gamma rstd gy                                        with fixed running ones.
+                  Tensor gx = needs[0] ? empty(x.shape()) : Tensor();
+                  Tensor gw = needs[1] ? empty({C}) : Tensor(), gb = needs[2] ? empty({C}) : Tensor();
+                  const double m = static_cast<double>(N * L);
+                  parallel_for(C, N * L, [&](int64_t begin, int64_t end) {
+                    for (int64_t c = begin; c < end; ++c) {
+                      const float mu = mean.data()[c], rs = rstd.data()[c];
+                      double sum_g = 0, sum_gx = 0;
+                      for (int64_t n = 0; n < N; ++n)
+                        for (int64_t l = 0; l < L; ++l) {
+                          const int64_t i = (n * C + c) * L + l;
+                          sum_g += gy.data()[i];
+                          sum_gx += gy.data()[i] * (x.data()[i] - mu) * rs;
+                        }
+                      if (gw.defined()) gw.data()[c] = static_cast<float>(sum_gx);
+                      if (gb.defined()) gb.data()[c] = static_cast<float>(sum_g);
+                      if (!gx.defined()) continue;
+                      const double gamma = weight.defined() ? weight.data()[c] : 1.0;
+                      for (int64_t n = 0; n < N; ++n)
+                        for (int64_t l = 0; l < L; ++l) {
+                          const int64_t i = (n * C + c) * L + l;
+                          const double xhat = (x.data()[i] - mu) * rs;
+                          const double centred = use_batch_stats ? gy.data()[i] - (sum_g + xhat * sum_gx) / m : gy.data()[i];
+                          gx.data()[i] = static_cast<float>(gamma * rs * centred);
+                        }
+                    }
+                  });
+                  return {gx, gw, gb};
+                });
+}
+
+}  // namespace ladder

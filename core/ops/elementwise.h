@@ -1,0 +1,116 @@
+// The two templates every elementwise op is written with. An op gives its forward f and its
+// derivative; these do the loops, the broadcasting, the threads and the recording.
+#pragma once
+
+#include <algorithm>
+#include <vector>
+
+#include "core/autograd.h"
+#include "core/kernels/parallel.h"
+#include "core/ops.h"
+
+namespace ladder {
+
+// y = f(x) elementwise.  Backward: gx = gy * df(x, y)  (df may use the input, the output or both).
+template <class F, class DF>
+Tensor unary_op(const char* op, const Tensor& x, F f, DF df) {
+  Tensor y = empty(x.shape());
+  const float* px = x.data();
+  float* py = y.data();
+  parallel_for(x.numel(), 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) py[i] = f(px[i]);
+  });
+  if (!any_requires_grad({x})) return y;
+  return record(op, y, {x}, [x = x.detach(), y = y.detach(), df](const Tensor& gy, NeedsGrad) -> Grads {
+    Tensor gx = empty(x.shape());
+    const float *px = x.data(), *py = y.data(), *pg = gy.data();
+    float* out = gx.data();
+    parallel_for(x.numel(), 1, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) out[i] = pg[i] * df(px[i], py[i]);
+    });
+    return {gx};
+  });
+}
+
+// Walks the elements of a broadcast result and finds, for each, the element of a and of b it
+// reads. Dims are first merged where both inputs are laid out alike, so that the common cases
+// (same shape; a row vector added to every row) become one long contiguous inner loop.
+class Broadcast {
+ public:
+  Broadcast(const Shape& a, const Shape& b, const char* op);
+  const Shape& out_shape() const { return out_; }
+
+  // Calls body(i, ia, ib) for the output elements i in [begin, end).
+  template <class Body>
+  void for_range(int64_t begin, int64_t end, const Body& body) const {
+    const size_t rank = sizes_.size();
+    std::vector<int64_t> index(rank);
+    int64_t ia = 0, ib = 0, rest = begin;
+    for (size_t d = rank; d-- > 0;) {
+      index[d] = rest % sizes_[d];
+      rest /= sizes_[d];
+      ia += index[d] * stride_a_[d];
+      ib += index[d] * stride_b_[d];
+    }
+    const int64_t inner = sizes_[rank - 1], sa = stride_a_[rank - 1], sb = stride_b_[rank - 1];
+    for (int64_t i = begin; i < end;) {
+      const int64_t run = std::min(inner - index[rank - 1], end - i);
+      // Separate loops for the common stride patterns let the compiler vectorise them.
+      if (sa == 1 && sb == 1)
+        for (int64_t k = 0; k < run; ++k) body(i + k, ia + k, ib + k);
+      else if (sa == 1 && sb == 0)
+        for (int64_t k = 0; k < run; ++k) body(i + k, ia + k, ib);
+      else if (sa == 0 && sb == 1)
+        for (int64_t k = 0; k < run; ++k) body(i + k, ia, ib + k);
+      else
+        for (int64_t k = 0; k < run; ++k) body(i + k, ia + k * sa, ib + k * sb);
+      i += run;
+      index[rank - 1] += run;
+      ia += run * sa;
+      ib += run * sb;
+      for (size_t d = rank - 1; d > 0 && index[d] == sizes_[d]; --d) {  // carry into outer dims
+        ia += stride_a_[d - 1] - sizes_[d] * stride_a_[d];
+        ib += stride_b_[d - 1] - sizes_[d] * stride_b_[d];
+        index[d] = 0;
+        ++index[d - 1];
+      }
+    }
+  }
+
+ private:
+  Shape out_;
+  std::vector<int64_t> sizes_, stride_a_, stride_b_;  // merged dims; stride 0 where broadcast
+};
+
+// out = f(a, b) with broadcasting.
+// Backward: ga = sum_to(gy * dfa(a, b, out), shape of a), and the same for b with dfb.
+template <class F, class DFA, class DFB>
+Tensor binary_op(const char* op, const Tensor& a, const Tensor& b, F f, DFA dfa, DFB dfb) {
+  const Broadcast plan(a.shape(), b.shape(), op);
+  Tensor out = empty(plan.out_shape());
+  const float *pa = a.data(), *pb = b.data();
+  float* po = out.data();
+  parallel_for(out.numel(), 1, [&](int64_t begin, int64_t end) {
+    plan.for_range(begin, end, [&](int64_t i, int64_t ia, int64_t ib) { po[i] = f(pa[ia], pb[ib]); });
+  });
+  if (!any_requires_grad({a, b})) return out;
+  return record(op, out, {a, b},
+                [a = a.detach(), b = b.detach(), out = out.detach(), plan, dfa, dfb](
+                    const Tensor& gy, NeedsGrad needs) -> Grads {
+                  // d(out)/d(input) at every output element, times gy, summed back to the input's shape.
+                  auto grad_of = [&](auto derivative, const Tensor& input) {
+                    Tensor g = empty(out.shape());
+                    const float *pa = a.data(), *pb = b.data(), *po = out.data(), *pg = gy.data();
+                    float* pd = g.data();
+                    parallel_for(out.numel(), 1, [&](int64_t begin, int64_t end) {
+                      plan.for_range(begin, end, [&](int64_t i, int64_t ia, int64_t ib) {
+                        pd[i] = pg[i] * derivative(pa[ia], pb[ib], po[i]);
+                      });
+                    });
+                    return sum_to(g, input.shape());
+                  };
+                  return {needs[0] ? grad_of(dfa, a) : Tensor(), needs[1] ? grad_of(dfb, b) : Tensor()};
+                });
+}
+
+}  // namespace ladder

@@ -1,0 +1,31 @@
+// One seeded random generator: the same seed gives the same numbers on every machine.
+#pragma once
+
+#include <cstdint>
+
+namespace ladder {
+
+// xoshiro256** (Blackman and Vigna), seeded through splitmix64. Everything random in ladder
+// (initialisation, dropout masks, batch sampling) draws from a Generator, so a seed pins a run.
+class Generator {
+ public:
+  explicit Generator(uint64_t seed = 0);
+  void manual_seed(uint64_t seed);
+
+  uint64_t next_u64();
+  float uniform();                     // [0, 1), 24 random bits
+  float uniform(float low, float high);  // [low, high)
+  float normal();                      // mean 0, std 1 (Box-Muller)
+  int64_t randint(int64_t low, int64_t high);  // [low, high), unbiased
+
+ private:
+  uint64_t state_[4];
+  bool has_spare_normal_ = false;
+  float spare_normal_ = 0;
+};
+
+// The generator used when a function is not given one; seed it with manual_seed().
+Generator& default_generator();
+void manual_seed(uint64_t seed);
+
+}  // namespace ladder

@@ -1,0 +1,59 @@
+// Assertions shared by the test suites.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/ops.h"
+#include "core/tensor.h"
+
+namespace ladder::testing {
+
+// The tensor has this shape and these values, each within tol (absolute, or relative when large).
+inline void check_tensor(const Tensor& t, const Shape& shape, const std::vector<float>& expected, float tol = 1e-5f) {
+  REQUIRE(t.defined());
+  CHECK_MESSAGE(t.shape() == shape, "shape ", shape_str(t.shape()), " expected ", shape_str(shape));
+  REQUIRE(static_cast<size_t>(t.numel()) == expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const float a = t.data()[i], e = expected[i];
+    const bool same = (std::isnan(a) && std::isnan(e)) || a == e || std::fabs(a - e) <= tol * std::max(1.0f, std::fabs(e));
+    CHECK_MESSAGE(same, "element ", i, ": got ", a, " expected ", e);
+  }
+}
+
+// Two tensors agree in shape and, element by element, to within atol + rtol * |b|.
+inline void check_close(const Tensor& a, const Tensor& b, float atol, float rtol = 0) {
+  REQUIRE(a.shape() == b.shape());
+  float worst = 0;
+  int64_t at = -1;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const float excess = std::fabs(a.data()[i] - b.data()[i]) - (atol + rtol * std::fabs(b.data()[i]));
+    if (excess > worst || std::isnan(excess)) {
+      worst = excess;
+      at = i;
+    }
+  }
+  CHECK_MESSAGE(at < 0, "element ", at, ": ", (at < 0 ? 0 : a.data()[at]), " vs ", (at < 0 ? 0 : b.data()[at]));
+}
+
+// f throws ladder::Error and its message contains every fragment.
+template <class F>
+void check_error(F f, std::initializer_list<std::string> fragments) {
+  bool thrown = false;
+  try {
+    f();
+  } catch (const Error& e) {
+    thrown = true;
+    const std::string message = e.what();
+    for (const std::string& fragment : fragments)
+      CHECK_MESSAGE(message.find(fragment) != std::string::npos, "message \"", message, "\" lacks \"", fragment, "\"");
+  }
+  CHECK_MESSAGE(thrown, "expected a ladder::Error containing \"", *fragments.begin(), "\"");
+}
+
+}  // namespace ladder::testing
