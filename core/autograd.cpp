@@ -1,6 +1,7 @@
 #include "core/autograd.h"
 
 #include "core/error.h"
+#include "core/kernels/parallel.h"
 #include "core/ops.h"
 
 namespace ladder {
@@ -19,8 +20,9 @@ void accumulate_owned(std::shared_ptr<TensorImpl>& slot, const Tensor& g) {
   }
   float* dst = slot->storage.get();
   const float* src = g.data();
-  const int64_t n = g.numel();
-  for (int64_t i = 0; i < n; ++i) dst[i] += src[i];
+  parallel_for(g.numel(), 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) dst[i] += src[i];
+  });
 }
 
 // Reverse post-order of the nodes reachable from root: every node comes before the nodes it

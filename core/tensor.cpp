@@ -1,5 +1,7 @@
 #include "core/tensor.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -95,6 +97,19 @@ Tensor Tensor::detach() const {
 Tensor Tensor::clone() const { return ladder::clone(*this); }
 
 // ---- factories ----
+
+namespace {
+
+// Training allocates and frees the same large buffers every step. By default glibc hands big
+// freed blocks back to the operating system and faults them in again on the next step (a page
+// fault per 4 KiB). Keeping freed memory in the process makes the next allocation free.
+const bool keep_freed_memory = [] {
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);  // blocks up to 256 MiB come from the heap...
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);    // ...and the heap is not shrunk below 1 GiB of free space
+  return true;
+}();
+
+}  // namespace
 
 Tensor empty(const Shape& shape) {
   for (int64_t size : shape)

@@ -1,6 +1,7 @@
 // exp(x) for float, written so that the compiler vectorises loops that call it (std::exp does not).
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -16,8 +17,9 @@ inline float fast_exp(float x) {
   constexpr float kLn2Lo = -2.12194440e-4f;
   constexpr float kMin = -87.33654f;  // below: the result would be a denormal; return 0
   constexpr float kMax = 88.3762626f;  // above: overflow; return inf
-  const float clamped = std::fmin(std::fmax(x, kMin), kMax);
-  const float n = std::floor(clamped * kLog2e + 0.5f);
+  constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: adding it pushes a float's fraction bits out
+  const float clamped = std::min(std::max(x, kMin), kMax);
+  const float n = (clamped * kLog2e + kRound) - kRound;  // round to nearest; std::floor would not vectorise
   const float r = clamped - n * kLn2Hi - n * kLn2Lo;
   float p = 1.0f / 5040;
   p = p * r + 1.0f / 720;

@@ -12,7 +12,7 @@ namespace {
 float row_max(const float* x, int64_t n) {
   float m = -INFINITY;
 #pragma omp simd reduction(max : m)
-  for (int64_t j = 0; j < n; ++j) m = std::fmax(m, x[j]);
+  for (int64_t j = 0; j < n; ++j) m = x[j] > m ? x[j] : m;
   return m;
 }
 

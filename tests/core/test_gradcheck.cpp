@@ -4,7 +4,6 @@
 
 #include <fstream>
 #include <functional>
-#include <regex>
 #include <set>
 #include <span>
 
@@ -171,13 +170,19 @@ const std::vector<GradCase>& cases() {
 std::set<std::string> declared_ops() {
   std::ifstream header(std::string(LADDER_SOURCE_DIR) + "/core/ops.h");
   REQUIRE(header.good());
-  const std::regex declaration(R"(^(?:Tensor|ValuesIndices|std::vector<Tensor>) (\w+)\()");
   std::set<std::string> names;
   std::string line;
-  std::smatch match;
-  while (std::getline(header, line))
-    if (std::regex_search(line, match, declaration) && line.find("no grad") == std::string::npos)
-      names.insert(match[1]);
+  while (std::getline(header, line)) {
+    if (line.find("no grad") != std::string::npos) continue;
+    for (const std::string type : {"Tensor ", "ValuesIndices ", "std::vector<Tensor> "}) {
+      if (!line.starts_with(type)) continue;
+      const std::string rest = line.substr(type.size());
+      const size_t paren = rest.find('(');
+      const std::string name = rest.substr(0, paren);
+      if (paren != std::string::npos && name.find_first_not_of("abcdefghijklmnopqrstuvwxyz_0123456789") == std::string::npos)
+        names.insert(name);  // "operator+" and friends are left out: they call the named ops
+    }
+  }
   return names;
 }
 
@@ -220,4 +225,65 @@ TEST_CASE("every differentiable op in core/ops.h has an entry in the table") {
   CHECK(declared.size() > 50);
   for (const std::string& name : declared) CHECK_MESSAGE(covered.count(name), "no gradient check for ", name);
   for (const std::string& name : covered) CHECK_MESSAGE(declared.count(name), name, " is not declared in core/ops.h");
+}
+
+namespace {
+
+// A random shape of rank 0-3 with sizes 1-4 (size 1 is drawn often).
+Shape random_shape(Generator& gen) {
+  Shape shape(gen.randint(0, 4));
+  for (int64_t& size : shape) size = gen.randint(0, 3) == 0 ? 1 : gen.randint(1, 5);
+  return shape;
+}
+
+// A shape that broadcasts with `shape`: some dims set to 1, some leading dims dropped.
+Shape broadcast_partner(const Shape& shape, Generator& gen) {
+  Shape partner(shape.begin() + gen.randint(0, static_cast<int64_t>(shape.size()) + 1), shape.end());
+  for (int64_t& size : partner)
+    if (gen.randint(0, 2) == 0) size = 1;
+  return partner;
+}
+
+}  // namespace
+
+TEST_CASE("elementwise, broadcasting and reduction ops on random shapes") {
+  Generator gen(99);
+  const std::vector<std::pair<const char*, std::function<Tensor(const Tensor&, const Tensor&)>>> binary = {
+      {"add", [](const Tensor& a, const Tensor& b) { return a + b; }},
+      {"sub", [](const Tensor& a, const Tensor& b) { return b - a; }},
+      {"mul", [](const Tensor& a, const Tensor& b) { return a * b; }},
+      {"div", [](const Tensor& a, const Tensor& b) { return a / (b * b + 1.0f); }},
+      {"maximum", [](const Tensor& a, const Tensor& b) { return maximum(a, b); }},
+      {"where", [](const Tensor& a, const Tensor& b) { return where(tensor({1, 0}, {2, 1, 1, 1}), a, b); }},
+  };
+  const std::vector<std::pair<const char*, std::function<Tensor(const Tensor&)>>> unary = {
+      {"tanh", [](const Tensor& x) { return tanh(x); }},
+      {"exp", [](const Tensor& x) { return exp(x); }},
+      {"gelu", [](const Tensor& x) { return gelu(x); }},
+      {"sum", [](const Tensor& x) { return sum(x, {}, true); }},
+      {"mean_last", [](const Tensor& x) { return x.dim() ? mean(x, {-1}) : x * 1.0f; }},
+      {"logsumexp_first", [](const Tensor& x) { return x.dim() ? logsumexp(x, {0}, true) : x * 1.0f; }},
+      {"softmax", [](const Tensor& x) { return x.dim() ? softmax(x, 0) : x * 1.0f; }},
+  };
+  for (int trial = 0; trial < 12; ++trial) {
+    const Shape a_shape = random_shape(gen);
+    const Shape b_shape = trial % 2 ? broadcast_partner(a_shape, gen) : a_shape;
+    Tensor a = uniform(a_shape, -2, 2, gen), b = uniform(b_shape, -2, 2, gen);
+    a.requires_grad_();
+    b.requires_grad_();
+    for (const auto& [name, f] : binary) {
+      CAPTURE(name);
+      CAPTURE(shape_str(a_shape) + " with " + shape_str(b_shape));
+      const GradcheckResult ab = gradcheck([&](Inputs x) { return f(x[0], x[1]); }, {a, b});
+      CHECK_MESSAGE(ab.ok, ab.worst);
+      const GradcheckResult ba = gradcheck([&](Inputs x) { return f(x[1], x[0]); }, {a, b});
+      CHECK_MESSAGE(ba.ok, ba.worst);
+    }
+    for (const auto& [name, f] : unary) {
+      CAPTURE(name);
+      CAPTURE(shape_str(a_shape));
+      const GradcheckResult r = gradcheck([&](Inputs x) { return f(x[0]); }, {a});
+      CHECK_MESSAGE(r.ok, r.worst);
+    }
+  }
 }
