@@ -5,12 +5,15 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 
 namespace ladder::bench {
 
 // Best time of one call in milliseconds: warm up, then the fastest of several timed repeats
 // (the minimum is the measurement least disturbed by other work on a shared machine).
 double time_ms(const std::function<void()>& work);
+// The same for two workloads in the same process, their repeats interleaved; returns (ours, ref).
+std::pair<double, double> time_side_by_side(const std::function<void()>& ours, const std::function<void()>& ref);
 
 // Runs bench/pytorch/<script> with Debian's /usr/bin/python3 and reads its "name ms" lines.
 // Empty when python3-torch is not installed (the reason is printed).

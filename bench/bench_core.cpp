@@ -16,12 +16,14 @@ void bench_matmul(int64_t M, int64_t K, int64_t N) {
   Generator gen(1);
   const Tensor a = randn({M, K}, gen), b = randn({K, N}, gen);
   Tensor c = empty({M, N});
-  const double ours = time_ms([&] { matmul(a, b); });
-  const double raw = time_ms([&] {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(M), static_cast<int>(N),
-                static_cast<int>(K), 1.0f, a.data(), static_cast<int>(K), b.data(), static_cast<int>(N), 0.0f,
-                c.data(), static_cast<int>(N));
-  });
+  const auto [ours, raw] = time_side_by_side([&] { matmul(a, b); },
+                                              [&] {
+                                                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
+                                                            static_cast<int>(M), static_cast<int>(N),
+                                                            static_cast<int>(K), 1.0f, a.data(), static_cast<int>(K),
+                                                            b.data(), static_cast<int>(N), 0.0f, c.data(),
+                                                            static_cast<int>(N));
+                                              });
   const double gflops = 2.0 * M * N * K / (ours * 1e6);
   char note[96];
   std::snprintf(note, sizeof note, "(ref: raw cblas_sgemm; %.1f GFLOP/s)", gflops);

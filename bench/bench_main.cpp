@@ -10,21 +10,42 @@
 
 namespace ladder::bench {
 
-double time_ms(const std::function<void()>& work) {
-  using clock = std::chrono::steady_clock;
-  for (int i = 0; i < 3; ++i) work();
-  // Enough calls per repeat for about 100 ms, so that timer resolution does not matter.
-  auto start = clock::now();
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Calls per timed repeat so that one repeat lasts about 100 ms (timer resolution stops mattering).
+int calls_per_repeat(const std::function<void()>& work) {
+  for (int i = 0; i < 3; ++i) work();  // warm up: caches, allocator, thread pool
+  const auto start = Clock::now();
   work();
-  const double once = std::chrono::duration<double, std::milli>(clock::now() - start).count();
-  const int calls = std::max(1, static_cast<int>(100.0 / std::max(once, 1e-3)));
+  const double once = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  return std::max(1, static_cast<int>(100.0 / std::max(once, 1e-3)));
+}
+
+double repeat_ms(const std::function<void()>& work, int calls) {
+  const auto start = Clock::now();
+  for (int i = 0; i < calls; ++i) work();
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count() / calls;
+}
+
+}  // namespace
+
+double time_ms(const std::function<void()>& work) {
+  const int calls = calls_per_repeat(work);
   double best = 1e300;
-  for (int repeat = 0; repeat < 7; ++repeat) {
-    start = clock::now();
-    for (int i = 0; i < calls; ++i) work();
-    best = std::min(best, std::chrono::duration<double, std::milli>(clock::now() - start).count() / calls);
-  }
+  for (int repeat = 0; repeat < 7; ++repeat) best = std::min(best, repeat_ms(work, calls));
   return best;
+}
+
+std::pair<double, double> time_side_by_side(const std::function<void()>& ours, const std::function<void()>& ref) {
+  const int ours_calls = calls_per_repeat(ours), ref_calls = calls_per_repeat(ref);
+  double best_ours = 1e300, best_ref = 1e300;
+  for (int repeat = 0; repeat < 9; ++repeat) {  // alternate, so that drift in machine load hits both alike
+    best_ours = std::min(best_ours, repeat_ms(ours, ours_calls));
+    best_ref = std::min(best_ref, repeat_ms(ref, ref_calls));
+  }
+  return {best_ours, best_ref};
 }
 
 std::map<std::string, double> pytorch_reference(const std::string& script) {
