@@ -1,0 +1,88 @@
+#include "data/batcher.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "data/tokenizer.h"
+
+namespace ladder::data {
+
+StreamBatcher::StreamBatcher(std::vector<int> ids, int64_t block) : ids_(std::move(ids)), block_(block) {
+  if (block < 1) fail("StreamBatcher", "block must be at least 1, got ", block);
+  if (static_cast<int64_t>(ids_.size()) < block + 1)
+    fail("StreamBatcher", "the stream has ", ids_.size(), " tokens, too few for windows of ", block,
+         " plus one target; use a shorter block or more text");
+}
+
+Batch StreamBatcher::sample(int64_t batch, Generator& gen) const {
+  Batch b{empty({batch, block_}), empty({batch, block_})};
+  for (int64_t r = 0; r < batch; ++r) {
+    const int64_t start = gen.randint(0, static_cast<int64_t>(ids_.size()) - block_);
+    for (int64_t t = 0; t < block_; ++t) {
+      b.x.data()[r * block_ + t] = static_cast<float>(ids_[static_cast<size_t>(start + t)]);
+      b.y.data()[r * block_ + t] = static_cast<float>(ids_[static_cast<size_t>(start + t + 1)]);
+    }
+  }
+  return b;
+}
+
+Batch context_windows(const std::vector<std::vector<int>>& sequences, int64_t context) {
+  if (context < 1) fail("context_windows", "context must be at least 1, got ", context);
+  std::vector<float> xs, ys;
+  for (const std::vector<int>& seq : sequences) {
+    std::vector<int> window(static_cast<size_t>(context), Tokenizer::kBos);
+    std::vector<int> targets = seq;
+    targets.push_back(Tokenizer::kEos);
+    for (const int next : targets) {
+      xs.insert(xs.end(), window.begin(), window.end());
+      ys.push_back(static_cast<float>(next));
+      window.erase(window.begin());  // slide: drop the oldest id, append the one just predicted
+      window.push_back(next);
+    }
+  }
+  const auto n = static_cast<int64_t>(ys.size());
+  if (n == 0) fail("context_windows", "no sequences given");
+  return {tensor(xs, {n, context}), tensor(ys, {n})};
+}
+
+Batch sample_rows(const Batch& all, int64_t batch, Generator& gen) {
+  const int64_t n = all.y.size(0), width = all.x.numel() / n;
+  Shape x_shape = all.x.shape();
+  x_shape[0] = batch;
+  Batch b{empty(x_shape), empty({batch})};
+  for (int64_t r = 0; r < batch; ++r) {
+    const int64_t row = gen.randint(0, n);
+    std::copy_n(all.x.data() + row * width, width, b.x.data() + r * width);
+    b.y.data()[r] = all.y.data()[row];
+  }
+  return b;
+}
+
+Seq2SeqBatch pad_pairs(const std::vector<std::pair<std::vector<int>, std::vector<int>>>& pairs) {
+  if (pairs.empty()) fail("pad_pairs", "no pairs given");
+  size_t S = 1, T = 1;
+  for (const auto& [src, tgt] : pairs) {
+    S = std::max(S, src.size());
+    T = std::max(T, tgt.size() + 1);
+  }
+  const auto B = static_cast<int64_t>(pairs.size());
+  Seq2SeqBatch b{zeros({B, static_cast<int64_t>(S)}), zeros({B, static_cast<int64_t>(S)}),
+                 zeros({B, static_cast<int64_t>(T)}), zeros({B, static_cast<int64_t>(T)}),
+                 zeros({B, static_cast<int64_t>(T)})};
+  for (int64_t r = 0; r < B; ++r) {
+    const auto& [src, tgt] = pairs[static_cast<size_t>(r)];
+    for (size_t s = 0; s < src.size(); ++s) {
+      b.src.data()[r * static_cast<int64_t>(S) + static_cast<int64_t>(s)] = static_cast<float>(src[s]);
+      b.src_mask.data()[r * static_cast<int64_t>(S) + static_cast<int64_t>(s)] = 1;
+    }
+    for (size_t t = 0; t <= tgt.size(); ++t) {
+      const int64_t at = r * static_cast<int64_t>(T) + static_cast<int64_t>(t);
+      b.tgt_in.data()[at] = static_cast<float>(t == 0 ? Tokenizer::kBos : tgt[t - 1]);
+      b.tgt_out.data()[at] = static_cast<float>(t == tgt.size() ? Tokenizer::kEos : tgt[t]);
+      b.tgt_mask.data()[at] = 1;
+    }
+  }
+  return b;
+}
+
+}  // namespace ladder::data

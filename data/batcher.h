@@ -1,0 +1,48 @@
+// Batches for training: random windows from a token stream, fixed contexts for MLP language
+// models, and padded source/target pairs for seq2seq.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "core/random.h"
+#include "core/tensor.h"
+
+namespace ladder::data {
+
+struct Batch {
+  Tensor x;  // inputs
+  Tensor y;  // targets
+};
+
+// Random windows from one long stream of ids: x (B,T) = stream[i : i+T], y = stream[i+1 : i+T+1].
+class StreamBatcher {
+ public:
+  StreamBatcher(std::vector<int> ids, int64_t block);
+  Batch sample(int64_t batch, Generator& gen) const;
+  int64_t size() const { return static_cast<int64_t>(ids_.size()); }
+
+ private:
+  std::vector<int> ids_;
+  int64_t block_;
+};
+
+// For an MLP language model: from each sequence (e.g. a word) with its ids, every context of
+// `context` ids (padded on the left with <bos>) and the id that follows it (ending with <eos>).
+// x (N, context), y (N).
+Batch context_windows(const std::vector<std::vector<int>>& sequences, int64_t context);
+// A random subset of rows of a Batch.
+Batch sample_rows(const Batch& all, int64_t batch, Generator& gen);
+
+// Source/target pairs padded to the longest in the batch with <pad> (id 0):
+struct Seq2SeqBatch {
+  Tensor src;       // (B,S) source ids
+  Tensor src_mask;  // (B,S) 1 for real tokens, 0 for padding
+  Tensor tgt_in;    // (B,T) <bos> + target: what the decoder reads (teacher forcing)
+  Tensor tgt_out;   // (B,T) target + <eos>: what it should predict
+  Tensor tgt_mask;  // (B,T)
+};
+Seq2SeqBatch pad_pairs(const std::vector<std::pair<std::vector<int>, std::vector<int>>>& pairs);
+
+}  // namespace ladder::data

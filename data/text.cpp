@@ -1,0 +1,120 @@
+#include "data/text.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/random.h"
+
+namespace ladder::data {
+
+namespace {
+
+// Length of the UTF-8 sequence starting at text[i], or 0 when the bytes there are not valid UTF-8.
+size_t utf8_length(const std::string& text, size_t i) {
+  const auto lead = static_cast<unsigned char>(text[i]);
+  const size_t n = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : (lead >> 3) == 0x1E ? 4 : 0;
+  if (n == 0 || i + n > text.size()) return 0;
+  for (size_t k = 1; k < n; ++k)
+    if ((static_cast<unsigned char>(text[i + k]) >> 6) != 0x2) return 0;
+  return n;
+}
+
+}  // namespace
+
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("read_text", path, ": cannot open: ", std::strerror(errno));
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) fail("read_text", path, ": the file is empty");
+  if (const size_t nul = text.find('\0'); nul != std::string::npos)
+    fail("read_text", path, ": looks like a binary file (a NUL byte at offset ", nul, "); give a text file");
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = utf8_length(text, i);
+    if (n == 0) fail("read_text", path, ": is not UTF-8 text (an invalid byte at offset ", i, ")");
+    i += n;
+  }
+  return text;
+}
+
+std::vector<std::string> utf8_chars(const std::string& text) {
+  std::vector<std::string> chars;
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = std::max<size_t>(1, utf8_length(text, i));  // a stray byte counts as one character
+    chars.push_back(text.substr(i, n));
+    i += n;
+  }
+  return chars;
+}
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!line.empty()) lines.push_back(line);
+  }
+  return lines;
+}
+
+std::string join_lines(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const std::string& line : lines) out += line + "\n";
+  return out;
+}
+
+TextData load_text(const TextOptions& options) {
+  if (options.data.empty()) fail("load_text", "no training file given (--data)");
+  if (!(options.val_fraction > 0 && options.val_fraction < 1))
+    fail("load_text", "val_fraction must be in (0, 1), got ", options.val_fraction);
+  const std::vector<std::string> lines = split_lines(read_text_file(options.data));
+  const std::set<std::string> distinct = [&] {
+    std::set<std::string> s;
+    for (const std::string& line : lines)
+      for (const std::string& c : utf8_chars(line)) s.insert(c);
+    return s;
+  }();
+  if (distinct.size() < 2)
+    fail("load_text", options.data, ": the text has ", distinct.size(),
+         " distinct character(s); a language model needs at least two to learn anything");
+
+  TextData out;
+  out.train_source = options.data;
+  if (!options.val.empty()) {
+    out.train = lines;
+    out.val = split_lines(read_text_file(options.val));
+    out.val_source = options.val;
+    return out;
+  }
+  // Units to hold out: single lines, or in stream mode blocks of consecutive lines.
+  const size_t block = options.lines ? 1 : 16;
+  std::vector<std::vector<std::string>> units;
+  for (size_t i = 0; i < lines.size(); i += block)
+    units.emplace_back(lines.begin() + static_cast<std::ptrdiff_t>(i),
+                       lines.begin() + static_cast<std::ptrdiff_t>(std::min(lines.size(), i + block)));
+  if (units.size() < 2)
+    fail("load_text", options.data, ": too short to split into training and validation text (", lines.size(),
+         " line(s)); give more text or a separate --val file");
+  std::vector<size_t> order(units.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  Generator gen(options.seed);
+  for (size_t i = order.size() - 1; i > 0; --i) std::swap(order[i], order[gen.randint(0, static_cast<int64_t>(i) + 1)]);
+  const size_t held = std::clamp<size_t>(static_cast<size_t>(options.val_fraction * static_cast<float>(units.size()) + 0.5f), 1,
+                                         units.size() - 1);
+  std::vector<bool> is_val(units.size(), false);
+  for (size_t i = 0; i < held; ++i) is_val[order[i]] = true;
+  for (size_t u = 0; u < units.size(); ++u)  // keep the original order inside each side
+    for (const std::string& line : units[u]) (is_val[u] ? out.val : out.train).push_back(line);
+  out.val_source = options.data + " (held-out " + std::to_string(static_cast<int>(options.val_fraction * 100 + 0.5f)) + "%, seed " +
+                   std::to_string(options.seed) + ")";
+  return out;
+}
+
+}  // namespace ladder::data

@@ -1,0 +1,42 @@
+// Loading text for the language-model lessons: checked reading, UTF-8 characters, and the
+// train/validation split.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ladder::data {
+
+// The whole file. Throws ladder::Error naming the file when it is missing, empty, binary (a NUL
+// byte) or not UTF-8.
+std::string read_text_file(const std::string& path);
+
+// The characters (Unicode code points, each as its UTF-8 bytes) of valid UTF-8 text.
+std::vector<std::string> utf8_chars(const std::string& text);
+
+// The lines of a text without their line endings, empty ones dropped.
+std::vector<std::string> split_lines(const std::string& text);
+
+struct TextOptions {
+  std::string data;           // training text
+  std::string val;            // validation text; empty: split `data` instead
+  bool lines = false;         // lines mode (each line its own sequence) or one stream
+  float val_fraction = 0.1f;  // the share of `data` held out when there is no `val`
+  uint64_t seed = 0;          // which lines (or blocks of lines) are held out
+};
+
+struct TextData {
+  std::vector<std::string> train, val;  // lines, in file order
+  std::string train_source, val_source;  // where each came from, for printing
+};
+
+// Lines mode holds out whole lines; stream mode holds out blocks of 16 consecutive lines, so
+// that both halves stay readable text. Throws when a side would be empty, or when the text has
+// fewer than two distinct characters (there is nothing to learn).
+TextData load_text(const TextOptions& options);
+
+// A stream: the lines joined with "\n".
+std::string join_lines(const std::vector<std::string>& lines);
+
+}  // namespace ladder::data

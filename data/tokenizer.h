@@ -1,0 +1,41 @@
+// Tokenizers: text to ids and back, over characters or over words. The vocabulary is built from
+// training text and saved with the model (to_json / from_json).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ladder::data {
+
+class Tokenizer {
+ public:
+  // Special tokens, the same ids in every vocabulary.
+  static constexpr int kPad = 0, kBos = 1, kEos = 2, kUnk = 3;
+
+  // Every character (UTF-8 code point) in the texts, sorted.
+  static Tokenizer chars(const std::vector<std::string>& texts);
+  // Words seen at least min_count times; punctuation marks are words of their own.
+  static Tokenizer words(const std::vector<std::string>& texts, int64_t min_count = 1, bool lowercase = true);
+
+  int64_t vocab_size() const { return static_cast<int64_t>(tokens_.size()); }
+  bool is_char_level() const { return char_level_; }
+  std::vector<int> encode(const std::string& text) const;  // unknown pieces become kUnk
+  std::string decode(const std::vector<int>& ids) const;   // <pad>, <bos>, <eos> are left out
+  const std::string& token(int id) const;                  // "<bos>", "a", "the"
+  int id(const std::string& token) const;                  // kUnk when not in the vocabulary
+  // The pieces encode() would make, before they become ids.
+  std::vector<std::string> split(const std::string& text) const;
+
+  std::string to_json() const;
+  static Tokenizer from_json(const std::string& json);
+
+ private:
+  Tokenizer(bool char_level, bool lowercase, std::vector<std::string> tokens);
+  bool char_level_, lowercase_;
+  std::vector<std::string> tokens_;
+  std::map<std::string, int> ids_;
+};
+
+}  // namespace ladder::data

@@ -1,0 +1,21 @@
+// Checkpoints: a module's parameters and buffers (and an optimizer's state) in safetensors files.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "nn/module.h"
+#include "optim/optimizer.h"
+
+namespace ladder::io {
+
+void save_module(const std::string& path, const nn::Module& module,
+                 const std::map<std::string, std::string>& metadata = {});
+// Strict: every parameter and buffer must be in the file with its shape, and nothing else.
+// Returns the file's metadata.
+std::map<std::string, std::string> load_module(const std::string& path, nn::Module& module);
+
+void save_optimizer(const std::string& path, const optim::Optimizer& optimizer);
+void load_optimizer(const std::string& path, optim::Optimizer& optimizer);
+
+}  // namespace ladder::io

@@ -1,0 +1,31 @@
+// Reading and writing the safetensors format, which PyTorch users can open too:
+//   8 bytes   little-endian length N of the header
+//   N bytes   JSON: {"name": {"dtype": "F32", "shape": [...], "data_offsets": [begin, end]}, ...,
+//                    "__metadata__": {"key": "value", ...}}
+//   the rest  the raw little-endian float32 values, offsets counted from here
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "core/tensor.h"
+
+namespace ladder::io {
+
+struct TensorFile {
+  std::map<std::string, Tensor> tensors;
+  std::map<std::string, std::string> metadata;  // without the checksum entry
+};
+
+// Writes atomically: a temporary file in the same folder, fsync, then rename over `path`, so a
+// crash never leaves a half-written file under the real name. The metadata also gets
+// "ladder_crc32", a checksum of the header and the data, which load_safetensors verifies.
+void save_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,
+                      const std::map<std::string, std::string>& metadata = {});
+
+// Reads and checks everything: sizes, the JSON, dtypes, shapes, offsets (in range, no overlap,
+// no holes) and the checksum when there is one. A bad file throws ladder::Error naming the file
+// and the tensor; nothing is returned half-read.
+TensorFile load_safetensors(const std::string& path);
+
+}  // namespace ladder::io

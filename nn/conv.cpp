@@ -1,0 +1,52 @@
+#include "nn/conv.h"
+
+#include <cmath>
+
+#include "core/error.h"
+#include "nn/init.h"
+
+namespace ladder::nn {
+
+Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, Conv2dOptions options, Generator& gen)
+    : Module("Conv2d"), options_(options) {
+  if (in_channels <= 0 || out_channels <= 0 || kernel <= 0)
+    fail("Conv2d", "sizes must be positive, got in=", in_channels, ", out=", out_channels, ", kernel=", kernel);
+  weight = register_parameter("weight", empty({out_channels, in_channels, kernel, kernel}));
+  init_weight(weight, Init::pytorch, gen);
+  if (options.bias) {
+    const float bound = 1.0f / std::sqrt(static_cast<float>(in_channels * kernel * kernel));
+    bias = register_parameter("bias", empty({out_channels}), ParamKind::bias);
+    init_uniform(bias, -bound, bound, gen);
+  }
+}
+
+Tensor Conv2d::forward(const Tensor& x) {
+  return conv2d(x, weight, bias, {.stride = options_.stride, .padding = options_.padding});
+}
+
+std::string Conv2d::describe() const {
+  return cat(weight.size(1), ", ", weight.size(0), ", kernel=", weight.size(2), ", stride=", options_.stride,
+             ", padding=", options_.padding, bias.defined() ? "" : ", bias=false");
+}
+
+MaxPool2d::MaxPool2d(int64_t kernel, int64_t stride, int64_t padding)
+    : Module("MaxPool2d"), options_{kernel, stride, padding} {}
+
+Tensor MaxPool2d::forward(const Tensor& x) { return max_pool2d(x, options_); }
+
+std::string MaxPool2d::describe() const {
+  return cat("kernel=", options_.kernel, ", stride=", options_.stride ? options_.stride : options_.kernel);
+}
+
+AvgPool2d::AvgPool2d(int64_t kernel, int64_t stride, int64_t padding)
+    : Module("AvgPool2d"), options_{kernel, stride, padding} {}
+
+Tensor AvgPool2d::forward(const Tensor& x) { return avg_pool2d(x, options_); }
+
+std::string AvgPool2d::describe() const {
+  return cat("kernel=", options_.kernel, ", stride=", options_.stride ? options_.stride : options_.kernel);
+}
+
+Tensor Flatten::forward(const Tensor& x) { return flatten(x, start_dim_); }
+
+}  // namespace ladder::nn

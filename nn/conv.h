@@ -1,0 +1,66 @@
+// Convolution and pooling layers on (N,C,H,W) images, and Flatten to hand them to Linear layers.
+#pragma once
+
+#include "core/ops.h"
+#include "nn/module.h"
+
+namespace ladder::nn {
+
+struct Conv2dOptions {
+  int64_t stride = 1;
+  int64_t padding = 0;
+  bool bias = true;
+};
+
+class Conv2d : public Module {
+ public:
+  // Weights and bias start as PyTorch's: U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = in * k * k.
+  Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, Conv2dOptions options = {},
+         Generator& gen = default_generator());
+  Tensor forward(const Tensor& x) override;  // (N,in,H,W) -> (N,out,OH,OW)
+
+  Tensor weight;  // (out, in, k, k)
+  Tensor bias;    // (out), or undefined
+
+ protected:
+  std::string describe() const override;
+
+ private:
+  Conv2dOptions options_;
+};
+
+class MaxPool2d : public Module {
+ public:
+  explicit MaxPool2d(int64_t kernel, int64_t stride = 0, int64_t padding = 0);
+  Tensor forward(const Tensor& x) override;
+
+ protected:
+  std::string describe() const override;
+
+ private:
+  Pool2dOptions options_;
+};
+
+class AvgPool2d : public Module {
+ public:
+  explicit AvgPool2d(int64_t kernel, int64_t stride = 0, int64_t padding = 0);
+  Tensor forward(const Tensor& x) override;
+
+ protected:
+  std::string describe() const override;
+
+ private:
+  Pool2dOptions options_;
+};
+
+// Flattens dims start_dim.. into one: (N,C,H,W) -> (N, C*H*W) by default.
+class Flatten : public Module {
+ public:
+  explicit Flatten(int64_t start_dim = 1) : Module("Flatten"), start_dim_(start_dim) {}
+  Tensor forward(const Tensor& x) override;
+
+ private:
+  int64_t start_dim_;
+};
+
+}  // namespace ladder::nn

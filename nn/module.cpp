@@ -1,0 +1,142 @@
+#include "nn/module.h"
+
+#include <algorithm>
+#include <set>
+
+#include "core/error.h"
+
+namespace ladder::nn {
+
+Tensor Module::forward(const Tensor&) {
+  fail("forward", type_name_, " does not map one tensor to one tensor; call its own methods");
+}
+
+void Module::check_new_name(const std::string& name) const {
+  if (name.empty() || name.find('.') != std::string::npos)
+    fail("register", type_name_, ": name '", name, "' must be non-empty and contain no '.'");
+  auto taken = [&name](const auto& entries) {
+    return std::any_of(entries.begin(), entries.end(), [&](const auto& e) {
+      if constexpr (requires { e.name; }) return e.name == name;
+      else return e.first == name;
+    });
+  };
+  if (taken(parameters_) || taken(buffers_) || taken(children_))
+    fail("register", type_name_, ": the name '", name, "' is already registered");
+}
+
+Tensor Module::register_parameter(const std::string& name, const Tensor& value, ParamKind kind) {
+  check_new_name(name);
+  Tensor leaf = value.detach();
+  leaf.requires_grad_();
+  parameters_.push_back({name, leaf, kind});
+  return leaf;
+}
+
+Tensor Module::register_buffer(const std::string& name, const Tensor& value) {
+  check_new_name(name);
+  buffers_.emplace_back(name, value.detach());
+  return buffers_.back().second;
+}
+
+void Module::collect(const std::string& prefix, std::vector<NamedParameter>& params,
+                     std::vector<std::pair<std::string, Tensor>>& buffers) const {
+  for (const NamedParameter& p : parameters_) params.push_back({prefix + p.name, p.tensor, p.kind});
+  for (const auto& [name, b] : buffers_) buffers.emplace_back(prefix + name, b);
+  for (const auto& [name, child] : children_) child->collect(prefix + name + ".", params, buffers);
+}
+
+std::vector<NamedParameter> Module::named_parameters() const {
+  std::vector<NamedParameter> params;
+  std::vector<std::pair<std::string, Tensor>> buffers;
+  collect("", params, buffers);
+  return params;
+}
+
+std::vector<Tensor> Module::parameters() const {
+  std::vector<Tensor> out;
+  for (const NamedParameter& p : named_parameters()) out.push_back(p.tensor);
+  return out;
+}
+
+std::vector<std::pair<std::string, Tensor>> Module::named_buffers() const {
+  std::vector<NamedParameter> params;
+  std::vector<std::pair<std::string, Tensor>> buffers;
+  collect("", params, buffers);
+  return buffers;
+}
+
+int64_t Module::num_parameters() const {
+  int64_t n = 0;
+  for (const NamedParameter& p : named_parameters()) n += p.tensor.numel();
+  return n;
+}
+
+std::map<std::string, Tensor> Module::state_dict() const {
+  std::map<std::string, Tensor> state;
+  for (const NamedParameter& p : named_parameters()) state.emplace(p.name, p.tensor);
+  for (const auto& [name, b] : named_buffers()) state.emplace(name, b);
+  return state;
+}
+
+void Module::load_state_dict(const std::map<std::string, Tensor>& state) {
+  const std::map<std::string, Tensor> mine = state_dict();
+  std::vector<std::string> missing, unexpected;
+  for (const auto& [name, t] : mine)
+    if (!state.count(name)) missing.push_back(name);
+  for (const auto& [name, t] : state)
+    if (!mine.count(name)) unexpected.push_back(name);
+  auto join = [](const std::vector<std::string>& names) {
+    std::string s;
+    for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
+    return s;
+  };
+  if (!missing.empty() || !unexpected.empty())
+    fail("load_state_dict", type_name_, ": ", missing.empty() ? "" : "missing " + join(missing),
+         !missing.empty() && !unexpected.empty() ? "; " : "", unexpected.empty() ? "" : "unexpected " + join(unexpected),
+         ". The checkpoint was written by a different model (or a different configuration of it)");
+  for (const auto& [name, t] : mine)
+    if (state.at(name).shape() != t.shape())
+      fail("load_state_dict", "'", name, "' has shape ", shape_str(state.at(name).shape()),
+           " in the checkpoint but ", shape_str(t.shape()), " in the model");
+  for (const auto& [name, t] : mine) std::copy_n(state.at(name).data(), t.numel(), t.data());
+}
+
+void Module::train(bool on) {
+  training_ = on;
+  for (const auto& [name, child] : children_) child->train(on);
+}
+
+void Module::zero_grad() {
+  for (const NamedParameter& p : named_parameters()) p.tensor.zero_grad();
+}
+
+std::string with_commas(int64_t n) {
+  std::string digits = std::to_string(n < 0 ? -n : n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return n < 0 ? "-" + out : out;
+}
+
+void Module::print(std::string& out, const std::string& name, int depth) const {
+  const std::string indent(2 * depth, ' ');
+  out += indent + (name.empty() ? "" : "(" + name + "): ") + type_name_ + "(" + describe() + ")";
+  int64_t own = 0;
+  std::string shapes;
+  for (const NamedParameter& p : parameters_) {
+    own += p.tensor.numel();
+    shapes += (shapes.empty() ? "" : ", ") + p.name + " " + shape_str(p.tensor.shape());
+  }
+  if (!parameters_.empty()) out += "  [" + shapes + ": " + with_commas(own) + "]";
+  out += "\n";
+  for (const auto& [child_name, child] : children_) child->print(out, child_name, depth + 1);
+}
+
+std::string Module::summary() const {
+  std::string out;
+  print(out, "", 0);
+  return out + "total parameters: " + with_commas(num_parameters()) + "\n";
+}
+
+}  // namespace ladder::nn

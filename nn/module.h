@@ -1,0 +1,87 @@
+// Module: the base of every layer and model. It owns named parameters, buffers and child
+// modules, and walks them for optimizers, checkpoints and printing (as torch.nn.Module does).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace ladder::nn {
+
+// What a parameter is for. Optimizers use it to leave biases, norms and embeddings out of
+// weight decay (see optim::decay_groups).
+enum class ParamKind { weight, bias, norm, embedding };
+
+struct NamedParameter {
+  std::string name;  // dotted path: "encoder.layers.0.weight"
+  Tensor tensor;
+  ParamKind kind;
+};
+
+class Module {
+ public:
+  virtual ~Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  // Modules that map one tensor to one tensor override forward; others define their own methods.
+  virtual Tensor forward(const Tensor& x);
+  Tensor operator()(const Tensor& x) { return forward(x); }
+
+  std::vector<NamedParameter> named_parameters() const;  // registration order, children after own
+  std::vector<Tensor> parameters() const;
+  std::vector<std::pair<std::string, Tensor>> named_buffers() const;
+  int64_t num_parameters() const;
+
+  // Parameters and buffers by dotted name: what a checkpoint holds.
+  std::map<std::string, Tensor> state_dict() const;
+  // Copies every value of `state` into the matching parameter or buffer. Strict: a missing or
+  // unexpected name or a shape mismatch throws naming the tensor, before anything is copied.
+  void load_state_dict(const std::map<std::string, Tensor>& state);
+
+  void train(bool on = true);  // recursive, like PyTorch
+  void eval() { train(false); }
+  bool is_training() const { return training_; }
+  void zero_grad();
+
+  const std::string& type_name() const { return type_name_; }
+  // The tree of modules with their settings, parameter shapes and counts.
+  std::string summary() const;
+
+ protected:
+  explicit Module(std::string type_name) : type_name_(std::move(type_name)) {}
+
+  // The tensor becomes a leaf that requires grad; the returned handle shares its values.
+  Tensor register_parameter(const std::string& name, const Tensor& value, ParamKind kind = ParamKind::weight);
+  Tensor register_buffer(const std::string& name, const Tensor& value);  // state without gradients
+  template <class M>
+  std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
+    check_new_name(name);
+    children_.emplace_back(name, module);
+    return module;
+  }
+  // The settings shown in summary(), e.g. "in=4, out=3, bias=true".
+  virtual std::string describe() const { return ""; }
+
+ private:
+  void check_new_name(const std::string& name) const;
+  void collect(const std::string& prefix, std::vector<NamedParameter>& params,
+               std::vector<std::pair<std::string, Tensor>>& buffers) const;
+  void print(std::string& out, const std::string& name, int depth) const;
+
+  std::string type_name_;
+  bool training_ = true;
+  std::vector<NamedParameter> parameters_;
+  std::vector<std::pair<std::string, Tensor>> buffers_;
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
+};
+
+// "1,234,567"
+std::string with_commas(int64_t n);
+
+}  // namespace ladder::nn

@@ -1,0 +1,51 @@
+#include "nn/sequential.h"
+
+#include "core/error.h"
+#include "nn/activation.h"
+#include "nn/dropout.h"
+#include "nn/linear.h"
+
+namespace ladder::nn {
+
+Sequential::Sequential(std::initializer_list<std::shared_ptr<Module>> modules) : Sequential() {
+  for (const auto& m : modules) push_back(m);
+}
+
+void Sequential::push_back(std::shared_ptr<Module> module) {
+  if (!module) fail("Sequential", "cannot hold a null module");
+  modules_.push_back(register_module(std::to_string(modules_.size()), std::move(module)));
+}
+
+Tensor Sequential::forward(const Tensor& x) {
+  Tensor h = x;
+  for (const auto& m : modules_) h = m->forward(h);
+  return h;
+}
+
+namespace {
+
+std::shared_ptr<Module> make_activation(ActivationKind kind) {
+  switch (kind) {
+    case ActivationKind::relu: return std::make_shared<ReLU>();
+    case ActivationKind::tanh: return std::make_shared<Tanh>();
+    case ActivationKind::gelu: return std::make_shared<GELU>();
+    case ActivationKind::sigmoid: return std::make_shared<Sigmoid>();
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::shared_ptr<Sequential> mlp(const std::vector<int64_t>& sizes, MLPOptions options, Generator& gen) {
+  if (sizes.size() < 2) fail("mlp", "needs at least an input and an output size, got ", sizes.size(), " size(s)");
+  auto net = std::make_shared<Sequential>();
+  for (size_t i = 0; i + 1 < sizes.size(); ++i) {
+    net->push_back(std::make_shared<Linear>(sizes[i], sizes[i + 1], LinearOptions{}, gen));
+    if (i + 2 == sizes.size()) break;  // no activation after the output layer
+    net->push_back(make_activation(options.activation));
+    if (options.dropout > 0) net->push_back(std::make_shared<Dropout>(options.dropout, gen));
+  }
+  return net;
+}
+
+}  // namespace ladder::nn

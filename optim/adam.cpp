@@ -1,0 +1,62 @@
+#include "optim/adam.h"
+
+#include <cmath>
+
+#include "core/autograd.h"
+#include "core/error.h"
+
+namespace ladder::optim {
+
+Adam::Adam(const char* name, std::vector<ParamGroup> groups, AdamOptions options, bool decoupled)
+    : Optimizer(name, std::move(groups), options.lr), options_(options), decoupled_(decoupled) {
+  for (float beta : {options.beta1, options.beta2})
+    if (!(beta >= 0 && beta < 1)) fail(name, "betas must be in [0, 1), got ", beta);
+  if (!(options.eps > 0)) fail(name, "eps must be positive, got ", options.eps);
+}
+
+Adam::Adam(std::vector<ParamGroup> groups, AdamOptions options) : Adam("Adam", std::move(groups), options, false) {}
+
+Adam::Adam(const std::vector<nn::NamedParameter>& params, AdamOptions options)
+    : Adam(std::vector<ParamGroup>{{params, options.weight_decay}}, options) {}
+
+AdamW::AdamW(std::vector<ParamGroup> groups, AdamOptions options) : Adam("AdamW", std::move(groups), options, true) {}
+
+AdamW::AdamW(const std::vector<nn::NamedParameter>& params, AdamOptions options)
+    : AdamW(std::vector<ParamGroup>{{params, options.weight_decay}}, options) {}
+
+void Adam::step() {
+  NoGradGuard no_grad;
+  ++steps_;
+  // The scalars are computed in double and rounded once, in the order PyTorch computes them.
+  const double t = static_cast<double>(steps_);
+  const double correction1 = 1 - std::pow(static_cast<double>(options_.beta1), t);
+  const double correction2 = 1 - std::pow(static_cast<double>(options_.beta2), t);
+  const auto step_size = static_cast<float>(lr_ / correction1);
+  const auto correction2_sqrt = static_cast<float>(std::sqrt(correction2));
+  const float b1 = options_.beta1, b2 = options_.beta2, eps = options_.eps;
+  const float one_minus_b1 = static_cast<float>(1 - static_cast<double>(b1));
+  const float one_minus_b2 = static_cast<float>(1 - static_cast<double>(b2));
+  for (const ParamGroup& group : groups_) {
+    const float wd = group.weight_decay;
+    const auto shrink = static_cast<float>(1 - static_cast<double>(lr_) * wd);
+    for (const nn::NamedParameter& param : group.params) {
+      const Tensor grad = param.tensor.grad();
+      if (!grad.defined()) continue;
+      float* p = param.tensor.data();
+      const float* g = grad.data();
+      float* m = state(param.name, "exp_avg", grad).data();
+      float* v = state(param.name, "exp_avg_sq", grad).data();
+      for (int64_t i = 0; i < grad.numel(); ++i) {
+        float gi = g[i];
+        if (decoupled_) p[i] *= shrink;
+        else gi += wd * p[i];
+        m[i] = m[i] * b1 + one_minus_b1 * gi;
+        v[i] = v[i] * b2 + one_minus_b2 * gi * gi;
+        const float denom = std::sqrt(v[i]) / correction2_sqrt + eps;
+        p[i] += -step_size * (m[i] / denom);
+      }
+    }
+  }
+}
+
+}  // namespace ladder::optim

@@ -1,0 +1,95 @@
+#include "optim/optimizer.h"
+
+#include <cmath>
+#include <set>
+
+#include "core/autograd.h"
+#include "core/error.h"
+#include "core/ops.h"
+
+namespace ladder::optim {
+
+std::vector<ParamGroup> decay_groups(const std::vector<nn::NamedParameter>& params, float weight_decay) {
+  ParamGroup decay{.weight_decay = weight_decay}, no_decay{.weight_decay = 0};
+  for (const nn::NamedParameter& p : params) (p.kind == nn::ParamKind::weight ? decay : no_decay).params.push_back(p);
+  return {decay, no_decay};
+}
+
+Optimizer::Optimizer(const char* name, std::vector<ParamGroup> groups, float lr)
+    : name_(name), groups_(std::move(groups)) {
+  set_lr(lr);
+  std::set<std::string> names;
+  for (const ParamGroup& g : groups_) {
+    if (g.weight_decay < 0) fail(name_, "weight_decay must not be negative, got ", g.weight_decay);
+    for (const nn::NamedParameter& p : g.params)
+      if (!names.insert(p.name).second) fail(name_, "parameter '", p.name, "' is listed twice");
+  }
+  if (names.empty()) fail(name_, "was given no parameters to optimize");
+}
+
+void Optimizer::set_lr(float lr) {
+  if (!(lr >= 0) || std::isinf(lr)) fail(name_, "learning rate must be a finite number >= 0, got ", lr);
+  lr_ = lr;
+}
+
+void Optimizer::zero_grad() {
+  for (const ParamGroup& g : groups_)
+    for (const nn::NamedParameter& p : g.params) p.tensor.zero_grad();
+}
+
+Tensor Optimizer::state(const std::string& param, const char* slot, const Tensor& like, bool* created) {
+  auto [it, inserted] = state_.try_emplace(param + "." + slot);
+  if (inserted) it->second = zeros_like(like);
+  if (created) *created = inserted;
+  return it->second;
+}
+
+std::map<std::string, Tensor> Optimizer::state_dict() const {
+  std::map<std::string, Tensor> out = state_;
+  out["step"] = scalar(static_cast<float>(steps_));
+  out["lr"] = scalar(lr_);
+  return out;
+}
+
+void Optimizer::load_state_dict(const std::map<std::string, Tensor>& state) {
+  std::map<std::string, Shape> params;
+  for (const ParamGroup& g : groups_)
+    for (const nn::NamedParameter& p : g.params) params[p.name] = p.tensor.shape();
+  std::map<std::string, Tensor> slots;
+  for (const auto& [key, t] : state) {
+    if (key == "step" || key == "lr") continue;
+    const size_t dot = key.rfind('.');
+    const std::string param = dot == std::string::npos ? key : key.substr(0, dot);
+    if (!params.count(param))
+      fail("load_state_dict", name_, ": state '", key, "' belongs to no parameter of this optimizer");
+    if (t.shape() != params[param])
+      fail("load_state_dict", name_, ": state '", key, "' has shape ", shape_str(t.shape()), " but parameter '",
+           param, "' has ", shape_str(params[param]));
+    slots[key] = t.clone();
+  }
+  if (!state.count("step") || !state.count("lr"))
+    fail("load_state_dict", name_, ": the state has no 'step' or no 'lr'; it was not written by an optimizer");
+  state_ = std::move(slots);
+  steps_ = static_cast<int64_t>(state.at("step").item());
+  set_lr(state.at("lr").item());
+}
+
+float clip_grad_norm(const std::vector<Tensor>& params, float max_norm) {
+  double squares = 0;
+  for (const Tensor& p : params) {
+    const Tensor g = p.grad();
+    if (!g.defined()) continue;
+    for (int64_t i = 0; i < g.numel(); ++i) squares += static_cast<double>(g.data()[i]) * g.data()[i];
+  }
+  const auto total = static_cast<float>(std::sqrt(squares));
+  const float coef = max_norm / (total + 1e-6f);  // PyTorch's formula
+  if (coef < 1)
+    for (const Tensor& p : params) {
+      const Tensor g = p.grad();
+      if (!g.defined()) continue;
+      for (int64_t i = 0; i < g.numel(); ++i) g.data()[i] *= coef;
+    }
+  return total;
+}
+
+}  // namespace ladder::optim
