@@ -118,7 +118,7 @@ Tensor softmax(const Tensor& x, int64_t dim = -1);
 Tensor log_softmax(const Tensor& x, int64_t dim = -1);
 enum class Reduction { mean, sum, none };
 struct CrossEntropyOptions {
-  Tensor weight = {};        // (C): per-class weights; mean then divides by the summed weights
+  Tensor weight;             // (C): per-class weights; mean then divides by the summed weights
   int64_t ignore_index = -100;  // targets equal to it add nothing
   Reduction reduction = Reduction::mean;
 };

@@ -23,8 +23,8 @@ void save_module(const std::string& path, const nn::Module& module, const std::m
   save_safetensors(path, module.state_dict(), metadata);
 }
 
-std::map<std::string, std::string> load_module(const std::string& path, nn::Module& module) {
-  const TensorFile file = load_safetensors(path);
+std::map<std::string, std::string> load_module(const std::string& path, nn::Module& module, Checksum checksum) {
+  const TensorFile file = load_safetensors(path, checksum);
   naming_file(path, [&] { module.load_state_dict(file.tensors); });
   return file.metadata;
 }

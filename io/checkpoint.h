@@ -4,6 +4,7 @@
 #include <map>
 #include <string>
 
+#include "io/safetensors.h"
 #include "nn/module.h"
 #include "optim/optimizer.h"
 
@@ -12,8 +13,9 @@ namespace ladder::io {
 void save_module(const std::string& path, const nn::Module& module,
                  const std::map<std::string, std::string>& metadata = {});
 // Strict: every parameter and buffer must be in the file with its shape, and nothing else.
-// Returns the file's metadata.
-std::map<std::string, std::string> load_module(const std::string& path, nn::Module& module);
+// Returns the file's metadata. Use Checksum::if_present for a file written by another tool.
+std::map<std::string, std::string> load_module(const std::string& path, nn::Module& module,
+                                               Checksum checksum = Checksum::required);
 
 void save_optimizer(const std::string& path, const optim::Optimizer& optimizer);
 void load_optimizer(const std::string& path, optim::Optimizer& optimizer);

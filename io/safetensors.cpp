@@ -101,7 +101,7 @@ void save_safetensors(const std::string& path, const std::map<std::string, Tenso
   }
 }
 
-TensorFile load_safetensors(const std::string& path) {
+TensorFile load_safetensors(const std::string& path, Checksum verify) {
   std::ifstream in(path, std::ios::binary);
   if (!in) fail("load_safetensors", path, ": cannot open: ", std::strerror(errno));
   const std::vector<char> file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -169,8 +169,11 @@ TensorFile load_safetensors(const std::string& path) {
     covered = s.end;
   }
   if (covered != data_size) bad(data_size - covered, " bytes after the last tensor belong to no tensor");
-  if (header.contains("__metadata__") && header["__metadata__"].contains(kChecksumKey) &&
-      header["__metadata__"][kChecksumKey] != hex(checksum(header, data, data_size)))
+  const bool has_checksum = header.contains("__metadata__") && header["__metadata__"].contains(kChecksumKey);
+  if (!has_checksum && verify == Checksum::required)
+    bad("no ", kChecksumKey, " in the metadata: the file was not written by ladder, or its header is damaged "
+        "(files from other tools load with Checksum::if_present)");
+  if (has_checksum && header["__metadata__"][kChecksumKey] != hex(checksum(header, data, data_size)))
     bad("checksum mismatch: the file is corrupted");
   for (const Span& s : spans) std::memcpy(out.tensors[s.name].data(), data + s.begin, s.end - s.begin);
   return out;

@@ -23,9 +23,14 @@ struct TensorFile {
 void save_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,
                       const std::map<std::string, std::string>& metadata = {});
 
+// Whether a file must carry ladder's checksum. Files written by ladder always do, and requiring
+// it means that damage anywhere (even to the checksum's own name) is caught; files written by
+// other tools have none, and can only be checked for consistency.
+enum class Checksum { required, if_present };
+
 // Reads and checks everything: sizes, the JSON, dtypes, shapes, offsets (in range, no overlap,
-// no holes) and the checksum when there is one. A bad file throws ladder::Error naming the file
-// and the tensor; nothing is returned half-read.
-TensorFile load_safetensors(const std::string& path);
+// no holes) and the checksum. A bad file throws ladder::Error naming the file and the tensor;
+// nothing is returned half-read.
+TensorFile load_safetensors(const std::string& path, Checksum checksum = Checksum::required);
 
 }  // namespace ladder::io

@@ -7,21 +7,22 @@
 
 namespace ladder::nn {
 
-Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, Conv2dOptions options, Generator& gen)
+Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, Conv2dOptions options, bool bias,
+               Generator& gen)
     : Module("Conv2d"), options_(options) {
   if (in_channels <= 0 || out_channels <= 0 || kernel <= 0)
     fail("Conv2d", "sizes must be positive, got in=", in_channels, ", out=", out_channels, ", kernel=", kernel);
   weight = register_parameter("weight", empty({out_channels, in_channels, kernel, kernel}));
   init_weight(weight, Init::pytorch, gen);
-  if (options.bias) {
+  if (bias) {
     const float bound = 1.0f / std::sqrt(static_cast<float>(in_channels * kernel * kernel));
-    bias = register_parameter("bias", empty({out_channels}), ParamKind::bias);
-    init_uniform(bias, -bound, bound, gen);
+    this->bias = register_parameter("bias", empty({out_channels}), ParamKind::bias);
+    init_uniform(this->bias, -bound, bound, gen);
   }
 }
 
 Tensor Conv2d::forward(const Tensor& x) {
-  return conv2d(x, weight, bias, {.stride = options_.stride, .padding = options_.padding});
+  return conv2d(x, weight, bias, options_);
 }
 
 std::string Conv2d::describe() const {

@@ -6,16 +6,10 @@
 
 namespace ladder::nn {
 
-struct Conv2dOptions {
-  int64_t stride = 1;
-  int64_t padding = 0;
-  bool bias = true;
-};
-
 class Conv2d : public Module {
  public:
   // Weights and bias start as PyTorch's: U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = in * k * k.
-  Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, Conv2dOptions options = {},
+  Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, Conv2dOptions options = {}, bool bias = true,
          Generator& gen = default_generator());
   Tensor forward(const Tensor& x) override;  // (N,in,H,W) -> (N,out,OH,OW)
 

@@ -11,7 +11,7 @@ namespace ladder::optim {
 
 // Parameters that share a weight decay.
 struct ParamGroup {
-  std::vector<nn::NamedParameter> params = {};
+  std::vector<nn::NamedParameter> params;
   float weight_decay = 0;
 };
 

@@ -20,7 +20,7 @@ struct InputSpec {
   Shape shape;
   float low = -2, high = 2;
   bool grad = true;
-  std::vector<float> kinks = {};  // values are moved at least 0.05 away from these
+  std::vector<float> kinks;       // values are moved at least 0.05 away from these
   bool integral = false;          // whole numbers in [low, high): indices, targets, masks
 };
 

@@ -1,0 +1,134 @@
+// Text loading, tokenizers and batchers.
+#include "helpers.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "data/batcher.h"
+#include "data/text.h"
+#include "data/tokenizer.h"
+
+using namespace ladder;
+using namespace ladder::data;
+using ladder::testing::check_error;
+using ladder::testing::check_tensor;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string temp_file(const std::string& name, const std::string& content) {
+  const fs::path path = fs::temp_directory_path() / ("ladder_data_" + std::to_string(getpid()) + "_" + name);
+  std::ofstream(path, std::ios::binary) << content;
+  return path.string();
+}
+
+std::string numbered_lines(int n) {
+  std::string text;
+  for (int i = 0; i < n; ++i) text += "line " + std::to_string(i) + " ab\n";
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("reading text: UTF-8 characters, and the files that are refused") {
+  CHECK(utf8_chars("aé€😀") == std::vector<std::string>{"a", "é", "€", "😀"});
+  CHECK(split_lines("a\r\n\nb\n") == std::vector<std::string>{"a", "b"});
+  check_error([] { read_text_file("/nonexistent/file.txt"); }, {"read_text", "/nonexistent/file.txt", "cannot open"});
+  check_error([] { read_text_file(temp_file("empty.txt", " \n\n")); }, {"read_text", "empty.txt", "empty"});
+  check_error([] { read_text_file(temp_file("bin.txt", std::string("ab\0cd", 5))); }, {"binary", "NUL byte at offset 2"});
+  check_error([] { read_text_file(temp_file("latin1.txt", "caf\xe9 noir")); }, {"not UTF-8", "offset 3"});
+  check_error([] { load_text({.data = temp_file("one.txt", "aaaa\naaa\n")}); }, {"load_text", "one.txt", "1 distinct character"});
+  check_error([] { load_text({.data = temp_file("short.txt", "ab\n"), .lines = true}); }, {"too short", "--val"});
+  check_error([] { load_text({}); }, {"load_text", "--data"});
+}
+
+TEST_CASE("the train/validation split is seeded, disjoint and complete") {
+  const std::string path = temp_file("lines.txt", numbered_lines(200));
+  const TextData a = load_text({.data = path, .lines = true, .seed = 1});
+  const TextData b = load_text({.data = path, .lines = true, .seed = 1});
+  const TextData c = load_text({.data = path, .lines = true, .seed = 2});
+  CHECK(a.train == b.train);
+  CHECK(a.val == b.val);
+  CHECK(a.val != c.val);
+  CHECK(a.val.size() == 20);
+  std::set<std::string> all(a.train.begin(), a.train.end());
+  for (const std::string& line : a.val) CHECK(all.insert(line).second);
+  CHECK(all.size() == 200);
+  // Stream mode holds out blocks of 16 consecutive lines.
+  const TextData s = load_text({.data = path, .seed = 1});
+  CHECK(s.val.size() % 16 == 0);
+  CHECK(s.train.size() + s.val.size() == 200);
+  // --val replaces the split.
+  const TextData v = load_text({.data = path, .val = temp_file("val.txt", "hello\nworld\n")});
+  CHECK(v.train.size() == 200);
+  CHECK(v.val == std::vector<std::string>{"hello", "world"});
+  CHECK(join_lines({"a", "b"}) == "a\nb\n");
+}
+
+TEST_CASE("character tokenizer: specials first, round trip, unknowns, saved as JSON") {
+  const Tokenizer t = Tokenizer::chars({"hello", "wörld"});
+  CHECK(t.vocab_size() == 4 + 8);  // specials + d e h l o r w ö
+  CHECK(t.token(Tokenizer::kBos) == "<bos>");
+  CHECK(t.decode(t.encode("hello wörld")) != "hello wörld");  // ' ' was never seen
+  CHECK(t.encode("hello wörld")[5] == Tokenizer::kUnk);
+  CHECK(t.decode(t.encode("lower")) == "lower");
+  std::vector<int> with_specials = t.encode("ho");
+  with_specials.insert(with_specials.begin(), Tokenizer::kBos);
+  with_specials.push_back(Tokenizer::kEos);
+  CHECK(t.decode(with_specials) == "ho");
+  const Tokenizer back = Tokenizer::from_json(t.to_json());
+  CHECK(back.vocab_size() == t.vocab_size());
+  CHECK(back.encode("wörld") == t.encode("wörld"));
+  check_error([] { Tokenizer::from_json("{}"); }, {"Tokenizer::from_json", "malformed"});
+  check_error([&] { t.token(99); }, {"Tokenizer", "id 99"});
+}
+
+TEST_CASE("word tokenizer: punctuation apart, lower case, min count") {
+  const Tokenizer t = Tokenizer::words({"The cat sat.", "the cat ran!"}, 2);
+  CHECK(t.split("The cat, sat.") == std::vector<std::string>{"the", "cat", ",", "sat", "."});
+  CHECK(t.vocab_size() == 4 + 2);  // "the" and "cat" appear twice
+  CHECK(t.encode("the dog") == std::vector<int>{t.id("the"), Tokenizer::kUnk});
+  CHECK(t.decode({t.id("the"), t.id("cat")}) == "the cat");
+  CHECK(Tokenizer::from_json(t.to_json()).encode("cat") == t.encode("cat"));
+}
+
+TEST_CASE("stream batcher: random windows with targets shifted by one") {
+  std::vector<int> ids(50);
+  for (int i = 0; i < 50; ++i) ids[static_cast<size_t>(i)] = i;
+  const StreamBatcher batcher(ids, 8);
+  Generator gen(1);
+  const Batch b = batcher.sample(4, gen);
+  CHECK(b.x.shape() == Shape{4, 8});
+  for (int64_t r = 0; r < 4; ++r)
+    for (int64_t t = 0; t < 8; ++t) {
+      CHECK(b.y.at({r, t}) == b.x.at({r, t}) + 1);
+      if (t) CHECK(b.x.at({r, t}) == b.x.at({r, t - 1}) + 1);
+    }
+  check_error([] { StreamBatcher({1, 2}, 8); }, {"StreamBatcher", "2 tokens", "windows of 8"});
+}
+
+TEST_CASE("context windows for an MLP language model, and sampling rows") {
+  // "ab" with context 2: [bos bos]->a, [bos a]->b, [a b]->eos
+  const Batch all = context_windows({{10, 11}}, 2);
+  check_tensor(all.x, {3, 2}, {1, 1, 1, 10, 10, 11});
+  check_tensor(all.y, {3}, {10, 11, 2});
+  Generator gen(2);
+  const Batch some = sample_rows(all, 5, gen);
+  CHECK(some.x.shape() == Shape{5, 2});
+  for (int64_t r = 0; r < 5; ++r) {
+    const float y = some.y.at({r});
+    CHECK(some.x.at({r, 1}) == (y == 10 ? 1 : y == 11 ? 10 : 11));
+  }
+}
+
+TEST_CASE("seq2seq pairs are padded, with <bos>/<eos> and masks") {
+  const Seq2SeqBatch b = pad_pairs({{{5, 6, 7}, {8}}, {{9}, {10, 11}}});
+  check_tensor(b.src, {2, 3}, {5, 6, 7, 9, 0, 0});
+  check_tensor(b.src_mask, {2, 3}, {1, 1, 1, 1, 0, 0});
+  check_tensor(b.tgt_in, {2, 3}, {1, 8, 0, 1, 10, 11});
+  check_tensor(b.tgt_out, {2, 3}, {8, 2, 0, 10, 11, 2});
+  check_tensor(b.tgt_mask, {2, 3}, {1, 1, 0, 1, 1, 1});
+}

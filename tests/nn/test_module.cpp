@@ -1,0 +1,122 @@
+// Module: registration, dotted names, train/eval, zero_grad, state dicts and the printed summary.
+#include "helpers.h"
+
+#include "nn/activation.h"
+#include "nn/conv.h"
+#include "nn/embedding.h"
+#include "nn/linear.h"
+#include "nn/norm.h"
+#include "nn/sequential.h"
+
+using namespace ladder;
+using namespace ladder::nn;
+using ladder::testing::check_error;
+
+namespace {
+
+// A small model with a nested child, a buffer (through BatchNorm) and every parameter kind.
+class TinyNet : public Module {
+ public:
+  TinyNet() : Module("TinyNet") {
+    embed = register_module("embed", std::make_shared<Embedding>(5, 4));
+    body = register_module("body", std::make_shared<Sequential>(
+                                       std::initializer_list<std::shared_ptr<Module>>{std::make_shared<Linear>(4, 3),
+                                                                                      std::make_shared<BatchNorm1d>(3)}));
+    scale = register_parameter("scale", ones({1}));
+  }
+  Tensor forward(const Tensor& ids) override { return (*body)(sum((*embed)(ids), {1})) * scale; }
+  std::shared_ptr<Embedding> embed;
+  std::shared_ptr<Sequential> body;
+  Tensor scale;
+};
+
+}  // namespace
+
+TEST_CASE("named_parameters walks the tree with dotted names and kinds") {
+  TinyNet net;
+  std::vector<std::string> names;
+  std::vector<ParamKind> kinds;
+  for (const NamedParameter& p : net.named_parameters()) {
+    names.push_back(p.name);
+    kinds.push_back(p.kind);
+    CHECK(p.tensor.requires_grad());
+    CHECK(p.tensor.is_leaf());
+  }
+  CHECK(names == std::vector<std::string>{"scale", "embed.weight", "body.0.weight", "body.0.bias", "body.1.weight", "body.1.bias"});
+  CHECK(kinds == std::vector<ParamKind>{ParamKind::weight, ParamKind::embedding, ParamKind::weight, ParamKind::bias,
+                                        ParamKind::norm, ParamKind::norm});
+  CHECK(net.num_parameters() == 1 + 20 + 12 + 3 + 3 + 3);
+  CHECK(net.parameters().size() == 6);
+  const auto buffers = net.named_buffers();
+  REQUIRE(buffers.size() == 2);
+  CHECK(buffers[0].first == "body.1.running_mean");
+  CHECK(buffers[1].first == "body.1.running_var");
+  CHECK(net.state_dict().size() == 8);
+}
+
+TEST_CASE("a registered parameter and the member handle are the same tensor") {
+  Linear layer(2, 2);
+  layer.named_parameters()[0].tensor.data()[0] = 42;
+  CHECK(layer.weight.data()[0] == 42);
+}
+
+TEST_CASE("train and eval recurse; zero_grad clears every gradient") {
+  TinyNet net;
+  CHECK(net.is_training());
+  net.eval();
+  CHECK(!net.body->is_training());
+  CHECK(!(*net.body)[1].is_training());
+  net.train();
+  CHECK((*net.body)[1].is_training());
+
+  const Tensor loss = sum(net(tensor({0, 1, 2, 3, 4, 0}, {3, 2})));
+  loss.backward();
+  for (const Tensor& p : net.parameters()) CHECK(p.grad().defined());
+  net.zero_grad();
+  for (const Tensor& p : net.parameters()) CHECK(!p.grad().defined());
+}
+
+TEST_CASE("state_dict round trip, and strict loading names what is wrong") {
+  manual_seed(1);
+  TinyNet a;
+  manual_seed(2);
+  TinyNet b;
+  CHECK(a.embed->weight.to_vector() != b.embed->weight.to_vector());
+  b.load_state_dict(a.state_dict());
+  for (const auto& [name, t] : a.state_dict()) CHECK(b.state_dict().at(name).to_vector() == t.to_vector());
+
+  auto state = a.state_dict();
+  state.erase("body.0.bias");
+  state["extra"] = ones({1});
+  check_error([&] { b.load_state_dict(state); }, {"load_state_dict", "missing body.0.bias", "unexpected extra"});
+  auto wrong = a.state_dict();
+  wrong["scale"] = ones({2});
+  check_error([&] { b.load_state_dict(wrong); }, {"'scale' has shape (2) in the checkpoint but (1) in the model"});
+}
+
+TEST_CASE("registration errors") {
+  struct Twice : Module {
+    Twice() : Module("Twice") {
+      register_parameter("w", ones({1}));
+      register_buffer("w", ones({1}));
+    }
+  };
+  check_error([] { Twice t; }, {"register", "Twice", "'w' is already registered"});
+  struct Dotted : Module {
+    Dotted() : Module("Dotted") { register_parameter("a.b", ones({1})); }
+  };
+  check_error([] { Dotted d; }, {"register", "'a.b'", "no '.'"});
+  check_error([] { Sequential s{std::make_shared<Linear>(2, 2)}; s.push_back(nullptr); }, {"Sequential", "null"});
+}
+
+TEST_CASE("the summary prints the tree with shapes and counts") {
+  const auto net = mlp({2, 8, 3}, {.activation = ActivationKind::tanh});
+  const std::string s = net->summary();
+  CHECK(s == "Sequential()\n"
+             "  (0): Linear(in=2, out=8, bias=true)  [weight (8,2), bias (8): 24]\n"
+             "  (1): Tanh()\n"
+             "  (2): Linear(in=8, out=3, bias=true)  [weight (3,8), bias (3): 27]\n"
+             "total parameters: 51\n");
+  CHECK(with_commas(1234567) == "1,234,567");
+  CHECK(with_commas(12) == "12");
+}
