@@ -1,0 +1,44 @@
+// Plots for the lessons, drawn with PLplot and written twice: <stem>.png and <stem>.svg.
+// White background, readable fonts, a title, axis labels and a legend or colour bar.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace ladder::lessons {
+
+struct Series {
+  std::string name;
+  std::vector<double> x, y;  // non-finite points are left out (the line breaks there)
+};
+
+struct LineChart {
+  std::string title, x_label, y_label;
+  std::vector<Series> series;
+  bool log_y = false;  // for losses and perplexities that span decades
+};
+
+// Rows are drawn top to bottom and labelled on the left (attention: queries); columns left to
+// right, labelled at the bottom (attention: keys).
+struct Heatmap {
+  std::string title, x_label, y_label, value_label;
+  std::vector<std::vector<double>> values;  // [row][col]
+  std::vector<std::string> row_labels, col_labels;
+};
+
+// The class a model predicts over a grid of 2-D points, and the data points on top.
+struct DecisionRegions {
+  std::string title, x_label = "x1", y_label = "x2";
+  double x_min, x_max, y_min, y_max;
+  std::vector<std::vector<int>> grid;  // [row from the bottom][col]: predicted class
+  std::vector<double> px, py;          // data points
+  std::vector<int> labels;             // their classes
+  std::vector<std::string> class_names;
+};
+
+// Each returns the two paths it wrote.
+std::vector<std::string> save_line_chart(const std::string& stem, const LineChart& chart);
+std::vector<std::string> save_heatmap(const std::string& stem, const Heatmap& map);
+std::vector<std::string> save_decision_regions(const std::string& stem, const DecisionRegions& plot);
+
+}  // namespace ladder::lessons
