@@ -64,7 +64,7 @@ void save_safetensors(const std::string& path, const std::map<std::string, Tenso
     if (!t.defined()) fail("save_safetensors", path, ": tensor '", name, "' is undefined");
     const size_t begin = data.size(), bytes = static_cast<size_t>(t.numel()) * sizeof(float);
     data.resize(begin + bytes);
-    std::memcpy(data.data() + begin, t.data(), bytes);
+    if (bytes > 0) std::memcpy(data.data() + begin, t.data(), bytes);  // an empty vector's data() may be null
     header[name] = {{"dtype", "F32"}, {"shape", t.shape()}, {"data_offsets", {begin, begin + bytes}}};
   }
   if (!metadata.empty()) header["__metadata__"] = metadata;
@@ -175,7 +175,8 @@ TensorFile load_safetensors(const std::string& path, Checksum verify) {
         "(files from other tools load with Checksum::if_present)");
   if (has_checksum && header["__metadata__"][kChecksumKey] != hex(checksum(header, data, data_size)))
     bad("checksum mismatch: the file is corrupted");
-  for (const Span& s : spans) std::memcpy(out.tensors[s.name].data(), data + s.begin, s.end - s.begin);
+  for (const Span& s : spans)
+    if (s.end > s.begin) std::memcpy(out.tensors[s.name].data(), data + s.begin, s.end - s.begin);
   return out;
 }
 
