@@ -230,7 +230,9 @@ std::vector<std::string> save_decision_regions(const std::string& stem, const De
       for (size_t i = 0; i < plot.labels.size(); ++i)
         if (plot.labels[i] == c) xs.push_back(plot.px[i]), ys.push_back(plot.py[i]);
       plcol0(kFirstSeriesColour + c % static_cast<PLINT>(kPalette.size()));
+      plschr(0, 0.7);  // small dots: there are many
       if (!xs.empty()) plstring(static_cast<PLINT>(xs.size()), xs.data(), ys.data(), "●");
+      plschr(0, 1.1);
     }
     legend(plot.class_names, false);
   });

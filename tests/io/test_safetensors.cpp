@@ -9,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "data/tokenizer.h"
 #include "io/checkpoint.h"
 #include "io/safetensors.h"
 #include "nn/linear.h"
@@ -213,4 +214,16 @@ TEST_CASE("module and optimizer checkpoints: save, reload, strict errors name th
               {"load_state_dict", "'weight' has shape (2,3) in the checkpoint but (2,4)", "model.safetensors"});
   nn::Linear no_bias(3, 2, {.bias = false});
   check_error([&] { load_module(dir.file("model.safetensors"), no_bias); }, {"unexpected bias", "model.safetensors"});
+}
+
+TEST_CASE("a tokenizer travels with its model in the checkpoint metadata") {
+  TempDir dir;
+  const data::Tokenizer tokenizer = data::Tokenizer::chars({"hello world"});
+  nn::Linear model(2, 2);
+  save_module(dir.file("lm.safetensors"), model, {{"tokenizer", tokenizer.to_json()}});
+  nn::Linear reloaded(2, 2);
+  const auto metadata = load_module(dir.file("lm.safetensors"), reloaded);
+  const data::Tokenizer back = data::Tokenizer::from_json(metadata.at("tokenizer"));
+  CHECK(back.vocab_size() == tokenizer.vocab_size());
+  CHECK(back.decode(back.encode("hello")) == "hello");
 }
