@@ -30,21 +30,7 @@ std::string Conv2d::describe() const {
              ", padding=", options_.padding, bias.defined() ? "" : ", bias=false");
 }
 
-MaxPool2d::MaxPool2d(int64_t kernel, int64_t stride, int64_t padding)
-    : Module("MaxPool2d"), options_{kernel, stride, padding} {}
-
-Tensor MaxPool2d::forward(const Tensor& x) { return max_pool2d(x, options_); }
-
-std::string MaxPool2d::describe() const {
-  return cat("kernel=", options_.kernel, ", stride=", options_.stride ? options_.stride : options_.kernel);
-}
-
-AvgPool2d::AvgPool2d(int64_t kernel, int64_t stride, int64_t padding)
-    : Module("AvgPool2d"), options_{kernel, stride, padding} {}
-
-Tensor AvgPool2d::forward(const Tensor& x) { return avg_pool2d(x, options_); }
-
-std::string AvgPool2d::describe() const {
+std::string Pool2d::describe() const {
   return cat("kernel=", options_.kernel, ", stride=", options_.stride ? options_.stride : options_.kernel);
 }
 

@@ -23,28 +23,29 @@ class Conv2d : public Module {
   Conv2dOptions options_;
 };
 
-class MaxPool2d : public Module {
+// Max or average pooling over k x k windows (stride defaults to k).
+class Pool2d : public Module {
  public:
-  explicit MaxPool2d(int64_t kernel, int64_t stride = 0, int64_t padding = 0);
-  Tensor forward(const Tensor& x) override;
+  using Function = Tensor (*)(const Tensor&, Pool2dOptions);
+  Pool2d(const char* type_name, Function f, int64_t kernel, int64_t stride, int64_t padding)
+      : Module(type_name), f_(f), options_{kernel, stride, padding} {}
+  Tensor forward(const Tensor& x) override { return f_(x, options_); }
 
  protected:
   std::string describe() const override;
 
  private:
+  Function f_;
   Pool2dOptions options_;
 };
 
-class AvgPool2d : public Module {
- public:
-  explicit AvgPool2d(int64_t kernel, int64_t stride = 0, int64_t padding = 0);
-  Tensor forward(const Tensor& x) override;
-
- protected:
-  std::string describe() const override;
-
- private:
-  Pool2dOptions options_;
+struct MaxPool2d : Pool2d {
+  explicit MaxPool2d(int64_t kernel, int64_t stride = 0, int64_t padding = 0)
+      : Pool2d("MaxPool2d", max_pool2d, kernel, stride, padding) {}
+};
+struct AvgPool2d : Pool2d {
+  explicit AvgPool2d(int64_t kernel, int64_t stride = 0, int64_t padding = 0)
+      : Pool2d("AvgPool2d", avg_pool2d, kernel, stride, padding) {}
 };
 
 // Flattens dims start_dim.. into one: (N,C,H,W) -> (N, C*H*W) by default.
