@@ -32,11 +32,15 @@ CLI::Option* LessonCli::flag(const std::string& name, bool& value, const std::st
   return app_.add_flag(name, value, help);
 }
 
-void LessonCli::text_options(TextFlags& text, const std::string& default_data) {
+void LessonCli::text_options(TextFlags& text, const std::string& default_data, bool default_lines) {
   text.data = default_data;
+  text.lines = default_lines;
   option("--data", text.data, "training text file");
   option("--val", text.val, "validation text file (default: a seeded 90/10 split of --data)");
-  flag("--lines", text.lines, "lines mode: each line is its own sequence (default: one character stream)");
+  record("--lines", [&text] { return nlohmann::json(text.lines); });
+  app_.add_flag("--lines,!--stream", text.lines,
+                std::string("--lines: each line is its own sequence; --stream: the text is one stream (default: ") +
+                    (default_lines ? "lines)" : "stream)"));
 }
 
 void LessonCli::record(const std::string& name, std::function<nlohmann::json()> value) {

@@ -50,8 +50,8 @@ class LessonCli {
     return app_.add_option(name, value, help)->capture_default_str();
   }
   CLI::Option* flag(const std::string& name, bool& value, const std::string& help);
-  // --data, --val, --lines; `default_data` is the corpus used without --data.
-  void text_options(TextFlags& text, const std::string& default_data);
+  // --data, --val, --lines / --stream; `default_data` is the corpus used without --data.
+  void text_options(TextFlags& text, const std::string& default_data, bool default_lines = false);
 
   // Exits 0 after printing --help; on an unknown flag or a bad value prints why and exits 2.
   // Then sets the thread count and seeds the default generator.

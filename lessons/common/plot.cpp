@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 
 #include "core/error.h"
@@ -53,16 +54,41 @@ std::vector<std::string> render_both(const std::string& stem, const std::functio
   return {png, svg};
 }
 
-void axes_and_title(const std::string& title, const std::string& x_label, const std::string& y_label, const char* y_options) {
+void axes_and_title(const std::string& title, const std::string& x_label, const std::string& y_label, const char* y_options,
+                    double x_tick = 0) {
+  const bool log_y = std::string(y_options) == "bc";  // log_y_labels draws that axis's grid itself
   plcol0(2);
-  plbox("g", 0, 0, "g", 0, 0);  // grid lines first, under the data
+  plbox("g", x_tick, 0, log_y ? "" : "g", 0, 0);  // grid lines first, under the data
   plcol0(1);
-  plbox("bcnst", 0, 0, y_options, 0, 0);
+  plbox("bcnst", x_tick, x_tick > 0 ? 1 : 0, y_options, 0, 0);
   plschr(0, 1.3);
   plmtex("t", 1.5, 0.5, 0.5, escaped(title).c_str());
   plschr(0, 1.1);
   plmtex("b", 3.0, 0.5, 0.5, escaped(x_label).c_str());
   plmtex("l", 4.5, 0.5, 0.5, escaped(y_label).c_str());
+}
+
+// Labels a log10 y axis, with grid lines, at powers of ten, and in between when the range is
+// short (1-9 times them within a decade, 1, 2 and 5 within two): PLplot's own log axis labels
+// only the powers, which can leave a plot with a single label.
+void log_y_labels(double x_min, double x_max, double y_min, double y_max) {
+  const double decades = y_max - y_min;
+  std::vector<double> mantissas = {1};
+  if (decades < 1.2) mantissas = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  else if (decades < 2.5) mantissas = {1, 2, 5};
+  for (int decade = static_cast<int>(std::floor(y_min)); decade <= static_cast<int>(std::ceil(y_max)); ++decade)
+    for (const double mantissa : mantissas) {
+      const double y = decade + std::log10(mantissa);
+      if (y < y_min || y > y_max) continue;
+      const PLFLT xs[] = {x_min, x_max}, ys[] = {y, y};
+      plcol0(2);
+      plline(2, xs, ys);
+      plcol0(1);
+      char text[32];  // 0.01 to 10000 written out; beyond that short exponents (5e-05 would be too wide)
+      if (decade < -2 || decade > 4) std::snprintf(text, sizeof text, "%ge%d", mantissa, decade);
+      else std::snprintf(text, sizeof text, "%g", mantissa * std::pow(10.0, decade));
+      plmtex("lv", 0.7, (y - y_min) / (y_max - y_min), 1.0, text);
+    }
 }
 
 // A legend inside the top right corner: a line (or a dot) per entry in the series' colours.
@@ -105,7 +131,8 @@ std::vector<std::string> save_line_chart(const std::string& stem, const LineChar
   return render_both(stem, [&] {
     plvpor(0.1, 0.96, 0.12, 0.92);
     plwind(x_min, x_max, y_min - pad, y_max + pad);
-    axes_and_title(chart.title, chart.x_label, chart.y_label, chart.log_y ? "bcnstvl" : "bcnstv");
+    axes_and_title(chart.title, chart.x_label, chart.y_label, chart.log_y ? "bc" : "bcnstv", chart.x_tick);
+    if (chart.log_y) log_y_labels(x_min, x_max, y_min - pad, y_max + pad);
     std::vector<std::string> names;
     for (size_t k = 0; k < chart.series.size(); ++k) {
       const Series& s = chart.series[k];

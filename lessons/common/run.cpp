@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iomanip>
+#include <sstream>
 
 #include "core/error.h"
 
@@ -17,9 +18,18 @@ CsvWriter::CsvWriter(const std::string& path, std::vector<std::string> columns)
 }
 
 void CsvWriter::row(const std::vector<double>& values) {
-  if (values.size() != columns_) fail("CsvWriter", path_, ": ", values.size(), " values for ", columns_, " columns");
-  out_ << std::setprecision(8);
-  for (size_t i = 0; i < values.size(); ++i) out_ << (i ? "," : "") << values[i];
+  std::vector<std::string> cells;
+  for (double v : values) {
+    std::ostringstream cell;
+    cell << std::setprecision(8) << v;
+    cells.push_back(cell.str());
+  }
+  row(cells);
+}
+
+void CsvWriter::row(const std::vector<std::string>& cells) {
+  if (cells.size() != columns_) fail("CsvWriter", path_, ": ", cells.size(), " values for ", columns_, " columns");
+  for (size_t i = 0; i < cells.size(); ++i) out_ << (i ? "," : "") << cells[i];
   out_ << "\n";
   out_.flush();
 }

@@ -17,6 +17,7 @@ class CsvWriter {
  public:
   CsvWriter(const std::string& path, std::vector<std::string> columns);
   void row(const std::vector<double>& values);
+  void row(const std::vector<std::string>& cells);  // for tables with names in them
 
  private:
   std::ofstream out_;

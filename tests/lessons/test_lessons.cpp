@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <sstream>
 
 namespace fs = std::filesystem;
@@ -72,6 +73,30 @@ void check_files(const fs::path& folder, std::initializer_list<const char*> name
   }
 }
 
+// The rows of metrics.csv as maps from column to text.
+std::vector<std::map<std::string, std::string>> rows(const fs::path& csv) {
+  std::ifstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> header;
+  std::stringstream head(line);
+  for (std::string cell; std::getline(head, cell, ',');) header.push_back(cell);
+  std::vector<std::map<std::string, std::string>> out;
+  while (std::getline(in, line)) {
+    std::stringstream row(line);
+    std::map<std::string, std::string> cells;
+    for (const std::string& name : header) std::getline(row, cells[name], ',');
+    out.push_back(cells);
+  }
+  return out;
+}
+
+std::string write_file(const std::string& name, const std::string& content) {
+  const fs::path path = fs::temp_directory_path() / ("ladder_lesson_input_" + std::to_string(getpid()) + "_" + name);
+  std::ofstream(path, std::ios::binary) << content;
+  return path.string();
+}
+
 }  // namespace
 
 TEST_CASE("lesson 00_autograd --quick: gradients agree, the MLP learns, the checkpoint reloads") {
@@ -111,4 +136,55 @@ TEST_CASE("lesson command line: --help shows every flag with its default; bad in
   const Ran bad_folder = run_lesson("00_autograd", "--quick --out /proc/ladder-cannot-write-here");
   CHECK(bad_folder.status == 2);
   CHECK(bad_folder.output.find("error: run: cannot create the output folder /proc/ladder-cannot-write-here") != std::string::npos);
+}
+
+TEST_CASE("lesson 01_ngram --quick: every estimator, perplexity falls with order, samples") {
+  TempDir out("lesson01");
+  const Ran ran = run_lesson("01_ngram", "--quick --out " + out.path.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  check_files(out.path, {"metrics.csv", "summary.json", "val_ppl_by_order.png", "val_ppl_by_order.svg", "add_delta.png",
+                         "add_delta.svg", "samples.txt"});
+  std::map<std::string, std::map<int, double>> val_loss;  // estimator -> order -> NLL
+  for (const auto& row : rows(out.path / "metrics.csv")) val_loss[row.at("estimator")][std::stoi(row.at("order"))] = std::stod(row.at("val_loss"));
+  for (const char* e : {"mle", "add-one", "add-delta", "simple-backoff", "backoff", "interp"}) CHECK(val_loss.count(e));
+  CHECK(val_loss["backoff"][3] < val_loss["backoff"][1] - 0.5);  // the loss fell: context helps
+  CHECK(val_loss["interp"][3] < val_loss["interp"][1] - 0.5);
+  CHECK(std::isinf(val_loss["mle"][3]));  // unseen trigrams: probability 0, and reported as such
+  CHECK(ran.output.find("sum to") != std::string::npos);  // the simple back-off's mass, measured
+  const nlohmann::json summary = summary_of(out.path);
+  CHECK(summary["lesson"] == "01_ngram");
+  CHECK(summary["metrics"]["val_ppl"].get<double>() == doctest::Approx(std::exp(summary["metrics"]["val_loss"].get<double>())));
+  CHECK(summary["metrics"]["val_ppl"].get<double>() < 15);
+  CHECK(fs::file_size(out.path / "samples.txt") > 20);
+}
+
+TEST_CASE("lesson 01_ngram: one model at word level, and bad input") {
+  TempDir out("lesson01w");
+  const Ran one = run_lesson("01_ngram", "--quick --level word --order 2 --smoothing interp --out " + out.path.string());
+  INFO(one.output);
+  REQUIRE(one.status == 0);
+  const nlohmann::json summary = summary_of(out.path);
+  CHECK(summary["metrics"]["estimator"] == "interp");
+  CHECK(summary["metrics"]["order"] == 2);
+  CHECK(summary["metrics"]["train_loss"].get<double>() > 0);
+  CHECK(summary["flags"]["level"] == "word");
+  const std::string tmp = " --out " + out.path.string();
+  const Ran bad_estimator = run_lesson("01_ngram", "--smoothing kneser" + tmp);
+  CHECK(bad_estimator.status == 2);
+  CHECK(bad_estimator.output.find("unknown estimator 'kneser'") != std::string::npos);
+  const Ran missing = run_lesson("01_ngram", "--data /nonexistent/corpus.txt" + tmp);
+  CHECK(missing.status == 2);
+  CHECK(missing.output.find("/nonexistent/corpus.txt: cannot open") != std::string::npos);
+  const Ran empty = run_lesson("01_ngram", "--data " + write_file("empty.txt", "\n\n") + tmp);
+  CHECK(empty.status == 2);
+  CHECK(empty.output.find("empty") != std::string::npos);
+  const Ran binary = run_lesson("01_ngram", "--data " + write_file("binary.bin", std::string("ab\0\x01", 4)) + tmp);
+  CHECK(binary.status == 2);
+  CHECK(binary.output.find("binary") != std::string::npos);
+  const Ran single = run_lesson("01_ngram", "--data " + write_file("single.txt", "zzzz\nzz\nzzz\n") + tmp);
+  CHECK(single.status == 2);
+  CHECK(single.output.find("1 distinct character") != std::string::npos);
+  const Ran level = run_lesson("01_ngram", "--level byte" + tmp);
+  CHECK(level.status == 2);
 }
