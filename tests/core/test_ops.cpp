@@ -4,6 +4,7 @@
 #include <numbers>
 
 #include "core/autograd.h"
+#include "core/linalg.h"
 
 using namespace ladder;
 using ladder::testing::check_tensor;
@@ -280,4 +281,13 @@ TEST_CASE("batch_norm: batch statistics in training, running statistics in eval"
   CHECK(e.at({0, 0, 0, 0}) == doctest::Approx(2 * (1 - 0.25f) / std::sqrt(running_var.data()[0])));
   CHECK(e.at({0, 1, 0, 1}) == doctest::Approx((10 - 1.0f) / std::sqrt(0.9f) + 1));
   check_tensor(batch_norm(tensor({1, 3}, {2, 1}), {}, {}, {}, {}, true, 0.1f, 0), {2, 1}, {-1, 1});
+}
+
+TEST_CASE("solve: Gaussian elimination with pivoting; singular systems refused") {
+  // 2x + y = 5, x + 3y = 10  ->  x = 1, y = 3 (and a second right-hand side at once)
+  const Tensor x = solve(tensor({2, 1, 1, 3}, {2, 2}), tensor({5, 10, 2, 1}, {2, 2}));
+  ladder::testing::check_tensor(x, {2, 2}, {1, 1, 3, 0}, 1e-6f);
+  ladder::testing::check_tensor(solve(tensor({0, 1, 1, 0}, {2, 2}), tensor({7, 9})), {2}, {9, 7});  // needs a pivot swap
+  ladder::testing::check_error([] { solve(tensor({1, 2, 2, 4}, {2, 2}), tensor({1, 2})); }, {"solve", "singular"});
+  ladder::testing::check_error([] { solve(zeros({2, 3}), zeros({2})); }, {"solve", "square", "(2,3)"});
 }

@@ -188,3 +188,22 @@ TEST_CASE("lesson 01_ngram: one model at word level, and bad input") {
   const Ran level = run_lesson("01_ngram", "--level byte" + tmp);
   CHECK(level.status == 2);
 }
+
+TEST_CASE("lesson 02_regression --quick: perceptron converges, GD meets the normal equations, classifiers learn") {
+  TempDir out("lesson02");
+  const Ran ran = run_lesson("02_regression", "--quick --out " + out.path.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  check_files(out.path, {"metrics.csv", "summary.json", "losses.png", "losses.svg", "perceptron.png", "logistic.png",
+                         "softmax.png", "xor_linear.png", "xor_mlp.svg"});
+  const auto table = rows(out.path / "metrics.csv");
+  REQUIRE(table.size() >= 10);
+  for (const char* model : {"linear regression (MSE)", "logistic regression (BCE)", "softmax regression (CE)", "XOR, one hidden layer"})
+    CHECK_MESSAGE(std::stod(table.back().at(model)) < 0.5 * std::stod(table.front().at(model)), model, ": the loss did not fall");
+  const nlohmann::json m = summary_of(out.path)["metrics"];
+  CHECK(m["perceptron_epochs"].get<int>() < 100);
+  CHECK(m["normal_equations_vs_gd_max_gap"].get<double>() < 0.05);
+  CHECK(m["test_acc"].get<double>() > 0.9);
+  CHECK(m["xor_linear_train_acc"].get<double>() < 0.8);  // no line separates XOR
+  CHECK(m["xor_mlp_train_acc"].get<double>() > 0.95);
+}

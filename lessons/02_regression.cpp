@@ -1,0 +1,206 @@
+// Lesson 02: the regression family, from the perceptron to softmax regression.
+//
+//  1. the perceptron rule, no gradients, on two separable clusters;
+//  2. linear regression two ways: the normal equations and gradient descent with autograd;
+//  3. logistic regression (a sigmoid on a linear score) on two overlapping clusters;
+//  4. softmax regression on three classes;
+//  5. XOR, where every linear model fails, and one hidden layer that does not.
+// The note that goes with it: docs/02_regression.md.
+#include <cmath>
+#include <cstdio>
+
+#include "core/autograd.h"
+#include "core/linalg.h"
+#include "core/ops.h"
+#include "data/toy2d.h"
+#include "lessons/common/cli.h"
+#include "lessons/common/plot.h"
+#include "lessons/common/regions.h"
+#include "lessons/common/run.h"
+#include "models/perceptron.h"
+#include "nn/linear.h"
+#include "nn/sequential.h"
+#include "optim/adam.h"
+#include "optim/sgd.h"
+
+using namespace ladder;
+
+namespace {
+
+// Full-batch training: `loss_of` computes the loss of the whole training set; returns its curve.
+std::vector<double> train(optim::Optimizer& optimizer, int64_t steps, const std::function<Tensor()>& loss_of) {
+  std::vector<double> curve;
+  for (int64_t step = 0; step < steps; ++step) {
+    const Tensor loss = loss_of();
+    optimizer.zero_grad();
+    loss.backward();
+    optimizer.step();
+    curve.push_back(loss.item());
+  }
+  return curve;
+}
+
+double accuracy(const Tensor& predicted, const Tensor& labels) {
+  int64_t right = 0;
+  for (int64_t i = 0; i < labels.numel(); ++i) right += predicted.data()[i] == labels.data()[i];
+  return static_cast<double>(right) / static_cast<double>(labels.numel());
+}
+
+// Class 1 where the logit is positive (sigmoid above 1/2).
+Tensor binary_decision(nn::Module& model, const Tensor& x) {
+  const Tensor logits = model(x);
+  Tensor out = empty({x.size(0)});
+  for (int64_t i = 0; i < x.size(0); ++i) out.data()[i] = logits.data()[i] > 0 ? 1.0f : 0.0f;
+  return out;
+}
+
+Tensor as_column(const Tensor& y) { return reshape(y, {-1, 1}); }
+
+struct Parts {
+  int64_t perceptron_epochs = 0;
+  double weight_gap = 0, logistic_acc = 0, softmax_acc = 0, xor_linear_acc = 0, xor_mlp_acc = 0;
+  std::map<std::string, std::vector<double>> curves;  // training loss per step, by model
+};
+
+// ---- 1. the perceptron ----
+void perceptron(lessons::Run& run, Parts& parts, Generator& gen) {
+  std::printf("== 1. the perceptron rule on separable clusters ==\n");
+  const data::Points d = data::separable_blobs(50, 0.8f, 0.15f, gen);
+  Tensor signs = d.y * 2.0f - 1.0f;  // classes 0/1 as -1/+1
+  models::Perceptron p(2);
+  int64_t mistakes = -1;
+  while (mistakes != 0 && parts.perceptron_epochs < 100) {
+    mistakes = p.epoch(d.x, signs);
+    ++parts.perceptron_epochs;
+    std::printf("  epoch %lld: %lld mistakes\n", static_cast<long long>(parts.perceptron_epochs), static_cast<long long>(mistakes));
+  }
+  std::printf("  separated after %lld epochs: w = (%.2f, %.2f), b = %.2f\n", static_cast<long long>(parts.perceptron_epochs),
+              p.weight.data()[0], p.weight.data()[1], p.bias);
+  auto classify = [&](const Tensor& x) { return (p.predict(x) + 1.0f) / 2.0f; };
+  run.wrote(lessons::save_decision_regions(run.path("perceptron"),
+                                           lessons::decision_regions(classify, d.x, d.y, {"-1", "+1"}, "Perceptron")));
+}
+
+// ---- 2. linear regression, solved and learned ----
+void linear_regression(Parts& parts, const lessons::CommonFlags& flags, Generator& gen) {
+  std::printf("\n== 2. linear regression: y = 2 x1 - 3 x2 + 0.5 + noise ==\n");
+  const data::Points d = data::linear_targets(200, {2, -3}, 0.5f, 0.1f, gen);
+  // Normal equations: with X1 = [x, 1], the least-squares w solves (X1^T X1) w = X1^T y.
+  const Tensor x1 = concat({d.x, ones({d.x.size(0), 1})}, 1);
+  const Tensor solved = solve(matmul(x1, x1, {.transpose_a = true}), matmul(x1, d.y, {.transpose_a = true}));
+  // Gradient descent on the mean squared error, the gradients from autograd.
+  nn::Linear model(2, 1);
+  optim::SGD sgd(model.named_parameters(), {.lr = flags.lr});
+  parts.curves["linear regression (MSE)"] =
+      train(sgd, flags.steps, [&] { return mse_loss(model(d.x), as_column(d.y)); });
+  const float learned[] = {model.weight.data()[0], model.weight.data()[1], model.bias.data()[0]};
+  std::printf("  %-22s %8s %8s %8s\n", "", "w1", "w2", "b");
+  std::printf("  %-22s %8.4f %8.4f %8.4f\n", "normal equations", solved.data()[0], solved.data()[1], solved.data()[2]);
+  std::printf("  %-22s %8.4f %8.4f %8.4f\n", "gradient descent", learned[0], learned[1], learned[2]);
+  for (int i = 0; i < 3; ++i) parts.weight_gap = std::max(parts.weight_gap, static_cast<double>(std::fabs(learned[i] - solved.data()[i])));
+  std::printf("  largest difference: %.2e after %lld steps\n", parts.weight_gap, static_cast<long long>(flags.steps));
+}
+
+// ---- 3. logistic regression ----
+void logistic_regression(lessons::Run& run, Parts& parts, const lessons::CommonFlags& flags, Generator& gen) {
+  std::printf("\n== 3. logistic regression on two overlapping clusters ==\n");
+  const std::vector<std::pair<float, float>> centers = {{-1, -1}, {1, 1}};
+  const data::Points train_set = data::blobs(100, centers, 0.9f, gen), test_set = data::blobs(100, centers, 0.9f, gen);
+  nn::Linear model(2, 1);
+  optim::SGD sgd(model.named_parameters(), {.lr = flags.lr});
+  parts.curves["logistic regression (BCE)"] = train(sgd, flags.steps, [&] {
+    return binary_cross_entropy_with_logits(model(train_set.x), as_column(train_set.y));
+  });
+  NoGradGuard no_grad;
+  parts.logistic_acc = accuracy(binary_decision(model, test_set.x), test_set.y);
+  std::printf("  test accuracy %.3f (the clusters overlap: a perfect score is impossible)\n", parts.logistic_acc);
+  run.wrote(lessons::save_decision_regions(
+      run.path("logistic"), lessons::decision_regions([&](const Tensor& x) { return binary_decision(model, x); }, test_set.x,
+                                                      test_set.y, {"class 0", "class 1"}, "Logistic regression (test points)")));
+}
+
+// ---- 4. softmax regression ----
+void softmax_regression(lessons::Run& run, Parts& parts, const lessons::CommonFlags& flags, Generator& gen) {
+  std::printf("\n== 4. softmax regression on three classes ==\n");
+  const std::vector<std::pair<float, float>> centers = {{-1.5f, -0.5f}, {1.5f, -0.5f}, {0, 1.5f}};
+  const data::Points train_set = data::blobs(100, centers, 0.6f, gen), test_set = data::blobs(100, centers, 0.6f, gen);
+  nn::Linear model(2, 3);  // one score per class; softmax turns the scores into probabilities
+  optim::SGD sgd(model.named_parameters(), {.lr = flags.lr});
+  parts.curves["softmax regression (CE)"] =
+      train(sgd, flags.steps, [&] { return cross_entropy(model(train_set.x), train_set.y); });
+  NoGradGuard no_grad;
+  auto classify = [&](const Tensor& x) { return argmax(model(x), 1); };
+  parts.softmax_acc = accuracy(classify(test_set.x), test_set.y);
+  std::printf("  test accuracy %.3f\n", parts.softmax_acc);
+  run.wrote(lessons::save_decision_regions(run.path("softmax"),
+                                           lessons::decision_regions(classify, test_set.x, test_set.y,
+                                                                     {"class 0", "class 1", "class 2"},
+                                                                     "Softmax regression (test points)")));
+}
+
+// ---- 5. XOR ----
+void xor_problem(lessons::Run& run, Parts& parts, const lessons::CommonFlags& flags, Generator& gen) {
+  std::printf("\n== 5. XOR: no straight line separates it ==\n");
+  const data::Points d = data::xor_points(50, 0.3f, gen);
+  nn::Linear linear(2, 1);
+  optim::SGD sgd(linear.named_parameters(), {.lr = flags.lr});
+  parts.curves["XOR, logistic regression"] =
+      train(sgd, flags.steps, [&] { return binary_cross_entropy_with_logits(linear(d.x), as_column(d.y)); });
+  auto mlp = nn::mlp({2, 8, 1}, {.activation = nn::ActivationKind::tanh});  // one hidden layer (lesson 03)
+  optim::Adam adam(mlp->named_parameters(), {.lr = 0.05f});
+  parts.curves["XOR, one hidden layer"] =
+      train(adam, flags.steps, [&] { return binary_cross_entropy_with_logits((*mlp)(d.x), as_column(d.y)); });
+  NoGradGuard no_grad;
+  parts.xor_linear_acc = accuracy(binary_decision(linear, d.x), d.y);
+  parts.xor_mlp_acc = accuracy(binary_decision(*mlp, d.x), d.y);
+  std::printf("  training accuracy: logistic regression %.3f, one hidden layer of 8 tanh units %.3f\n", parts.xor_linear_acc,
+              parts.xor_mlp_acc);
+  for (auto [name, model] : {std::pair<const char*, nn::Module*>{"xor_linear", &linear}, {"xor_mlp", mlp.get()}})
+    run.wrote(lessons::save_decision_regions(
+        run.path(name), lessons::decision_regions([&](const Tensor& x) { return binary_decision(*model, x); }, d.x, d.y,
+                                                  {"class 0", "class 1"},
+                                                  std::string(name) == "xor_linear" ? "XOR: logistic regression"
+                                                                                     : "XOR: one hidden layer")));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return lessons::lesson_main([&] {
+    lessons::LessonCli cli("02_regression", "Lesson 02: perceptron, linear, logistic and softmax regression; XOR.",
+                           {.steps = 500, .lr = 0.5f});
+    cli.parse(argc, argv);
+    if (cli.common.quick) cli.common.steps = std::min<int64_t>(cli.common.steps, 150);
+    lessons::Run run(cli);
+    Generator gen(cli.common.seed);
+    Parts parts;
+
+    perceptron(run, parts, gen);
+    linear_regression(parts, cli.common, gen);
+    logistic_regression(run, parts, cli.common, gen);
+    softmax_regression(run, parts, cli.common, gen);
+    xor_problem(run, parts, cli.common, gen);
+
+    std::vector<std::string> columns = {"step"};
+    std::vector<lessons::Series> series;
+    for (const auto& [name, curve] : parts.curves) {
+      columns.push_back(name);
+      lessons::Series s{name};
+      for (size_t i = 0; i < curve.size(); ++i) s.x.push_back(static_cast<double>(i + 1)), s.y.push_back(curve[i]);
+      series.push_back(s);
+    }
+    lessons::CsvWriter metrics(run.file("metrics.csv"), columns);
+    for (int64_t step = 0; step < cli.common.steps; ++step) {
+      std::vector<double> row = {static_cast<double>(step + 1)};
+      for (const auto& [name, curve] : parts.curves) row.push_back(curve[static_cast<size_t>(step)]);
+      metrics.row(row);
+    }
+    run.wrote(lessons::save_line_chart(run.path("losses"), {"Training losses", "step", "loss (log scale)", series, true}));
+    run.finish({{"test_acc", parts.softmax_acc},
+                {"logistic_test_acc", parts.logistic_acc},
+                {"perceptron_epochs", parts.perceptron_epochs},
+                {"normal_equations_vs_gd_max_gap", parts.weight_gap},
+                {"xor_linear_train_acc", parts.xor_linear_acc},
+                {"xor_mlp_train_acc", parts.xor_mlp_acc}});
+  });
+}
