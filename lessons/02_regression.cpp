@@ -144,11 +144,11 @@ void xor_problem(lessons::Run& run, Parts& parts, const lessons::CommonFlags& fl
   const data::Points d = data::xor_points(50, 0.3f, gen);
   nn::Linear linear(2, 1);
   optim::SGD sgd(linear.named_parameters(), {.lr = flags.lr});
-  parts.curves["XOR, logistic regression"] =
+  parts.curves["XOR: logistic regression"] =
       train(sgd, flags.steps, [&] { return binary_cross_entropy_with_logits(linear(d.x), as_column(d.y)); });
   auto mlp = nn::mlp({2, 8, 1}, {.activation = nn::ActivationKind::tanh});  // one hidden layer (lesson 03)
   optim::Adam adam(mlp->named_parameters(), {.lr = 0.05f});
-  parts.curves["XOR, one hidden layer"] =
+  parts.curves["XOR: one hidden layer"] =
       train(adam, flags.steps, [&] { return binary_cross_entropy_with_logits((*mlp)(d.x), as_column(d.y)); });
   NoGradGuard no_grad;
   parts.xor_linear_acc = accuracy(binary_decision(linear, d.x), d.y);

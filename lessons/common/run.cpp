@@ -12,6 +12,8 @@ namespace ladder::lessons {
 CsvWriter::CsvWriter(const std::string& path, std::vector<std::string> columns)
     : out_(path), columns_(columns.size()), path_(path) {
   if (!out_) fail("CsvWriter", "cannot write ", path);
+  for (const std::string& c : columns)
+    if (c.find_first_of(",\"\n") != std::string::npos) fail("CsvWriter", path, ": column name '", c, "' has a comma, quote or newline");
   for (size_t i = 0; i < columns.size(); ++i) out_ << (i ? "," : "") << columns[i];
   out_ << "\n";
   out_.flush();
@@ -29,6 +31,8 @@ void CsvWriter::row(const std::vector<double>& values) {
 
 void CsvWriter::row(const std::vector<std::string>& cells) {
   if (cells.size() != columns_) fail("CsvWriter", path_, ": ", cells.size(), " values for ", columns_, " columns");
+  for (const std::string& c : cells)
+    if (c.find_first_of(",\"\n") != std::string::npos) fail("CsvWriter", path_, ": cell '", c, "' has a comma, quote or newline");
   for (size_t i = 0; i < cells.size(); ++i) out_ << (i ? "," : "") << cells[i];
   out_ << "\n";
   out_.flush();

@@ -285,7 +285,7 @@ TEST_CASE("batch_norm: batch statistics in training, running statistics in eval"
 
 TEST_CASE("solve: Gaussian elimination with pivoting; singular systems refused") {
   // 2x + y = 5, x + 3y = 10  ->  x = 1, y = 3 (and a second right-hand side at once)
-  const Tensor x = solve(tensor({2, 1, 1, 3}, {2, 2}), tensor({5, 10, 2, 1}, {2, 2}));
+  const Tensor x = solve(tensor({2, 1, 1, 3}, {2, 2}), tensor({5, 2, 10, 1}, {2, 2}));
   ladder::testing::check_tensor(x, {2, 2}, {1, 1, 3, 0}, 1e-6f);
   ladder::testing::check_tensor(solve(tensor({0, 1, 1, 0}, {2, 2}), tensor({7, 9})), {2}, {9, 7});  // needs a pivot swap
   ladder::testing::check_error([] { solve(tensor({1, 2, 2, 4}, {2, 2}), tensor({1, 2})); }, {"solve", "singular"});

@@ -198,7 +198,7 @@ TEST_CASE("lesson 02_regression --quick: perceptron converges, GD meets the norm
                          "softmax.png", "xor_linear.png", "xor_mlp.svg"});
   const auto table = rows(out.path / "metrics.csv");
   REQUIRE(table.size() >= 10);
-  for (const char* model : {"linear regression (MSE)", "logistic regression (BCE)", "softmax regression (CE)", "XOR, one hidden layer"})
+  for (const char* model : {"linear regression (MSE)", "logistic regression (BCE)", "softmax regression (CE)", "XOR: one hidden layer"})
     CHECK_MESSAGE(std::stod(table.back().at(model)) < 0.5 * std::stod(table.front().at(model)), model, ": the loss did not fall");
   const nlohmann::json m = summary_of(out.path)["metrics"];
   CHECK(m["perceptron_epochs"].get<int>() < 100);
