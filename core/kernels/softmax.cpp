@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "core/kernels/fast_exp.h"
+#include "core/kernels/fast_math.h"
 #include "core/kernels/parallel.h"
 
 namespace ladder {

@@ -3,13 +3,14 @@
 #include <numbers>
 
 #include "core/error.h"
+#include "core/kernels/fast_math.h"
 #include "core/ops/elementwise.h"
 
 namespace ladder {
 
 namespace {
 
-float sigmoid_of(float v) { return 1.0f / (1.0f + std::exp(-v)); }
+float sigmoid_of(float v) { return fast_sigmoid(v); }
 
 }  // namespace
 
@@ -18,7 +19,7 @@ Tensor neg(const Tensor& x) {
 }
 
 Tensor exp(const Tensor& x) {  // d/dx e^x = e^x = y
-  return unary_op("exp", x, [](float v) { return std::exp(v); }, [](float, float y) { return y; });
+  return unary_op("exp", x, [](float v) { return fast_exp(v); }, [](float, float y) { return y; });
 }
 
 Tensor log(const Tensor& x) {
@@ -43,7 +44,7 @@ Tensor cos(const Tensor& x) {
 }
 
 Tensor tanh(const Tensor& x) {  // d/dx tanh = 1 - tanh^2
-  return unary_op("tanh", x, [](float v) { return std::tanh(v); }, [](float, float y) { return 1 - y * y; });
+  return unary_op("tanh", x, [](float v) { return fast_tanh(v); }, [](float, float y) { return 1 - y * y; });
 }
 
 Tensor sigmoid(const Tensor& x) {  // d/dx s = s (1 - s)

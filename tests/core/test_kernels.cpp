@@ -2,7 +2,7 @@
 #include "helpers.h"
 
 #include "core/kernels/conv.h"
-#include "core/kernels/fast_exp.h"
+#include "core/kernels/fast_math.h"
 #include "core/kernels/gemm.h"
 #include "core/kernels/layer_norm.h"
 #include "core/kernels/parallel.h"
@@ -23,6 +23,22 @@ TEST_CASE("fast_exp agrees with std::exp over the whole float range") {
   CHECK(std::isinf(fast_exp(100)));
   CHECK(std::isnan(fast_exp(NAN)));
   CHECK(fast_exp(0) == 1);
+}
+
+TEST_CASE("fast_tanh and fast_sigmoid agree with the standard library") {
+  float worst_tanh = 0, worst_sigmoid = 0;
+  for (float x = -20.0f; x < 20.0f; x += 0.00731f) {
+    const float t = std::tanh(x), s = 1.0f / (1.0f + std::exp(-x));
+    worst_tanh = std::max(worst_tanh, std::fabs(fast_tanh(x) - t) / std::max(std::fabs(t), 1e-30f));
+    worst_sigmoid = std::max(worst_sigmoid, std::fabs(fast_sigmoid(x) - s) / s);
+  }
+  CHECK(worst_tanh < 5e-7f);
+  CHECK(worst_sigmoid < 5e-7f);
+  CHECK(fast_tanh(0) == 0);
+  CHECK(fast_tanh(1e-6f) == doctest::Approx(1e-6f));
+  CHECK(fast_tanh(50) == 1);
+  CHECK(fast_tanh(-50) == -1);
+  CHECK(std::isnan(fast_tanh(NAN)));
 }
 
 TEST_CASE("gemm (OpenBLAS) agrees with the naive loops for every transpose and stride") {

@@ -207,3 +207,21 @@ TEST_CASE("lesson 02_regression --quick: perceptron converges, GD meets the norm
   CHECK(m["xor_linear_train_acc"].get<double>() < 0.8);  // no line separates XOR
   CHECK(m["xor_mlp_train_acc"].get<double>() > 0.95);
 }
+
+TEST_CASE("lesson 03_mlp --quick: spirals need a hidden layer; the MLP language model learns") {
+  TempDir out("lesson03");
+  const Ran ran = run_lesson("03_mlp", "--quick --out " + out.path.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  check_files(out.path, {"metrics.csv", "summary.json", "spirals_accuracy.png", "spirals_linear.png", "spirals_best.svg",
+                         "lm_loss.png", "lm_loss.svg", "samples.txt", "model.safetensors"});
+  const std::vector<double> val = column(out.path / "metrics.csv", "val_loss");
+  REQUIRE(val.size() >= 5);
+  CHECK(val.back() < val.front() - 0.2);
+  CHECK(ran.output.find("1-gram, interpolated (lesson 01)") != std::string::npos);  // printed beside the n-grams
+  CHECK(ran.output.find("unseen contexts") != std::string::npos);
+  const nlohmann::json m = summary_of(out.path)["metrics"];
+  CHECK(m["test_acc"].get<double>() > 0.9);
+  CHECK(m["val_ppl"].get<double>() < 15);
+  CHECK(m["val_ppl"].get<double>() == doctest::Approx(std::exp(m["val_loss"].get<double>())));
+}

@@ -1,0 +1,259 @@
+// Lesson 03: multilayer perceptrons.
+//
+// Part 1: MLP classifiers on 2-D spirals: how depth, width and the activation change what they
+// can draw. Part 2: the MLP language model of Bengio et al. on the characters of words, trained
+// with a learning-rate schedule and compared with the n-gram models of lesson 01 on the same
+// data and split. The note that goes with it: docs/03_mlp.md.
+#include <cmath>
+#include <cstdio>
+
+#include "core/autograd.h"
+#include "core/error.h"
+#include "core/ops.h"
+#include "data/batcher.h"
+#include "data/text.h"
+#include "data/tokenizer.h"
+#include "data/toy2d.h"
+#include "io/checkpoint.h"
+#include "lessons/common/cli.h"
+#include "lessons/common/plot.h"
+#include "lessons/common/progress.h"
+#include "lessons/common/regions.h"
+#include "lessons/common/run.h"
+#include "models/mlp_lm.h"
+#include "models/ngram.h"
+#include "nn/sequential.h"
+#include "optim/adam.h"
+#include "optim/schedule.h"
+
+using namespace ladder;
+
+namespace {
+
+double accuracy(nn::Module& model, const data::Points& d) {
+  NoGradGuard no_grad;
+  const Tensor predicted = argmax(model(d.x), 1);
+  int64_t right = 0;
+  for (int64_t i = 0; i < d.y.numel(); ++i) right += predicted.data()[i] == d.y.data()[i];
+  return static_cast<double>(right) / static_cast<double>(d.y.numel());
+}
+
+// ---- part 1: spirals ----
+struct SpiralConfig {
+  std::string name;
+  std::vector<int64_t> hidden;
+  nn::ActivationKind activation;
+};
+
+double spirals(lessons::Run& run, bool quick, uint64_t seed) {
+  std::printf("== part 1: MLP classifiers on three interleaved spirals ==\n");
+  Generator gen(seed);
+  const data::Points train_set = data::spirals(100, 3, 0.15f, gen), test_set = data::spirals(100, 3, 0.15f, gen);
+  const std::vector<SpiralConfig> configs = {{"linear (no hidden layer)", {}, nn::ActivationKind::relu},
+                                             {"1 x 16 relu", {16}, nn::ActivationKind::relu},
+                                             {"1 x 64 relu", {64}, nn::ActivationKind::relu},
+                                             {"2 x 64 relu", {64, 64}, nn::ActivationKind::relu},
+                                             {"3 x 64 relu", {64, 64, 64}, nn::ActivationKind::relu},
+                                             {"2 x 64 tanh", {64, 64}, nn::ActivationKind::tanh},
+                                             {"2 x 64 gelu", {64, 64}, nn::ActivationKind::gelu}};
+  const int64_t steps = quick ? 300 : 1500;
+  std::vector<lessons::Series> curves;
+  std::printf("%-26s %10s %10s %10s\n", "model", "params", "train acc", "test acc");
+  double best_acc = -1;
+  std::shared_ptr<nn::Sequential> best, linear;
+  std::string best_name;
+  for (const SpiralConfig& c : configs) {
+    std::vector<int64_t> sizes = {2};
+    sizes.insert(sizes.end(), c.hidden.begin(), c.hidden.end());
+    sizes.push_back(3);
+    Generator init(seed + 1);
+    auto model = nn::mlp(sizes, {.activation = c.activation}, init);
+    optim::Adam adam(model->named_parameters(), {.lr = 0.01f});
+    lessons::Series curve{c.name};
+    for (int64_t step = 1; step <= steps; ++step) {
+      const Tensor loss = cross_entropy((*model)(train_set.x), train_set.y);  // full batch: 300 points
+      adam.zero_grad();
+      loss.backward();
+      adam.step();
+      if (step % 25 == 0) curve.x.push_back(static_cast<double>(step)), curve.y.push_back(accuracy(*model, test_set));
+    }
+    const double test_acc = accuracy(*model, test_set);
+    std::printf("%-26s %10lld %10.3f %10.3f\n", c.name.c_str(), static_cast<long long>(model->num_parameters()),
+                accuracy(*model, train_set), test_acc);
+    curves.push_back(curve);
+    if (c.hidden.empty()) linear = model;
+    if (test_acc > best_acc) best_acc = test_acc, best = model, best_name = c.name;
+  }
+  run.wrote(lessons::save_line_chart(run.path("spirals_accuracy"), {"Spirals: test accuracy while training", "step", "test accuracy", curves}));
+  for (auto [stem, model, title] : {std::tuple{"spirals_linear", linear, std::string("Spirals: linear model")},
+                                    std::tuple{"spirals_best", best, "Spirals: " + best_name}})
+    run.wrote(lessons::save_decision_regions(run.path(stem),
+                                             lessons::decision_regions([&](const Tensor& x) { return argmax((*model)(x), 1); },
+                                                                       test_set.x, test_set.y, {"arm 0", "arm 1", "arm 2"},
+                                                                       title + " (test points)")));
+  return best_acc;
+}
+
+// ---- part 2: the MLP language model ----
+// The negative log-likelihood of every window's next token, in chunks (no graph is kept).
+std::vector<float> token_nll(models::MLPLanguageModel& model, const data::Batch& windows) {
+  NoGradGuard no_grad;
+  const int64_t n = windows.y.numel(), chunk = 8192;
+  std::vector<float> nll;
+  for (int64_t start = 0; start < n; start += chunk) {
+    const int64_t len = std::min(chunk, n - start);
+    const Tensor losses = cross_entropy(model(narrow(windows.x, 0, start, len)), narrow(windows.y, 0, start, len),
+                                        {.reduction = Reduction::none});
+    nll.insert(nll.end(), losses.data(), losses.data() + len);
+  }
+  return nll;
+}
+
+double mean(const std::vector<float>& values) {
+  double total = 0;
+  for (float v : values) total += v;
+  return total / static_cast<double>(values.size());
+}
+
+// Where each model wins: the mean NLL over validation tokens whose context (the last `context`
+// characters) occurs in the training text, and over those whose context never does.
+void seen_and_unseen(models::MLPLanguageModel& model, const models::NGramCounts& counts, const models::Estimator& ngram,
+                     const data::Batch& val_windows) {
+  const std::vector<float> mlp = token_nll(model, val_windows);
+  double sums[2][2] = {{0, 0}, {0, 0}};  // [seen?][mlp, n-gram]
+  int64_t tokens[2] = {0, 0};
+  const int64_t context = val_windows.x.size(1);
+  for (int64_t i = 0; i < val_windows.y.numel(); ++i) {
+    std::vector<int> history(static_cast<size_t>(context));
+    for (int64_t t = 0; t < context; ++t) history[static_cast<size_t>(t)] = static_cast<int>(val_windows.x.data()[i * context + t]);
+    const int seen = counts.context_total(history) > 0 ? 1 : 0;
+    sums[seen][0] += mlp[static_cast<size_t>(i)];
+    sums[seen][1] -= std::log(counts.probability(ngram, history, static_cast<int>(val_windows.y.data()[i])));
+    ++tokens[seen];
+  }
+  std::printf("\nvalidation loss split by whether the %lld-character context occurs in the training text:\n", static_cast<long long>(context));
+  std::printf("  %-34s %14s %16s\n", "", "seen contexts", "unseen contexts");
+  std::printf("  %-34s %14lld %16lld\n", "tokens", static_cast<long long>(tokens[1]), static_cast<long long>(tokens[0]));
+  for (int m = 0; m < 2; ++m)
+    std::printf("  %-34s %14.4f %16.4f\n", m == 0 ? "MLP language model" : (std::to_string(ngram.order) + "-gram, interpolated").c_str(),
+                tokens[1] ? sums[1][m] / static_cast<double>(tokens[1]) : NAN, tokens[0] ? sums[0][m] / static_cast<double>(tokens[0]) : NAN);
+}
+
+struct LMResult {
+  double train_loss, val_loss;
+};
+
+LMResult language_model(lessons::Run& run, const lessons::LessonCli& cli, const lessons::TextFlags& text, int64_t context,
+                        int64_t embed, int64_t hidden) {
+  const lessons::CommonFlags& flags = cli.common;
+  std::printf("\n== part 2: an MLP language model on the characters of words ==\n");
+  data::TextData lines = data::load_text({.data = text.data, .val = text.val, .lines = text.lines, .seed = flags.seed});
+  if (flags.quick) lines.train.resize(std::min<size_t>(lines.train.size(), 4000)), lines.val.resize(std::min<size_t>(lines.val.size(), 400));
+  const data::Tokenizer tokenizer = data::Tokenizer::chars(lines.train);
+  auto encode = [&](const std::vector<std::string>& side) {
+    std::vector<std::vector<int>> out;
+    if (text.lines)
+      for (const std::string& line : side) out.push_back(tokenizer.encode(line));
+    else
+      out.push_back(tokenizer.encode(data::join_lines(side)));
+    return out;
+  };
+  const auto train_seqs = encode(lines.train), val_seqs = encode(lines.val);
+  const data::Batch train_windows = data::context_windows(train_seqs, context), val_windows = data::context_windows(val_seqs, context);
+  std::printf("data: %s; %lld training and %lld validation examples (context %lld -> next character), vocabulary %lld\n",
+              lines.train_source.c_str(), static_cast<long long>(train_windows.y.numel()),
+              static_cast<long long>(val_windows.y.numel()), static_cast<long long>(context),
+              static_cast<long long>(tokenizer.vocab_size()));
+
+  models::MLPLanguageModel model(tokenizer.vocab_size(), context, embed, hidden);
+  std::printf("%s", model.summary().c_str());
+  optim::Adam adam(model.named_parameters(), {.lr = flags.lr});
+  const optim::Schedule schedule = optim::cosine_lr(flags.lr, std::max<int64_t>(1, flags.steps / 20), flags.steps, flags.lr / 100);
+  lessons::CsvWriter metrics(run.file("metrics.csv"), {"step", "train_loss", "val_loss", "val_ppl", "lr", "tokens_per_s"});
+  lessons::Progress progress(flags.steps, "tok", /*show_ppl=*/true);
+  lessons::Series train_curve{"MLP train"}, val_curve{"MLP validation"};
+  Generator batches(flags.seed + 7);
+  const int64_t eval_every = std::max<int64_t>(1, flags.steps / 20);
+  double recent = 0, val_loss = 0, train_loss = 0;
+  for (int64_t step = 1; step <= flags.steps; ++step) {
+    const data::Batch b = data::sample_rows(train_windows, flags.batch, batches);
+    const Tensor loss = cross_entropy(model(b.x), b.y);
+    adam.zero_grad();
+    loss.backward();
+    adam.set_lr(schedule(step - 1));
+    adam.step();
+    recent += loss.item();
+    progress.update(step, loss.item(), step * flags.batch);
+    if (step % eval_every == 0 || step == flags.steps) {
+      const int64_t span = step % eval_every == 0 ? eval_every : step % eval_every;
+      train_loss = recent / static_cast<double>(span);  // the mean over the steps since the last evaluation
+      recent = 0;
+      val_loss = mean(token_nll(model, val_windows));
+      metrics.row({static_cast<double>(step), train_loss, val_loss, std::exp(val_loss), adam.lr(),
+                   static_cast<double>(step * flags.batch) / run.seconds()});
+      train_curve.x.push_back(static_cast<double>(step)), train_curve.y.push_back(train_loss);
+      val_curve.x.push_back(static_cast<double>(step)), val_curve.y.push_back(val_loss);
+    }
+  }
+  progress.finish();
+
+  // The n-gram models of lesson 01, on exactly the same sequences.
+  const int ngram_max = flags.quick ? 3 : 5;
+  const models::NGramCounts counts(ngram_max, train_seqs, tokenizer.vocab_size());
+  std::printf("\nvalidation loss (nats per character) on the same split:\n");
+  std::printf("  %-34s %8.4f  (perplexity %.2f, %lld parameters)\n", "MLP language model", val_loss, std::exp(val_loss),
+              static_cast<long long>(model.num_parameters()));
+  std::vector<lessons::Series> curves = {train_curve, val_curve};
+  models::Estimator same_context;  // the n-gram that sees as many characters as the MLP
+  for (int order = 1; order <= ngram_max; ++order) {
+    const models::Estimator interp{models::Smoothing::interpolation, order, 1, models::fit_lambdas(counts, order, val_seqs)};
+    if (order == std::min<int64_t>(context + 1, ngram_max)) same_context = interp;
+    const double nll = models::evaluate(counts, interp, val_seqs).nll;
+    std::printf("  %-34s %8.4f  (perplexity %.2f)\n", (std::to_string(order) + "-gram, interpolated (lesson 01)").c_str(), nll,
+                std::exp(nll));
+    if (order == context + 1 || order == ngram_max)
+      curves.push_back({std::to_string(order) + "-gram (lesson 01)", {val_curve.x.front(), val_curve.x.back()}, {nll, nll}});
+  }
+  if (context + 1 <= ngram_max) seen_and_unseen(model, counts, same_context, val_windows);
+  run.wrote(lessons::save_line_chart(run.path("lm_loss"), {"MLP language model: loss per character", "step",
+                                                           "cross-entropy (nats, log scale)", curves, /*log_y=*/true}));
+
+  Generator gen(flags.seed);
+  const std::string samples_path = run.file("samples.txt");
+  std::FILE* out = std::fopen(samples_path.c_str(), "w");
+  if (!out) fail("03_mlp", "cannot write ", samples_path);
+  std::printf("\nsamples:\n");
+  for (int i = 0; i < 12; ++i) {
+    const std::string word = tokenizer.decode(model.sample(gen));
+    std::printf("  %s\n", word.c_str());
+    std::fprintf(out, "%s\n", word.c_str());
+  }
+  std::fclose(out);
+  io::save_module(run.file("model.safetensors"), model,
+                  {{"lesson", "03_mlp"}, {"tokenizer", tokenizer.to_json()}, {"context", std::to_string(context)},
+                   {"embed", std::to_string(embed)}, {"hidden", std::to_string(hidden)}});
+  return {train_loss, val_loss};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return lessons::lesson_main([&] {
+    lessons::LessonCli cli("03_mlp", "Lesson 03: MLP classifiers on spirals; the MLP language model of Bengio et al.",
+                           {.steps = 8000, .lr = 0.01f, .batch = 256});
+    lessons::TextFlags text;
+    cli.text_options(text, "/usr/share/dict/american-english", /*default_lines=*/true);
+    int64_t context = 3, embed = 16, hidden = 256;
+    cli.option("--context", context, "characters the language model sees")->check(CLI::Range(1, 16));
+    cli.option("--embed", embed, "size of each character's embedding")->check(CLI::PositiveNumber);
+    cli.option("--hidden", hidden, "hidden units of the language model")->check(CLI::PositiveNumber);
+    cli.parse(argc, argv);
+    if (cli.common.quick) cli.common.steps = std::min<int64_t>(cli.common.steps, 300);
+    lessons::Run run(cli);
+
+    const double spiral_acc = spirals(run, cli.common.quick, cli.common.seed);
+    const LMResult lm = language_model(run, cli, text, context, embed, hidden);
+    run.finish({{"train_loss", lm.train_loss}, {"val_loss", lm.val_loss}, {"val_ppl", std::exp(lm.val_loss)},
+                {"test_acc", spiral_acc}});
+  });
+}
