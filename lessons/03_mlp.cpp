@@ -198,7 +198,8 @@ LMResult language_model(lessons::Run& run, const lessons::LessonCli& cli, const 
   progress.finish();
 
   // The n-gram models of lesson 01, on exactly the same sequences.
-  const int ngram_max = flags.quick ? 3 : 5;
+  // Orders 1-5 (1-3 when quick), and at least the order that sees as much as the MLP.
+  const int ngram_max = std::max(flags.quick ? 3 : 5, static_cast<int>(std::min<int64_t>(context + 1, models::kMaxOrder)));
   const models::NGramCounts counts(ngram_max, train_seqs, tokenizer.vocab_size());
   std::printf("\nvalidation loss (nats per character) on the same split:\n");
   std::printf("  %-34s %8.4f  (perplexity %.2f, %lld parameters)\n", "MLP language model", val_loss, std::exp(val_loss),
@@ -207,14 +208,14 @@ LMResult language_model(lessons::Run& run, const lessons::LessonCli& cli, const 
   models::Estimator same_context;  // the n-gram that sees as many characters as the MLP
   for (int order = 1; order <= ngram_max; ++order) {
     const models::Estimator interp{models::Smoothing::interpolation, order, 1, models::fit_lambdas(counts, order, val_seqs)};
-    if (order == std::min<int64_t>(context + 1, ngram_max)) same_context = interp;
+    if (order == context + 1) same_context = interp;
     const double nll = models::evaluate(counts, interp, val_seqs).nll;
     std::printf("  %-34s %8.4f  (perplexity %.2f)\n", (std::to_string(order) + "-gram, interpolated (lesson 01)").c_str(), nll,
                 std::exp(nll));
     if (order == context + 1 || order == ngram_max)
       curves.push_back({std::to_string(order) + "-gram (lesson 01)", {val_curve.x.front(), val_curve.x.back()}, {nll, nll}});
   }
-  if (context + 1 <= ngram_max) seen_and_unseen(model, counts, same_context, val_windows);
+  if (context + 1 <= models::kMaxOrder) seen_and_unseen(model, counts, same_context, val_windows);
   run.wrote(lessons::save_line_chart(run.path("lm_loss"), {"MLP language model: loss per character", "step",
                                                            "cross-entropy (nats, log scale)", curves, /*log_y=*/true}));
 
