@@ -23,5 +23,6 @@ std::map<std::string, double> pytorch_reference(const std::string& script);
 void report(const std::string& name, double ours_ms, double ref_ms, const std::string& note = "");
 
 void run_core();
+void run_cnn();
 
 }  // namespace ladder::bench

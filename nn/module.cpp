@@ -121,7 +121,7 @@ std::string with_commas(int64_t n) {
 
 void Module::print(std::string& out, const std::string& name, int depth) const {
   const std::string indent(2 * depth, ' ');
-  out += indent + (name.empty() ? "" : "(" + name + "): ") + type_name_ + "(" + describe() + ")";
+  out += indent + (name.empty() ? "" : "(" + name + "): ") + repr();
   int64_t own = 0;
   std::string shapes;
   for (const NamedParameter& p : parameters_) {

@@ -50,6 +50,7 @@ class Module {
   void zero_grad();
 
   const std::string& type_name() const { return type_name_; }
+  std::string repr() const { return type_name_ + "(" + describe() + ")"; }  // "Linear(in=4, out=3, bias=true)"
   // The tree of modules with their settings, parameter shapes and counts.
   std::string summary() const;
 

@@ -1,5 +1,8 @@
 #include "nn/sequential.h"
 
+#include <iomanip>
+
+#include "core/autograd.h"
 #include "core/error.h"
 #include "nn/activation.h"
 #include "nn/dropout.h"
@@ -20,6 +23,21 @@ Tensor Sequential::forward(const Tensor& x) {
   Tensor h = x;
   for (const auto& m : modules_) h = m->forward(h);
   return h;
+}
+
+std::string Sequential::shape_table(const Shape& input) {
+  NoGradGuard no_grad;
+  Tensor x = zeros(input);
+  std::string table = cat("  ", std::left, std::setw(44), "layer", std::right, std::setw(10), "params", "  ",
+                          std::left, std::setw(16), "input", "output\n");
+  for (size_t i = 0; i < modules_.size(); ++i) {
+    const Tensor y = modules_[i]->forward(x);
+    table += cat("  ", std::left, std::setw(44), cat(i, " ", modules_[i]->repr()), std::right, std::setw(10),
+                 with_commas(modules_[i]->num_parameters()), "  ", std::left, std::setw(16), shape_str(x.shape()),
+                 shape_str(y.shape()), "\n");
+    x = y;
+  }
+  return table + cat("  total parameters: ", with_commas(num_parameters()), "\n");
 }
 
 namespace {

@@ -16,6 +16,9 @@ class Sequential : public Module {
   void push_back(std::shared_ptr<Module> module);  // registered as "0", "1", ...
   Tensor forward(const Tensor& x) override;
   size_t size() const { return modules_.size(); }
+  // One line per layer: what it is, its parameter count, and the shapes it maps an input of
+  // shape `input` through (runs a forward pass on zeros, without recording a graph).
+  std::string shape_table(const Shape& input);
   Module& operator[](size_t i) const { return *modules_.at(i); }
 
  private:

@@ -34,28 +34,33 @@ def best_over_threads(work):
     return results[threads], threads
 
 
-def chain():
-    x = x0
-    for i in range(10000):
-        x = torch.tanh(x) if i % 2 == 0 else x * 1.5
-    x.sum().backward()
+def main():
+    torch.manual_seed(0)
+    x0 = torch.randn(16, requires_grad=True)
+
+    def chain():
+        x = x0
+        for i in range(10000):
+            x = torch.tanh(x) if i % 2 == 0 else x * 1.5
+        x.sum().backward()
+
+    x = torch.randn(4096, 128, requires_grad=True)
+    gy = torch.randn(4096, 128)
+    w = torch.ones(128, requires_grad=True)
+    b = torch.zeros(128, requires_grad=True)
+
+    workloads = {
+        "autograd_chain_per_op_us": (chain, 1000.0 / 10000),  # ms per chain -> microseconds per op
+        "softmax_fwd_bwd_4096x128": (lambda: torch.softmax(x, -1).backward(gy), 1.0),
+        "layer_norm_fwd_bwd_4096x128": (
+            lambda: torch.nn.functional.layer_norm(x, (128,), w, b).backward(gy), 1.0),
+    }
+    print(f"# torch {torch.__version__}, {torch.__config__.parallel_info().splitlines()[-1].strip()}")
+    for name, (work, scale) in workloads.items():
+        ms, threads = best_over_threads(work)
+        print(f"# {name}: best with torch.set_num_threads({threads})")
+        print(f"{name} {ms * scale:.6f}")
 
 
-torch.manual_seed(0)
-x0 = torch.randn(16, requires_grad=True)
-x = torch.randn(4096, 128, requires_grad=True)
-gy = torch.randn(4096, 128)
-w = torch.ones(128, requires_grad=True)
-b = torch.zeros(128, requires_grad=True)
-
-workloads = {
-    "autograd_chain_per_op_us": (chain, 1000.0 / 10000),  # ms per chain -> microseconds per op
-    "softmax_fwd_bwd_4096x128": (lambda: torch.softmax(x, -1).backward(gy), 1.0),
-    "layer_norm_fwd_bwd_4096x128": (
-        lambda: torch.nn.functional.layer_norm(x, (128,), w, b).backward(gy), 1.0),
-}
-print(f"# torch {torch.__version__}, {torch.__config__.parallel_info().splitlines()[-1].strip()}")
-for name, (work, scale) in workloads.items():
-    ms, threads = best_over_threads(work)
-    print(f"# {name}: best with torch.set_num_threads({threads})")
-    print(f"{name} {ms * scale:.6f}")
+if __name__ == "__main__":
+    main()

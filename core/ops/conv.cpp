@@ -103,31 +103,33 @@ Tensor max_pool2d(const Tensor& x, Pool2dOptions options) {
   const ConvGeometry g = pool_geometry(x, options, "max_pool2d");
   const int64_t planes = x.size(0) * g.C, oh = g.out_h(), ow = g.out_w();
   Tensor out = empty({x.size(0), g.C, oh, ow});
-  std::vector<int64_t> argmax(out.numel());  // where in x each output came from
+  std::vector<int64_t> argmax(static_cast<size_t>(out.numel()));  // where in x each output came from
+  const float* px = x.data();
+  float* po = out.data();
   parallel_for(planes, oh * ow * g.KH * g.KW, [&](int64_t begin, int64_t end) {
-    for (int64_t p = begin; p < end; ++p)
+    for (int64_t p = begin; p < end; ++p) {
+      const float* plane = px + p * g.H * g.W;
       for (int64_t oi = 0; oi < oh; ++oi)
         for (int64_t oj = 0; oj < ow; ++oj) {
-          float best = -std::numeric_limits<float>::infinity();
-          int64_t at = -1;
-          for (int64_t ki = 0; ki < g.KH; ++ki)
-            for (int64_t kj = 0; kj < g.KW; ++kj) {
-              const int64_t i = oi * g.stride - g.padding + ki, j = oj * g.stride - g.padding + kj;
-              if (i < 0 || i >= g.H || j < 0 || j >= g.W) continue;  // padding never wins
-              const int64_t offset = (p * g.H + i) * g.W + j;
-              if (at < 0 || x.data()[offset] > best) {
-                best = x.data()[offset];
-                at = offset;
-              }
-            }
+          // The window, clipped to the image: padding never wins.
+          const int64_t i0 = std::max<int64_t>(oi * g.stride - g.padding, 0), i1 = std::min(oi * g.stride - g.padding + g.KH, g.H);
+          const int64_t j0 = std::max<int64_t>(oj * g.stride - g.padding, 0), j1 = std::min(oj * g.stride - g.padding + g.KW, g.W);
+          int64_t at = i0 * g.W + j0;
+          float best = plane[at];
+          for (int64_t i = i0; i < i1; ++i)
+            for (int64_t j = j0; j < j1; ++j)
+              if (plane[i * g.W + j] > best) best = plane[i * g.W + j], at = i * g.W + j;
           const int64_t o = (p * oh + oi) * ow + oj;
-          out.data()[o] = best;
-          argmax[o] = at;
+          po[o] = best;
+          argmax[static_cast<size_t>(o)] = p * g.H * g.W + at;
         }
+    }
   });
   return record("max_pool2d", out, {x}, [x_shape = x.shape(), argmax](const Tensor& gy, NeedsGrad) -> Grads {
     Tensor gx = zeros(x_shape);  // each output sends its gradient to the input that won its window
-    for (size_t o = 0; o < argmax.size(); ++o) gx.data()[argmax[o]] += gy.data()[o];
+    float* pd = gx.data();
+    const float* pg = gy.data();
+    for (size_t o = 0; o < argmax.size(); ++o) pd[argmax[o]] += pg[o];
     return {gx};
   });
 }

@@ -172,6 +172,7 @@ std::vector<std::string> save_heatmap(const std::string& stem, const Heatmap& ma
     for (double v : row)
       if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
   }
+  if (map.diverging) hi = std::max(std::fabs(lo), std::fabs(hi)), lo = -hi;
   if (!(hi > lo)) hi = lo + 1;
   // plimage wants data[x][y] with y growing upwards; row 0 goes on top.
   std::vector<std::vector<PLFLT>> columns(cols, std::vector<PLFLT>(rows));
@@ -189,9 +190,13 @@ std::vector<std::string> save_heatmap(const std::string& stem, const Heatmap& ma
     const double label_scale = std::clamp(24.0 / longest, 0.45, 1.0);
     plvpor(0.12, 0.8, 0.14, 0.9);
     plwind(0, cols, 0, rows);
-    // Sequential colour map from white (low) to dark blue (high).
-    const PLFLT at[] = {0, 1}, r[] = {1, 0.03}, g[] = {1, 0.19}, b[] = {1, 0.42};
-    plscmap1l(1, 2, at, r, g, b, nullptr);
+    if (map.diverging) {  // blue below zero, white at zero, red above
+      const PLFLT at[] = {0, 0.5, 1}, r[] = {0.02, 1, 0.7}, g[] = {0.19, 1, 0.01}, b[] = {0.38, 1, 0.11};
+      plscmap1l(1, 3, at, r, g, b, nullptr);
+    } else {  // white (low) to dark blue (high)
+      const PLFLT at[] = {0, 1}, r[] = {1, 0.03}, g[] = {1, 0.19}, b[] = {1, 0.42};
+      plscmap1l(1, 2, at, r, g, b, nullptr);
+    }
     // plimage draws cell i over [xmin + i dx, xmin + (i+1) dx] with dx = (xmax - xmin) / (n - 1):
     // giving n - 1 as the extent makes every cell one unit wide.
     plimage(pointers.data(), cols, rows, 0, cols - 1, 0, rows - 1, lo, hi, 0, cols - 1, 0, rows - 1);
@@ -223,6 +228,19 @@ std::vector<std::string> save_heatmap(const std::string& stem, const Heatmap& ma
                0.03, 0, 0.04, 1.0, 0, 1, 1, 0, 0, 0, 0, 1, label_opts, label_text, 1, axis_options, ticks, sub_ticks,
                n_values, values);
   });
+}
+
+std::vector<std::vector<double>> tile(const std::vector<std::vector<std::vector<double>>>& tiles, int columns, double gap) {
+  if (tiles.empty() || columns < 1) fail("tile", "needs at least one tile and one column");
+  const size_t h = tiles[0].size(), w = h ? tiles[0][0].size() : 0;
+  const size_t rows = (tiles.size() + static_cast<size_t>(columns) - 1) / static_cast<size_t>(columns);
+  std::vector<std::vector<double>> out(rows * (h + 1) + 1, std::vector<double>(static_cast<size_t>(columns) * (w + 1) + 1, gap));
+  for (size_t t = 0; t < tiles.size(); ++t) {
+    const size_t top = (t / static_cast<size_t>(columns)) * (h + 1) + 1, left = (t % static_cast<size_t>(columns)) * (w + 1) + 1;
+    for (size_t i = 0; i < h; ++i)
+      for (size_t j = 0; j < w; ++j) out[top + i][left + j] = tiles[t][i][j];
+  }
+  return out;
 }
 
 std::vector<std::string> save_decision_regions(const std::string& stem, const DecisionRegions& plot) {

@@ -25,7 +25,12 @@ struct Heatmap {
   std::string title, x_label, y_label, value_label;
   std::vector<std::vector<double>> values;  // [row][col]
   std::vector<std::string> row_labels, col_labels;
+  bool diverging = false;  // blue (negative), white (0), red (positive), symmetric around 0: for weights
 };
+
+// Lays out equal-sized 2-D arrays in a grid, `columns` across, with a one-cell border of `gap`
+// around each (a montage of filters or feature maps for save_heatmap).
+std::vector<std::vector<double>> tile(const std::vector<std::vector<std::vector<double>>>& tiles, int columns, double gap);
 
 // The class a model predicts over a grid of 2-D points, and the data points on top.
 struct DecisionRegions {

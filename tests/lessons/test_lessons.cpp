@@ -225,3 +225,21 @@ TEST_CASE("lesson 03_mlp --quick: spirals need a hidden layer; the MLP language 
   CHECK(m["val_ppl"].get<double>() < 15);
   CHECK(m["val_ppl"].get<double>() == doctest::Approx(std::exp(m["val_loss"].get<double>())));
 }
+
+TEST_CASE("lesson 04_cnn --quick: the CNN recognises shifted digits, the MLP does not") {
+  TempDir out("lesson04");
+  const Ran ran = run_lesson("04_cnn", "--quick --out " + out.path.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  check_files(out.path, {"metrics.csv", "summary.json", "accuracy.png", "accuracy.svg", "filters.png", "filters.svg",
+                         "input.png", "feature_maps.png", "feature_maps.svg", "model.safetensors"});
+  CHECK(ran.output.find("Conv2d(1, 16, kernel=3") != std::string::npos);  // the shape table
+  CHECK(ran.output.find("(1,32,5,5)") != std::string::npos);
+  const std::vector<double> loss = column(out.path / "metrics.csv", "cnn_train_loss");
+  REQUIRE(loss.size() >= 5);
+  CHECK(loss.back() < 0.5 * loss.front());
+  const nlohmann::json m = summary_of(out.path)["metrics"];
+  CHECK(m["test_acc"].get<double>() > 0.8);                  // the CNN on shifted digits
+  CHECK(m["mlp_test_acc_shifted"].get<double>() < 0.5);      // the MLP never saw digits there
+  CHECK(m["mlp_test_acc_seen"].get<double>() > 0.8);         // but learned them where it did
+}
