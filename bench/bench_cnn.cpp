@@ -19,7 +19,7 @@ void run_cnn() {
     adam.step();
   });
   report("cnn_train_step_b64_20x20", ms, torch.count("cnn_train_step_b64_20x20") ? torch.at("cnn_train_step_b64_20x20") : -1,
-         "(ref: PyTorch; conv 1-16-32, 3x3, pools, linear; forward + backward + Adam)");
+         "(ref: PyTorch; conv-bn-relu-pool x2, global pool, linear; fwd + bwd + Adam)");
 }
 
 }  // namespace ladder::bench

@@ -13,16 +13,18 @@ namespace ladder {
 
 // ---- the handle ----
 
+void Tensor::undefined_error(const char* op) {
+  fail(op, "the tensor is undefined (a default-constructed Tensor holds no values)");
+}
+
 TensorImpl& Tensor::checked_impl(const char* op) const {
-  if (!impl_) fail(op, "the tensor is undefined (a default-constructed Tensor holds no values)");
+  if (!impl_) undefined_error(op);
   return *impl_;
 }
 
 const Shape& Tensor::shape() const { return checked_impl("shape").shape; }
 
 int64_t Tensor::size(int64_t d) const { return shape()[normalize_dim(d, dim(), "size")]; }
-
-float* Tensor::data() const { return checked_impl("data").storage.get(); }
 
 float Tensor::item() const {
   if (numel() != 1)

@@ -37,7 +37,12 @@ class Tensor {
   int64_t numel() const { return ladder::numel(shape()); }
 
   // The values, row-major. The handle is shallow: a const Tensor still lets you write values.
-  float* data() const;
+  // Inline: kernels call it in loops.
+  float* data() const {
+    if (!impl_) [[unlikely]]
+      undefined_error("data");
+    return impl_->storage.get();
+  }
   float item() const;  // the one value of a one-element tensor
   float at(std::initializer_list<int64_t> index) const;
   std::vector<float> to_vector() const;
@@ -63,6 +68,7 @@ class Tensor {
 
  private:
   TensorImpl& checked_impl(const char* op) const;
+  [[noreturn]] static void undefined_error(const char* op);
   std::shared_ptr<TensorImpl> impl_;
 };
 

@@ -42,15 +42,15 @@ Points xor_points(int64_t n_per_cluster, float spread, Generator& gen) {
   return p;
 }
 
-Points spirals(int64_t n_per_class, int classes, float noise, Generator& gen) {
+Points spirals(int64_t n_per_class, int classes, float noise, Generator& gen, float turns) {
   if (classes < 2 || n_per_class <= 0) fail("spirals", "needs at least 2 classes and 1 point per class");
   const int64_t n = n_per_class * classes;
   Points p{empty({n, 2}), empty({n})};
   for (int64_t i = 0; i < n; ++i) {
     const int64_t c = i % classes, k = i / classes;
     const float r = static_cast<float>(k + 1) / static_cast<float>(n_per_class);  // radius grows along the arm
-    const float angle = 4.0f * r + 2.0f * std::numbers::pi_v<float> * static_cast<float>(c) / static_cast<float>(classes) +
-                        noise * gen.normal();
+    const float two_pi = 2.0f * std::numbers::pi_v<float>;
+    const float angle = two_pi * (turns * r + static_cast<float>(c) / static_cast<float>(classes)) + noise * gen.normal();
     p.x.data()[2 * i] = r * std::cos(angle);
     p.x.data()[2 * i + 1] = r * std::sin(angle);
     p.y.data()[i] = static_cast<float>(c);

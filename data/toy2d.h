@@ -21,8 +21,9 @@ Points blobs(int64_t n_per_class, const std::vector<std::pair<float, float>>& ce
 Points separable_blobs(int64_t n_per_class, float spread, float margin, Generator& gen);
 // The XOR problem: clusters at (+-1, +-1); the class is 1 when exactly one coordinate is positive.
 Points xor_points(int64_t n_per_cluster, float spread, Generator& gen);
-// Interleaved spiral arms, one per class (a classic that no linear model can separate).
-Points spirals(int64_t n_per_class, int classes, float noise, Generator& gen);
+// Interleaved spiral arms, one per class (a classic that no linear model can separate); each
+// arm winds `turns` times around the centre, and the angle gets N(0, noise^2) jitter.
+Points spirals(int64_t n_per_class, int classes, float noise, Generator& gen, float turns = 1.5f);
 // x ~ U(-1, 1)^2 and y = x . weights + bias + N(0, noise^2).
 Points linear_targets(int64_t n, std::pair<float, float> weights, float bias, float noise, Generator& gen);
 

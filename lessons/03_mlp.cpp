@@ -4,6 +4,7 @@
 // can draw. Part 2: the MLP language model of Bengio et al. on the characters of words, trained
 // with a learning-rate schedule and compared with the n-gram models of lesson 01 on the same
 // data and split. The note that goes with it: docs/03_mlp.md.
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 
@@ -82,9 +83,11 @@ double spirals(lessons::Run& run, bool quick, uint64_t seed) {
                 accuracy(*model, train_set), test_acc);
     curves.push_back(curve);
     if (c.hidden.empty()) linear = model;
-    if (test_acc > best_acc) best_acc = test_acc, best = model, best_name = c.name;
+    if (test_acc > best_acc) best_acc = test_acc, best = model, best_name = c.name;  // ties: the smaller model
   }
-  run.wrote(lessons::save_line_chart(run.path("spirals_accuracy"), {"Spirals: test accuracy while training", "step", "test accuracy", curves}));
+  lessons::LineChart chart{"Spirals: test accuracy while training", "step", "test accuracy", curves};
+  chart.legend_at_bottom = true;
+  run.wrote(lessons::save_line_chart(run.path("spirals_accuracy"), chart));
   for (auto [stem, model, title] : {std::tuple{"spirals_linear", linear, std::string("Spirals: linear model")},
                                     std::tuple{"spirals_best", best, "Spirals: " + best_name}})
     run.wrote(lessons::save_decision_regions(run.path(stem),
@@ -171,6 +174,7 @@ LMResult language_model(lessons::Run& run, const lessons::LessonCli& cli, const 
   const optim::Schedule schedule = optim::cosine_lr(flags.lr, std::max<int64_t>(1, flags.steps / 20), flags.steps, flags.lr / 100);
   lessons::CsvWriter metrics(run.file("metrics.csv"), {"step", "train_loss", "val_loss", "val_ppl", "lr", "tokens_per_s"});
   lessons::Progress progress(flags.steps, "tok", /*show_ppl=*/true);
+  const auto started = std::chrono::steady_clock::now();  // part 2's own clock, for tokens per second
   lessons::Series train_curve{"MLP train"}, val_curve{"MLP validation"};
   Generator batches(flags.seed + 7);
   const int64_t eval_every = std::max<int64_t>(1, flags.steps / 20);
@@ -189,8 +193,9 @@ LMResult language_model(lessons::Run& run, const lessons::LessonCli& cli, const 
       train_loss = recent / static_cast<double>(span);  // the mean over the steps since the last evaluation
       recent = 0;
       val_loss = mean(token_nll(model, val_windows));
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       metrics.row({static_cast<double>(step), train_loss, val_loss, std::exp(val_loss), adam.lr(),
-                   static_cast<double>(step * flags.batch) / run.seconds()});
+                   static_cast<double>(step * flags.batch) / seconds});
       train_curve.x.push_back(static_cast<double>(step)), train_curve.y.push_back(train_loss);
       val_curve.x.push_back(static_cast<double>(step)), val_curve.y.push_back(val_loss);
     }
@@ -240,7 +245,9 @@ LMResult language_model(lessons::Run& run, const lessons::LessonCli& cli, const 
 
 int main(int argc, char** argv) {
   return lessons::lesson_main([&] {
-    lessons::LessonCli cli("03_mlp", "Lesson 03: MLP classifiers on spirals; the MLP language model of Bengio et al.",
+    lessons::LessonCli cli("03_mlp",
+                           "Lesson 03: MLP classifiers on spirals; the MLP language model of Bengio et al.\n"
+                           "(--steps, --lr and --batch set the language model; the spirals always train 1500 full-batch steps.)",
                            {.steps = 8000, .lr = 0.01f, .batch = 256});
     lessons::TextFlags text;
     cli.text_options(text, "/usr/share/dict/american-english", /*default_lines=*/true);

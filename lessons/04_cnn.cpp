@@ -25,9 +25,12 @@ namespace {
 
 constexpr int64_t kCanvas = 20;
 
+// In eval mode: batch norm then uses its running statistics, not those of the test batch.
 double accuracy(nn::Module& model, const data::Images& images) {
   NoGradGuard no_grad;
+  model.eval();
   const Tensor predicted = argmax(model(images.x), 1);
+  model.train();
   int64_t right = 0;
   for (int64_t i = 0; i < images.y.numel(); ++i) right += predicted.data()[i] == images.y.data()[i];
   return static_cast<double>(right) / static_cast<double>(images.y.numel());
@@ -51,14 +54,16 @@ void plot_first_layer(lessons::Run& run, nn::Sequential& cnn, const data::Images
   run.wrote(lessons::save_heatmap(run.path("filters"), map));
 
   NoGradGuard no_grad;
+  cnn.eval();
   const Tensor image = narrow(shifted.x, 0, 0, 1);  // (1, 1, 20, 20)
-  const Tensor maps = cnn[1](cnn[0](image));        // after the first convolution and its ReLU: (1, 16, 20, 20)
+  const Tensor maps = cnn[2](cnn[1](cnn[0](image)));  // after the first convolution, batch norm and ReLU: (1, 16, 20, 20)
+  cnn.train();
   run.wrote(lessons::save_heatmap(run.path("input"), {"A shifted test image: the digit " + std::to_string(static_cast<int>(shifted.y.data()[0])),
                                                       "", "", "intensity", grid_of(image, 0, kCanvas, kCanvas)}));
   std::vector<std::vector<std::vector<double>>> tiles;
   for (int64_t c = 0; c < maps.size(1); ++c) tiles.push_back(grid_of(maps, c * kCanvas * kCanvas, kCanvas, kCanvas));
   run.wrote(lessons::save_heatmap(run.path("feature_maps"),
-                                  {"What the 16 first-layer filters find in it (after ReLU)", "", "", "activation",
+                                  {"What the 16 first-layer filters find in it (after batch norm and ReLU)", "", "", "activation",
                                    lessons::tile(tiles, 8, 0)}));
 }
 
@@ -126,7 +131,9 @@ int main(int argc, char** argv) {
     std::printf("  CNN (%5lld params)        %.3f             %.3f\n", static_cast<long long>(cnn->num_parameters()), cnn_seen, cnn_shifted);
     std::printf("  MLP (%5lld params)        %.3f             %.3f\n", static_cast<long long>(mlp->num_parameters()), mlp_seen, mlp_shifted);
 
-    run.wrote(lessons::save_line_chart(run.path("accuracy"), {"Test accuracy while training", "step", "accuracy", curves}));
+    lessons::LineChart chart{"Test accuracy while training", "step", "accuracy", curves};
+    chart.legend_at_bottom = true;
+    run.wrote(lessons::save_line_chart(run.path("accuracy"), chart));
     plot_first_layer(run, *cnn, test_shifted);
     io::save_module(run.file("model.safetensors"), *cnn, {{"lesson", "04_cnn"}, {"canvas", std::to_string(kCanvas)}});
     run.finish({{"test_acc", cnn_shifted}, {"cnn_test_acc_seen", cnn_seen}, {"mlp_test_acc_shifted", mlp_shifted},

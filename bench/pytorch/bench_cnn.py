@@ -13,8 +13,8 @@ from bench_core import best_over_threads  # noqa: E402
 
 torch.manual_seed(0)
 net = torch.nn.Sequential(
-    torch.nn.Conv2d(1, 16, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
-    torch.nn.Conv2d(16, 32, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+    torch.nn.Conv2d(1, 16, 3, padding=1, bias=False), torch.nn.BatchNorm2d(16), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+    torch.nn.Conv2d(16, 32, 3, padding=1, bias=False), torch.nn.BatchNorm2d(32), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
     torch.nn.MaxPool2d(5), torch.nn.Flatten(), torch.nn.Linear(32, 10))
 adam = torch.optim.Adam(net.parameters(), lr=1e-3)
 x = torch.randn(64, 1, 20, 20)

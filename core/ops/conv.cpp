@@ -175,21 +175,30 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
     fail("batch_norm", "training needs more than one value per channel to compute a variance, got input shape ",
          shape_str(x.shape()));
 
-  // x seen as (N, C, L): channel c owns x[n, c, :] for every n.
+  // x seen as (N, C, L): channel c owns the N slabs x[n, c, :] of L contiguous values.
+  const float* px = x.data();
   Tensor mean = empty({C}), rstd = empty({C});
   parallel_for(C, count, [&](int64_t begin, int64_t end) {
     for (int64_t c = begin; c < end; ++c) {
       double mu, var;
       if (use_batch_stats) {
         double s = 0, ss = 0;
-        for (int64_t n = 0; n < N; ++n)
-          for (int64_t l = 0; l < L; ++l) s += x.data()[(n * C + c) * L + l];
+        for (int64_t n = 0; n < N; ++n) {
+          const float* slab = px + (n * C + c) * L;
+          float part = 0;
+#pragma omp simd reduction(+ : part)
+          for (int64_t l = 0; l < L; ++l) part += slab[l];
+          s += part;
+        }
         mu = s / static_cast<double>(count);
-        for (int64_t n = 0; n < N; ++n)
-          for (int64_t l = 0; l < L; ++l) {
-            const double d = x.data()[(n * C + c) * L + l] - mu;
-            ss += d * d;
-          }
+        const auto m = static_cast<float>(mu);
+        for (int64_t n = 0; n < N; ++n) {  // a second pass on centred values: no cancellation
+          const float* slab = px + (n * C + c) * L;
+          float part = 0;
+#pragma omp simd reduction(+ : part)
+          for (int64_t l = 0; l < L; ++l) part += (slab[l] - m) * (slab[l] - m);
+          ss += part;
+        }
         var = ss / static_cast<double>(count);
         if (training && running_mean.defined()) {  // running_var tracks the unbiased variance
           float& rm = running_mean.data()[c];
@@ -206,12 +215,14 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
     }
   });
   Tensor y = empty(x.shape());
+  float* py = y.data();
   parallel_for(N * C, L, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const int64_t c = r % C;
       const float scale = rstd.data()[c] * (weight.defined() ? weight.data()[c] : 1.0f);
-      const float shift = bias.defined() ? bias.data()[c] : 0.0f;
-      for (int64_t l = 0; l < L; ++l) y.data()[r * L + l] = (x.data()[r * L + l] - mean.data()[c]) * scale + shift;
+      const float shift = (bias.defined() ? bias.data()[c] : 0.0f) - mean.data()[c] * scale;
+#pragma omp simd
+      for (int64_t l = 0; l < L; ++l) py[r * L + l] = px[r * L + l] * scale + shift;
     }
   });
   return record("batch_norm", y, {x, weight, bias},
@@ -223,28 +234,36 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
                   //   gx = gamma rstd gy                                        with fixed running ones.
                   Tensor gx = needs[0] ? empty(x.shape()) : Tensor();
                   Tensor gw = needs[1] ? empty({C}) : Tensor(), gb = needs[2] ? empty({C}) : Tensor();
-                  const double m = static_cast<double>(N * L);
+                  const float *px = x.data(), *pg = gy.data();
+                  const auto m = static_cast<float>(N * L);
                   parallel_for(C, N * L, [&](int64_t begin, int64_t end) {
                     for (int64_t c = begin; c < end; ++c) {
                       const float mu = mean.data()[c], rs = rstd.data()[c];
                       double sum_g = 0, sum_gx = 0;
-                      for (int64_t n = 0; n < N; ++n)
+                      for (int64_t n = 0; n < N; ++n) {
+                        const int64_t at = (n * C + c) * L;
+                        float part_g = 0, part_gx = 0;
+#pragma omp simd reduction(+ : part_g, part_gx)
                         for (int64_t l = 0; l < L; ++l) {
-                          const int64_t i = (n * C + c) * L + l;
-                          sum_g += gy.data()[i];
-                          sum_gx += gy.data()[i] * (x.data()[i] - mu) * rs;
+                          part_g += pg[at + l];
+                          part_gx += pg[at + l] * (px[at + l] - mu) * rs;
                         }
+                        sum_g += part_g;
+                        sum_gx += part_gx;
+                      }
                       if (gw.defined()) gw.data()[c] = static_cast<float>(sum_gx);
                       if (gb.defined()) gb.data()[c] = static_cast<float>(sum_g);
                       if (!gx.defined()) continue;
-                      const double gamma = weight.defined() ? weight.data()[c] : 1.0;
-                      for (int64_t n = 0; n < N; ++n)
-                        for (int64_t l = 0; l < L; ++l) {
-                          const int64_t i = (n * C + c) * L + l;
-                          const double xhat = (x.data()[i] - mu) * rs;
-                          const double centred = use_batch_stats ? gy.data()[i] - (sum_g + xhat * sum_gx) / m : gy.data()[i];
-                          gx.data()[i] = static_cast<float>(gamma * rs * centred);
-                        }
+                      const float scale = (weight.defined() ? weight.data()[c] : 1.0f) * rs;
+                      const float mean_g = use_batch_stats ? static_cast<float>(sum_g) / m : 0.0f;
+                      const float mean_gx = use_batch_stats ? static_cast<float>(sum_gx) / m : 0.0f;
+                      float* out = gx.data();
+                      for (int64_t n = 0; n < N; ++n) {
+                        const int64_t at = (n * C + c) * L;
+#pragma omp simd
+                        for (int64_t l = 0; l < L; ++l)
+                          out[at + l] = scale * (pg[at + l] - mean_g - (px[at + l] - mu) * rs * mean_gx);
+                      }
                     }
                   });
                   return {gx, gw, gb};

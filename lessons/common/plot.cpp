@@ -68,31 +68,38 @@ void axes_and_title(const std::string& title, const std::string& x_label, const 
   plmtex("l", 4.5, 0.5, 0.5, escaped(y_label).c_str());
 }
 
-// Labels a log10 y axis, with grid lines, at powers of ten, and in between when the range is
-// short (1-9 times them within a decade, 1, 2 and 5 within two): PLplot's own log axis labels
-// only the powers, which can leave a plot with a single label.
+// Labels a log10 y axis, with grid lines: at powers of ten over a wide range, at 1, 2 and 5
+// times them over one or two decades, and at round values 1, 2 or 5 apart over a short range
+// (PLplot's own log axis labels only the powers, which can leave a plot with one label).
 void log_y_labels(double x_min, double x_max, double y_min, double y_max) {
-  const double decades = y_max - y_min;
-  std::vector<double> mantissas = {1};
-  if (decades < 1.2) mantissas = {1, 2, 3, 4, 5, 6, 7, 8, 9};
-  else if (decades < 2.5) mantissas = {1, 2, 5};
-  for (int decade = static_cast<int>(std::floor(y_min)); decade <= static_cast<int>(std::ceil(y_max)); ++decade)
-    for (const double mantissa : mantissas) {
-      const double y = decade + std::log10(mantissa);
-      if (y < y_min || y > y_max) continue;
-      const PLFLT xs[] = {x_min, x_max}, ys[] = {y, y};
-      plcol0(2);
-      plline(2, xs, ys);
-      plcol0(1);
-      char text[32];  // 0.01 to 10000 written out; beyond that short exponents (5e-05 would be too wide)
-      if (decade < -2 || decade > 4) std::snprintf(text, sizeof text, "%ge%d", mantissa, decade);
-      else std::snprintf(text, sizeof text, "%g", mantissa * std::pow(10.0, decade));
-      plmtex("lv", 0.7, (y - y_min) / (y_max - y_min), 1.0, text);
-    }
+  std::vector<double> values;
+  if (y_max - y_min > 0.7) {
+    const std::vector<double> mantissas = y_max - y_min > 2.5 ? std::vector<double>{1} : std::vector<double>{1, 2, 5};
+    for (int decade = static_cast<int>(std::floor(y_min)); decade <= static_cast<int>(std::ceil(y_max)); ++decade)
+      for (double m : mantissas) values.push_back(m * std::pow(10.0, decade));
+  } else {  // a short range: evenly spaced round values, about five of them
+    const double lo = std::pow(10.0, y_min), hi = std::pow(10.0, y_max), rough = (hi - lo) / 5;
+    const double power = std::pow(10.0, std::floor(std::log10(rough)));
+    const double step = power * (rough / power < 2 ? 1 : rough / power < 5 ? 2 : 5);
+    for (double v = std::ceil(lo / step) * step; v <= hi; v += step) values.push_back(v);
+  }
+  for (const double v : values) {
+    const double y = std::log10(v);
+    if (y < y_min || y > y_max) continue;
+    const PLFLT xs[] = {x_min, x_max}, ys[] = {y, y};
+    plcol0(2);
+    plline(2, xs, ys);
+    plcol0(1);
+    char text[32];  // 0.01 to 10000 written out; beyond that short exponents (5e-05 would be too wide)
+    const int decade = static_cast<int>(std::floor(y + 1e-9));
+    if (decade < -2 || decade > 4) std::snprintf(text, sizeof text, "%ge%d", v / std::pow(10.0, decade), decade);
+    else std::snprintf(text, sizeof text, "%g", v);
+    plmtex("lv", 0.7, (y - y_min) / (y_max - y_min), 1.0, text);
+  }
 }
 
-// A legend inside the top right corner: a line (or a dot) per entry in the series' colours.
-void legend(const std::vector<std::string>& names, bool as_lines) {
+// A legend inside the top (or bottom) right corner: a line (or a dot) per entry in the series' colours.
+void legend(const std::vector<std::string>& names, bool as_lines, bool at_bottom = false) {
   const auto n = static_cast<PLINT>(names.size());
   if (n == 0) return;
   std::vector<PLINT> opts(n, as_lines ? PL_LEGEND_LINE : PL_LEGEND_SYMBOL), colours(n), styles(n, 1), numbers(n, 1);
@@ -105,7 +112,8 @@ void legend(const std::vector<std::string>& names, bool as_lines) {
     texts[i] = escaped_names[i].c_str();
   }
   PLFLT width, height;
-  pllegend(&width, &height, PL_LEGEND_BACKGROUND | PL_LEGEND_BOUNDING_BOX, PL_POSITION_TOP | PL_POSITION_RIGHT | PL_POSITION_INSIDE,
+  pllegend(&width, &height, PL_LEGEND_BACKGROUND | PL_LEGEND_BOUNDING_BOX,
+           (at_bottom ? PL_POSITION_BOTTOM : PL_POSITION_TOP) | PL_POSITION_RIGHT | PL_POSITION_INSIDE,
            0.02, 0.02, 0.08, 0, 1, 1, 0, 0, n, opts.data(), 1.0, 1.0, 2.0, 0.0, colours.data(), texts.data(), nullptr,
            nullptr, nullptr, nullptr, colours.data(), styles.data(), widths.data(), colours.data(), scales.data(),
            numbers.data(), symbols.data());
@@ -158,7 +166,7 @@ std::vector<std::string> save_line_chart(const std::string& stem, const LineChar
       plwidth(1);
       names.push_back(s.name);
     }
-    if (chart.series.size() > 1 || !names.front().empty()) legend(names, true);
+    if (chart.series.size() > 1 || !names.front().empty()) legend(names, true, chart.legend_at_bottom);
   });
 }
 

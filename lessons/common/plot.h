@@ -17,6 +17,7 @@ struct LineChart {
   std::vector<Series> series;
   bool log_y = false;  // for losses and perplexities that span decades
   double x_tick = 0;   // spacing of x ticks; 0: chosen by PLplot (1 for whole-number x such as orders)
+  bool legend_at_bottom = false;  // for curves that rise (accuracies) and would run under the legend
 };
 
 // Rows are drawn top to bottom and labelled on the left (attention: queries); columns left to

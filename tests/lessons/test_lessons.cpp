@@ -234,6 +234,7 @@ TEST_CASE("lesson 04_cnn --quick: the CNN recognises shifted digits, the MLP doe
   check_files(out.path, {"metrics.csv", "summary.json", "accuracy.png", "accuracy.svg", "filters.png", "filters.svg",
                          "input.png", "feature_maps.png", "feature_maps.svg", "model.safetensors"});
   CHECK(ran.output.find("Conv2d(1, 16, kernel=3") != std::string::npos);  // the shape table
+  CHECK(ran.output.find("BatchNorm2d(16") != std::string::npos);
   CHECK(ran.output.find("(1,32,5,5)") != std::string::npos);
   const std::vector<double> loss = column(out.path / "metrics.csv", "cnn_train_loss");
   REQUIRE(loss.size() >= 5);
