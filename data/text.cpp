@@ -70,6 +70,11 @@ std::string join_lines(const std::vector<std::string>& lines) {
   return out;
 }
 
+void keep_first(TextData& text, size_t train, size_t val) {
+  text.train.resize(std::min(text.train.size(), train));
+  text.val.resize(std::min(text.val.size(), val));
+}
+
 TextData load_text(const TextOptions& options) {
   if (options.data.empty()) fail("load_text", "no training file given (--data)");
   if (!(options.val_fraction > 0 && options.val_fraction < 1))

@@ -39,4 +39,7 @@ TextData load_text(const TextOptions& options);
 // A stream: the lines joined with "\n".
 std::string join_lines(const std::vector<std::string>& lines);
 
+// Keeps at most the first `train` and `val` lines (the small slice --quick runs on).
+void keep_first(TextData& text, size_t train, size_t val);
+
 }  // namespace ladder::data

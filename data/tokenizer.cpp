@@ -98,6 +98,18 @@ std::string Tokenizer::to_json() const {
   return nlohmann::json{{"level", char_level_ ? "char" : "word"}, {"lowercase", lowercase_}, {"tokens", tokens_}}.dump();
 }
 
+EncodedText encode_text(const TextData& text, const Tokenizer& tokenizer, bool lines) {
+  auto encode = [&](const std::vector<std::string>& side) {
+    std::vector<std::vector<int>> out;
+    if (lines)
+      for (const std::string& line : side) out.push_back(tokenizer.encode(line));
+    else
+      out.push_back(tokenizer.encode(join_lines(side)));
+    return out;
+  };
+  return {encode(text.train), encode(text.val)};
+}
+
 Tokenizer Tokenizer::from_json(const std::string& text) {
   try {
     const nlohmann::json j = nlohmann::json::parse(text);

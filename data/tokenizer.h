@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "data/text.h"
+
 namespace ladder::data {
 
 class Tokenizer {
@@ -37,5 +39,12 @@ class Tokenizer {
   std::vector<std::string> tokens_;
   std::map<std::string, int> ids_;
 };
+
+// Both sides of a text as token ids: one sequence per line in lines mode, else one sequence
+// for the whole side (its lines joined with "\n").
+struct EncodedText {
+  std::vector<std::vector<int>> train, val;
+};
+EncodedText encode_text(const TextData& text, const Tokenizer& tokenizer, bool lines);
 
 }  // namespace ladder::data

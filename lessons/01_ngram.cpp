@@ -33,20 +33,10 @@ struct Corpus {
 // ---- data: lines (or one stream) of characters or words, as ids ----
 Corpus load_corpus(const lessons::TextFlags& text, const std::string& level, uint64_t seed, bool quick) {
   data::TextData lines = data::load_text({.data = text.data, .val = text.val, .lines = text.lines, .seed = seed});
-  if (quick) {  // a small slice: enough to see the same shapes in seconds
-    lines.train.resize(std::min<size_t>(lines.train.size(), 4000));
-    lines.val.resize(std::min<size_t>(lines.val.size(), 400));
-  }
+  if (quick) data::keep_first(lines, 4000, 400);  // a small slice: enough to see the same shapes in seconds
   data::Tokenizer tokenizer = level == "char" ? data::Tokenizer::chars(lines.train) : data::Tokenizer::words(lines.train);
-  auto encode = [&](const std::vector<std::string>& side) {
-    std::vector<std::vector<int>> out;
-    if (text.lines)
-      for (const std::string& line : side) out.push_back(tokenizer.encode(line));
-    else
-      out.push_back(tokenizer.encode(data::join_lines(side)));
-    return out;
-  };
-  Corpus corpus{tokenizer, encode(lines.train), encode(lines.val)};
+  data::EncodedText ids = data::encode_text(lines, tokenizer, text.lines);
+  Corpus corpus{tokenizer, std::move(ids.train), std::move(ids.val)};
   int64_t train_tokens = 0, val_tokens = 0, unknown = 0;
   for (const auto& s : corpus.train) train_tokens += static_cast<int64_t>(s.size());
   for (const auto& s : corpus.val)

@@ -151,17 +151,11 @@ LMResult language_model(lessons::Run& run, const lessons::LessonCli& cli, const 
   const lessons::CommonFlags& flags = cli.common;
   std::printf("\n== part 2: an MLP language model on the characters of words ==\n");
   data::TextData lines = data::load_text({.data = text.data, .val = text.val, .lines = text.lines, .seed = flags.seed});
-  if (flags.quick) lines.train.resize(std::min<size_t>(lines.train.size(), 4000)), lines.val.resize(std::min<size_t>(lines.val.size(), 400));
+  if (flags.quick) data::keep_first(lines, 4000, 400);
   const data::Tokenizer tokenizer = data::Tokenizer::chars(lines.train);
-  auto encode = [&](const std::vector<std::string>& side) {
-    std::vector<std::vector<int>> out;
-    if (text.lines)
-      for (const std::string& line : side) out.push_back(tokenizer.encode(line));
-    else
-      out.push_back(tokenizer.encode(data::join_lines(side)));
-    return out;
-  };
-  const auto train_seqs = encode(lines.train), val_seqs = encode(lines.val);
+  const data::EncodedText ids = data::encode_text(lines, tokenizer, text.lines);
+  const auto& train_seqs = ids.train;
+  const auto& val_seqs = ids.val;
   const data::Batch train_windows = data::context_windows(train_seqs, context), val_windows = data::context_windows(val_seqs, context);
   std::printf("data: %s; %lld training and %lld validation examples (context %lld -> next character), vocabulary %lld\n",
               lines.train_source.c_str(), static_cast<long long>(train_windows.y.numel()),

@@ -132,3 +132,19 @@ TEST_CASE("seq2seq pairs are padded, with <bos>/<eos> and masks") {
   check_tensor(b.tgt_out, {2, 3}, {8, 2, 0, 10, 11, 2});
   check_tensor(b.tgt_mask, {2, 3}, {1, 1, 0, 1, 1, 1});
 }
+
+TEST_CASE("encoding a text: a sequence per line, or one stream; keeping the first lines") {
+  TextData text{{"ab", "ba", "a"}, {"b"}, "train", "val"};
+  const Tokenizer t = Tokenizer::chars(text.train);
+  const EncodedText lines = encode_text(text, t, /*lines=*/true);
+  REQUIRE(lines.train.size() == 3);
+  CHECK(lines.train[1] == std::vector<int>{t.id("b"), t.id("a")});
+  CHECK(lines.val == std::vector<std::vector<int>>{{t.id("b")}});
+  const EncodedText stream = encode_text(text, t, /*lines=*/false);
+  REQUIRE(stream.train.size() == 1);
+  CHECK(stream.train[0].size() == 8);  // "ab\nba\na\n": the newline is unknown to this vocabulary
+  CHECK(stream.train[0][2] == Tokenizer::kUnk);
+  keep_first(text, 2, 5);
+  CHECK(text.train == std::vector<std::string>{"ab", "ba"});
+  CHECK(text.val.size() == 1);
+}

@@ -40,26 +40,6 @@ struct TempDir {
   ~TempDir() { fs::remove_all(path); }
 };
 
-// The values of one column of metrics.csv.
-std::vector<double> column(const fs::path& csv, const std::string& name) {
-  std::ifstream in(csv);
-  std::string line;
-  std::getline(in, line);
-  std::vector<std::string> header;
-  std::stringstream head(line);
-  for (std::string cell; std::getline(head, cell, ',');) header.push_back(cell);
-  const auto at = std::find(header.begin(), header.end(), name);
-  REQUIRE(at != header.end());
-  std::vector<double> values;
-  while (std::getline(in, line)) {
-    std::stringstream row(line);
-    std::string cell;
-    for (auto i = header.begin(); i <= at; ++i) std::getline(row, cell, ',');
-    values.push_back(std::stod(cell));
-  }
-  return values;
-}
-
 nlohmann::json summary_of(const fs::path& folder) {
   std::ifstream in(folder / "summary.json");
   REQUIRE(in.good());
@@ -89,6 +69,16 @@ std::vector<std::map<std::string, std::string>> rows(const fs::path& csv) {
     out.push_back(cells);
   }
   return out;
+}
+
+// The values of one column of metrics.csv.
+std::vector<double> column(const fs::path& csv, const std::string& name) {
+  std::vector<double> values;
+  for (const auto& row : rows(csv)) {
+    REQUIRE(row.count(name));
+    values.push_back(std::stod(row.at(name)));
+  }
+  return values;
 }
 
 std::string write_file(const std::string& name, const std::string& content) {
