@@ -65,7 +65,10 @@ void run_node(Node& node, bool retain_graph) {
          "to go through it again, or run the forward pass again");
   Tensor grad_out = std::move(node.grad);
   node.grad = Tensor();
-  if (!grad_out.defined()) return;  // every path to this node carried no gradient
+  if (!grad_out.defined()) {  // every path to this node carried no gradient
+    if (!retain_graph) node.release();
+    return;
+  }
   if (auto out = node.output.lock(); out && out->retains_grad) accumulate_owned(out->grad, grad_out);
 
   Grads grads = node.backward(grad_out, NeedsGrad(node.inputs));

@@ -149,8 +149,9 @@ Tensor tensor(const std::vector<float>& values) {
 Tensor arange(float end) { return arange(0, end); }
 
 Tensor arange(float start, float end, float step) {
-  if (step == 0 || (end - start) / step < 0)
+  if (!std::isfinite(start) || !std::isfinite(end) || !std::isfinite(step) || step == 0 || (end - start) / step < 0)
     fail("arange", "no values from ", start, " to ", end, " with step ", step);
+  if ((end - start) / step > 1e9f) fail("arange", "from ", start, " to ", end, " with step ", step, " is over a billion values");
   const auto n = static_cast<int64_t>(std::ceil((end - start) / step));
   Tensor t = empty({n});
   for (int64_t i = 0; i < n; ++i) t.data()[i] = start + static_cast<float>(i) * step;

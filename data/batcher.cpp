@@ -46,7 +46,9 @@ Batch context_windows(const std::vector<std::vector<int>>& sequences, int64_t co
 }
 
 Batch sample_rows(const Batch& all, int64_t batch, Generator& gen) {
-  const int64_t n = all.y.size(0), width = all.x.numel() / n;
+  const int64_t n = all.y.size(0);
+  if (n == 0) fail("sample_rows", "there are no rows to sample from");
+  const int64_t width = all.x.numel() / n;
   Shape x_shape = all.x.shape();
   x_shape[0] = batch;
   Batch b{empty(x_shape), empty({batch})};

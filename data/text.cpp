@@ -14,13 +14,21 @@ namespace ladder::data {
 
 namespace {
 
-// Length of the UTF-8 sequence starting at text[i], or 0 when the bytes there are not valid UTF-8.
+// Length of the UTF-8 sequence starting at text[i], or 0 when the bytes there are not valid
+// UTF-8: a bad lead or continuation byte, an overlong form, a surrogate, or beyond U+10FFFF.
 size_t utf8_length(const std::string& text, size_t i) {
   const auto lead = static_cast<unsigned char>(text[i]);
   const size_t n = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : (lead >> 3) == 0x1E ? 4 : 0;
   if (n == 0 || i + n > text.size()) return 0;
-  for (size_t k = 1; k < n; ++k)
-    if ((static_cast<unsigned char>(text[i + k]) >> 6) != 0x2) return 0;
+  if (n == 1) return 1;
+  uint32_t code = lead & (0x7F >> n);
+  for (size_t k = 1; k < n; ++k) {
+    const auto byte = static_cast<unsigned char>(text[i + k]);
+    if ((byte >> 6) != 0x2) return 0;
+    code = (code << 6) | (byte & 0x3F);
+  }
+  constexpr uint32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};  // shorter forms must be used when they fit
+  if (code < kSmallest[n] || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return 0;
   return n;
 }
 

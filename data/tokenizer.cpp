@@ -110,6 +110,10 @@ EncodedText encode_text(const TextData& text, const Tokenizer& tokenizer, bool l
   return {encode(text.train), encode(text.val)};
 }
 
+Tokenizer char_tokenizer(const TextData& text, bool lines) {
+  return Tokenizer::chars(lines ? text.train : std::vector<std::string>{join_lines(text.train)});
+}
+
 Tokenizer Tokenizer::from_json(const std::string& text) {
   try {
     const nlohmann::json j = nlohmann::json::parse(text);

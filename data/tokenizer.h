@@ -47,4 +47,8 @@ struct EncodedText {
 };
 EncodedText encode_text(const TextData& text, const Tokenizer& tokenizer, bool lines);
 
+// The character vocabulary of the training side as encode_text will see it: in stream mode the
+// lines are joined with "\n", so the newline is a character too.
+Tokenizer char_tokenizer(const TextData& text, bool lines);
+
 }  // namespace ladder::data

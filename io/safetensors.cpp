@@ -123,7 +123,7 @@ TensorFile load_safetensors(const std::string& path, Checksum verify) {
   const size_t data_size = file.size() - 8 - length;
 
   TensorFile out;
-  struct Span { size_t begin, end; std::string name; };
+  struct Span { size_t begin, end; std::string name; Shape shape; };
   std::vector<Span> spans;
   for (const auto& [name, entry] : header.items()) {
     if (name == "__metadata__") {
@@ -136,6 +136,7 @@ TensorFile load_safetensors(const std::string& path, Checksum verify) {
     }
     if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") || !entry.contains("data_offsets"))
       bad("tensor '", name, "' needs dtype, shape and data_offsets");
+    if (entry.size() != 3) bad("tensor '", name, "' has fields other than dtype, shape and data_offsets");
     if (!entry["dtype"].is_string()) bad("tensor '", name, "': dtype is not a string");
     if (entry["dtype"] != "F32") bad("tensor '", name, "' has dtype ", entry["dtype"].get<std::string>(), "; ladder reads F32 only");
     const Json& shape_json = entry["shape"];
@@ -158,8 +159,7 @@ TensorFile load_safetensors(const std::string& path, Checksum verify) {
     if (end - begin != count * sizeof(float))
       bad("tensor '", name, "': shape ", shape_str(shape), " needs ", count * sizeof(float), " bytes but data_offsets give ",
           end - begin);
-    spans.push_back({begin, end, name});
-    out.tensors[name] = empty(shape);
+    spans.push_back({begin, end, name, shape});
   }
   std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.begin < b.begin; });
   size_t covered = 0;
@@ -175,8 +175,10 @@ TensorFile load_safetensors(const std::string& path, Checksum verify) {
         "(files from other tools load with Checksum::if_present)");
   if (has_checksum && header["__metadata__"][kChecksumKey] != hex(checksum(header, data, data_size)))
     bad("checksum mismatch: the file is corrupted");
-  for (const Span& s : spans)
-    if (s.end > s.begin) std::memcpy(out.tensors[s.name].data(), data + s.begin, s.end - s.begin);
+  for (const Span& s : spans) {  // every check passed: only now is memory given to the tensors
+    Tensor& t = out.tensors[s.name] = empty(s.shape);
+    if (s.end > s.begin) std::memcpy(t.data(), data + s.begin, s.end - s.begin);
+  }
   return out;
 }
 

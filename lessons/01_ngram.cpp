@@ -34,7 +34,7 @@ struct Corpus {
 Corpus load_corpus(const lessons::TextFlags& text, const std::string& level, uint64_t seed, bool quick) {
   data::TextData lines = data::load_text({.data = text.data, .val = text.val, .lines = text.lines, .seed = seed});
   if (quick) data::keep_first(lines, 4000, 400);  // a small slice: enough to see the same shapes in seconds
-  data::Tokenizer tokenizer = level == "char" ? data::Tokenizer::chars(lines.train) : data::Tokenizer::words(lines.train);
+  data::Tokenizer tokenizer = level == "char" ? data::char_tokenizer(lines, text.lines) : data::Tokenizer::words(lines.train);
   data::EncodedText ids = data::encode_text(lines, tokenizer, text.lines);
   Corpus corpus{tokenizer, std::move(ids.train), std::move(ids.val)};
   int64_t train_tokens = 0, val_tokens = 0, unknown = 0;

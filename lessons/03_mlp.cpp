@@ -86,7 +86,7 @@ double spirals(lessons::Run& run, bool quick, uint64_t seed) {
     if (test_acc > best_acc) best_acc = test_acc, best = model, best_name = c.name;  // ties: the smaller model
   }
   lessons::LineChart chart{"Spirals: test accuracy while training", "step", "test accuracy", curves};
-  chart.legend_at_bottom = true;
+  chart.legend_outside = true;
   run.wrote(lessons::save_line_chart(run.path("spirals_accuracy"), chart));
   for (auto [stem, model, title] : {std::tuple{"spirals_linear", linear, std::string("Spirals: linear model")},
                                     std::tuple{"spirals_best", best, "Spirals: " + best_name}})
@@ -152,7 +152,7 @@ LMResult language_model(lessons::Run& run, const lessons::LessonCli& cli, const 
   std::printf("\n== part 2: an MLP language model on the characters of words ==\n");
   data::TextData lines = data::load_text({.data = text.data, .val = text.val, .lines = text.lines, .seed = flags.seed});
   if (flags.quick) data::keep_first(lines, 4000, 400);
-  const data::Tokenizer tokenizer = data::Tokenizer::chars(lines.train);
+  const data::Tokenizer tokenizer = data::char_tokenizer(lines, text.lines);
   const data::EncodedText ids = data::encode_text(lines, tokenizer, text.lines);
   const auto& train_seqs = ids.train;
   const auto& val_seqs = ids.val;

@@ -49,8 +49,8 @@ void plot_first_layer(lessons::Run& run, nn::Sequential& cnn, const data::Images
   const Tensor& weight = dynamic_cast<nn::Conv2d&>(cnn[0]).weight;  // (16, 1, 3, 3)
   std::vector<std::vector<std::vector<double>>> filters;
   for (int64_t f = 0; f < weight.size(0); ++f) filters.push_back(grid_of(weight, f * 9, 3, 3));
-  lessons::Heatmap map{"First-layer filters (3x3, 16 of them)", "", "", "weight", lessons::tile(filters, 8, 0)};
-  map.diverging = true;
+  lessons::Heatmap map{"First-layer filters (3x3, 16 of them)", "", "", "weight", lessons::tile(filters, 4, 0)};
+  map.diverging = map.square_cells = true;
   run.wrote(lessons::save_heatmap(run.path("filters"), map));
 
   NoGradGuard no_grad;
@@ -58,13 +58,15 @@ void plot_first_layer(lessons::Run& run, nn::Sequential& cnn, const data::Images
   const Tensor image = narrow(shifted.x, 0, 0, 1);  // (1, 1, 20, 20)
   const Tensor maps = cnn[2](cnn[1](cnn[0](image)));  // after the first convolution, batch norm and ReLU: (1, 16, 20, 20)
   cnn.train();
-  run.wrote(lessons::save_heatmap(run.path("input"), {"A shifted test image: the digit " + std::to_string(static_cast<int>(shifted.y.data()[0])),
-                                                      "", "", "intensity", grid_of(image, 0, kCanvas, kCanvas)}));
+  lessons::Heatmap input{"A shifted test image: the digit " + std::to_string(static_cast<int>(shifted.y.data()[0])), "", "",
+                         "intensity", grid_of(image, 0, kCanvas, kCanvas)};
+  input.square_cells = true;
+  run.wrote(lessons::save_heatmap(run.path("input"), input));
   std::vector<std::vector<std::vector<double>>> tiles;
   for (int64_t c = 0; c < maps.size(1); ++c) tiles.push_back(grid_of(maps, c * kCanvas * kCanvas, kCanvas, kCanvas));
-  run.wrote(lessons::save_heatmap(run.path("feature_maps"),
-                                  {"What the 16 first-layer filters find in it (after batch norm and ReLU)", "", "", "activation",
-                                   lessons::tile(tiles, 8, 0)}));
+  lessons::Heatmap features{"Its 16 feature maps after conv, batch norm and ReLU", "", "", "activation", lessons::tile(tiles, 4, 0)};
+  features.square_cells = true;
+  run.wrote(lessons::save_heatmap(run.path("feature_maps"), features));
 }
 
 }  // namespace
@@ -132,7 +134,7 @@ int main(int argc, char** argv) {
     std::printf("  MLP (%5lld params)        %.3f             %.3f\n", static_cast<long long>(mlp->num_parameters()), mlp_seen, mlp_shifted);
 
     lessons::LineChart chart{"Test accuracy while training", "step", "accuracy", curves};
-    chart.legend_at_bottom = true;
+    chart.legend_outside = true;
     run.wrote(lessons::save_line_chart(run.path("accuracy"), chart));
     plot_first_layer(run, *cnn, test_shifted);
     io::save_module(run.file("model.safetensors"), *cnn, {{"lesson", "04_cnn"}, {"canvas", std::to_string(kCanvas)}});

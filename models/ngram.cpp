@@ -63,6 +63,8 @@ size_t NGramCounts::KeyHash::operator()(const Key& k) const {
 }
 
 NGramCounts::Key NGramCounts::key(std::span<const int> ids) {
+  if (ids.size() > static_cast<size_t>(kMaxOrder))
+    fail("ngram", "a history or n-gram of ", ids.size(), " tokens is longer than the largest order, ", kMaxOrder);
   Key k;
   k.n = static_cast<int32_t>(ids.size());
   std::copy(ids.begin(), ids.end(), k.ids.begin());
@@ -126,6 +128,7 @@ int64_t NGramCounts::context_types(std::span<const int> history) const {
 double NGramCounts::discount(int order) const { return discounts_.at(static_cast<size_t>(order)); }
 
 int64_t NGramCounts::count_after(std::span<const int> history, int w) const {
+  if (history.size() >= static_cast<size_t>(kMaxOrder)) return 0;  // no n-gram that long was counted
   std::array<int, kMaxOrder> gram{};
   std::copy(history.begin(), history.end(), gram.begin());
   gram[history.size()] = w;
@@ -230,6 +233,8 @@ Evaluation evaluate(const NGramCounts& counts, const Estimator& e, const std::ve
 
 std::vector<double> fit_lambdas(const NGramCounts& counts, int order, const std::vector<std::vector<int>>& sequences,
                                 int iterations) {
+  if (order < 1 || order > counts.max_order())
+    fail("fit_lambdas", "order ", order, " is outside 1..", counts.max_order(), " (the counts)");
   // Each component's probability of each held-out token: uniform, then the MLE of order 1..order.
   std::vector<std::vector<double>> components;
   for_each_prediction(sequences, order, [&](std::span<const int> history, int w) {
@@ -238,6 +243,7 @@ std::vector<double> fit_lambdas(const NGramCounts& counts, int order, const std:
     for (int k = 1; k <= order; ++k) c[static_cast<size_t>(k)] = counts.interpolation_component(history, w, k);
     components.push_back(std::move(c));
   });
+  if (components.empty()) fail("fit_lambdas", "no held-out tokens to fit the weights on");
   std::vector<double> lambdas(static_cast<size_t>(order) + 1, 1.0 / (order + 1));
   for (int it = 0; it < iterations; ++it) {
     // E step: how much each component is responsible for each token; M step: the average.

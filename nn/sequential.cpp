@@ -26,17 +26,21 @@ Tensor Sequential::forward(const Tensor& x) {
 }
 
 std::string Sequential::shape_table(const Shape& input) {
+  // In eval mode, so that the zeros leave batch-norm statistics and dropout's random numbers alone.
   NoGradGuard no_grad;
+  const bool was_training = is_training();
+  eval();
   Tensor x = zeros(input);
-  std::string table = cat("  ", std::left, std::setw(44), "layer", std::right, std::setw(10), "params", "  ",
+  std::string table = cat("  ", std::left, std::setw(62), "layer", std::right, std::setw(10), "params", "  ",
                           std::left, std::setw(16), "input", "output\n");
   for (size_t i = 0; i < modules_.size(); ++i) {
     const Tensor y = modules_[i]->forward(x);
-    table += cat("  ", std::left, std::setw(44), cat(i, " ", modules_[i]->repr()), std::right, std::setw(10),
+    table += cat("  ", std::left, std::setw(62), cat(std::setw(2), i, " ", modules_[i]->repr()), std::right, std::setw(10),
                  with_commas(modules_[i]->num_parameters()), "  ", std::left, std::setw(16), shape_str(x.shape()),
                  shape_str(y.shape()), "\n");
     x = y;
   }
+  train(was_training);
   return table + cat("  total parameters: ", with_commas(num_parameters()), "\n");
 }
 

@@ -27,13 +27,8 @@ AdamW::AdamW(const std::vector<nn::NamedParameter>& params, AdamOptions options)
 void Adam::step() {
   NoGradGuard no_grad;
   ++steps_;
-  // The scalars are computed in double and rounded once, in the order PyTorch computes them.
-  const double t = static_cast<double>(steps_);
-  const double correction1 = 1 - std::pow(static_cast<double>(options_.beta1), t);
-  const double correction2 = 1 - std::pow(static_cast<double>(options_.beta2), t);
-  const auto step_size = static_cast<float>(lr_ / correction1);
-  const auto correction2_sqrt = static_cast<float>(std::sqrt(correction2));
   const float b1 = options_.beta1, b2 = options_.beta2, eps = options_.eps;
+  // The scalars are computed in double and rounded once, in the order PyTorch computes them.
   const float one_minus_b1 = static_cast<float>(1 - static_cast<double>(b1));
   const float one_minus_b2 = static_cast<float>(1 - static_cast<double>(b2));
   for (const ParamGroup& group : groups_) {
@@ -42,6 +37,12 @@ void Adam::step() {
     for (const nn::NamedParameter& param : group.params) {
       const Tensor grad = param.tensor.grad();
       if (!grad.defined()) continue;
+      float& count = state(param.name, "step", scalar(0)).data()[0];  // this parameter's own t
+      const double t = ++count;
+      const double correction1 = 1 - std::pow(static_cast<double>(b1), t);
+      const double correction2 = 1 - std::pow(static_cast<double>(b2), t);
+      const auto step_size = static_cast<float>(lr_ / correction1);
+      const auto correction2_sqrt = static_cast<float>(std::sqrt(correction2));
       float* p = param.tensor.data();
       const float* g = grad.data();
       float* m = state(param.name, "exp_avg", grad).data();

@@ -17,9 +17,11 @@ class Adam : public Optimizer {
  public:
   Adam(std::vector<ParamGroup> groups, AdamOptions options);
   Adam(const std::vector<nn::NamedParameter>& params, AdamOptions options);
+  // For each parameter with a gradient, t counting its own updates (as in PyTorch):
   // t += 1;  m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;
   // p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
   void step() override;
+  std::vector<std::string> slots() const override { return {"exp_avg", "exp_avg_sq", "step"}; }
 
  protected:
   Adam(const char* name, std::vector<ParamGroup> groups, AdamOptions options, bool decoupled);
@@ -31,7 +33,7 @@ class Adam : public Optimizer {
 
 class AdamW : public Adam {
  public:
-  // PyTorch's AdamW default decay is 0.01.
+  // AdamOptions' weight_decay defaults to 0 here too; PyTorch's AdamW defaults to 0.01.
   AdamW(std::vector<ParamGroup> groups, AdamOptions options);
   AdamW(const std::vector<nn::NamedParameter>& params, AdamOptions options);
 };

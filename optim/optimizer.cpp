@@ -1,5 +1,6 @@
 #include "optim/optimizer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -55,22 +56,42 @@ void Optimizer::load_state_dict(const std::map<std::string, Tensor>& state) {
   std::map<std::string, Shape> params;
   for (const ParamGroup& g : groups_)
     for (const nn::NamedParameter& p : g.params) params[p.name] = p.tensor.shape();
-  std::map<std::string, Tensor> slots;
+  const std::vector<std::string> known = slots();
+  auto list = [&known] {
+    std::string names;
+    for (const std::string& k : known) names += (names.empty() ? "" : ", ") + k;
+    return names.empty() ? std::string("nothing") : names;
+  };
+  std::map<std::string, Tensor> loaded;
+  std::map<std::string, size_t> slots_per_param;
   for (const auto& [key, t] : state) {
     if (key == "step" || key == "lr") continue;
     const size_t dot = key.rfind('.');
     const std::string param = dot == std::string::npos ? key : key.substr(0, dot);
+    const std::string slot = dot == std::string::npos ? "" : key.substr(dot + 1);
+    if (std::find(known.begin(), known.end(), slot) == known.end())
+      fail("load_state_dict", name_, ": state '", key, "' is not something ", name_, " keeps per parameter (it keeps ",
+           list(), "); was it saved by another optimizer?");
     if (!params.count(param))
       fail("load_state_dict", name_, ": state '", key, "' belongs to no parameter of this optimizer");
-    if (t.shape() != params[param])
-      fail("load_state_dict", name_, ": state '", key, "' has shape ", shape_str(t.shape()), " but parameter '",
-           param, "' has ", shape_str(params[param]));
-    slots[key] = t.clone();
+    const Shape expected = slot == "step" ? Shape{} : params[param];
+    if (t.shape() != expected)
+      fail("load_state_dict", name_, ": state '", key, "' has shape ", shape_str(t.shape()), " but ", shape_str(expected),
+           " is expected for parameter '", param, "'");
+    loaded[key] = t.clone();
+    ++slots_per_param[param];
   }
-  if (!state.count("step") || !state.count("lr"))
+  for (const auto& [param, count] : slots_per_param)
+    if (count != known.size())
+      fail("load_state_dict", name_, ": parameter '", param, "' has ", count, " of the ", known.size(), " state slots (",
+           list(), "); the state is incomplete");
+  if (!state.count("step") || !state.count("lr") || state.at("step").numel() != 1 || state.at("lr").numel() != 1)
     fail("load_state_dict", name_, ": the state has no 'step' or no 'lr'; it was not written by an optimizer");
-  state_ = std::move(slots);
-  steps_ = static_cast<int64_t>(state.at("step").item());
+  const float step = state.at("step").item();
+  if (!(step >= 0 && step < 1e15f) || step != std::floor(step))
+    fail("load_state_dict", name_, ": 'step' must be a whole number of steps, got ", step);
+  state_ = std::move(loaded);
+  steps_ = static_cast<int64_t>(step);
   set_lr(state.at("lr").item());
 }
 

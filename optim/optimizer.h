@@ -31,7 +31,11 @@ class Optimizer {
   // Everything the optimizer carries between steps, by name: "<param>.<slot>" (e.g.
   // "fc1.weight.exp_avg"), "step" and "lr". Saved and restored with a checkpoint.
   std::map<std::string, Tensor> state_dict() const;
-  void load_state_dict(const std::map<std::string, Tensor>& state);  // strict, like Module's
+  // Strict: every key must be a slot of this optimizer for one of its parameters, with that
+  // parameter's shape; a parameter has all its slots or none; "step" and "lr" must be there.
+  void load_state_dict(const std::map<std::string, Tensor>& state);
+  // The per-parameter state this optimizer keeps ("exp_avg", ...); "step" is a 0-d count.
+  virtual std::vector<std::string> slots() const = 0;
 
  protected:
   Optimizer(const char* name, std::vector<ParamGroup> groups, float lr);

@@ -15,6 +15,11 @@ SGD::SGD(std::vector<ParamGroup> groups, SGDOptions options)
 SGD::SGD(const std::vector<nn::NamedParameter>& params, SGDOptions options)
     : SGD(std::vector<ParamGroup>{{params, options.weight_decay}}, options) {}
 
+std::vector<std::string> SGD::slots() const {
+  if (options_.momentum != 0) return {"momentum_buffer"};
+  return {};
+}
+
 void SGD::step() {
   NoGradGuard no_grad;
   ++steps_;

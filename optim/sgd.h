@@ -20,6 +20,7 @@ class SGD : public Optimizer {
   // g = grad + wd * p;  b = momentum * b + (1 - dampening) * g  (b = g at the first step);
   // g = nesterov ? g + momentum * b : b;  p -= lr * g
   void step() override;
+  std::vector<std::string> slots() const override;
 
  private:
   SGDOptions options_;

@@ -17,10 +17,12 @@ inline float fast_exp(float x) {
   constexpr float kLn2Hi = 0.693359375f;  // ln 2 split in two so that n * kLn2Hi is exact
   constexpr float kLn2Lo = -2.12194440e-4f;
   constexpr float kMin = -87.33654f;  // below: the result would be a denormal; return 0
-  constexpr float kMax = 88.3762626f;  // above: overflow; return inf
+  constexpr float kMax = 88.7228391f;  // ln(FLT_MAX): above it, overflow; return inf
   constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: adding it pushes a float's fraction bits out
   const float clamped = std::min(std::max(x, kMin), kMax);
-  const float n = (clamped * kLog2e + kRound) - kRound;  // round to nearest; std::floor would not vectorise
+  // n rounded to nearest (std::floor would not vectorise), at most 127 so that 2^n stays a float;
+  // near the top r then reaches about 0.7, where the series is still good to ~1e-6.
+  const float n = std::min((clamped * kLog2e + kRound) - kRound, 127.0f);
   const float r = clamped - n * kLn2Hi - n * kLn2Lo;
   float p = 1.0f / 5040;
   p = p * r + 1.0f / 720;

@@ -60,14 +60,15 @@ Tensor div(const Tensor& a, const Tensor& b) {  // d(a/b)/da = 1/b, d(a/b)/db = 
                    [](float, float y, float out) { return -out / y; });
 }
 
+// x + y is NaN when either is: the comparisons alone would let a NaN through on one side only.
 Tensor maximum(const Tensor& a, const Tensor& b) {
-  return binary_op("maximum", a, b, [](float x, float y) { return x > y ? x : y; },
+  return binary_op("maximum", a, b, [](float x, float y) { return x >= y ? x : (y > x ? y : x + y); },
                    [](float x, float y, float) { return x > y ? 1.0f : (x == y ? 0.5f : 0.0f); },
                    [](float x, float y, float) { return y > x ? 1.0f : (x == y ? 0.5f : 0.0f); });
 }
 
 Tensor minimum(const Tensor& a, const Tensor& b) {
-  return binary_op("minimum", a, b, [](float x, float y) { return x < y ? x : y; },
+  return binary_op("minimum", a, b, [](float x, float y) { return x <= y ? x : (y < x ? y : x + y); },
                    [](float x, float y, float) { return x < y ? 1.0f : (x == y ? 0.5f : 0.0f); },
                    [](float x, float y, float) { return y < x ? 1.0f : (x == y ? 0.5f : 0.0f); });
 }

@@ -118,7 +118,8 @@ Tensor max_pool2d(const Tensor& x, Pool2dOptions options) {
           float best = plane[at];
           for (int64_t i = i0; i < i1; ++i)
             for (int64_t j = j0; j < j1; ++j)
-              if (plane[i * g.W + j] > best) best = plane[i * g.W + j], at = i * g.W + j;
+              if (plane[i * g.W + j] > best || plane[i * g.W + j] != plane[i * g.W + j])  // NaN wins, as in PyTorch
+                best = plane[i * g.W + j], at = i * g.W + j;
           const int64_t o = (p * oh + oi) * ow + oj;
           po[o] = best;
           argmax[static_cast<size_t>(o)] = p * g.H * g.W + at;

@@ -16,9 +16,10 @@ namespace {
 int64_t position(float value, int64_t size, const char* op, const char* what) {
   if (value != std::floor(value) || std::isinf(value))
     fail(op, what, " ", value, " is not a whole number; indices must be whole numbers stored as floats");
-  const auto i = static_cast<int64_t>(value);
-  if (i < 0 || i >= size) fail(op, what, " ", i, " is out of range for size ", size, " (valid: 0 to ", size - 1, ")");
-  return i;
+  // Compared as floats first: casting a value beyond int64 would be undefined.
+  if (value < 0 || value >= static_cast<float>(size))
+    fail(op, what, " ", value, " is out of range for size ", size, " (valid: 0 to ", size - 1, ")");
+  return static_cast<int64_t>(value);
 }
 
 }  // namespace

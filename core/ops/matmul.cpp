@@ -63,8 +63,8 @@ Tensor matmul_2d_or_more(const Tensor& a, const Tensor& b, bool ta, bool tb) {
     Tensor ga, gb;
     if (b.dim() == 2 && !ta) {
       // The forward folded a's batch into rows; fold the same way here (one GEMM each).
-      const int64_t K = a.size(-1), N = gy.size(-1);
-      const Tensor a2 = reshape(a, {-1, K}), g2 = reshape(gy, {-1, N});
+      const int64_t K = a.size(-1), N = gy.size(-1), rows = numel(batch_of(a.shape())) * a.size(-2);
+      const Tensor a2 = reshape(a, {rows, K}), g2 = reshape(gy, {rows, N});
       if (needs[0]) ga = reshape(batched_gemm(g2, b, false, !tb), a.shape());
       if (needs[1]) gb = tb ? batched_gemm(g2, a2, true, false) : batched_gemm(a2, g2, true, false);
       return {ga, gb};

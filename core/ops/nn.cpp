@@ -59,6 +59,7 @@ Tensor log_softmax(const Tensor& x, int64_t dim) {
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEntropyOptions& options) {
   if (logits.dim() < 1) fail("cross_entropy", "logits must have a class dim (the last one), got a scalar");
+  if (logits.size(-1) == 0) fail("cross_entropy", "logits ", shape_str(logits.shape()), " have no classes");
   const int64_t classes = logits.size(-1), rows = logits.numel() / std::max<int64_t>(classes, 1);
   const Shape row_shape(logits.shape().begin(), logits.shape().end() - 1);
   if (targets.shape() != row_shape)

@@ -52,7 +52,7 @@ Tensor sigmoid(const Tensor& x) {  // d/dx s = s (1 - s)
 }
 
 Tensor relu(const Tensor& x) {
-  return unary_op("relu", x, [](float v) { return v > 0 ? v : 0.0f; },
+  return unary_op("relu", x, [](float v) { return v > 0 || v != v ? v : 0.0f; },  // NaN stays NaN
                   [](float v, float) { return v > 0 ? 1.0f : 0.0f; });
 }
 
@@ -100,9 +100,9 @@ Tensor softplus(const Tensor& x, float beta, float threshold) {
                   });
 }
 
-Tensor pow(const Tensor& x, float exponent) {  // d/dx x^p = p x^(p-1)
+Tensor pow(const Tensor& x, float exponent) {  // d/dx x^p = p x^(p-1); x^0 = 1 has slope 0, even at 0
   return unary_op("pow", x, [exponent](float v) { return std::pow(v, exponent); },
-                  [exponent](float v, float) { return exponent * std::pow(v, exponent - 1); });
+                  [exponent](float v, float) { return exponent == 0 ? 0.0f : exponent * std::pow(v, exponent - 1); });
 }
 
 Tensor clamp(const Tensor& x, float low, float high) {

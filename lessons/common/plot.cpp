@@ -98,8 +98,9 @@ void log_y_labels(double x_min, double x_max, double y_min, double y_max) {
   }
 }
 
-// A legend inside the top (or bottom) right corner: a line (or a dot) per entry in the series' colours.
-void legend(const std::vector<std::string>& names, bool as_lines, bool at_bottom = false) {
+// A legend in the top right corner of the plot (or outside it, to its right): a line (or a dot)
+// per entry in the series' colours.
+void legend(const std::vector<std::string>& names, bool as_lines, bool outside = false) {
   const auto n = static_cast<PLINT>(names.size());
   if (n == 0) return;
   std::vector<PLINT> opts(n, as_lines ? PL_LEGEND_LINE : PL_LEGEND_SYMBOL), colours(n), styles(n, 1), numbers(n, 1);
@@ -113,7 +114,7 @@ void legend(const std::vector<std::string>& names, bool as_lines, bool at_bottom
   }
   PLFLT width, height;
   pllegend(&width, &height, PL_LEGEND_BACKGROUND | PL_LEGEND_BOUNDING_BOX,
-           (at_bottom ? PL_POSITION_BOTTOM : PL_POSITION_TOP) | PL_POSITION_RIGHT | PL_POSITION_INSIDE,
+           outside ? PL_POSITION_RIGHT | PL_POSITION_OUTSIDE : PL_POSITION_TOP | PL_POSITION_RIGHT | PL_POSITION_INSIDE,
            0.02, 0.02, 0.08, 0, 1, 1, 0, 0, n, opts.data(), 1.0, 1.0, 2.0, 0.0, colours.data(), texts.data(), nullptr,
            nullptr, nullptr, nullptr, colours.data(), styles.data(), widths.data(), colours.data(), scales.data(),
            numbers.data(), symbols.data());
@@ -137,7 +138,7 @@ std::vector<std::string> save_line_chart(const std::string& stem, const LineChar
   if (x_max == x_min) x_max = x_min + 1;
   const double pad = y_max > y_min ? 0.05 * (y_max - y_min) : 0.5;
   return render_both(stem, [&] {
-    plvpor(0.1, 0.96, 0.12, 0.92);
+    plvpor(0.1, chart.legend_outside ? 0.66 : 0.96, 0.12, 0.92);
     plwind(x_min, x_max, y_min - pad, y_max + pad);
     axes_and_title(chart.title, chart.x_label, chart.y_label, chart.log_y ? "bc" : "bcnstv", chart.x_tick);
     if (chart.log_y) log_y_labels(x_min, x_max, y_min - pad, y_max + pad);
@@ -166,7 +167,7 @@ std::vector<std::string> save_line_chart(const std::string& stem, const LineChar
       plwidth(1);
       names.push_back(s.name);
     }
-    if (chart.series.size() > 1 || !names.front().empty()) legend(names, true, chart.legend_at_bottom);
+    if (chart.series.size() > 1 || !names.front().empty()) legend(names, true, chart.legend_outside);
   });
 }
 
@@ -196,7 +197,8 @@ std::vector<std::string> save_heatmap(const std::string& stem, const Heatmap& ma
   return render_both(stem, [&] {
     const double longest = std::max(rows, cols);
     const double label_scale = std::clamp(24.0 / longest, 0.45, 1.0);
-    plvpor(0.12, 0.8, 0.14, 0.9);
+    if (map.square_cells) plvpas(0.12, 0.8, 0.14, 0.9, static_cast<PLFLT>(rows) / cols);
+    else plvpor(0.12, 0.8, 0.14, 0.9);
     plwind(0, cols, 0, rows);
     if (map.diverging) {  // blue below zero, white at zero, red above
       const PLFLT at[] = {0, 0.5, 1}, r[] = {0.02, 1, 0.7}, g[] = {0.19, 1, 0.01}, b[] = {0.38, 1, 0.11};

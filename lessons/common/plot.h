@@ -17,7 +17,7 @@ struct LineChart {
   std::vector<Series> series;
   bool log_y = false;  // for losses and perplexities that span decades
   double x_tick = 0;   // spacing of x ticks; 0: chosen by PLplot (1 for whole-number x such as orders)
-  bool legend_at_bottom = false;  // for curves that rise (accuracies) and would run under the legend
+  bool legend_outside = false;  // to the right of the plot, for many curves that would run under it
 };
 
 // Rows are drawn top to bottom and labelled on the left (attention: queries); columns left to
@@ -27,6 +27,7 @@ struct Heatmap {
   std::vector<std::vector<double>> values;  // [row][col]
   std::vector<std::string> row_labels, col_labels;
   bool diverging = false;  // blue (negative), white (0), red (positive), symmetric around 0: for weights
+  bool square_cells = false;  // keep each cell square (images, filters) instead of filling the page
 };
 
 // Lays out equal-sized 2-D arrays in a grid, `columns` across, with a one-cell border of `gap`

@@ -77,7 +77,7 @@ int lesson_main(const std::function<void()>& body) {
   try {
     body();
     return 0;
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {  // ladder::Error, and anything a library throws (out of memory, ...)
     std::fflush(stdout);
     std::fprintf(stderr, "\nerror: %s\n", e.what());
     return 2;

@@ -47,7 +47,8 @@ class Run {
   std::chrono::steady_clock::time_point start_;
 };
 
-// The main() of every lesson: runs it, and turns a ladder::Error into a message and exit status 2.
+// The main() of every lesson: runs it, and turns an exception (a ladder::Error, or one from a
+// library) into a message and exit status 2, so that no input can abort the process.
 int lesson_main(const std::function<void()>& body);
 
 }  // namespace ladder::lessons

@@ -57,6 +57,9 @@ TEST_CASE("bad sizes, indices and values") {
   check_error([] { randint(3, 3, {2}); }, {"randint", "empty range"});
   check_error([] { Tensor().shape(); }, {"undefined"});
   check_error([] { var(zeros({1})); }, {"var", "correction=1"});
+  check_error([] { index_select(zeros({4, 3}), 0, tensor({1e20f})); }, {"index_select", "out of range for size 4"});
+  check_error([] { arange(0, INFINITY); }, {"arange", "no values"});
+  check_error([] { arange(0, 1e12f); }, {"arange", "over a billion"});
 }
 
 TEST_CASE("loss errors explain the expected target") {
@@ -65,6 +68,7 @@ TEST_CASE("loss errors explain the expected target") {
   check_error([] { cross_entropy(zeros({2, 3}), tensor({0, 3})); }, {"cross_entropy: target 3 (row 1)", "[0, 3)"});
   check_error([] { cross_entropy(zeros({2, 3}), tensor({0.5f, 1})); }, {"cross_entropy", "0.5", "not a class index"});
   check_error([] { cross_entropy(zeros({2, 3}), zeros({2}), {.weight = ones({2})}); }, {"cross_entropy: weight", "(3)"});
+  check_error([] { cross_entropy(zeros({4, 0}), zeros({4})); }, {"cross_entropy", "(4,0)", "no classes"});
   check_error([] { mse_loss(zeros({2, 3}), zeros({3})); }, {"mse_loss: input has shape (2,3) but target has (3)"});
   check_error([] { binary_cross_entropy_with_logits(zeros({2}), zeros({2, 1})); }, {"binary_cross_entropy_with_logits"});
 }

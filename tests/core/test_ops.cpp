@@ -291,3 +291,20 @@ TEST_CASE("solve: Gaussian elimination with pivoting; singular systems refused")
   ladder::testing::check_error([] { solve(tensor({1, 2, 2, 4}, {2, 2}), tensor({1, 2})); }, {"solve", "singular"});
   ladder::testing::check_error([] { solve(zeros({2, 3}), zeros({2})); }, {"solve", "square", "(2,3)"});
 }
+
+TEST_CASE("NaN propagates through relu, maximum, minimum and max pooling, as in PyTorch") {
+  CHECK(std::isnan(relu(tensor({NAN})).item()));
+  CHECK(std::isnan(maximum(tensor({NAN}), tensor({1})).item()));
+  CHECK(std::isnan(maximum(tensor({1}), tensor({NAN})).item()));
+  CHECK(std::isnan(minimum(tensor({NAN}), tensor({1})).item()));
+  CHECK(std::isnan(minimum(tensor({1}), tensor({NAN})).item()));
+  CHECK(std::isnan(max_pool2d(tensor({1, NAN, 3, 4}, {1, 1, 2, 2})).item()));
+  CHECK(max_pool2d(tensor({1, 5, 3, 4}, {1, 1, 2, 2})).item() == 5);
+}
+
+TEST_CASE("pow with exponent 0 has slope 0 everywhere, including at 0") {
+  Tensor x = tensor({0, 2});
+  x.requires_grad_();
+  sum(pow(x, 0)).backward();
+  ladder::testing::check_tensor(x.grad(), {2}, {0, 0});
+}

@@ -40,6 +40,9 @@ TEST_CASE("reading text: UTF-8 characters, and the files that are refused") {
   check_error([] { read_text_file(temp_file("empty.txt", " \n\n")); }, {"read_text", "empty.txt", "empty"});
   check_error([] { read_text_file(temp_file("bin.txt", std::string("ab\0cd", 5))); }, {"binary", "NUL byte at offset 2"});
   check_error([] { read_text_file(temp_file("latin1.txt", "caf\xe9 noir")); }, {"not UTF-8", "offset 3"});
+  check_error([] { read_text_file(temp_file("overlong.txt", "a\xc0\xaf" "b")); }, {"not UTF-8", "offset 1"});
+  check_error([] { read_text_file(temp_file("surrogate.txt", "ab\xed\xa0\x80")); }, {"not UTF-8", "offset 2"});
+  check_error([] { read_text_file(temp_file("too_big.txt", "\xf4\x90\x80\x80")); }, {"not UTF-8", "offset 0"});
   check_error([] { load_text({.data = temp_file("one.txt", "aaaa\naaa\n")}); }, {"load_text", "one.txt", "1 distinct character"});
   check_error([] { load_text({.data = temp_file("short.txt", "ab\n"), .lines = true}); }, {"too short", "--val"});
   check_error([] { load_text({}); }, {"load_text", "--data"});
@@ -108,6 +111,7 @@ TEST_CASE("stream batcher: random windows with targets shifted by one") {
       if (t) CHECK(b.x.at({r, t}) == b.x.at({r, t - 1}) + 1);
     }
   check_error([] { StreamBatcher({1, 2}, 8); }, {"StreamBatcher", "2 tokens", "windows of 8"});
+  check_error([&] { sample_rows({zeros({0, 3}), zeros({0})}, 4, gen); }, {"sample_rows", "no rows"});
 }
 
 TEST_CASE("context windows for an MLP language model, and sampling rows") {
@@ -144,6 +148,10 @@ TEST_CASE("encoding a text: a sequence per line, or one stream; keeping the firs
   REQUIRE(stream.train.size() == 1);
   CHECK(stream.train[0].size() == 8);  // "ab\nba\na\n": the newline is unknown to this vocabulary
   CHECK(stream.train[0][2] == Tokenizer::kUnk);
+  const Tokenizer with_newline = char_tokenizer(text, /*lines=*/false);
+  CHECK(with_newline.id("\n") != Tokenizer::kUnk);
+  CHECK(encode_text(text, with_newline, false).train[0][2] == with_newline.id("\n"));
+  CHECK(char_tokenizer(text, /*lines=*/true).id("\n") == Tokenizer::kUnk);
   keep_first(text, 2, 5);
   CHECK(text.train == std::vector<std::string>{"ab", "ba"});
   CHECK(text.val.size() == 1);

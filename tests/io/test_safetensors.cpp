@@ -143,6 +143,8 @@ TEST_CASE("every kind of bad file is rejected with a message naming the file and
   rejects(plain_file(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", floats({1, 2})), {"gap", "before tensor 'x'"});
   rejects(plain_file(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", floats({1, 2})), {"4 bytes after the last tensor"});
   rejects(plain_file(R"({"__metadata__":{"a":1}})", ""), {"metadata 'a' is not a string"});
+  rejects(plain_file(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[0,4],"extra":[[[[]]]]}})", floats({1})),
+          {"tensor 'x' has fields other than"});
 
   save_safetensors(path, {{"x", tensor({1, 2})}});
   std::string bytes = read_bytes(path);

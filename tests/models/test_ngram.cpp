@@ -135,4 +135,7 @@ TEST_CASE("n-gram errors") {
   check_error([&] { c.probability({Smoothing::add_one, 3}, {}, a); }, {"ngram", "order 3 is outside 1..2"});
   check_error([&] { c.probability({Smoothing::interpolation, 2}, {}, a); }, {"interpolation of order 2 needs 3 lambdas"});
   check_error([] { parse_smoothing("kneser"); }, {"unknown estimator 'kneser'", "add-delta"});
+  check_error([&] { fit_lambdas(c, 5, corpus); }, {"fit_lambdas", "order 5 is outside 1..2"});
+  check_error([&] { fit_lambdas(c, 2, {}); }, {"fit_lambdas", "no held-out tokens"});
+  check_error([&] { c.context_total(std::vector<int>(9, a)); }, {"ngram", "9 tokens is longer than the largest order, 8"});
 }

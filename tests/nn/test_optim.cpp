@@ -102,6 +102,23 @@ TEST_CASE("Adam and AdamW: the first two steps by hand") {
   check_tensor(x.p, {2}, {1 - 0.01f, -2 - 0.01f}, 1e-5f);
 }
 
+TEST_CASE("Adam counts steps per parameter: one that joins late gets a full first step") {
+  OneParam x, y;
+  const auto px = x.params();
+  auto py = y.params();
+  py[0].name = "q";
+  Adam opt({{{px[0], py[0]}}}, {.lr = 0.1f});
+  x.set_grad({1, 1});
+  opt.step();  // only p has a gradient
+  x.set_grad({1, 1});
+  y.set_grad({1, 1});
+  opt.step();
+  // q's first update is its own step 1: after bias correction it moves by lr, like p's first did.
+  check_tensor(y.p, {2}, {1 - 0.1f, -2 - 0.1f}, 1e-5f);
+  CHECK(opt.state_dict().at("q.step").item() == 1);
+  CHECK(opt.state_dict().at("p.step").item() == 2);
+}
+
 TEST_CASE("parameters without a gradient are left alone") {
   OneParam x;
   Adam opt(x.params(), {});
@@ -145,7 +162,19 @@ TEST_CASE("optimizer state errors") {
   check_error([&] { opt.load_state_dict(state); }, {"load_state_dict", "Adam", "'q.exp_avg' belongs to no parameter"});
   state.erase("q.exp_avg");
   state["p.exp_avg"] = zeros({3});
-  check_error([&] { opt.load_state_dict(state); }, {"'p.exp_avg' has shape (3) but parameter 'p' has (2)"});
+  check_error([&] { opt.load_state_dict(state); }, {"'p.exp_avg' has shape (3) but (2) is expected for parameter 'p'"});
+  state["p.exp_avg"] = zeros({2});
+  state["p.momentum_buffer"] = zeros({2});
+  check_error([&] { opt.load_state_dict(state); }, {"'p.momentum_buffer' is not something Adam keeps", "exp_avg, exp_avg_sq, step",
+                                                    "another optimizer"});
+  state.erase("p.momentum_buffer");
+  state.erase("p.exp_avg_sq");
+  check_error([&] { opt.load_state_dict(state); }, {"parameter 'p' has 2 of the 3 state slots", "incomplete"});
+  state["p.exp_avg_sq"] = zeros({2});
+  state["step"] = scalar(1.5f);
+  check_error([&] { opt.load_state_dict(state); }, {"'step' must be a whole number", "1.5"});
+  state["step"] = scalar(NAN);
+  check_error([&] { opt.load_state_dict(state); }, {"'step' must be a whole number"});
   check_error([&] { opt.set_lr(-1); }, {"Adam", "learning rate", "-1"});
   check_error([] { Adam bad(std::vector<nn::NamedParameter>{}, {}); }, {"Adam", "no parameters"});
   OneParam y;
