@@ -154,4 +154,26 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
                   const Tensor& weight, const Tensor& bias, bool training, float momentum = 0.1f,
                   float eps = 1e-5f);
 
+// ---- recurrent layers (core/ops/recurrent.cpp) ----
+// One layer over a whole sequence, fused: the input projection of every step in one GEMM, one
+// GEMM per step for the hidden state, the gate nonlinearities in one loop, and a hand-written
+// backward through time. x (T,B,I); states (B,H); PyTorch's weight layouts: w_ih (G*H, I),
+// w_hh (G*H, H), biases (G*H), with G gates. `reverse` runs from the last step to the first
+// (the backward half of a bidirectional layer); outputs stay indexed by input position.
+// Returns every step's state: out[t] is the state after reading x[t].
+//
+// h_t = act(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh), act = tanh (or relu).  -> (T,B,H)
+Tensor rnn_layer(const Tensor& x, const Tensor& h0, const Tensor& w_ih, const Tensor& w_hh, const Tensor& b_ih,
+                 const Tensor& b_hh, bool relu = false, bool reverse = false);
+// Gates i, f, g, o (rows of the weights in that order):
+//   c_t = f * c_{t-1} + i * g,  h_t = o * tanh(c_t)  -> (T,B,2H): h_t in [..., :H], c_t in [..., H:]
+Tensor lstm_layer(const Tensor& x, const Tensor& h0, const Tensor& c0, const Tensor& w_ih, const Tensor& w_hh,
+                  const Tensor& b_ih, const Tensor& b_hh, bool reverse = false);
+// Gates r, z, n:  h_t = z * h_{t-1} + (1 - z) * n  -> (T,B,H), with the candidate
+//   GRUVariant::classic (Cho et al., d2l): n = tanh(x W_in^T + b_in + (r * h_{t-1}) W_hn^T + b_hn)
+//   GRUVariant::pytorch (PyTorch, cuDNN):  n = tanh(x W_in^T + b_in + r * (h_{t-1} W_hn^T + b_hn))
+enum class GRUVariant { classic, pytorch };
+Tensor gru_layer(const Tensor& x, const Tensor& h0, const Tensor& w_ih, const Tensor& w_hh, const Tensor& b_ih,
+                 const Tensor& b_hh, GRUVariant variant = GRUVariant::classic, bool reverse = false);
+
 }  // namespace ladder

@@ -162,6 +162,20 @@ const std::vector<GradCase>& cases() {
        }},
       {"batch_norm/eval_2d", {{{5, 3}}, {{3}}, {{3}}},
        [](Inputs x) { return batch_norm(x[0], full({3}, 0.5f), full({3}, 2), x[1], x[2], false); }},
+      // ---- recurrent layers: x (T,B,I), h0 (B,H), w_ih (G*H,I), w_hh (G*H,H), b_ih, b_hh ----
+      {"rnn_layer", {{{3, 2, 3}}, {{2, 4}}, {{4, 3}, -0.7f, 0.7f}, {{4, 4}, -0.7f, 0.7f}, {{4}}, {{4}}},
+       [](Inputs x) { return rnn_layer(x[0], x[1], x[2], x[3], x[4], x[5]); }},
+      {"rnn_layer/relu_reverse", {{{4, 2, 2}}, {{2, 3}}, {{3, 2}}, {{3, 3}, -0.5f, 0.5f}, {{3}}, {{3}}},
+       [](Inputs x) { return rnn_layer(x[0], x[1], x[2], x[3], x[4], x[5], /*relu=*/true, /*reverse=*/true); },
+       {.atol = 3e-3f, .rtol = 2e-2f}},
+      {"lstm_layer", {{{3, 2, 3}}, {{2, 2}}, {{2, 2}}, {{8, 3}, -0.8f, 0.8f}, {{8, 2}, -0.8f, 0.8f}, {{8}}, {{8}}},
+       [](Inputs x) { return lstm_layer(x[0], x[1], x[2], x[3], x[4], x[5], x[6]); }},
+      {"lstm_layer/reverse", {{{4, 1, 2}}, {{1, 3}}, {{1, 3}}, {{12, 2}, -0.8f, 0.8f}, {{12, 3}, -0.8f, 0.8f}, {{12}}, {{12}}},
+       [](Inputs x) { return lstm_layer(x[0], x[1], x[2], x[3], x[4], x[5], x[6], /*reverse=*/true); }},
+      {"gru_layer", {{{3, 2, 3}}, {{2, 2}}, {{6, 3}, -0.8f, 0.8f}, {{6, 2}, -0.8f, 0.8f}, {{6}}, {{6}}},
+       [](Inputs x) { return gru_layer(x[0], x[1], x[2], x[3], x[4], x[5]); }},
+      {"gru_layer/pytorch_reverse", {{{4, 2, 2}}, {{2, 3}}, {{9, 2}, -0.8f, 0.8f}, {{9, 3}, -0.8f, 0.8f}, {{9}}, {{9}}},
+       [](Inputs x) { return gru_layer(x[0], x[1], x[2], x[3], x[4], x[5], GRUVariant::pytorch, /*reverse=*/true); }},
   };
   return table;
 }
