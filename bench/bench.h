@@ -24,5 +24,6 @@ void report(const std::string& name, double ours_ms, double ref_ms, const std::s
 
 void run_core();
 void run_cnn();
+void run_rnn();
 
 }  // namespace ladder::bench

@@ -83,12 +83,13 @@ int main(int argc, char** argv) {
   std::printf("OPENBLAS_CORETYPE=%s  OMP_NUM_THREADS=%s\n", coretype ? coretype : "(unset)",
               std::getenv("OMP_NUM_THREADS") ? std::getenv("OMP_NUM_THREADS") : "(unset)");
   try {
-    if (which != "core" && which != "cnn" && which != "all") {
-      std::fprintf(stderr, "ladder_bench: unknown benchmark '%s'; available: core, cnn, all\n", which.c_str());
+    if (which != "core" && which != "cnn" && which != "rnn" && which != "all") {
+      std::fprintf(stderr, "ladder_bench: unknown benchmark '%s'; available: core, cnn, rnn, all\n", which.c_str());
       return 2;
     }
     if (which == "core" || which == "all") ladder::bench::run_core();
     if (which == "cnn" || which == "all") ladder::bench::run_cnn();
+    if (which == "rnn" || which == "all") ladder::bench::run_rnn();
   } catch (const ladder::Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 2;

@@ -120,6 +120,7 @@ Tensor rnn_layer(const Tensor& x, const Tensor& h0, const Tensor& w_ih, const Te
     float* ht = po + t * B * H;
     gemm(false, true, B, H, H, 1.0f, prev, H, w_hh.data(), H, 1.0f, ht, H);  // += h_{t-1} W_hh^T
     parallel_for(B * H, 8, [&](int64_t begin, int64_t end) {
+#pragma omp simd
       for (int64_t k = begin; k < end; ++k) ht[k] = relu ? std::max(ht[k], 0.0f) : fast_tanh(ht[k]);
     });
   }
@@ -133,6 +134,7 @@ Tensor rnn_layer(const Tensor& x, const Tensor& h0, const Tensor& w_ih, const Te
                     const int64_t t = step_at(s, T, reverse);
                     float* d = dpre.data() + t * B * H;
                     const float* y = po + t * B * H;
+#pragma omp simd
                     for (int64_t k = 0; k < B * H; ++k) {
                       const float slope = relu ? (y[k] > 0 ? 1.0f : 0.0f) : 1 - y[k] * y[k];
                       d[k] = (pg[t * B * H + k] + dh.data()[k]) * slope;
@@ -169,6 +171,7 @@ Tensor lstm_layer(const Tensor& x, const Tensor& h0, const Tensor& c0, const Ten
     parallel_for(B, H * 32, [&](int64_t begin, int64_t end) {
       for (int64_t b = begin; b < end; ++b) {
         float* g = gt + b * G;
+#pragma omp simd  // the four gate blocks and the state rows never overlap
         for (int64_t j = 0; j < H; ++j) {
           const float i = fast_sigmoid(g[j]), f = fast_sigmoid(g[H + j]), cand = fast_tanh(g[2 * H + j]),
                       o = fast_sigmoid(g[3 * H + j]);
@@ -197,6 +200,7 @@ Tensor lstm_layer(const Tensor& x, const Tensor& h0, const Tensor& c0, const Ten
                     float* d = dpre.data() + t * B * G;
                     parallel_for(B, H * 32, [&](int64_t begin, int64_t end) {
                       for (int64_t b = begin; b < end; ++b)
+#pragma omp simd
                         for (int64_t j = 0; j < H; ++j) {
                           const float* g = pgates + (t * B + b) * G;
                           const float i = g[j], f = g[H + j], cand = g[2 * H + j], o = g[3 * H + j];
@@ -241,9 +245,11 @@ Tensor gru_layer(const Tensor& x, const Tensor& h0, const Tensor& w_ih, const Te
     float *gt = pgates + t * B * G, *sv = psaved + t * B * H, *ht = po + t * B * H;
     for (int64_t b = 0; b < B; ++b) std::copy_n(pb, classic ? 2 * H : G, phw + b * G);
     gemm(false, true, B, classic ? 2 * H : G, H, 1.0f, h_prev, H, pw, H, 1.0f, phw, G);
-    parallel_for(B * H, 16, [&](int64_t begin, int64_t end) {  // r and z; for pytorch also n and h
-      for (int64_t k = begin; k < end; ++k) {
-        const int64_t b = k / H, j = k % H;
+    parallel_for(B, 16 * H, [&](int64_t begin, int64_t end) {  // r and z; for pytorch also n and h
+      for (int64_t b = begin; b < end; ++b)
+#pragma omp simd
+      for (int64_t j = 0; j < H; ++j) {
+        const int64_t k = b * H + j;
         float* g = gt + b * G;
         const float* w = phw + b * G;
         g[j] = fast_sigmoid(g[j] + w[j]);
@@ -261,9 +267,11 @@ Tensor gru_layer(const Tensor& x, const Tensor& h0, const Tensor& w_ih, const Te
     // The classic candidate reads (r * h_{t-1}) W_hn^T + b_hn: a second GEMM, after r is known.
     for (int64_t b = 0; b < B; ++b) std::copy_n(pb + 2 * H, H, phw + b * G + 2 * H);
     gemm(false, true, B, H, H, 1.0f, sv, H, pw + 2 * H * H, H, 1.0f, phw + 2 * H, G);
-    parallel_for(B * H, 16, [&](int64_t begin, int64_t end) {
-      for (int64_t k = begin; k < end; ++k) {
-        const int64_t b = k / H, j = k % H;
+    parallel_for(B, 16 * H, [&](int64_t begin, int64_t end) {
+      for (int64_t b = begin; b < end; ++b)
+#pragma omp simd
+      for (int64_t j = 0; j < H; ++j) {
+        const int64_t k = b * H + j;
         float* g = gt + b * G;
         g[2 * H + j] = fast_tanh(g[2 * H + j] + phw[b * G + 2 * H + j]);
         ht[k] = g[H + j] * h_prev[k] + (1 - g[H + j]) * g[2 * H + j];
@@ -287,8 +295,10 @@ Tensor gru_layer(const Tensor& x, const Tensor& h0, const Tensor& w_ih, const Te
                     const float* h_prev = previous_state(h0.data(), po, t, T, B, H, reverse);
                     float* d = dpre.data() + t * B * G;
                     float* dhh = classic ? d : dpre_h.data() + t * B * G;
-                    for (int64_t k = 0; k < B * H; ++k) {  // everything but the classic reset gate
-                      const int64_t b = k / H, j = k % H;
+                    for (int64_t b = 0; b < B; ++b)
+#pragma omp simd
+                    for (int64_t j = 0; j < H; ++j) {  // everything but the classic reset gate
+                      const int64_t k = b * H + j;
                       const float* g = pgates + (t * B + b) * G;
                       const float r = g[j], z = g[H + j], n = g[2 * H + j];
                       const float dht = pg[t * B * H + k] + dh.data()[k];
@@ -304,8 +314,10 @@ Tensor gru_layer(const Tensor& x, const Tensor& h0, const Tensor& w_ih, const Te
                     }
                     if (classic) {  // d(r h) = dn W_hn, then the reset gate and r's share of dh_prev
                       gemm(false, false, B, H, H, 1.0f, d + 2 * H, G, pw + 2 * H * H, H, 0.0f, drh.data(), H);
-                      for (int64_t k = 0; k < B * H; ++k) {
-                        const int64_t b = k / H, j = k % H;
+                      for (int64_t b = 0; b < B; ++b)
+#pragma omp simd
+                      for (int64_t j = 0; j < H; ++j) {
+                        const int64_t k = b * H + j;
                         const float r = pgates[(t * B + b) * G + j];
                         d[b * G + j] = drh.data()[k] * h_prev[k] * r * (1 - r);
                         dh_direct.data()[k] += drh.data()[k] * r;

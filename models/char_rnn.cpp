@@ -1,0 +1,58 @@
+#include "models/char_rnn.h"
+
+#include "core/autograd.h"
+#include "core/error.h"
+#include "core/ops.h"
+
+namespace ladder::models {
+
+namespace {
+
+const char* cell_name(nn::CellKind cell) {
+  switch (cell) {
+    case nn::CellKind::rnn_tanh:
+    case nn::CellKind::rnn_relu: return "RNN";
+    case nn::CellKind::gru:
+    case nn::CellKind::gru_pytorch: return "GRU";
+    case nn::CellKind::lstm: return "LSTM";
+  }
+  return "RNN";
+}
+
+}  // namespace
+
+CharRNN::CharRNN(int64_t vocab, int64_t embed, int64_t hidden, nn::CellKind cell, nn::RecurrentOptions options,
+                 Generator& gen)
+    : Module("CharRNN") {
+  options.batch_first = true;  // ids come as (B,T)
+  embedding = register_module("embedding", std::make_shared<nn::Embedding>(vocab, embed, 1.0f, gen));
+  rnn = register_module("rnn", std::make_shared<nn::Recurrent>(cell_name(cell), cell, embed, hidden, options, gen));
+  head = register_module("head", std::make_shared<nn::Linear>(hidden * rnn->directions(), vocab, nn::LinearOptions{}, gen));
+}
+
+CharRNN::Output CharRNN::forward(const Tensor& ids, const Tensor& h0, const Tensor& c0) {
+  if (ids.dim() != 2) fail("CharRNN", "expects ids (B,T), got ", shape_str(ids.shape()));
+  nn::RecurrentOutput states = rnn->forward((*embedding)(ids), h0, c0);  // (B,T,E) -> (B,T,H)
+  return {(*head)(states.output), states};
+}
+
+std::vector<int> CharRNN::sample(const std::vector<int>& prompt, int length, Generator& gen, float temperature) {
+  if (prompt.empty()) fail("CharRNN::sample", "needs at least one token to start from");
+  if (rnn->directions() != 1) fail("CharRNN::sample", "a bidirectional model reads the future; it cannot generate");
+  NoGradGuard no_grad;
+  std::vector<float> first(prompt.begin(), prompt.end());
+  Output out = forward(tensor(first, {1, static_cast<int64_t>(first.size())}));
+  std::vector<int> generated;
+  for (int k = 0; k < length; ++k) {
+    const int64_t T = out.logits.size(1);
+    const Tensor p = softmax(reshape(narrow(out.logits, 1, T - 1, 1), {-1}) / temperature, -1);
+    float u = gen.uniform();
+    int next = 0;
+    while (next + 1 < p.numel() && u >= p.data()[next]) u -= p.data()[next++];
+    generated.push_back(next);
+    out = forward(tensor({static_cast<float>(next)}, {1, 1}), out.states.h_n, out.states.c_n);
+  }
+  return generated;
+}
+
+}  // namespace ladder::models

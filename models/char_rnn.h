@@ -1,0 +1,33 @@
+// A character-level recurrent language model: embedding -> RNN/GRU/LSTM -> linear head.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "nn/embedding.h"
+#include "nn/linear.h"
+#include "nn/recurrent.h"
+
+namespace ladder::models {
+
+class CharRNN : public nn::Module {
+ public:
+  CharRNN(int64_t vocab, int64_t embed, int64_t hidden, nn::CellKind cell, nn::RecurrentOptions options = {},
+          Generator& gen = default_generator());
+
+  struct Output {
+    Tensor logits;               // (B,T,V): the scores of the token after each position
+    nn::RecurrentOutput states;  // h_n (and c_n) to carry into the next window
+  };
+  // ids (B,T); h0/c0 as for nn::Recurrent (undefined: zeros).
+  Output forward(const Tensor& ids, const Tensor& h0 = {}, const Tensor& c0 = {});
+
+  // Feeds `prompt` (ids), then draws `length` tokens one at a time, carrying the state.
+  std::vector<int> sample(const std::vector<int>& prompt, int length, Generator& gen, float temperature = 1.0f);
+
+  std::shared_ptr<nn::Embedding> embedding;
+  std::shared_ptr<nn::Recurrent> rnn;
+  std::shared_ptr<nn::Linear> head;
+};
+
+}  // namespace ladder::models
