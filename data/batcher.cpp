@@ -26,6 +26,30 @@ Batch StreamBatcher::sample(int64_t batch, Generator& gen) const {
   return b;
 }
 
+ContiguousBatcher::ContiguousBatcher(const std::vector<int>& ids, int64_t batch, int64_t block) : block_(block) {
+  if (batch < 1 || block < 1) fail("ContiguousBatcher", "batch and block must be at least 1, got ", batch, " and ", block);
+  const int64_t per_row = static_cast<int64_t>(ids.size()) / batch;
+  windows_ = (per_row - 1) / block;
+  if (windows_ < 1)
+    fail("ContiguousBatcher", "the stream has ", ids.size(), " tokens: too few for ", batch, " rows of at least ", block + 1,
+         "; use a smaller --batch or block, or more text");
+  for (int64_t r = 0; r < batch; ++r)
+    rows_.emplace_back(ids.begin() + r * per_row, ids.begin() + (r + 1) * per_row);
+}
+
+Batch ContiguousBatcher::next() {
+  restarted_ = position_ == 0;
+  const auto B = static_cast<int64_t>(rows_.size());
+  Batch b{empty({B, block_}), empty({B, block_})};
+  for (int64_t r = 0; r < B; ++r)
+    for (int64_t t = 0; t < block_; ++t) {
+      b.x.data()[r * block_ + t] = static_cast<float>(rows_[static_cast<size_t>(r)][static_cast<size_t>(position_ * block_ + t)]);
+      b.y.data()[r * block_ + t] = static_cast<float>(rows_[static_cast<size_t>(r)][static_cast<size_t>(position_ * block_ + t + 1)]);
+    }
+  position_ = (position_ + 1) % windows_;
+  return b;
+}
+
 Batch context_windows(const std::vector<std::vector<int>>& sequences, int64_t context) {
   if (context < 1) fail("context_windows", "context must be at least 1, got ", context);
   std::vector<float> xs, ys;

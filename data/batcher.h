@@ -28,6 +28,23 @@ class StreamBatcher {
   int64_t block_;
 };
 
+// Truncated backpropagation through time: the stream cut into `batch` contiguous parts, read
+// side by side in consecutive windows of `block` tokens, so that the hidden state at the end of
+// one window is the right start for the next (carry it, detached). At the end it starts over
+// and says so, so that the state can be reset.
+class ContiguousBatcher {
+ public:
+  ContiguousBatcher(const std::vector<int>& ids, int64_t batch, int64_t block);
+  Batch next();                                    // x, y (batch, block), y shifted by one
+  bool restarted() const { return restarted_; }    // this batch started the stream again
+  int64_t windows() const { return windows_; }     // windows in one pass over the stream
+
+ private:
+  std::vector<std::vector<int>> rows_;  // one contiguous part per batch row
+  int64_t block_, windows_, position_ = 0;
+  bool restarted_ = true;
+};
+
 // For an MLP language model: from each sequence (e.g. a word) with its ids, every context of
 // `context` ids (padded on the left with <bos>) and the id that follows it (ending with <eos>).
 // x (N, context), y (N).

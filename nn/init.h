@@ -20,6 +20,11 @@ std::pair<int64_t, int64_t> fans(const Tensor& weight);
 
 void init_uniform(const Tensor& t, float low, float high, Generator& gen);
 void init_normal(const Tensor& t, float mean, float std, Generator& gen);
+// A random matrix (rows, cols) with orthonormal rows (or columns, whichever are fewer), times
+// gain: Gram-Schmidt on Gaussian vectors. Used for recurrent weights, whose powers then neither
+// grow nor shrink.
+void init_orthogonal(const Tensor& t, Generator& gen, float gain = 1.0f);
+
 // Fills a weight by `scheme`; std is used by Init::normal only.
 void init_weight(const Tensor& weight, Init scheme, Generator& gen, float std = 0.02f);
 

@@ -65,7 +65,7 @@ void axes_and_title(const std::string& title, const std::string& x_label, const 
   plmtex("t", 1.5, 0.5, 0.5, escaped(title).c_str());
   plschr(0, 1.1);
   plmtex("b", 3.0, 0.5, 0.5, escaped(x_label).c_str());
-  plmtex("l", 4.5, 0.5, 0.5, escaped(y_label).c_str());
+  plmtex("l", 5.2, 0.5, 0.5, escaped(y_label).c_str());
 }
 
 // Labels a log10 y axis, with grid lines: at powers of ten over a wide range, at 1, 2 and 5
@@ -138,7 +138,7 @@ std::vector<std::string> save_line_chart(const std::string& stem, const LineChar
   if (x_max == x_min) x_max = x_min + 1;
   const double pad = y_max > y_min ? 0.05 * (y_max - y_min) : 0.5;
   return render_both(stem, [&] {
-    plvpor(0.1, chart.legend_outside ? 0.66 : 0.96, 0.12, 0.92);
+    plvpor(0.12, chart.legend_outside ? 0.66 : 0.96, 0.12, 0.92);
     plwind(x_min, x_max, y_min - pad, y_max + pad);
     axes_and_title(chart.title, chart.x_label, chart.y_label, chart.log_y ? "bc" : "bcnstv", chart.x_tick);
     if (chart.log_y) log_y_labels(x_min, x_max, y_min - pad, y_max + pad);

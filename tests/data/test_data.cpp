@@ -156,3 +156,22 @@ TEST_CASE("encoding a text: a sequence per line, or one stream; keeping the firs
   CHECK(text.train == std::vector<std::string>{"ab", "ba"});
   CHECK(text.val.size() == 1);
 }
+
+TEST_CASE("contiguous batches for truncated BPTT: each row continues where it stopped, then restarts") {
+  std::vector<int> ids(42);
+  for (int i = 0; i < 42; ++i) ids[static_cast<size_t>(i)] = i;
+  ContiguousBatcher batcher(ids, 2, 4);  // rows 0..20 and 21..41: 5 windows of 4 (+1 for the target)
+  CHECK(batcher.windows() == 5);
+  const Batch first = batcher.next();
+  CHECK(batcher.restarted());
+  check_tensor(first.x, {2, 4}, {0, 1, 2, 3, 21, 22, 23, 24});
+  check_tensor(first.y, {2, 4}, {1, 2, 3, 4, 22, 23, 24, 25});
+  const Batch second = batcher.next();
+  CHECK(!batcher.restarted());
+  check_tensor(second.x, {2, 4}, {4, 5, 6, 7, 25, 26, 27, 28});
+  for (int k = 0; k < 3; ++k) batcher.next();
+  const Batch again = batcher.next();
+  CHECK(batcher.restarted());
+  CHECK(again.x.to_vector() == first.x.to_vector());
+  check_error([&] { ContiguousBatcher(ids, 20, 4); }, {"ContiguousBatcher", "too few for 20 rows"});
+}

@@ -234,3 +234,22 @@ TEST_CASE("lesson 04_cnn --quick: the CNN recognises shifted digits, the MLP doe
   CHECK(m["mlp_test_acc_shifted"].get<double>() < 0.5);      // the MLP never saw digits there
   CHECK(m["mlp_test_acc_seen"].get<double>() > 0.8);         // but learned them where it did
 }
+
+TEST_CASE("lesson 05_rnn --quick: the character RNN learns; N-vs-1, 1-vs-N, BPTT and clipping run") {
+  TempDir out("lesson05");
+  const Ran ran = run_lesson("05_rnn", "--quick --out " + out.path.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  check_files(out.path, {"metrics.csv", "summary.json", "perplexity.png", "perplexity.svg", "samples.txt", "model.safetensors",
+                         "bptt_gradients.png", "bptt_gradients.svg", "clipping.png", "clipping.svg"});
+  const std::vector<double> val = column(out.path / "metrics.csv", "val_loss");
+  REQUIRE(val.size() >= 5);
+  CHECK(val.back() < val.front() - 0.3);
+  CHECK(ran.output.find("sigma 0.80") != std::string::npos);
+  const nlohmann::json m = summary_of(out.path)["metrics"];
+  CHECK(m["val_ppl"].get<double>() == doctest::Approx(std::exp(m["val_loss"].get<double>())));
+  CHECK(m["majority_test_acc"].get<double>() > 0.5);
+  const Ran lines = run_lesson("05_rnn", "--quick --lines --out " + out.path.string());
+  CHECK(lines.status == 2);
+  CHECK(lines.output.find("--lines does not apply") != std::string::npos);
+}

@@ -113,3 +113,15 @@ TEST_CASE("mlp builds Linear layers with activations and dropout between them") 
   CHECK((*net)(zeros({4, 2})).shape() == Shape{4, 3});
   check_error([] { mlp({3}); }, {"mlp", "at least an input and an output"});
 }
+
+TEST_CASE("orthogonal initialisation: orthonormal rows (or columns), times the gain") {
+  Generator gen(9);
+  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{6, 6}, {3, 7}, {7, 3}}) {
+    Tensor w = empty({rows, cols});
+    init_orthogonal(w, gen, 2.0f);
+    const Tensor gram = rows <= cols ? matmul(w, w, {.transpose_b = true}) : matmul(w, w, {.transpose_a = true});
+    const int64_t n = std::min(rows, cols);
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < n; ++j) CHECK(gram.at({i, j}) == doctest::Approx(i == j ? 4.0 : 0.0).epsilon(1e-4).scale(1));
+  }
+}

@@ -1,0 +1,357 @@
+// Lesson 05: recurrent neural networks.
+//
+//  1. N-vs-N: a character-level RNN language model on a text stream, trained with truncated
+//     backpropagation through time (the state carried from window to window, detached);
+//  2. N-vs-1: an RNN reads a whole sequence and classifies it (which symbol is in the majority);
+//  3. 1-vs-N: an RNN writes a sequence from a class (the name of a digit);
+//  4. BPTT made visible: the gradient reaching each time step's hidden state, vanishing or
+//     exploding with the size of W_hh; and training with and without gradient clipping.
+// The note that goes with it: docs/05_rnn.md.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include "core/autograd.h"
+#include "core/error.h"
+#include "core/ops.h"
+#include "data/batcher.h"
+#include "data/text.h"
+#include "data/tokenizer.h"
+#include "io/checkpoint.h"
+#include "lessons/common/cli.h"
+#include "lessons/common/plot.h"
+#include "lessons/common/progress.h"
+#include "lessons/common/run.h"
+#include "models/char_rnn.h"
+#include "nn/embedding.h"
+#include "nn/init.h"
+#include "nn/linear.h"
+#include "nn/recurrent.h"
+#include "optim/adam.h"
+#include "optim/sgd.h"
+
+using namespace ladder;
+
+namespace {
+
+struct LMSettings {
+  int64_t embed, hidden, block;
+  float clip;
+};
+
+// The mean NLL per character over one pass of a stream, the state carried across windows.
+double stream_nll(models::CharRNN& model, const std::vector<int>& ids, int64_t block) {
+  NoGradGuard no_grad;
+  data::ContiguousBatcher batcher(ids, 1, block);
+  Tensor h;
+  double total = 0;
+  for (int64_t w = 0; w < batcher.windows(); ++w) {
+    const data::Batch b = batcher.next();
+    const models::CharRNN::Output out = model.forward(b.x, h);
+    total += cross_entropy(out.logits, b.y, {.reduction = Reduction::sum}).item();
+    h = out.states.h_n;
+  }
+  return total / static_cast<double>(batcher.windows() * block);
+}
+
+// Trains a character RNN language model with `optimizer`; returns the training loss at every step.
+std::vector<double> train_lm(models::CharRNN& model, optim::Optimizer& optimizer, const std::vector<int>& ids, int64_t batch,
+                             const LMSettings& s, int64_t steps, const std::function<void(int64_t, double, double)>& each_step) {
+  data::ContiguousBatcher batcher(ids, batch, s.block);
+  Tensor h;
+  std::vector<double> losses;
+  for (int64_t step = 1; step <= steps; ++step) {
+    const data::Batch b = batcher.next();
+    if (batcher.restarted()) h = Tensor();  // a fresh pass over the stream starts from zeros
+    const models::CharRNN::Output out = model.forward(b.x, h);
+    const Tensor loss = cross_entropy(out.logits, b.y);
+    optimizer.zero_grad();
+    loss.backward();
+    // Clipping: if the gradient's norm exceeds s.clip, scale it down to s.clip (with no limit, it only measures).
+    const double norm = optim::clip_grad_norm(model.parameters(), s.clip > 0 ? s.clip : INFINITY);
+    optimizer.step();
+    h = out.states.h_n.detach();  // truncated BPTT: keep the state, drop its history
+    losses.push_back(loss.item());
+    each_step(step, loss.item(), norm);
+  }
+  return losses;
+}
+
+// ---- 1. N-vs-N ----
+struct LMRun {
+  std::unique_ptr<models::CharRNN> model;
+  data::Tokenizer tokenizer;
+  std::vector<int> train_ids, val_ids;
+  double train_loss = 0, val_loss = 0;
+};
+
+LMRun language_model(lessons::Run& run, const lessons::CommonFlags& flags, const lessons::TextFlags& text, const LMSettings& s) {
+  std::printf("== 1. N-vs-N: a character RNN language model ==\n");
+  data::TextData lines = data::load_text({.data = text.data, .val = text.val, .lines = false, .seed = flags.seed});
+  if (flags.quick) data::keep_first(lines, 250, 60);
+  LMRun lm{nullptr, data::char_tokenizer(lines, false)};
+  data::EncodedText ids = data::encode_text(lines, lm.tokenizer, false);
+  lm.train_ids = std::move(ids.train[0]);
+  lm.val_ids = std::move(ids.val[0]);
+  std::printf("data: %s: %zu training and %zu validation characters, vocabulary %lld\n", lines.train_source.c_str(),
+              lm.train_ids.size(), lm.val_ids.size(), static_cast<long long>(lm.tokenizer.vocab_size()));
+  lm.model = std::make_unique<models::CharRNN>(lm.tokenizer.vocab_size(), s.embed, s.hidden, nn::CellKind::rnn_tanh);
+  models::CharRNN& model = *lm.model;
+  std::printf("%s", model.summary().c_str());
+
+  lessons::CsvWriter metrics(run.file("metrics.csv"), {"step", "train_loss", "val_loss", "val_ppl", "lr", "tokens_per_s", "grad_norm"});
+  lessons::Progress progress(flags.steps, "tok", /*show_ppl=*/true);
+  lessons::Series train_curve{"train"}, val_curve{"validation"};
+  const int64_t eval_every = std::max<int64_t>(1, flags.steps / 25);
+  const auto start = std::chrono::steady_clock::now();
+  double recent = 0;
+  optim::Adam adam(model.named_parameters(), {.lr = flags.lr});
+  train_lm(model, adam, lm.train_ids, flags.batch, s, flags.steps, [&](int64_t step, double loss, double norm) {
+    recent += loss;
+    progress.update(step, loss, step * flags.batch * s.block);
+    if (step % eval_every != 0 && step != flags.steps) return;
+    lm.train_loss = recent / static_cast<double>(step % eval_every == 0 ? eval_every : step % eval_every);
+    recent = 0;
+    lm.val_loss = stream_nll(model, lm.val_ids, s.block);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    metrics.row({static_cast<double>(step), lm.train_loss, lm.val_loss, std::exp(lm.val_loss), flags.lr,
+                 static_cast<double>(step * flags.batch * s.block) / seconds, norm});
+    train_curve.x.push_back(static_cast<double>(step)), train_curve.y.push_back(std::exp(lm.train_loss));
+    val_curve.x.push_back(static_cast<double>(step)), val_curve.y.push_back(std::exp(lm.val_loss));
+  });
+  progress.finish();
+  std::printf("validation perplexity %.2f (%.4f nats per character)\n", std::exp(lm.val_loss), lm.val_loss);
+  run.wrote(lessons::save_line_chart(run.path("perplexity"), {"Character RNN: perplexity", "step", "perplexity (log scale)",
+                                                              {train_curve, val_curve}, /*log_y=*/true}));
+  Generator gen(flags.seed);
+  const std::string prompt = "The ";
+  const std::string sample = prompt + lm.tokenizer.decode(model.sample(lm.tokenizer.encode(prompt), 300, gen, 0.8f));
+  std::printf("sample (temperature 0.8):\n%s\n", sample.c_str());
+  std::FILE* out = std::fopen(run.file("samples.txt").c_str(), "w");
+  if (!out) fail("05_rnn", "cannot write samples.txt");
+  std::fprintf(out, "%s\n", sample.c_str());
+  std::fclose(out);
+  io::save_module(run.file("model.safetensors"), model, {{"lesson", "05_rnn"}, {"tokenizer", lm.tokenizer.to_json()}});
+  return lm;
+}
+
+// The parameters of several named modules, for one optimizer.
+std::vector<nn::NamedParameter> parameters_of(std::initializer_list<std::pair<const char*, const nn::Module*>> modules) {
+  std::vector<nn::NamedParameter> all;
+  for (const auto& [name, m] : modules)
+    for (const nn::NamedParameter& p : m->named_parameters()) all.push_back({std::string(name) + "." + p.name, p.tensor, p.kind});
+  return all;
+}
+
+std::vector<Tensor> tensors_of(const std::vector<nn::NamedParameter>& params) {
+  std::vector<Tensor> out;
+  for (const nn::NamedParameter& p : params) out.push_back(p.tensor);
+  return out;
+}
+
+// ---- 2. N-vs-1: which of a, b, c is in the majority? ----
+double many_to_one(const lessons::CommonFlags& flags) {
+  std::printf("\n== 2. N-vs-1: which symbol is in the majority? ==\n");
+  Generator gen(flags.seed + 3);
+  // Sequences of 15 symbols from {0, 1, 2} with a strict majority, and that majority as the label.
+  auto batch_of = [&](int64_t n) {
+    data::Batch b{empty({n, 15}), empty({n})};
+    for (int64_t i = 0; i < n; ++i) {
+      int counts[3];
+      do {
+        counts[0] = counts[1] = counts[2] = 0;
+        for (int64_t t = 0; t < 15; ++t) {
+          const auto symbol = static_cast<int>(gen.randint(0, 3));
+          b.x.data()[i * 15 + t] = static_cast<float>(symbol);
+          ++counts[symbol];
+        }
+      } while (counts[0] == counts[1] || counts[1] == counts[2] || counts[0] == counts[2]);
+      b.y.data()[i] = static_cast<float>(std::max_element(counts, counts + 3) - counts);
+    }
+    return b;
+  };
+  nn::Embedding embed(3, 8, 1.0f, gen);
+  nn::RNN rnn(8, 32, {.batch_first = true}, false, gen);
+  nn::Linear head(32, 3, {}, gen);
+  const auto params = parameters_of({{"embed", &embed}, {"rnn", &rnn}, {"head", &head}});
+  optim::Adam adam(params, {.lr = 0.01f});
+  // Only the final state decides: that is what makes it N-vs-1.
+  auto logits = [&](const Tensor& x) { return head(squeeze(rnn.forward(embed(x)).h_n, 0)); };
+  const int64_t steps = flags.quick ? 150 : 600;
+  for (int64_t step = 0; step < steps; ++step) {
+    const data::Batch b = batch_of(64);
+    const Tensor loss = cross_entropy(logits(b.x), b.y);
+    adam.zero_grad();
+    loss.backward();
+    optim::clip_grad_norm(tensors_of(params), 1.0f);
+    adam.step();
+  }
+  const data::Batch test = batch_of(1000);
+  NoGradGuard no_grad;
+  const Tensor guess = argmax(logits(test.x), 1);
+  int64_t right = 0;
+  for (int64_t i = 0; i < 1000; ++i) right += guess.data()[i] == test.y.data()[i];
+  std::printf("test accuracy %.3f after %lld steps (always guessing one symbol: about 0.33)\n", right / 1000.0,
+              static_cast<long long>(steps));
+  return right / 1000.0;
+}
+
+// ---- 3. 1-vs-N: write the name of a digit ----
+double one_to_many(const lessons::CommonFlags& flags) {
+  std::printf("\n== 3. 1-vs-N: from a digit to its name ==\n");
+  const std::vector<std::string> names = {"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"};
+  const data::Tokenizer tokenizer = data::Tokenizer::chars(names);
+  Generator gen(flags.seed + 4);
+  const int64_t H = 32, V = tokenizer.vocab_size();
+  nn::Embedding digit(10, H, 1.0f, gen);  // the class becomes the first hidden state
+  nn::Embedding letters(V, 16, 1.0f, gen);
+  nn::RNN rnn(16, H, {.batch_first = true}, false, gen);
+  nn::Linear head(H, V, {}, gen);
+  const auto params = parameters_of({{"digit", &digit}, {"letters", &letters}, {"rnn", &rnn}, {"head", &head}});
+  optim::Adam adam(params, {.lr = 0.01f});
+  // Teacher forcing: the decoder reads <bos> + name and must predict name + <eos>.
+  std::vector<std::pair<std::vector<int>, std::vector<int>>> pairs;
+  for (int d = 0; d < 10; ++d) pairs.push_back({{d}, tokenizer.encode(names[static_cast<size_t>(d)])});
+  const data::Seq2SeqBatch b = data::pad_pairs(pairs);
+  const Tensor classes = arange(10);
+  const int64_t steps = flags.quick ? 150 : 400;
+  for (int64_t step = 0; step < steps; ++step) {
+    const Tensor h0 = unsqueeze(tanh(digit(classes)), 0);  // (1, 10, H)
+    const Tensor logits = head(rnn.forward(letters(b.tgt_in), h0).output);
+    // Padding positions do not count: give them the ignored target.
+    const Tensor targets = where(b.tgt_mask, b.tgt_out, full_like(b.tgt_out, -100));
+    const Tensor loss = cross_entropy(logits, targets);
+    adam.zero_grad();
+    loss.backward();
+    optim::clip_grad_norm(tensors_of(params), 1.0f);
+    adam.step();
+  }
+  // Greedy decoding: feed back the most likely letter until <eos>.
+  NoGradGuard no_grad;
+  int right = 0;
+  std::printf("  ");
+  for (int d = 0; d < 10; ++d) {
+    Tensor h = unsqueeze(tanh(digit(tensor({static_cast<float>(d)}))), 0);
+    std::vector<int> out;
+    int previous = data::Tokenizer::kBos;
+    for (int t = 0; t < 10; ++t) {
+      const nn::RecurrentOutput o = rnn.forward(letters(tensor({static_cast<float>(previous)}, {1, 1})), h);
+      previous = static_cast<int>(argmax(reshape(head(o.output), {-1}), 0).item());
+      if (previous == data::Tokenizer::kEos) break;
+      out.push_back(previous);
+      h = o.h_n;
+    }
+    const std::string word = tokenizer.decode(out);
+    right += word == names[static_cast<size_t>(d)];
+    std::printf("%d -> %s   ", d, word.c_str());
+  }
+  std::printf("\n%d of 10 names written correctly\n", right);
+  return right / 10.0;
+}
+
+// ---- 4. BPTT made visible ----
+// || dL/dh_t || for every step t of a tanh RNN, with L a function of the last state only.
+std::vector<double> gradient_per_step(nn::RNNCell& cell, const Tensor& inputs, const Tensor& h0, const Tensor& last_weights) {
+  const int64_t T = inputs.size(0);
+  std::vector<Tensor> states;
+  Tensor h = h0;
+  for (int64_t t = 0; t < T; ++t) {
+    h = cell.forward(squeeze(narrow(inputs, 0, t, 1), 0), h);
+    h.retain_grad();  // keep dL/dh_t, which backward() would otherwise drop
+    states.push_back(h);
+  }
+  sum(h * last_weights).backward();
+  std::vector<double> norms;
+  for (const Tensor& s : states) {
+    double squares = 0;
+    for (float g : s.grad().to_vector()) squares += static_cast<double>(g) * g;
+    norms.push_back(std::sqrt(squares));
+  }
+  return norms;
+}
+
+void bptt(lessons::Run& run, const lessons::CommonFlags& flags, const LMRun& lm, const LMSettings& s) {
+  std::printf("\n== 4. BPTT: the gradient reaching each time step ==\n");
+  constexpr int64_t T = 50, H = 32;
+  Generator gen(flags.seed + 5);
+  std::vector<lessons::Series> series;
+  // With zero inputs a tanh RNN stays at h = 0, where tanh is linear: going back one step
+  // multiplies the gradient by W_hh^T, so with W_hh = sigma * (orthogonal) its size is sigma^(T-t).
+  for (const float sigma : {0.8f, 1.0f, 1.25f}) {
+    nn::RNNCell cell(1, H, false, gen);
+    nn::init_orthogonal(cell.weight_hh, gen, sigma);
+    for (const Tensor& b : {cell.bias_ih, cell.bias_hh}) std::fill_n(b.data(), b.numel(), 0.0f);
+    const std::vector<double> norms = gradient_per_step(cell, zeros({T, 1, 1}), zeros({1, H}), randn({1, H}, gen));
+    lessons::Series line{"sigma " + std::to_string(sigma).substr(0, 4)};
+    for (int64_t t = 0; t < T; ++t) line.x.push_back(static_cast<double>(t)), line.y.push_back(norms[static_cast<size_t>(t)]);
+    std::printf("  sigma %.2f: |dL/dh| at t = 0 is %.3g times that at t = %lld\n", sigma, norms.front() / norms.back(),
+                static_cast<long long>(T - 1));
+    series.push_back(line);
+  }
+  // The trained language model on real text: the cell gets the first layer's weights.
+  nn::RNNCell trained(s.embed, s.hidden, false, gen);
+  trained.load_state_dict({{"weight_ih", lm.model->rnn->weight("weight_ih", 0, false)},
+                           {"weight_hh", lm.model->rnn->weight("weight_hh", 0, false)},
+                           {"bias_ih", lm.model->rnn->weight("bias_ih", 0, false)},
+                           {"bias_hh", lm.model->rnn->weight("bias_hh", 0, false)}});
+  const int64_t n = std::min<int64_t>(T, static_cast<int64_t>(lm.val_ids.size()));
+  std::vector<float> window(lm.val_ids.begin(), lm.val_ids.begin() + n);
+  const Tensor embedded = reshape((*lm.model->embedding)(tensor(window, {n, 1})).detach(), {n, 1, s.embed});
+  const std::vector<double> norms = gradient_per_step(trained, embedded, zeros({1, s.hidden}), randn({1, s.hidden}, gen));
+  lessons::Series line{"trained, on text"};
+  for (int64_t t = 0; t < n; ++t) line.x.push_back(static_cast<double>(t)), line.y.push_back(norms[static_cast<size_t>(t)]);
+  std::printf("  the trained model on text: %.3g times\n", norms.front() / norms.back());
+  series.push_back(line);
+  lessons::LineChart chart{"Gradient reaching each step (BPTT)", "time step t",
+                           "|dL/dh_t| (log scale)", series, /*log_y=*/true};
+  chart.legend_outside = true;
+  run.wrote(lessons::save_line_chart(run.path("bptt_gradients"), chart));
+
+  // Plain SGD from a large W_hh, with and without clipping. (Adam divides every gradient by its
+  // own running size, which hides an explosion; SGD steps in proportion to it.)
+  const int64_t steps = flags.quick ? 60 : 300;
+  std::vector<lessons::Series> curves;
+  for (const float clip : {0.0f, 1.0f}) {
+    Generator init(flags.seed + 6);
+    models::CharRNN model(lm.tokenizer.vocab_size(), s.embed, s.hidden, nn::CellKind::rnn_tanh, {}, init);
+    nn::init_orthogonal(model.rnn->weight("weight_hh", 0, false), init, 2.0f);
+    optim::SGD sgd(model.named_parameters(), {.lr = 2.0f});
+    double largest = 0;
+    const std::vector<double> losses = train_lm(model, sgd, lm.train_ids, flags.batch, {s.embed, s.hidden, s.block, clip},
+                                                steps, [&](int64_t, double, double norm) { largest = std::max(largest, norm); });
+    lessons::Series curve{clip > 0 ? "clipped to norm 1" : "not clipped"};
+    for (size_t i = 0; i < losses.size(); ++i) curve.x.push_back(static_cast<double>(i + 1)), curve.y.push_back(losses[i]);
+    std::printf("  SGD, W_hh = 2 x orthogonal, %s: largest gradient norm %.3g, final training loss %.3f\n",
+                clip > 0 ? "clipped to 1" : "not clipped", largest, losses.back());
+    curves.push_back(curve);
+  }
+  run.wrote(lessons::save_line_chart(run.path("clipping"), {"SGD (lr 2) from W_hh = 2 x orthogonal", "step",
+                                                            "training loss (nats per character)", curves}));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return lessons::lesson_main([&] {
+    lessons::LessonCli cli("05_rnn", "Lesson 05: RNNs: a character language model, N-vs-1 and 1-vs-N tasks, BPTT and clipping.",
+                           {.steps = 600, .lr = 3e-3f, .batch = 32});
+    lessons::TextFlags text;
+    cli.text_options(text, "/usr/share/common-licenses/GPL-3", /*default_lines=*/false);
+    LMSettings s{32, 128, 64, 1.0f};
+    cli.option("--embed", s.embed, "size of each character's embedding")->check(CLI::PositiveNumber);
+    cli.option("--hidden", s.hidden, "hidden units of the language model")->check(CLI::PositiveNumber);
+    cli.option("--block", s.block, "characters per truncated-BPTT window")->check(CLI::PositiveNumber);
+    cli.option("--clip", s.clip, "clip the gradient norm to this (0: no clipping)")->check(CLI::NonNegativeNumber);
+    cli.parse(argc, argv);
+    if (text.lines) fail("05_rnn", "the language model reads one character stream; --lines does not apply");
+    if (cli.common.quick) cli.common.steps = std::min<int64_t>(cli.common.steps, 100);
+    lessons::Run run(cli);
+
+    const LMRun lm = language_model(run, cli.common, text, s);
+    const double majority = many_to_one(cli.common);
+    const double names = one_to_many(cli.common);
+    bptt(run, cli.common, lm, s);
+    run.finish({{"train_loss", lm.train_loss}, {"val_loss", lm.val_loss}, {"val_ppl", std::exp(lm.val_loss)},
+                {"majority_test_acc", majority}, {"digit_names_right", names}});
+  });
+}
