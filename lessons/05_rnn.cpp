@@ -39,40 +39,16 @@ struct LMSettings {
   float clip;
 };
 
-// The mean NLL per character over one pass of a stream, the state carried across windows.
-double stream_nll(models::CharRNN& model, const std::vector<int>& ids, int64_t block) {
-  NoGradGuard no_grad;
-  data::ContiguousBatcher batcher(ids, 1, block);
-  Tensor h;
-  double total = 0;
-  for (int64_t w = 0; w < batcher.windows(); ++w) {
-    const data::Batch b = batcher.next();
-    const models::CharRNN::Output out = model.forward(b.x, h);
-    total += cross_entropy(out.logits, b.y, {.reduction = Reduction::sum}).item();
-    h = out.states.h_n;
-  }
-  return total / static_cast<double>(batcher.windows() * block);
-}
-
-// Trains a character RNN language model with `optimizer`; returns the training loss at every step.
+// Trains a character RNN language model with `optimizer` for `steps` windows of truncated BPTT;
+// returns the training loss at every step.
 std::vector<double> train_lm(models::CharRNN& model, optim::Optimizer& optimizer, const std::vector<int>& ids, int64_t batch,
                              const LMSettings& s, int64_t steps, const std::function<void(int64_t, double, double)>& each_step) {
-  data::ContiguousBatcher batcher(ids, batch, s.block);
-  Tensor h;
+  models::TBPTT tbptt(ids, batch, s.block);
   std::vector<double> losses;
   for (int64_t step = 1; step <= steps; ++step) {
-    const data::Batch b = batcher.next();
-    if (batcher.restarted()) h = Tensor();  // a fresh pass over the stream starts from zeros
-    const models::CharRNN::Output out = model.forward(b.x, h);
-    const Tensor loss = cross_entropy(out.logits, b.y);
-    optimizer.zero_grad();
-    loss.backward();
-    // Clipping: if the gradient's norm exceeds s.clip, scale it down to s.clip (with no limit, it only measures).
-    const double norm = optim::clip_grad_norm(model.parameters(), s.clip > 0 ? s.clip : INFINITY);
-    optimizer.step();
-    h = out.states.h_n.detach();  // truncated BPTT: keep the state, drop its history
-    losses.push_back(loss.item());
-    each_step(step, loss.item(), norm);
+    const models::TBPTT::Result r = tbptt.step(model, optimizer, s.clip);
+    losses.push_back(r.loss);
+    each_step(step, r.loss, r.grad_norm);
   }
   return losses;
 }
@@ -112,7 +88,7 @@ LMRun language_model(lessons::Run& run, const lessons::CommonFlags& flags, const
     if (step % eval_every != 0 && step != flags.steps) return;
     lm.train_loss = recent / static_cast<double>(step % eval_every == 0 ? eval_every : step % eval_every);
     recent = 0;
-    lm.val_loss = stream_nll(model, lm.val_ids, s.block);
+    lm.val_loss = models::stream_nll(model, lm.val_ids, s.block);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     metrics.row({static_cast<double>(step), lm.train_loss, lm.val_loss, std::exp(lm.val_loss), flags.lr,
                  static_cast<double>(step * flags.batch * s.block) / seconds, norm});

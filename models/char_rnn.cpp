@@ -1,5 +1,7 @@
 #include "models/char_rnn.h"
 
+#include <cmath>
+
 #include "core/autograd.h"
 #include "core/error.h"
 #include "core/ops.h"
@@ -53,6 +55,36 @@ std::vector<int> CharRNN::sample(const std::vector<int>& prompt, int length, Gen
     out = forward(tensor({static_cast<float>(next)}, {1, 1}), out.states.h_n, out.states.c_n);
   }
   return generated;
+}
+
+TBPTT::Result TBPTT::step(CharRNN& model, optim::Optimizer& optimizer, float clip) {
+  const data::Batch b = batcher_.next();
+  if (batcher_.restarted()) h_ = c_ = Tensor();  // a new pass over the stream starts from zeros
+  const CharRNN::Output out = model.forward(b.x, h_, c_);
+  const Tensor loss = cross_entropy(out.logits, b.y);
+  optimizer.zero_grad();
+  loss.backward();
+  // Clipping: a gradient longer than `clip` is scaled down to it (with no limit, only measured).
+  const double norm = optim::clip_grad_norm(model.parameters(), clip > 0 ? clip : INFINITY);
+  optimizer.step();
+  h_ = out.states.h_n.detach();  // keep the state, drop its history: the "truncated" in truncated BPTT
+  if (out.states.c_n.defined()) c_ = out.states.c_n.detach();
+  return {loss.item(), norm};
+}
+
+double stream_nll(CharRNN& model, const std::vector<int>& ids, int64_t block) {
+  NoGradGuard no_grad;
+  data::ContiguousBatcher batcher(ids, 1, block);
+  Tensor h, c;
+  double total = 0;
+  for (int64_t w = 0; w < batcher.windows(); ++w) {
+    const data::Batch b = batcher.next();
+    const CharRNN::Output out = model.forward(b.x, h, c);
+    total += cross_entropy(out.logits, b.y, {.reduction = Reduction::sum}).item();
+    h = out.states.h_n;
+    c = out.states.c_n;
+  }
+  return total / static_cast<double>(batcher.windows() * block);
 }
 
 }  // namespace ladder::models

@@ -4,9 +4,11 @@
 #include <memory>
 #include <vector>
 
+#include "data/batcher.h"
 #include "nn/embedding.h"
 #include "nn/linear.h"
 #include "nn/recurrent.h"
+#include "optim/optimizer.h"
 
 namespace ladder::models {
 
@@ -29,5 +31,24 @@ class CharRNN : public nn::Module {
   std::shared_ptr<nn::Recurrent> rnn;
   std::shared_ptr<nn::Linear> head;
 };
+
+// Truncated backpropagation through time over one token stream: `batch` contiguous parts read in
+// windows of `block`, the state carried (detached) from each window to the next.
+class TBPTT {
+ public:
+  TBPTT(const std::vector<int>& ids, int64_t batch, int64_t block) : batcher_(ids, batch, block) {}
+  struct Result {
+    double loss, grad_norm;  // the norm before clipping
+  };
+  // One window: forward, cross entropy, backward, clip to `clip` (0: no clipping), step.
+  Result step(CharRNN& model, optim::Optimizer& optimizer, float clip);
+
+ private:
+  data::ContiguousBatcher batcher_;
+  Tensor h_, c_;
+};
+
+// The mean negative log-likelihood per token over one pass of a stream, state carried across windows.
+double stream_nll(CharRNN& model, const std::vector<int>& ids, int64_t block);
 
 }  // namespace ladder::models
