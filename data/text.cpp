@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -35,6 +36,16 @@ size_t utf8_length(const std::string& text, size_t i) {
 }  // namespace
 
 std::string read_text_file(const std::string& path) {
+  if (std::filesystem::is_directory(path)) {
+    std::vector<std::filesystem::path> files;
+    for (const auto& entry : std::filesystem::directory_iterator(path))
+      if (entry.is_regular_file() && !entry.is_symlink()) files.push_back(entry.path());
+    if (files.empty()) fail("read_text", path, ": the folder has no files");
+    std::sort(files.begin(), files.end());
+    std::string text;
+    for (const auto& file : files) text += read_text_file(file.string()) + "\n";
+    return text;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) fail("read_text", path, ": cannot open: ", std::strerror(errno));
   std::ostringstream buffer;

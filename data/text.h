@@ -8,8 +8,9 @@
 
 namespace ladder::data {
 
-// The whole file. Throws ladder::Error naming the file when it is missing, empty, binary (a NUL
-// byte) or not UTF-8.
+// The whole file; for a folder, every regular file in it, in name order, one after the other
+// (symbolic links are skipped: in /usr/share/common-licenses they repeat files). Throws
+// ladder::Error naming the file when it is missing, empty, binary (a NUL byte) or not UTF-8.
 std::string read_text_file(const std::string& path);
 
 // The characters (Unicode code points, each as its UTF-8 bytes) of valid UTF-8 text.
@@ -19,7 +20,7 @@ std::vector<std::string> utf8_chars(const std::string& text);
 std::vector<std::string> split_lines(const std::string& text);
 
 struct TextOptions {
-  std::string data;           // training text
+  std::string data;           // training text: a file, or a folder of them
   std::string val;            // validation text; empty: split `data` instead
   bool lines = false;         // lines mode (each line its own sequence) or one stream
   float val_fraction = 0.1f;  // the share of `data` held out when there is no `val`

@@ -312,7 +312,7 @@ int main(int argc, char** argv) {
     lessons::LessonCli cli("05_rnn", "Lesson 05: RNNs: a character language model, N-vs-1 and 1-vs-N tasks, BPTT and clipping.",
                            {.steps = 600, .lr = 3e-3f, .batch = 32});
     lessons::TextFlags text;
-    cli.text_options(text, "/usr/share/common-licenses/GPL-3", /*default_lines=*/false);
+    cli.text_options(text, "/usr/share/common-licenses", /*default_lines=*/false);
     LMSettings s{32, 128, 64, 1.0f};
     cli.option("--embed", s.embed, "size of each character's embedding")->check(CLI::PositiveNumber);
     cli.option("--hidden", s.hidden, "hidden units of the language model")->check(CLI::PositiveNumber);

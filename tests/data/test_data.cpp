@@ -175,3 +175,17 @@ TEST_CASE("contiguous batches for truncated BPTT: each row continues where it st
   CHECK(again.x.to_vector() == first.x.to_vector());
   check_error([&] { ContiguousBatcher(ids, 20, 4); }, {"ContiguousBatcher", "too few for 20 rows"});
 }
+
+TEST_CASE("a folder reads as all its regular files in name order, links skipped") {
+  const fs::path folder = fs::temp_directory_path() / ("ladder_folder_" + std::to_string(getpid()));
+  fs::remove_all(folder);
+  fs::create_directories(folder);
+  std::ofstream(folder / "b.txt") << "second\n";
+  std::ofstream(folder / "a.txt") << "first\n";
+  fs::create_symlink(folder / "a.txt", folder / "c-link");
+  CHECK(read_text_file(folder.string()) == "first\n\nsecond\n\n");
+  fs::remove_all(folder);
+  fs::create_directories(folder);
+  check_error([&] { read_text_file(folder.string()); }, {"read_text", "no files"});
+  fs::remove_all(folder);
+}

@@ -253,3 +253,30 @@ TEST_CASE("lesson 05_rnn --quick: the character RNN learns; N-vs-1, 1-vs-N, BPTT
   CHECK(lines.status == 2);
   CHECK(lines.output.find("--lines does not apply") != std::string::npos);
 }
+
+TEST_CASE("lesson 06_gated_rnn --quick: every cell learns; gates plotted; fill-in scored for both directions") {
+  TempDir out("lesson06");
+  const Ran ran = run_lesson("06_gated_rnn", "--quick --out " + out.path.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  check_files(out.path, {"metrics.csv", "summary.json", "perplexity.png", "perplexity.svg", "lstm_forget_gate.png",
+                         "lstm_input_gate.svg", "model.safetensors"});
+  std::map<std::string, std::vector<double>> val;
+  for (const auto& row : rows(out.path / "metrics.csv")) val[row.at("model")].push_back(std::stod(row.at("val_loss")));
+  for (const char* model : {"RNN", "GRU", "LSTM", "GRU 2 layers"}) {
+    REQUIRE_MESSAGE(val[model].size() >= 5, model);
+    CHECK_MESSAGE(val[model].back() < val[model].front() - 0.2, model, ": the loss did not fall");
+  }
+  const nlohmann::json m = summary_of(out.path)["metrics"];
+  CHECK(m["val_ppl"].get<double>() == doctest::Approx(std::exp(m["val_loss"].get<double>())));
+  CHECK(m.contains("fill_in_acc_bidirectional"));
+  const Ran one = run_lesson("06_gated_rnn", "--quick --cell gru --layers 2 --bidirectional --out " + out.path.string());
+  CHECK(one.status == 0);
+  CHECK(summary_of(out.path)["metrics"]["best_model"] == "gru 2 layers");
+  const Ran bad = run_lesson("06_gated_rnn", "--quick --cell tree --out " + out.path.string());
+  CHECK(bad.status == 2);
+  CHECK(bad.output.find("unknown cell 'tree'") != std::string::npos);
+  const Ran loose = run_lesson("06_gated_rnn", "--quick --layers 2 --out " + out.path.string());
+  CHECK(loose.status == 2);
+  CHECK(loose.output.find("go with --cell") != std::string::npos);
+}

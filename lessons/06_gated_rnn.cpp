@@ -1,0 +1,228 @@
+// Lesson 06: gated recurrent networks.
+//
+//  1. RNN, GRU and LSTM (and a 2-layer LSTM) as character language models on the same text with
+//     the same budget: perplexity curves and a table;
+//  2. what the LSTM's gates do: its input and forget gates over a piece of text;
+//  3. a fill-in-the-missing-character task, where a bidirectional network, which reads the text
+//     after the blank too, beats a unidirectional one.
+// The note that goes with it: docs/06_gated_rnn.md.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include "core/autograd.h"
+#include "core/error.h"
+#include "core/ops.h"
+#include "data/text.h"
+#include "data/tokenizer.h"
+#include "io/checkpoint.h"
+#include "lessons/common/cli.h"
+#include "lessons/common/plot.h"
+#include "lessons/common/progress.h"
+#include "lessons/common/run.h"
+#include "models/char_rnn.h"
+#include "nn/recurrent.h"
+#include "optim/adam.h"
+
+using namespace ladder;
+
+namespace {
+
+struct Config {
+  std::string name;
+  nn::CellKind cell;
+  int64_t layers;
+};
+
+nn::CellKind parse_cell(const std::string& name) {
+  if (name == "rnn") return nn::CellKind::rnn_tanh;
+  if (name == "gru") return nn::CellKind::gru;
+  if (name == "lstm") return nn::CellKind::lstm;
+  fail("06_gated_rnn", "unknown cell '", name, "'; choose rnn, gru or lstm");
+}
+
+struct Scores {
+  std::string name;
+  int64_t parameters;
+  double train_loss, val_loss, seconds;
+};
+
+// ---- 1. the same language model task for every cell ----
+Scores train_language_model(const Config& c, const lessons::CommonFlags& flags, int64_t hidden, int64_t block,
+                            const data::EncodedText& ids, int64_t vocab, lessons::CsvWriter& metrics,
+                            std::vector<lessons::Series>& curves, std::unique_ptr<models::CharRNN>& keep) {
+  Generator init(flags.seed + 1);  // every model starts from the same seed
+  auto model = std::make_unique<models::CharRNN>(vocab, 32, hidden, c.cell, nn::RecurrentOptions{.num_layers = c.layers}, init);
+  optim::Adam adam(model->named_parameters(), {.lr = flags.lr});
+  models::TBPTT tbptt(ids.train[0], flags.batch, block);
+  lessons::Progress progress(flags.steps, "tok", /*show_ppl=*/true);
+  lessons::Series curve{c.name};
+  const int64_t eval_every = std::max<int64_t>(1, flags.steps / 20);
+  const auto start = std::chrono::steady_clock::now();
+  Scores s{c.name, model->num_parameters(), 0, 0, 0};
+  double recent = 0;
+  for (int64_t step = 1; step <= flags.steps; ++step) {
+    const double loss = tbptt.step(*model, adam, 1.0f).loss;
+    recent += loss;
+    progress.update(step, loss, step * flags.batch * block);
+    if (step % eval_every != 0 && step != flags.steps) continue;
+    s.train_loss = recent / static_cast<double>(step % eval_every == 0 ? eval_every : step % eval_every);
+    recent = 0;
+    s.val_loss = models::stream_nll(*model, ids.val[0], block);
+    s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    metrics.row({std::to_string(step), c.name, std::to_string(s.train_loss), std::to_string(s.val_loss),
+                 std::to_string(std::exp(s.val_loss)), std::to_string(static_cast<double>(step * flags.batch * block) / s.seconds)});
+    curve.x.push_back(static_cast<double>(step)), curve.y.push_back(std::exp(s.val_loss));
+  }
+  progress.finish();
+  curves.push_back(curve);
+  if (c.cell == nn::CellKind::lstm && c.layers == 1) keep = std::move(model);
+  return s;
+}
+
+// ---- 2. the LSTM's gates over a piece of text ----
+void plot_gates(lessons::Run& run, models::CharRNN& model, const data::Tokenizer& tokenizer, const std::vector<int>& ids) {
+  // An LSTMCell with the first layer's weights replays the text one character at a time.
+  const int64_t H = model.rnn->hidden_size(), E = model.embedding->weight.size(1), T = 48, units = 24;
+  nn::LSTMCell cell(E, H);
+  cell.load_state_dict({{"weight_ih", model.rnn->weight("weight_ih", 0, false)}, {"weight_hh", model.rnn->weight("weight_hh", 0, false)},
+                        {"bias_ih", model.rnn->weight("bias_ih", 0, false)}, {"bias_hh", model.rnn->weight("bias_hh", 0, false)}});
+  NoGradGuard no_grad;
+  nn::LSTMState state{zeros({1, H}), zeros({1, H})};
+  std::vector<std::vector<double>> input_gate(units, std::vector<double>(T)), forget_gate(units, std::vector<double>(T));
+  std::vector<std::string> chars;
+  for (int64_t t = 0; t < T && t < static_cast<int64_t>(ids.size()); ++t) {
+    const Tensor x = (*model.embedding)(tensor({static_cast<float>(ids[static_cast<size_t>(t)])}));
+    const std::vector<Tensor> g = cell.gates(x, state);  // i, f, g, o
+    for (int64_t u = 0; u < units; ++u) {
+      input_gate[static_cast<size_t>(u)][static_cast<size_t>(t)] = g[0].data()[u];
+      forget_gate[static_cast<size_t>(u)][static_cast<size_t>(t)] = g[1].data()[u];
+    }
+    state = cell.forward(x, state);
+    chars.push_back(tokenizer.token(ids[static_cast<size_t>(t)]));
+  }
+  std::vector<std::string> unit_names;
+  for (int64_t u = 0; u < units; ++u) unit_names.push_back("unit " + std::to_string(u));
+  for (auto [stem, title, values] : {std::tuple{"lstm_forget_gate", "LSTM forget gate f_t (1: keep the cell, 0: erase it)", &forget_gate},
+                                     std::tuple{"lstm_input_gate", "LSTM input gate i_t (1: write the candidate in)", &input_gate}})
+    run.wrote(lessons::save_heatmap(run.path(stem), {title, "character read", "hidden unit", "gate value", *values, unit_names, chars}));
+}
+
+// ---- 3. fill in the blank ----
+// Windows of 32 characters with one character (at 4..27) replaced by a blank (<pad>); the model
+// predicts it from its output at that position. Returns the accuracy on validation windows.
+double fill_in(const Config& c, bool bidirectional, const lessons::CommonFlags& flags, int64_t hidden, const data::EncodedText& ids,
+               int64_t vocab) {
+  constexpr int64_t kWindow = 32;
+  Generator gen(flags.seed + 2);
+  auto batch_of = [&](const std::vector<int>& stream, int64_t n) {
+    data::Batch b{empty({n, kWindow}), empty({n})};
+    Tensor at = empty({n});  // the flat index of each blank in (n * kWindow)
+    for (int64_t r = 0; r < n; ++r) {
+      const int64_t start = gen.randint(0, static_cast<int64_t>(stream.size()) - kWindow), blank = gen.randint(4, kWindow - 4);
+      for (int64_t t = 0; t < kWindow; ++t) b.x.data()[r * kWindow + t] = static_cast<float>(stream[static_cast<size_t>(start + t)]);
+      b.y.data()[r] = b.x.data()[r * kWindow + blank];
+      b.x.data()[r * kWindow + blank] = data::Tokenizer::kPad;
+      at.data()[r] = static_cast<float>(r * kWindow + blank);
+    }
+    return std::pair{b, at};
+  };
+  Generator init(flags.seed + 3);
+  models::CharRNN model(vocab, 32, hidden, c.cell, {.num_layers = c.layers, .bidirectional = bidirectional}, init);
+  optim::Adam adam(model.named_parameters(), {.lr = flags.lr});
+  auto blank_logits = [&](const Tensor& x, const Tensor& at) {
+    const Tensor logits = model.forward(x).logits;  // (n, kWindow, V)
+    return index_select(reshape(logits, {-1, vocab}), 0, at);
+  };
+  const int64_t steps = std::max<int64_t>(1, flags.steps / 2);
+  for (int64_t step = 0; step < steps; ++step) {
+    const auto [b, at] = batch_of(ids.train[0], flags.batch);
+    const Tensor loss = cross_entropy(blank_logits(b.x, at), b.y);
+    adam.zero_grad();
+    loss.backward();
+    optim::clip_grad_norm(model.parameters(), 1.0f);
+    adam.step();
+  }
+  NoGradGuard no_grad;
+  const auto [test, at] = batch_of(ids.val[0], 1000);
+  const Tensor guess = argmax(blank_logits(test.x, at), 1);
+  int64_t right = 0;
+  for (int64_t i = 0; i < 1000; ++i) right += guess.data()[i] == test.y.data()[i];
+  return right / 1000.0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return lessons::lesson_main([&] {
+    lessons::LessonCli cli("06_gated_rnn", "Lesson 06: RNN, GRU and LSTM compared; LSTM gates; bidirectional fill-in-the-blank.",
+                           {.steps = 600, .lr = 3e-3f, .batch = 32});
+    lessons::TextFlags text;
+    cli.text_options(text, "/usr/share/common-licenses", /*default_lines=*/false);
+    std::string cell;
+    int64_t layers = 1, hidden = 96, block = 64;
+    bool bidirectional = false;
+    cli.option("--cell", cell, "train only this cell: rnn, gru or lstm (default: compare them all)");
+    cli.option("--layers", layers, "stacked layers, with --cell")->check(CLI::Range(1, 8));
+    cli.option("--hidden", hidden, "hidden units")->check(CLI::PositiveNumber);
+    cli.option("--block", block, "characters per truncated-BPTT window")->check(CLI::PositiveNumber);
+    cli.flag("--bidirectional", bidirectional, "with --cell: only the bidirectional model on the fill-in task");
+    cli.parse(argc, argv);
+    if (text.lines) fail("06_gated_rnn", "the language models read one character stream; --lines does not apply");
+    if (cell.empty() && (layers != 1 || bidirectional)) fail("06_gated_rnn", "--layers and --bidirectional go with --cell");
+    if (cli.common.quick) cli.common.steps = std::min<int64_t>(cli.common.steps, 60);
+    lessons::Run run(cli);
+
+    data::TextData lines = data::load_text({.data = text.data, .val = text.val, .lines = false, .seed = cli.common.seed});
+    if (cli.common.quick) data::keep_first(lines, 250, 60);
+    const data::Tokenizer tokenizer = data::char_tokenizer(lines, false);
+    const data::EncodedText ids = data::encode_text(lines, tokenizer, false);
+    std::printf("data: %s: %zu training and %zu validation characters\n", lines.train_source.c_str(), ids.train[0].size(),
+                ids.val[0].size());
+
+    std::vector<Config> configs;
+    if (cell.empty()) configs = {{"RNN", nn::CellKind::rnn_tanh, 1}, {"GRU", nn::CellKind::gru, 1}, {"LSTM", nn::CellKind::lstm, 1},
+                                 {"GRU 2 layers", nn::CellKind::gru, 2}};
+    else configs = {{cell + (layers > 1 ? " " + std::to_string(layers) + " layers" : ""), parse_cell(cell), layers}};
+
+    std::printf("\n== 1. the same language model with each cell: %lld steps, hidden %lld ==\n",
+                static_cast<long long>(cli.common.steps), static_cast<long long>(hidden));
+    lessons::CsvWriter metrics(run.file("metrics.csv"), {"step", "model", "train_loss", "val_loss", "val_ppl", "tokens_per_s"});
+    std::vector<lessons::Series> curves;
+    std::vector<Scores> scores;
+    std::unique_ptr<models::CharRNN> lstm;
+    for (const Config& c : configs) {
+      std::printf("-- %s\n", c.name.c_str());
+      scores.push_back(train_language_model(c, cli.common, hidden, block, ids, tokenizer.vocab_size(), metrics, curves, lstm));
+    }
+    std::printf("\n%-16s %10s %12s %12s %10s\n", "model", "params", "train ppl", "val ppl", "seconds");
+    const Scores* best = &scores.front();
+    for (const Scores& s : scores) {
+      std::printf("%-16s %10lld %12.2f %12.2f %10.1f\n", s.name.c_str(), static_cast<long long>(s.parameters), std::exp(s.train_loss),
+                  std::exp(s.val_loss), s.seconds);
+      if (s.val_loss < best->val_loss) best = &s;
+    }
+    run.wrote(lessons::save_line_chart(run.path("perplexity"), {"Validation perplexity, same text and budget", "step",
+                                                                "validation perplexity (log scale)", curves, /*log_y=*/true}));
+    if (lstm) {
+      plot_gates(run, *lstm, tokenizer, ids.val[0]);
+      io::save_module(run.file("model.safetensors"), *lstm, {{"lesson", "06_gated_rnn"}, {"tokenizer", tokenizer.to_json()}});
+    }
+
+    std::printf("\n== 3. fill in the missing character ==\n");
+    const Config fill = cell.empty() ? Config{"LSTM", nn::CellKind::lstm, 1} : configs.front();
+    nlohmann::json fill_scores;
+    for (const bool bi : {false, true}) {
+      if (!cell.empty() && bi != bidirectional) continue;
+      const double acc = fill_in(fill, bi, cli.common, hidden, ids, tokenizer.vocab_size());
+      std::printf("  %s %s: accuracy %.3f\n", bi ? "bidirectional " : "unidirectional", fill.name.c_str(), acc);
+      fill_scores[bi ? "fill_in_acc_bidirectional" : "fill_in_acc_unidirectional"] = acc;
+    }
+
+    nlohmann::json metrics_json = {{"best_model", best->name}, {"train_loss", best->train_loss}, {"val_loss", best->val_loss},
+                                   {"val_ppl", std::exp(best->val_loss)}};
+    for (const Scores& s : scores) metrics_json["val_ppl " + s.name] = std::exp(s.val_loss);
+    metrics_json.update(fill_scores);
+    run.finish(metrics_json);
+  });
+}
