@@ -2,7 +2,7 @@
 //
 //  1. N-vs-N: a character-level RNN language model on a text stream, trained with truncated
 //     backpropagation through time (the state carried from window to window, detached);
-//  2. N-vs-1: an RNN reads a whole sequence and classifies it (which symbol is in the majority);
+//  2. N-vs-1: an RNN reads a whole sequence and classifies it (which symbol occurs most often);
 //  3. 1-vs-N: an RNN writes a sequence from a class (the name of a digit);
 //  4. BPTT made visible: the gradient reaching each time step's hidden state, vanishing or
 //     exploding with the size of W_hh; and training with and without gradient clipping.
@@ -125,11 +125,12 @@ std::vector<Tensor> tensors_of(const std::vector<nn::NamedParameter>& params) {
   return out;
 }
 
-// ---- 2. N-vs-1: which of a, b, c is in the majority? ----
+// ---- 2. N-vs-1: which of a, b, c occurs most often? ----
 double many_to_one(const lessons::CommonFlags& flags) {
-  std::printf("\n== 2. N-vs-1: which symbol is in the majority? ==\n");
+  std::printf("\n== 2. N-vs-1: which symbol occurs most often? ==\n");
   Generator gen(flags.seed + 3);
-  // Sequences of 15 symbols from {0, 1, 2} with a strict majority, and that majority as the label.
+  // Sequences of 15 symbols from {0, 1, 2} whose most frequent symbol is unique (ties are
+  // dropped), and that symbol as the label.
   auto batch_of = [&](int64_t n) {
     data::Batch b{empty({n, 15}), empty({n})};
     for (int64_t i = 0; i < n; ++i) {
@@ -252,7 +253,8 @@ void bptt(lessons::Run& run, const lessons::CommonFlags& flags, const LMRun& lm,
   Generator gen(flags.seed + 5);
   std::vector<lessons::Series> series;
   // With zero inputs a tanh RNN stays at h = 0, where tanh is linear: going back one step
-  // multiplies the gradient by W_hh^T, so with W_hh = sigma * (orthogonal) its size is sigma^(T-t).
+  // multiplies the gradient by W_hh^T, so with W_hh = sigma * (orthogonal) its size is
+  // sigma^(T-1-t) (steps 0..T-1, the loss on the last state).
   for (const float sigma : {0.8f, 1.0f, 1.25f}) {
     nn::RNNCell cell(1, H, false, gen);
     nn::init_orthogonal(cell.weight_hh, gen, sigma);

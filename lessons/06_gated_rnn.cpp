@@ -1,14 +1,18 @@
 // Lesson 06: gated recurrent networks.
 //
-//  1. RNN, GRU and LSTM (and a 2-layer LSTM) as character language models on the same text with
+//  1. RNN, GRU and LSTM (and a 2-layer GRU) as character language models on the same text with
 //     the same budget: perplexity curves and a table;
-//  2. what the LSTM's gates do: its input and forget gates over a piece of text;
+//  2. what the gates do: the LSTM's input and forget gates (with --cell gru, the GRU's update and
+//     reset gates) over a piece of text;
 //  3. a fill-in-the-missing-character task, where a bidirectional network, which reads the text
 //     after the blank too, beats a unidirectional one.
 // The note that goes with it: docs/06_gated_rnn.md.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <map>
+#include <memory>
 
 #include "core/autograd.h"
 #include "core/error.h"
@@ -76,36 +80,69 @@ Scores train_language_model(const Config& c, const lessons::CommonFlags& flags, 
   }
   progress.finish();
   curves.push_back(curve);
-  if (c.cell == nn::CellKind::lstm && c.layers == 1) keep = std::move(model);
+  // Part 2 plots the first LSTM trained, or else the first model.
+  if (!keep || (c.cell == nn::CellKind::lstm && keep->rnn->kind() != nn::CellKind::lstm)) keep = std::move(model);
   return s;
 }
 
-// ---- 2. the LSTM's gates over a piece of text ----
+// ---- 2. the gates over a piece of text ----
+struct GateMap {
+  const char* stem;
+  const char* title;
+  size_t gate;                              // its index in what the cell's gates() returns
+  std::vector<std::vector<double>> values;  // (units, T)
+};
+
+// A cell with the first layer's weights replays the text one character at a time; `step` returns
+// one step's gates and moves the cell's state on.
+std::function<std::vector<Tensor>(const Tensor&)> first_layer_replay(models::CharRNN& model) {
+  const int64_t H = model.rnn->hidden_size(), E = model.embedding->weight.size(1);
+  const std::map<std::string, Tensor> weights = {
+      {"weight_ih", model.rnn->weight("weight_ih", 0, false)}, {"weight_hh", model.rnn->weight("weight_hh", 0, false)},
+      {"bias_ih", model.rnn->weight("bias_ih", 0, false)}, {"bias_hh", model.rnn->weight("bias_hh", 0, false)}};
+  if (model.rnn->kind() == nn::CellKind::lstm) {
+    auto cell = std::make_shared<nn::LSTMCell>(E, H);
+    cell->load_state_dict(weights);
+    return [cell, state = nn::LSTMState{zeros({1, H}), zeros({1, H})}](const Tensor& x) mutable {
+      std::vector<Tensor> gates = cell->gates(x, state);  // i, f, g, o
+      state = cell->forward(x, state);
+      return gates;
+    };
+  }
+  const auto variant = model.rnn->kind() == nn::CellKind::gru ? GRUVariant::classic : GRUVariant::pytorch;
+  auto cell = std::make_shared<nn::GRUCell>(E, H, variant);
+  cell->load_state_dict(weights);
+  return [cell, h = zeros({1, H})](const Tensor& x) mutable {
+    std::vector<Tensor> gates = cell->gates(x, h);  // r, z, n
+    h = cell->forward(x, h);
+    return gates;
+  };
+}
+
 void plot_gates(lessons::Run& run, models::CharRNN& model, const data::Tokenizer& tokenizer, const std::vector<int>& ids) {
-  // An LSTMCell with the first layer's weights replays the text one character at a time.
-  const int64_t H = model.rnn->hidden_size(), E = model.embedding->weight.size(1), T = 48, units = 24;
-  nn::LSTMCell cell(E, H);
-  cell.load_state_dict({{"weight_ih", model.rnn->weight("weight_ih", 0, false)}, {"weight_hh", model.rnn->weight("weight_hh", 0, false)},
-                        {"bias_ih", model.rnn->weight("bias_ih", 0, false)}, {"bias_hh", model.rnn->weight("bias_hh", 0, false)}});
+  const int64_t T = std::min<int64_t>(48, static_cast<int64_t>(ids.size())), units = std::min<int64_t>(24, model.rnn->hidden_size());
+  std::vector<GateMap> maps;
+  if (model.rnn->kind() == nn::CellKind::lstm)
+    maps = {{"lstm_forget_gate", "LSTM forget gate f_t (1: keep the cell, 0: erase it)", 1, {}},
+            {"lstm_input_gate", "LSTM input gate i_t (1: write the candidate in)", 0, {}}};
+  else
+    maps = {{"gru_update_gate", "GRU update gate z_t (1: keep the state, 0: renew it)", 1, {}},
+            {"gru_reset_gate", "GRU reset gate r_t (0: the candidate ignores h)", 0, {}}};
+  for (GateMap& m : maps) m.values.assign(static_cast<size_t>(units), std::vector<double>(static_cast<size_t>(T)));
   NoGradGuard no_grad;
-  nn::LSTMState state{zeros({1, H}), zeros({1, H})};
-  std::vector<std::vector<double>> input_gate(units, std::vector<double>(T)), forget_gate(units, std::vector<double>(T));
+  auto step = first_layer_replay(model);
   std::vector<std::string> chars;
-  for (int64_t t = 0; t < T && t < static_cast<int64_t>(ids.size()); ++t) {
-    const Tensor x = (*model.embedding)(tensor({static_cast<float>(ids[static_cast<size_t>(t)])}));
-    const std::vector<Tensor> g = cell.gates(x, state);  // i, f, g, o
-    for (int64_t u = 0; u < units; ++u) {
-      input_gate[static_cast<size_t>(u)][static_cast<size_t>(t)] = g[0].data()[u];
-      forget_gate[static_cast<size_t>(u)][static_cast<size_t>(t)] = g[1].data()[u];
-    }
-    state = cell.forward(x, state);
-    chars.push_back(tokenizer.token(ids[static_cast<size_t>(t)]));
+  for (int64_t t = 0; t < T; ++t) {
+    const int id = ids[static_cast<size_t>(t)];
+    const std::vector<Tensor> gates = step((*model.embedding)(tensor({static_cast<float>(id)})));
+    for (GateMap& m : maps)
+      for (int64_t u = 0; u < units; ++u) m.values[static_cast<size_t>(u)][static_cast<size_t>(t)] = gates[m.gate].data()[u];
+    chars.push_back(tokenizer.token(id));
   }
   std::vector<std::string> unit_names;
   for (int64_t u = 0; u < units; ++u) unit_names.push_back("unit " + std::to_string(u));
-  for (auto [stem, title, values] : {std::tuple{"lstm_forget_gate", "LSTM forget gate f_t (1: keep the cell, 0: erase it)", &forget_gate},
-                                     std::tuple{"lstm_input_gate", "LSTM input gate i_t (1: write the candidate in)", &input_gate}})
-    run.wrote(lessons::save_heatmap(run.path(stem), {title, "character read", "hidden unit", "gate value", *values, unit_names, chars}));
+  for (const GateMap& m : maps)
+    run.wrote(lessons::save_heatmap(run.path(m.stem), {m.title, "character read", "hidden unit", "gate value", m.values, unit_names, chars}));
 }
 
 // ---- 3. fill in the blank ----
@@ -144,6 +181,7 @@ double fill_in(const Config& c, bool bidirectional, const lessons::CommonFlags& 
     adam.step();
   }
   NoGradGuard no_grad;
+  model.eval();
   const auto [test, at] = batch_of(ids.val[0], 1000);
   const Tensor guess = argmax(blank_logits(test.x, at), 1);
   int64_t right = 0;
@@ -190,10 +228,10 @@ int main(int argc, char** argv) {
     lessons::CsvWriter metrics(run.file("metrics.csv"), {"step", "model", "train_loss", "val_loss", "val_ppl", "tokens_per_s"});
     std::vector<lessons::Series> curves;
     std::vector<Scores> scores;
-    std::unique_ptr<models::CharRNN> lstm;
+    std::unique_ptr<models::CharRNN> kept;  // the model part 2 plots and saves
     for (const Config& c : configs) {
       std::printf("-- %s\n", c.name.c_str());
-      scores.push_back(train_language_model(c, cli.common, hidden, block, ids, tokenizer.vocab_size(), metrics, curves, lstm));
+      scores.push_back(train_language_model(c, cli.common, hidden, block, ids, tokenizer.vocab_size(), metrics, curves, kept));
     }
     std::printf("\n%-16s %10s %12s %12s %10s\n", "model", "params", "train ppl", "val ppl", "seconds");
     const Scores* best = &scores.front();
@@ -204,10 +242,11 @@ int main(int argc, char** argv) {
     }
     run.wrote(lessons::save_line_chart(run.path("perplexity"), {"Validation perplexity, same text and budget", "step",
                                                                 "validation perplexity (log scale)", curves, /*log_y=*/true}));
-    if (lstm) {
-      plot_gates(run, *lstm, tokenizer, ids.val[0]);
-      io::save_module(run.file("model.safetensors"), *lstm, {{"lesson", "06_gated_rnn"}, {"tokenizer", tokenizer.to_json()}});
-    }
+    std::printf("\n== 2. the gates of the %s's first layer over the start of the validation text ==\n",
+                kept->rnn->type_name().c_str());
+    if (kept->rnn->kind() == nn::CellKind::rnn_tanh) std::printf("a plain RNN has no gates to plot\n");
+    else plot_gates(run, *kept, tokenizer, ids.val[0]);
+    io::save_module(run.file("model.safetensors"), *kept, {{"lesson", "06_gated_rnn"}, {"tokenizer", tokenizer.to_json()}});
 
     std::printf("\n== 3. fill in the missing character ==\n");
     const Config fill = cell.empty() ? Config{"LSTM", nn::CellKind::lstm, 1} : configs.front();

@@ -74,6 +74,8 @@ TBPTT::Result TBPTT::step(CharRNN& model, optim::Optimizer& optimizer, float cli
 
 double stream_nll(CharRNN& model, const std::vector<int>& ids, int64_t block) {
   NoGradGuard no_grad;
+  const bool was_training = model.is_training();
+  model.eval();  // no dropout while measuring
   data::ContiguousBatcher batcher(ids, 1, block);
   Tensor h, c;
   double total = 0;
@@ -84,6 +86,7 @@ double stream_nll(CharRNN& model, const std::vector<int>& ids, int64_t block) {
     h = out.states.h_n;
     c = out.states.c_n;
   }
+  model.train(was_training);
   return total / static_cast<double>(batcher.windows() * block);
 }
 

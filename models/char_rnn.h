@@ -48,7 +48,8 @@ class TBPTT {
   Tensor h_, c_;
 };
 
-// The mean negative log-likelihood per token over one pass of a stream, state carried across windows.
+// The mean negative log-likelihood per token over one pass of a stream, state carried across windows;
+// measured in eval mode (no dropout), after which the model is back in the mode it was in.
 double stream_nll(CharRNN& model, const std::vector<int>& ids, int64_t block);
 
 }  // namespace ladder::models

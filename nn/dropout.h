@@ -10,7 +10,9 @@ namespace ladder::nn {
 
 class Dropout : public Module {
  public:
-  explicit Dropout(float p, Generator& gen = default_generator()) : Module("Dropout"), p_(p), gen_(gen) {
+  // The masks come from a generator of the layer's own, seeded by one draw from `gen`: the layer
+  // stays valid after `gen` is gone, and a seed still pins every mask.
+  explicit Dropout(float p, Generator& gen = default_generator()) : Module("Dropout"), p_(p), gen_(gen.next_u64()) {
     if (!(p >= 0 && p <= 1)) fail("Dropout", "p must be in [0, 1], got ", p);
   }
   Tensor forward(const Tensor& x) override { return dropout(x, p_, is_training(), gen_); }
@@ -20,7 +22,7 @@ class Dropout : public Module {
 
  private:
   float p_;
-  Generator& gen_;
+  Generator gen_;
 };
 
 }  // namespace ladder::nn

@@ -60,14 +60,19 @@ GRUCell::GRUCell(int64_t input, int64_t hidden, GRUVariant variant, Generator& g
   bias_hh = register_parameter("bias_hh", uniform_init({3 * hidden}, hidden, gen), ParamKind::bias);
 }
 
-Tensor GRUCell::forward(const Tensor& x, const Tensor& h) {
+std::vector<Tensor> GRUCell::gates(const Tensor& x, const Tensor& h) {
   const int64_t H = weight_hh.size(1);
   const Tensor r = sigmoid(gate_part(x, weight_ih, bias_ih, 0, H) + gate_part(h, weight_hh, bias_hh, 0, H));
   const Tensor z = sigmoid(gate_part(x, weight_ih, bias_ih, H, H) + gate_part(h, weight_hh, bias_hh, H, H));
   const Tensor n = variant_ == GRUVariant::classic
                        ? tanh(gate_part(x, weight_ih, bias_ih, 2 * H, H) + gate_part(r * h, weight_hh, bias_hh, 2 * H, H))
                        : tanh(gate_part(x, weight_ih, bias_ih, 2 * H, H) + r * gate_part(h, weight_hh, bias_hh, 2 * H, H));
-  return z * h + (1.0f - z) * n;
+  return {r, z, n};
+}
+
+Tensor GRUCell::forward(const Tensor& x, const Tensor& h) {
+  const std::vector<Tensor> g = gates(x, h);
+  return g[1] * h + (1.0f - g[1]) * g[2];
 }
 
 LSTMCell::LSTMCell(int64_t input, int64_t hidden, Generator& gen) : Module("LSTMCell") {
@@ -98,7 +103,7 @@ LSTMState LSTMCell::forward(const Tensor& x, const LSTMState& state) {
 
 Recurrent::Recurrent(const char* type_name, CellKind kind, int64_t input, int64_t hidden, RecurrentOptions options,
                      Generator& gen)
-    : Module(type_name), kind_(kind), input_(input), hidden_(hidden), options_(options), gen_(gen) {
+    : Module(type_name), kind_(kind), input_(input), hidden_(hidden), options_(options) {
   check_sizes(type_name, input, hidden);
   if (options.num_layers < 1) fail(type_name, "num_layers must be at least 1, got ", options.num_layers);
   if (!(options.dropout >= 0 && options.dropout < 1)) fail(type_name, "dropout must be in [0, 1), got ", options.dropout);
@@ -112,6 +117,8 @@ Recurrent::Recurrent(const char* type_name, CellKind kind, int64_t input, int64_
       register_parameter("bias_ih" + suffix, uniform_init({G}, hidden, gen), ParamKind::bias);
       register_parameter("bias_hh" + suffix, uniform_init({G}, hidden, gen), ParamKind::bias);
     }
+  // Drawn after the weights, so that the weights do not depend on the dropout rate.
+  if (options.dropout > 0) dropout_gen_.manual_seed(gen.next_u64());
 }
 
 Tensor Recurrent::weight(const char* which, int64_t layer, bool reverse) const {
@@ -164,7 +171,7 @@ RecurrentOutput Recurrent::forward(const Tensor& x_in, const Tensor& h0, const T
       halves.push_back(seq);
     }
     x = halves.size() == 1 ? halves[0] : concat(halves, 2);
-    if (layer + 1 < options_.num_layers) x = dropout(x, options_.dropout, is_training(), gen_);
+    if (layer + 1 < options_.num_layers) x = dropout(x, options_.dropout, is_training(), dropout_gen_);
   }
   RecurrentOutput out{options_.batch_first ? transpose(x, 0, 1) : x, stack(h_n), Tensor()};
   if (kind_ == CellKind::lstm) out.c_n = stack(c_n);

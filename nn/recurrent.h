@@ -35,6 +35,9 @@ class GRUCell : public Module {
   Tensor forward(const Tensor& x, const Tensor& h);
   Tensor weight_ih, weight_hh, bias_ih, bias_hh;  // (3H,I), (3H,H), (3H), (3H): rows r, z, n
 
+  // The gates of one step, for plotting: r, z, n, each (B,H).
+  std::vector<Tensor> gates(const Tensor& x, const Tensor& h);
+
  private:
   GRUVariant variant_;
 };
@@ -59,7 +62,7 @@ class LSTMCell : public Module {
 
 struct RecurrentOptions {
   int64_t num_layers = 1;
-  bool bidirectional = false;  // a second layer reads the sequence backwards; outputs are concatenated
+  bool bidirectional = false;  // each layer also reads the sequence backwards; the two outputs are concatenated
   float dropout = 0;           // on the outputs of every layer but the last, in training
   bool batch_first = false;    // input and output (B,T,...) instead of (T,B,...)
 };
@@ -79,6 +82,7 @@ class Recurrent : public Module {
   // x as above; h0 (and c0 for the LSTM): (layers*dirs, B, H), zeros when undefined.
   RecurrentOutput forward(const Tensor& x, const Tensor& h0 = {}, const Tensor& c0 = {});
   int64_t hidden_size() const { return hidden_; }
+  CellKind kind() const { return kind_; }
   int64_t directions() const { return options_.bidirectional ? 2 : 1; }
 
   // weight_ih_l{k}[_reverse], weight_hh_l{k}[_reverse], bias_ih_..., bias_hh_..., as PyTorch names them.
@@ -91,7 +95,7 @@ class Recurrent : public Module {
   CellKind kind_;
   int64_t input_, hidden_;
   RecurrentOptions options_;
-  Generator& gen_;  // for dropout
+  Generator dropout_gen_;  // the layer's own, as in nn::Dropout
 };
 
 struct RNN : Recurrent {

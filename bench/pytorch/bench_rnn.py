@@ -1,5 +1,5 @@
 """PyTorch side of `./ladder bench rnn`: the 2-layer LSTM character LM of bench/bench_rnn.cpp,
-one training step. Prints "name milliseconds", the best over torch.set_num_threads(1) and (2).
+one training step. Prints "name milliseconds" for torch.set_num_threads(1) and (2).
 """
 import pathlib
 import sys
@@ -7,7 +7,7 @@ import sys
 import torch
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from bench_core import best_over_threads  # noqa: E402
+from bench_core import time_ms  # noqa: E402
 
 
 class CharLSTM(torch.nn.Module):
@@ -34,6 +34,6 @@ def step():
     adam.step()
 
 
-ms, threads = best_over_threads(step)
-print(f"# lstm_lm_train_step_2x256_b32_t64: best with torch.set_num_threads({threads})")
-print(f"lstm_lm_train_step_2x256_b32_t64 {ms:.6f}")
+for threads in (1, 2):
+    torch.set_num_threads(threads)
+    print(f"lstm_lm_step_2x256_b32_t64_threads{threads} {time_ms(step):.6f}")

@@ -3,7 +3,8 @@
 // Every layer works the same way. Forward: the input projection x W_ih^T + b for all T steps in
 // one GEMM; then per step one GEMM adds h_{t-1} W_hh^T and one loop applies the gates. Backward:
 // per step one loop for the gate derivatives and one GEMM sends the gradient to h_{t-1}; after
-// the loop, three GEMMs over all steps at once give dx, dW_ih and dW_hh.
+// the loop, three GEMMs over all steps at once give dx, dW_ih and dW_hh. (The classic GRU needs
+// two GEMMs per step each way: its candidate multiplies R_t * h_{t-1}, known only after the gates.)
 // Buffers are allocated once per call, never per step.
 #include <algorithm>
 

@@ -254,7 +254,7 @@ TEST_CASE("lesson 05_rnn --quick: the character RNN learns; N-vs-1, 1-vs-N, BPTT
   CHECK(lines.output.find("--lines does not apply") != std::string::npos);
 }
 
-TEST_CASE("lesson 06_gated_rnn --quick: every cell learns; gates plotted; fill-in scored for both directions") {
+TEST_CASE("lesson 06_gated_rnn --quick: every cell learns; LSTM and GRU gates plotted; fill-in scored for both directions") {
   TempDir out("lesson06");
   const Ran ran = run_lesson("06_gated_rnn", "--quick --out " + out.path.string());
   INFO(ran.output);
@@ -273,6 +273,7 @@ TEST_CASE("lesson 06_gated_rnn --quick: every cell learns; gates plotted; fill-i
   const Ran one = run_lesson("06_gated_rnn", "--quick --cell gru --layers 2 --bidirectional --out " + out.path.string());
   CHECK(one.status == 0);
   CHECK(summary_of(out.path)["metrics"]["best_model"] == "gru 2 layers");
+  check_files(out.path, {"gru_update_gate.png", "gru_reset_gate.svg"});  // a GRU's gates, where the LSTM's were
   const Ran bad = run_lesson("06_gated_rnn", "--quick --cell tree --out " + out.path.string());
   CHECK(bad.status == 2);
   CHECK(bad.output.find("unknown cell 'tree'") != std::string::npos);

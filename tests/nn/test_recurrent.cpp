@@ -2,6 +2,8 @@
 // by step (forward and gradients), stacking, directions, causality, and errors.
 #include "helpers.h"
 
+#include <memory>
+
 #include "core/autograd.h"
 #include "core/gradcheck.h"
 #include "nn/recurrent.h"
@@ -193,6 +195,22 @@ TEST_CASE("batch_first, initial states, final states and parameter names") {
   CHECK(names == std::vector<std::string>{"weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0", "weight_ih_l1",
                                           "weight_hh_l1", "bias_ih_l1", "bias_hh_l1"});
   CHECK(gru.weight("weight_ih", 1, false).shape() == Shape{12, 4});
+}
+
+TEST_CASE("dropout between layers: random in training, off in eval, and the layer outlives its generator") {
+  auto make = [](float p) {
+    Generator local(6);  // gone when make returns: the module must not keep a reference to it
+    return std::make_unique<LSTM>(3, 8, RecurrentOptions{.num_layers = 2, .dropout = p}, local);
+  };
+  const auto with = make(0.5f), without = make(0.0f);
+  CHECK(with->weight("weight_hh", 1, false).to_vector() == without->weight("weight_hh", 1, false).to_vector());
+  const Tensor x = randn({4, 2, 3});
+  const Tensor a = with->forward(x).output, b = with->forward(x).output;
+  CHECK(a.to_vector() != b.to_vector());  // a fresh mask each call
+  CHECK(a.to_vector() != without->forward(x).output.to_vector());
+  with->eval();
+  CHECK(with->forward(x).output.to_vector() == without->forward(x).output.to_vector());
+  check_error([] { LSTM bad(3, 4, {.num_layers = 2, .dropout = 1.0f}); }, {"LSTM", "dropout must be in [0, 1)"});
 }
 
 TEST_CASE("recurrent errors") {
