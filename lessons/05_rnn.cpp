@@ -7,9 +7,11 @@
 //  4. BPTT made visible: the gradient reaching each time step's hidden state, vanishing or
 //     exploding with the size of W_hh; and training with and without gradient clipping.
 // The note that goes with it: docs/05_rnn.md.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 
 #include "core/autograd.h"
 #include "core/error.h"
@@ -247,6 +249,27 @@ std::vector<double> gradient_per_step(nn::RNNCell& cell, const Tensor& inputs, c
   return norms;
 }
 
+// The same on text, for a language model: a cell with the model's first-layer weights reads the
+// first T characters of `ids` from a zero state.
+std::vector<double> gradient_on_text(models::CharRNN& model, const std::vector<int>& ids, int64_t T, Generator& gen) {
+  const int64_t E = model.embedding->weight.size(1), H = model.rnn->hidden_size();
+  nn::RNNCell cell(E, H, false, gen);
+  cell.load_state_dict({{"weight_ih", model.rnn->weight("weight_ih", 0, false)},
+                        {"weight_hh", model.rnn->weight("weight_hh", 0, false)},
+                        {"bias_ih", model.rnn->weight("bias_ih", 0, false)},
+                        {"bias_hh", model.rnn->weight("bias_hh", 0, false)}});
+  const int64_t n = std::min<int64_t>(T, static_cast<int64_t>(ids.size()));
+  std::vector<float> window(ids.begin(), ids.begin() + n);
+  const Tensor embedded = reshape((*model.embedding)(tensor(window, {n, 1})).detach(), {n, 1, E});
+  return gradient_per_step(cell, embedded, zeros({1, H}), randn({1, H}, gen));
+}
+
+lessons::Series per_step_series(const std::string& name, const std::vector<double>& norms) {
+  lessons::Series line{name};
+  for (size_t t = 0; t < norms.size(); ++t) line.x.push_back(static_cast<double>(t)), line.y.push_back(norms[t]);
+  return line;
+}
+
 void bptt(lessons::Run& run, const lessons::CommonFlags& flags, const LMRun& lm, const LMSettings& s) {
   std::printf("\n== 4. BPTT: the gradient reaching each time step ==\n");
   constexpr int64_t T = 50, H = 32;
@@ -260,51 +283,64 @@ void bptt(lessons::Run& run, const lessons::CommonFlags& flags, const LMRun& lm,
     nn::init_orthogonal(cell.weight_hh, gen, sigma);
     for (const Tensor& b : {cell.bias_ih, cell.bias_hh}) std::fill_n(b.data(), b.numel(), 0.0f);
     const std::vector<double> norms = gradient_per_step(cell, zeros({T, 1, 1}), zeros({1, H}), randn({1, H}, gen));
-    lessons::Series line{"sigma " + std::to_string(sigma).substr(0, 4)};
-    for (int64_t t = 0; t < T; ++t) line.x.push_back(static_cast<double>(t)), line.y.push_back(norms[static_cast<size_t>(t)]);
     std::printf("  sigma %.2f: |dL/dh| at t = 0 is %.3g times that at t = %lld\n", sigma, norms.front() / norms.back(),
                 static_cast<long long>(T - 1));
-    series.push_back(line);
+    series.push_back(per_step_series("sigma " + std::to_string(sigma).substr(0, 4), norms));
   }
-  // The trained language model on real text: the cell gets the first layer's weights.
-  nn::RNNCell trained(s.embed, s.hidden, false, gen);
-  trained.load_state_dict({{"weight_ih", lm.model->rnn->weight("weight_ih", 0, false)},
-                           {"weight_hh", lm.model->rnn->weight("weight_hh", 0, false)},
-                           {"bias_ih", lm.model->rnn->weight("bias_ih", 0, false)},
-                           {"bias_hh", lm.model->rnn->weight("bias_hh", 0, false)}});
-  const int64_t n = std::min<int64_t>(T, static_cast<int64_t>(lm.val_ids.size()));
-  std::vector<float> window(lm.val_ids.begin(), lm.val_ids.begin() + n);
-  const Tensor embedded = reshape((*lm.model->embedding)(tensor(window, {n, 1})).detach(), {n, 1, s.embed});
-  const std::vector<double> norms = gradient_per_step(trained, embedded, zeros({1, s.hidden}), randn({1, s.hidden}, gen));
-  lessons::Series line{"trained, on text"};
-  for (int64_t t = 0; t < n; ++t) line.x.push_back(static_cast<double>(t)), line.y.push_back(norms[static_cast<size_t>(t)]);
+  const std::vector<double> norms = gradient_on_text(*lm.model, lm.val_ids, T, gen);
   std::printf("  the trained model on text: %.3g times\n", norms.front() / norms.back());
-  series.push_back(line);
+  series.push_back(per_step_series("trained, on text", norms));
   lessons::LineChart chart{"Gradient reaching each step (BPTT)", "time step t",
                            "|dL/dh_t| (log scale)", series, /*log_y=*/true};
   chart.legend_outside = true;
   run.wrote(lessons::save_line_chart(run.path("bptt_gradients"), chart));
 
   // Plain SGD from a large W_hh, with and without clipping. (Adam divides every gradient by its
-  // own running size, which hides an explosion; SGD steps in proportion to it.)
+  // own running size, which hides an explosion; SGD steps in proportion to it.) Before and after
+  // each run, the gradient reaching each time step on text, measured as above (the same w each time).
   const int64_t steps = flags.quick ? 60 : 300;
-  std::vector<lessons::Series> curves;
+  std::vector<lessons::Series> losses_by_run, norms_by_run, per_step;
   for (const float clip : {0.0f, 1.0f}) {
     Generator init(flags.seed + 6);
     models::CharRNN model(lm.tokenizer.vocab_size(), s.embed, s.hidden, nn::CellKind::rnn_tanh, {}, init);
     nn::init_orthogonal(model.rnn->weight("weight_hh", 0, false), init, 2.0f);
+    const std::string name = clip > 0 ? "clipped to norm 1" : "not clipped";
+    if (clip == 0) {  // both runs start from these weights
+      Generator probe(flags.seed + 7);
+      const std::vector<double> before = gradient_on_text(model, lm.val_ids, T, probe);
+      std::printf("  W_hh = 2 x orthogonal, before training: |dL/dh| at t = 0 is %.3g times that at t = %lld\n",
+                  before.front() / before.back(), static_cast<long long>(before.size() - 1));
+      per_step.push_back(per_step_series("before training", before));
+    }
     optim::SGD sgd(model.named_parameters(), {.lr = 2.0f});
-    double largest = 0;
-    const std::vector<double> losses = train_lm(model, sgd, lm.train_ids, flags.batch, {s.embed, s.hidden, s.block, clip},
-                                                steps, [&](int64_t, double, double norm) { largest = std::max(largest, norm); });
-    lessons::Series curve{clip > 0 ? "clipped to norm 1" : "not clipped"};
+    lessons::Series norms{name};
+    const std::vector<double> losses =
+        train_lm(model, sgd, lm.train_ids, flags.batch, {s.embed, s.hidden, s.block, clip}, steps, [&](int64_t step, double, double norm) {
+          norms.x.push_back(static_cast<double>(step)), norms.y.push_back(norm);
+        });
+    lessons::Series curve{name};
     for (size_t i = 0; i < losses.size(); ++i) curve.x.push_back(static_cast<double>(i + 1)), curve.y.push_back(losses[i]);
-    std::printf("  SGD, W_hh = 2 x orthogonal, %s: largest gradient norm %.3g, final training loss %.3f\n",
-                clip > 0 ? "clipped to 1" : "not clipped", largest, losses.back());
-    curves.push_back(curve);
+    std::printf("  SGD, W_hh = 2 x orthogonal, %s: largest gradient norm %.3g, final training loss %.3f\n", name.c_str(),
+                *std::max_element(norms.y.begin(), norms.y.end()), losses.back());
+    Generator probe(flags.seed + 7);
+    const std::vector<double> after = gradient_on_text(model, lm.val_ids, T, probe);
+    // Units stuck at tanh = +-1 have slope exactly 0 and pass nothing back: a log scale cannot show 0.
+    const auto zero_steps = std::count(after.begin(), after.end(), 0.0);
+    std::printf("    after training: |dL/dh| at t = 0 is %.3g times that at t = %lld", after.front() / after.back(),
+                static_cast<long long>(after.size() - 1));
+    if (zero_steps > 0) std::printf(" (exactly 0 at %lld of %zu steps)", static_cast<long long>(zero_steps), after.size());
+    std::printf("\n");
+    per_step.push_back(per_step_series(clip > 0 ? "clipped, after" : "not clipped, after", after));
+    losses_by_run.push_back(curve), norms_by_run.push_back(norms);
   }
-  run.wrote(lessons::save_line_chart(run.path("clipping"), {"SGD (lr 2) from W_hh = 2 x orthogonal", "step",
-                                                            "training loss (nats per character)", curves}));
+  const std::string title = "SGD (lr 2) from W_hh = 2 x orthogonal";
+  run.wrote(lessons::save_line_chart(run.path("clipping"), {title, "step", "training loss (nats per character)", losses_by_run}));
+  run.wrote(lessons::save_line_chart(run.path("clipping_grad_norm"),
+                                     {title, "step", "gradient norm (log scale)", norms_by_run, /*log_y=*/true}));
+  lessons::LineChart chart_after{"Gradient reaching each step, before and after SGD", "time step t", "|dL/dh_t| (log scale)",
+                                 per_step, /*log_y=*/true};
+  chart_after.legend_outside = true;
+  run.wrote(lessons::save_line_chart(run.path("clipping_bptt"), chart_after));
 }
 
 }  // namespace
@@ -326,10 +362,10 @@ int main(int argc, char** argv) {
     lessons::Run run(cli);
 
     const LMRun lm = language_model(run, cli.common, text, s);
-    const double majority = many_to_one(cli.common);
+    const double most_frequent = many_to_one(cli.common);
     const double names = one_to_many(cli.common);
     bptt(run, cli.common, lm, s);
     run.finish({{"train_loss", lm.train_loss}, {"val_loss", lm.val_loss}, {"val_ppl", std::exp(lm.val_loss)},
-                {"majority_test_acc", majority}, {"digit_names_right", names}});
+                {"most_frequent_test_acc", most_frequent}, {"digit_names_right", names}});
   });
 }

@@ -90,9 +90,9 @@ void log_y_labels(double x_min, double x_max, double y_min, double y_max) {
     plcol0(2);
     plline(2, xs, ys);
     plcol0(1);
-    char text[32];  // 0.01 to 10000 written out; beyond that short exponents (5e-05 would be too wide)
+    char text[32];  // 0.01 to 5000 written out, beyond that short exponents: at most four characters
     const int decade = static_cast<int>(std::floor(y + 1e-9));
-    if (decade < -2 || decade > 4) std::snprintf(text, sizeof text, "%ge%d", v / std::pow(10.0, decade), decade);
+    if (decade < -2 || decade > 3) std::snprintf(text, sizeof text, "%ge%d", v / std::pow(10.0, decade), decade);
     else std::snprintf(text, sizeof text, "%g", v);
     plmtex("lv", 0.7, (y - y_min) / (y_max - y_min), 1.0, text);
   }
