@@ -25,7 +25,14 @@ Generator::Generator(uint64_t seed) { manual_seed(seed); }
 void Generator::manual_seed(uint64_t seed) {
   // splitmix64 spreads any seed (even 0) over the 256-bit state.
   for (uint64_t& word : state_) word = splitmix64(seed);
+  children_ = 0;
   has_spare_normal_ = false;
+}
+
+Generator Generator::child() {
+  uint64_t mix = ++children_;
+  for (const uint64_t word : state_) mix = splitmix64(mix) ^ word;
+  return Generator(mix);  // the constructor spreads the mix through splitmix64 again
 }
 
 uint64_t Generator::next_u64() {

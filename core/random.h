@@ -13,6 +13,11 @@ class Generator {
   void manual_seed(uint64_t seed);
 
   uint64_t next_u64();
+
+  // A new generator for something that draws later (a dropout layer's masks), seeded from this
+  // one's state and a count of the children made so far. This one's sequence does not move, so
+  // what is drawn next (the following layers' weights) is the same with or without the child.
+  Generator child();
   float uniform();                     // [0, 1), 24 random bits
   float uniform(float low, float high);  // [low, high)
   float normal();                      // mean 0, std 1 (Box-Muller)
@@ -20,6 +25,7 @@ class Generator {
 
  private:
   uint64_t state_[4];
+  uint64_t children_ = 0;
   bool has_spare_normal_ = false;
   float spare_normal_ = 0;
 };

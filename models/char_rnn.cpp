@@ -8,27 +8,12 @@
 
 namespace ladder::models {
 
-namespace {
-
-const char* cell_name(nn::CellKind cell) {
-  switch (cell) {
-    case nn::CellKind::rnn_tanh:
-    case nn::CellKind::rnn_relu: return "RNN";
-    case nn::CellKind::gru:
-    case nn::CellKind::gru_pytorch: return "GRU";
-    case nn::CellKind::lstm: return "LSTM";
-  }
-  return "RNN";
-}
-
-}  // namespace
-
 CharRNN::CharRNN(int64_t vocab, int64_t embed, int64_t hidden, nn::CellKind cell, nn::RecurrentOptions options,
                  Generator& gen)
     : Module("CharRNN") {
   options.batch_first = true;  // ids come as (B,T)
   embedding = register_module("embedding", std::make_shared<nn::Embedding>(vocab, embed, 1.0f, gen));
-  rnn = register_module("rnn", std::make_shared<nn::Recurrent>(cell_name(cell), cell, embed, hidden, options, gen));
+  rnn = register_module("rnn", std::make_shared<nn::Recurrent>(cell, embed, hidden, options, gen));
   head = register_module("head", std::make_shared<nn::Linear>(hidden * rnn->directions(), vocab, nn::LinearOptions{}, gen));
 }
 
@@ -38,10 +23,17 @@ CharRNN::Output CharRNN::forward(const Tensor& ids, const Tensor& h0, const Tens
   return {(*head)(states.output), states};
 }
 
+void CharRNN::check_unidirectional(const char* op) const {
+  if (rnn->directions() != 1)
+    fail(op, "a bidirectional model reads the future: it cannot predict the next token or carry a state forward");
+}
+
 std::vector<int> CharRNN::sample(const std::vector<int>& prompt, int length, Generator& gen, float temperature) {
   if (prompt.empty()) fail("CharRNN::sample", "needs at least one token to start from");
-  if (rnn->directions() != 1) fail("CharRNN::sample", "a bidirectional model reads the future; it cannot generate");
+  if (!(temperature > 0)) fail("CharRNN::sample", "temperature must be positive, got ", temperature);
+  check_unidirectional("CharRNN::sample");
   NoGradGuard no_grad;
+  nn::EvalModeGuard eval(*this);  // no dropout while generating
   std::vector<float> first(prompt.begin(), prompt.end());
   Output out = forward(tensor(first, {1, static_cast<int64_t>(first.size())}));
   std::vector<int> generated;
@@ -58,6 +50,7 @@ std::vector<int> CharRNN::sample(const std::vector<int>& prompt, int length, Gen
 }
 
 TBPTT::Result TBPTT::step(CharRNN& model, optim::Optimizer& optimizer, float clip) {
+  model.check_unidirectional("TBPTT");
   const data::Batch b = batcher_.next();
   if (batcher_.restarted()) h_ = c_ = Tensor();  // a new pass over the stream starts from zeros
   const CharRNN::Output out = model.forward(b.x, h_, c_);
@@ -73,9 +66,9 @@ TBPTT::Result TBPTT::step(CharRNN& model, optim::Optimizer& optimizer, float cli
 }
 
 double stream_nll(CharRNN& model, const std::vector<int>& ids, int64_t block) {
+  model.check_unidirectional("stream_nll");
   NoGradGuard no_grad;
-  const bool was_training = model.is_training();
-  model.eval();  // no dropout while measuring
+  nn::EvalModeGuard eval(model);  // no dropout while measuring
   data::ContiguousBatcher batcher(ids, 1, block);
   Tensor h, c;
   double total = 0;
@@ -86,7 +79,6 @@ double stream_nll(CharRNN& model, const std::vector<int>& ids, int64_t block) {
     h = out.states.h_n;
     c = out.states.c_n;
   }
-  model.train(was_training);
   return total / static_cast<double>(batcher.windows() * block);
 }
 

@@ -24,8 +24,11 @@ class CharRNN : public nn::Module {
   // ids (B,T); h0/c0 as for nn::Recurrent (undefined: zeros).
   Output forward(const Tensor& ids, const Tensor& h0 = {}, const Tensor& c0 = {});
 
-  // Feeds `prompt` (ids), then draws `length` tokens one at a time, carrying the state.
+  // Feeds `prompt` (ids), then draws `length` tokens one at a time, carrying the state; in eval mode.
   std::vector<int> sample(const std::vector<int>& prompt, int length, Generator& gen, float temperature = 1.0f);
+
+  // Language modelling (sample, TBPTT, stream_nll) needs a model that reads forwards only.
+  void check_unidirectional(const char* op) const;
 
   std::shared_ptr<nn::Embedding> embedding;
   std::shared_ptr<nn::Recurrent> rnn;

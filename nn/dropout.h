@@ -10,9 +10,10 @@ namespace ladder::nn {
 
 class Dropout : public Module {
  public:
-  // The masks come from a generator of the layer's own, seeded by one draw from `gen`: the layer
-  // stays valid after `gen` is gone, and a seed still pins every mask.
-  explicit Dropout(float p, Generator& gen = default_generator()) : Module("Dropout"), p_(p), gen_(gen.next_u64()) {
+  // The masks come from a generator of the layer's own, a child of `gen`: the layer stays valid
+  // after `gen` is gone, a seed still pins every mask, and the layers built after it get the same
+  // weights with or without it.
+  explicit Dropout(float p, Generator& gen = default_generator()) : Module("Dropout"), p_(p), gen_(gen.child()) {
     if (!(p >= 0 && p <= 1)) fail("Dropout", "p must be in [0, 1], got ", p);
   }
   Tensor forward(const Tensor& x) override { return dropout(x, p_, is_training(), gen_); }

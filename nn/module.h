@@ -82,6 +82,20 @@ class Module {
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
 };
 
+// Puts a module in eval mode for a scope (measuring, sampling) and back in the mode it was in
+// when the scope ends, even by an exception.
+class EvalModeGuard {
+ public:
+  explicit EvalModeGuard(Module& module) : module_(module), was_training_(module.is_training()) { module.eval(); }
+  ~EvalModeGuard() { module_.train(was_training_); }
+  EvalModeGuard(const EvalModeGuard&) = delete;
+  EvalModeGuard& operator=(const EvalModeGuard&) = delete;
+
+ private:
+  Module& module_;
+  bool was_training_;
+};
+
 // "1,234,567"
 std::string with_commas(int64_t n);
 

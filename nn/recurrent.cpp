@@ -20,6 +20,17 @@ Tensor gate_part(const Tensor& x, const Tensor& w, const Tensor& b, int64_t firs
   return matmul(x, narrow(w, 0, first, n), {.transpose_b = true}) + narrow(b, 0, first, n);
 }
 
+const char* kind_name(CellKind kind) {
+  switch (kind) {
+    case CellKind::rnn_tanh:
+    case CellKind::rnn_relu: return "RNN";
+    case CellKind::gru:
+    case CellKind::gru_pytorch: return "GRU";
+    case CellKind::lstm: return "LSTM";
+  }
+  return "RNN";
+}
+
 int64_t gate_count(CellKind kind) {
   switch (kind) {
     case CellKind::rnn_tanh:
@@ -101,12 +112,14 @@ LSTMState LSTMCell::forward(const Tensor& x, const LSTMState& state) {
 
 // ---- sequence modules ----
 
-Recurrent::Recurrent(const char* type_name, CellKind kind, int64_t input, int64_t hidden, RecurrentOptions options,
-                     Generator& gen)
-    : Module(type_name), kind_(kind), input_(input), hidden_(hidden), options_(options) {
-  check_sizes(type_name, input, hidden);
-  if (options.num_layers < 1) fail(type_name, "num_layers must be at least 1, got ", options.num_layers);
-  if (!(options.dropout >= 0 && options.dropout < 1)) fail(type_name, "dropout must be in [0, 1), got ", options.dropout);
+Recurrent::Recurrent(CellKind kind, int64_t input, int64_t hidden, RecurrentOptions options, Generator& gen)
+    : Module(kind_name(kind)), kind_(kind), input_(input), hidden_(hidden), options_(options), dropout_gen_(gen.child()) {
+  const char* op = kind_name(kind);
+  check_sizes(op, input, hidden);
+  if (options.num_layers < 1) fail(op, "num_layers must be at least 1, got ", options.num_layers);
+  if (!(options.dropout >= 0 && options.dropout <= 1)) fail(op, "dropout must be in [0, 1], got ", options.dropout);
+  if (options.dropout > 0 && options.num_layers == 1)
+    fail(op, "dropout acts between stacked layers; with num_layers = 1 it would do nothing");
   const int64_t G = gate_count(kind) * hidden;
   for (int64_t layer = 0; layer < options.num_layers; ++layer)
     for (int64_t d = 0; d < directions(); ++d) {
@@ -117,8 +130,6 @@ Recurrent::Recurrent(const char* type_name, CellKind kind, int64_t input, int64_
       register_parameter("bias_ih" + suffix, uniform_init({G}, hidden, gen), ParamKind::bias);
       register_parameter("bias_hh" + suffix, uniform_init({G}, hidden, gen), ParamKind::bias);
     }
-  // Drawn after the weights, so that the weights do not depend on the dropout rate.
-  if (options.dropout > 0) dropout_gen_.manual_seed(gen.next_u64());
 }
 
 Tensor Recurrent::weight(const char* which, int64_t layer, bool reverse) const {
@@ -134,11 +145,12 @@ RecurrentOutput Recurrent::forward(const Tensor& x_in, const Tensor& h0, const T
     fail(op, "expects input ", options_.batch_first ? "(B,T," : "(T,B,", input_, "), got ", shape_str(x_in.shape()));
   Tensor x = options_.batch_first ? transpose(x_in, 0, 1) : x_in;  // the layers work on (T,B,I)
   const int64_t T = x.size(0), B = x.size(1), states = options_.num_layers * directions();
+  if (c0.defined() && kind_ != CellKind::lstm) fail(op, "only the LSTM has a cell state");
+  if (kind_ == CellKind::lstm && h0.defined() != c0.defined()) fail(op, "give both h0 and c0, or neither (zeros)");
   for (const Tensor* s : {&h0, &c0})
     if (s->defined() && s->shape() != Shape{states, B, hidden_})
       fail(op, "initial states must be (", states, ", ", B, ", ", hidden_, ") = (layers*directions, B, H), got ",
            shape_str(s->shape()));
-  if (c0.defined() && kind_ != CellKind::lstm) fail(op, "only the LSTM has a cell state");
   auto initial = [&](const Tensor& given, int64_t k) { return given.defined() ? squeeze(narrow(given, 0, k, 1), 0) : zeros({B, hidden_}); };
 
   std::vector<Tensor> h_n, c_n;

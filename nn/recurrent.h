@@ -63,7 +63,7 @@ class LSTMCell : public Module {
 struct RecurrentOptions {
   int64_t num_layers = 1;
   bool bidirectional = false;  // each layer also reads the sequence backwards; the two outputs are concatenated
-  float dropout = 0;           // on the outputs of every layer but the last, in training
+  float dropout = 0;           // on the outputs of every layer but the last, in training (needs num_layers > 1)
   bool batch_first = false;    // input and output (B,T,...) instead of (T,B,...)
 };
 
@@ -78,7 +78,7 @@ enum class CellKind { rnn_tanh, rnn_relu, gru, gru_pytorch, lstm };
 // One class for the three: the kind picks the fused op and the number of gates.
 class Recurrent : public Module {
  public:
-  Recurrent(const char* type_name, CellKind kind, int64_t input, int64_t hidden, RecurrentOptions options, Generator& gen);
+  Recurrent(CellKind kind, int64_t input, int64_t hidden, RecurrentOptions options, Generator& gen);  // named RNN, GRU or LSTM
   // x as above; h0 (and c0 for the LSTM): (layers*dirs, B, H), zeros when undefined.
   RecurrentOutput forward(const Tensor& x, const Tensor& h0 = {}, const Tensor& c0 = {});
   int64_t hidden_size() const { return hidden_; }
@@ -95,21 +95,21 @@ class Recurrent : public Module {
   CellKind kind_;
   int64_t input_, hidden_;
   RecurrentOptions options_;
-  Generator dropout_gen_;  // the layer's own, as in nn::Dropout
+  Generator dropout_gen_;  // the layer's own, a child of the constructor's generator, as in nn::Dropout
 };
 
 struct RNN : Recurrent {
   RNN(int64_t input, int64_t hidden, RecurrentOptions options = {}, bool relu = false, Generator& gen = default_generator())
-      : Recurrent("RNN", relu ? CellKind::rnn_relu : CellKind::rnn_tanh, input, hidden, options, gen) {}
+      : Recurrent(relu ? CellKind::rnn_relu : CellKind::rnn_tanh, input, hidden, options, gen) {}
 };
 struct GRU : Recurrent {
   GRU(int64_t input, int64_t hidden, RecurrentOptions options = {}, GRUVariant variant = GRUVariant::classic,
       Generator& gen = default_generator())
-      : Recurrent("GRU", variant == GRUVariant::classic ? CellKind::gru : CellKind::gru_pytorch, input, hidden, options, gen) {}
+      : Recurrent(variant == GRUVariant::classic ? CellKind::gru : CellKind::gru_pytorch, input, hidden, options, gen) {}
 };
 struct LSTM : Recurrent {
   LSTM(int64_t input, int64_t hidden, RecurrentOptions options = {}, Generator& gen = default_generator())
-      : Recurrent("LSTM", CellKind::lstm, input, hidden, options, gen) {}
+      : Recurrent(CellKind::lstm, input, hidden, options, gen) {}
 };
 
 }  // namespace ladder::nn

@@ -81,8 +81,10 @@ Tensor previous_states(const float* h0, const float* states, int64_t T, int64_t 
 
 // The three GEMMs after the loop: dx = dpre @ W_ih, dW_ih = dpre^T x, dW_hh = dpre_h^T prev.
 // dpre (T*B, G) holds the gradients of the pre-activations fed by x; dpre_h those fed by h.
+// Only the first hh_rows rows of dW_hh are filled (the classic GRU computes its last H itself).
 void weight_gradients(const Tensor& x, const Tensor& w_ih, const float* dpre, const float* dpre_h, const Tensor& prev,
-                      NeedsGrad needs, Grads& grads, int64_t i_x, int64_t i_wih, int64_t i_whh, int64_t i_bih, int64_t i_bhh) {
+                      int64_t hh_rows, NeedsGrad needs, Grads& grads, int64_t i_x, int64_t i_wih, int64_t i_whh, int64_t i_bih,
+                      int64_t i_bhh) {
   const int64_t rows = x.size(0) * x.size(1), I = x.size(2), G = w_ih.size(0), H = prev.size(2);
   if (needs[i_x]) {
     grads[i_x] = empty(x.shape());
@@ -94,7 +96,7 @@ void weight_gradients(const Tensor& x, const Tensor& w_ih, const float* dpre, co
   }
   if (needs[i_whh]) {
     grads[i_whh] = empty({G, H});
-    gemm(true, false, G, H, rows, 1.0f, dpre_h, G, prev.data(), H, 0.0f, grads[i_whh].data(), H);
+    gemm(true, false, hh_rows, H, rows, 1.0f, dpre_h, G, prev.data(), H, 0.0f, grads[i_whh].data(), H);
   }
   if (needs[i_bih]) {
     grads[i_bih] = empty({G});
@@ -145,7 +147,7 @@ Tensor rnn_layer(const Tensor& x, const Tensor& h0, const Tensor& w_ih, const Te
                   Grads grads(6);
                   if (needs[1]) grads[1] = dh;
                   const Tensor prev = previous_states(h0.data(), po, T, B, H, H, reverse);
-                  weight_gradients(x, w_ih, dpre.data(), dpre.data(), prev, needs, grads, 0, 2, 3, 4, 5);
+                  weight_gradients(x, w_ih, dpre.data(), dpre.data(), prev, H, needs, grads, 0, 2, 3, 4, 5);
                   return grads;
                 });
 }
@@ -163,8 +165,8 @@ Tensor lstm_layer(const Tensor& x, const Tensor& h0, const Tensor& c0, const Ten
   for (int64_t s = 0; s < T; ++s) {
     const int64_t t = step_at(s, T, reverse);
     const bool first = s == 0;
-    const float* h_prev = first ? h0.data() : po + (reverse ? t + 1 : t - 1) * B * S;
-    const float* c_prev = first ? c0.data() : h_prev + H;
+    const float* h_prev = previous_state(h0.data(), po, t, T, B, S, reverse);
+    const float* c_prev = previous_state(c0.data(), po + H, t, T, B, S, reverse);  // c sits after h in each state row
     const int64_t ld = first ? H : S;
     float* gt = pgates + t * B * G;
     gemm(false, true, B, G, H, 1.0f, h_prev, ld, w_hh.data(), H, 1.0f, gt, G);  // += h_{t-1} W_hh^T
@@ -196,7 +198,7 @@ Tensor lstm_layer(const Tensor& x, const Tensor& h0, const Tensor& c0, const Ten
                   for (int64_t s = T - 1; s >= 0; --s) {
                     const int64_t t = step_at(s, T, reverse);
                     const bool first = s == 0;
-                    const float* c_prev = first ? c0.data() : po + (reverse ? t + 1 : t - 1) * B * S + H;
+                    const float* c_prev = previous_state(c0.data(), po + H, t, T, B, S, reverse);
                     const int64_t ld = first ? H : S;
                     float* d = dpre.data() + t * B * G;
                     parallel_for(B, H * 32, [&](int64_t begin, int64_t end) {
@@ -222,7 +224,7 @@ Tensor lstm_layer(const Tensor& x, const Tensor& h0, const Tensor& c0, const Ten
                   if (needs[1]) grads[1] = dh;
                   if (needs[2]) grads[2] = dc;
                   const Tensor prev = previous_states(h0.data(), po, T, B, H, S, reverse);
-                  weight_gradients(x, w_ih, dpre.data(), dpre.data(), prev, needs, grads, 0, 3, 4, 5, 6);
+                  weight_gradients(x, w_ih, dpre.data(), dpre.data(), prev, G, needs, grads, 0, 3, 4, 5, 6);
                   return grads;
                 });
 }
@@ -331,7 +333,8 @@ Tensor gru_layer(const Tensor& x, const Tensor& h0, const Tensor& w_ih, const Te
                   Grads grads(6);
                   if (needs[1]) grads[1] = dh;
                   const Tensor prev = previous_states(h0.data(), po, T, B, H, H, reverse);
-                  weight_gradients(x, w_ih, dpre.data(), classic ? dpre.data() : dpre_h.data(), prev, needs, grads, 0, 2, 3, 4, 5);
+                  weight_gradients(x, w_ih, dpre.data(), classic ? dpre.data() : dpre_h.data(), prev, classic ? 2 * H : G, needs, grads, 0,
+                                   2, 3, 4, 5);
                   if (classic && needs[3]) {  // the candidate rows of W_hh read r * h_{t-1}, not h_{t-1}
                     gemm(true, false, H, H, T * B, 1.0f, dpre.data() + 2 * H, G, psaved, H, 0.0f,
                          grads[3].data() + 2 * H * H, H);

@@ -251,6 +251,10 @@ TEST_CASE("lesson 05_rnn --quick: the character RNN learns; N-vs-1, 1-vs-N, BPTT
   const nlohmann::json m = summary_of(out.path)["metrics"];
   CHECK(m["val_ppl"].get<double>() == doctest::Approx(std::exp(m["val_loss"].get<double>())));
   CHECK(m["most_frequent_test_acc"].get<double>() > 0.5);
+  CHECK(m["digit_names_right"].get<double>() >= 0.0);
+  CHECK(m["digit_names_right"].get<double>() <= 1.0);
+  // Zero inputs and W_hh = 0.8 x orthogonal: the ratio is exactly 0.8^49, whatever the training did.
+  CHECK(ran.output.find("sigma 0.80: |dL/dh| at t = 0 is 1.78e-05 times") != std::string::npos);
   const Ran lines = run_lesson("05_rnn", "--quick --lines --out " + out.path.string());
   CHECK(lines.status == 2);
   CHECK(lines.output.find("--lines does not apply") != std::string::npos);
@@ -271,7 +275,11 @@ TEST_CASE("lesson 06_gated_rnn --quick: every cell learns; LSTM and GRU gates pl
   }
   const nlohmann::json m = summary_of(out.path)["metrics"];
   CHECK(m["val_ppl"].get<double>() == doctest::Approx(std::exp(m["val_loss"].get<double>())));
-  CHECK(m.contains("fill_in_acc_bidirectional"));
+  for (const char* key : {"fill_in_acc_unidirectional", "fill_in_acc_bidirectional"}) {
+    REQUIRE_MESSAGE(m.contains(key), key);
+    CHECK(m[key].get<double>() >= 0.0);
+    CHECK(m[key].get<double>() <= 1.0);
+  }
   const Ran one = run_lesson("06_gated_rnn", "--quick --cell gru --layers 2 --bidirectional --out " + out.path.string());
   CHECK(one.status == 0);
   CHECK(summary_of(out.path)["metrics"]["best_model"] == "gru 2 layers");

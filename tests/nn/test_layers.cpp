@@ -104,6 +104,22 @@ TEST_CASE("Dropout is active in training only") {
   check_error([] { Dropout bad(1.5f); }, {"Dropout", "[0, 1]"});
 }
 
+TEST_CASE("Dropout keeps its own generator: valid after the one it was built with is gone, and weights do not move") {
+  auto build = [](float p) {
+    Generator local(3);  // gone when build returns
+    return mlp({2, 16, 3}, {.activation = ActivationKind::relu, .dropout = p}, local);
+  };
+  const auto with = build(0.5f), without = build(0.0f);
+  CHECK(with->size() == 4);
+  CHECK(without->size() == 3);  // Linear ReLU Linear: no Dropout layer at 0
+  // The last Linear comes after the Dropout: the same weights with or without it.
+  CHECK((*with)[3].named_parameters()[0].tensor.to_vector() == (*without)[2].named_parameters()[0].tensor.to_vector());
+  const Tensor x = randn({64, 2});
+  CHECK((*with)(x).to_vector() != (*with)(x).to_vector());  // fresh masks from the layer's own generator
+  with->eval();
+  CHECK((*with)(x).to_vector() == (*without)(x).to_vector());
+}
+
 TEST_CASE("mlp builds Linear layers with activations and dropout between them") {
   const auto net = mlp({2, 16, 16, 3}, {.activation = ActivationKind::relu, .dropout = 0.1f});
   CHECK(net->size() == 7);  // Linear ReLU Dropout Linear ReLU Dropout Linear

@@ -6,6 +6,8 @@
 
 #include "core/autograd.h"
 #include "core/gradcheck.h"
+#include "core/kernels/parallel.h"
+#include "nn/linear.h"
 #include "nn/recurrent.h"
 
 using namespace ladder;
@@ -47,8 +49,6 @@ void check_same(const std::function<Tensor(const std::vector<Tensor>&)>& fused,
   for (size_t i = 0; i < inputs.size(); ++i) check_close(a[i].grad(), b[i].grad(), 2e-5f, 1e-4f);
 }
 
-}  // namespace
-
 TEST_CASE("each cell passes the finite-difference check") {
   Generator gen(1);
   const Tensor x = randn({3, 4}, gen), h = randn({3, 5}, gen), c = randn({3, 5}, gen);
@@ -76,35 +76,38 @@ TEST_CASE("each cell passes the finite-difference check") {
       lstm.bias_ih.detach().clone().requires_grad_(), lstm.bias_hh.detach().clone().requires_grad_()});
 }
 
-TEST_CASE("fused layers agree with their cells unrolled step by step, forward and backward") {
-  Generator gen(2);
-  const Tensor x = randn({6, 3, 4}, gen), h0 = randn({3, 5}, gen), c0 = randn({3, 5}, gen);
+// Every fused layer against its cell, in both directions, for x (T,B,I) and hidden size H.
+void check_fused_against_cells(int64_t T, int64_t B, int64_t I, int64_t H, Generator& gen) {
+  const Tensor x = randn({T, B, I}, gen), h0 = randn({B, H}, gen), c0 = randn({B, H}, gen);
   for (bool reverse : {false, true}) {
     CAPTURE(reverse);
-    RNNCell rnn(4, 5, false, gen);
-    check_same([&](const std::vector<Tensor>& v) { return rnn_layer(v[0], v[1], v[2], v[3], v[4], v[5], false, reverse); },
-               [&](const std::vector<Tensor>& v) {
-                 return unroll(v[0], v[1], reverse, [&](const Tensor& xt, const Tensor& h) {
-                   return tanh(matmul(xt, v[2], {.transpose_b = true}) + v[4] + matmul(h, v[3], {.transpose_b = true}) + v[5]);
-                 });
-               },
-               {x, h0, rnn.weight_ih, rnn.weight_hh, rnn.bias_ih, rnn.bias_hh});
+    for (bool use_relu : {false, true}) {
+      CAPTURE(use_relu);
+      RNNCell rnn(I, H, use_relu, gen);
+      check_same([&](const std::vector<Tensor>& v) { return rnn_layer(v[0], v[1], v[2], v[3], v[4], v[5], use_relu, reverse); },
+                 [&](const std::vector<Tensor>& v) {
+                   return unroll(v[0], v[1], reverse, [&](const Tensor& xt, const Tensor& h) {
+                     const Tensor pre = matmul(xt, v[2], {.transpose_b = true}) + v[4] + matmul(h, v[3], {.transpose_b = true}) + v[5];
+                     return use_relu ? relu(pre) : tanh(pre);
+                   });
+                 },
+                 {x, h0, rnn.weight_ih, rnn.weight_hh, rnn.bias_ih, rnn.bias_hh});
+    }
     for (GRUVariant variant : {GRUVariant::classic, GRUVariant::pytorch}) {
-      GRUCell cell(4, 5, variant, gen);
+      GRUCell cell(I, H, variant, gen);
       check_same([&](const std::vector<Tensor>& v) { return gru_layer(v[0], v[1], v[2], v[3], v[4], v[5], variant, reverse); },
                  [&](const std::vector<Tensor>& v) {
-                   GRUCell twin(4, 5, variant);
+                   GRUCell twin(I, H, variant);
                    twin.weight_ih = v[2], twin.weight_hh = v[3], twin.bias_ih = v[4], twin.bias_hh = v[5];
                    return unroll(v[0], v[1], reverse, [&](const Tensor& xt, const Tensor& h) { return twin.forward(xt, h); });
                  },
                  {x, h0, cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh});
     }
-    LSTMCell cell(4, 5, gen);
+    LSTMCell cell(I, H, gen);
     check_same([&](const std::vector<Tensor>& v) { return lstm_layer(v[0], v[1], v[2], v[3], v[4], v[5], v[6], reverse); },
                [&](const std::vector<Tensor>& v) {
-                 LSTMCell twin(4, 5);
+                 LSTMCell twin(I, H);
                  twin.weight_ih = v[3], twin.weight_hh = v[4], twin.bias_ih = v[5], twin.bias_hh = v[6];
-                 const int64_t T = v[0].size(0);
                  std::vector<Tensor> states(static_cast<size_t>(T));
                  LSTMState s{v[1], v[2]};
                  for (int64_t k = 0; k < T; ++k) {
@@ -116,6 +119,22 @@ TEST_CASE("fused layers agree with their cells unrolled step by step, forward an
                },
                {x, h0, c0, cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh});
   }
+}
+
+}  // namespace
+
+TEST_CASE("fused layers agree with their cells unrolled step by step, forward and backward") {
+  Generator gen(2);
+  check_fused_against_cells(6, 3, 4, 5, gen);
+  check_fused_against_cells(1, 1, 1, 1, gen);
+}
+
+TEST_CASE("fused layers agree with their cells where the gate loops split across threads") {
+  const int threads_before = num_threads();
+  set_num_threads(2);
+  Generator gen(3);
+  check_fused_against_cells(3, 64, 8, 64, gen);  // B*H = 4096: every gate loop is big enough to split
+  set_num_threads(threads_before);
 }
 
 TEST_CASE("a 2-layer bidirectional LSTM passes the finite-difference check") {
@@ -167,7 +186,7 @@ TEST_CASE("a 2-layer bidirectional LSTM passes the finite-difference check") {
 TEST_CASE("a unidirectional RNN's output at t does not depend on inputs after t") {
   Generator gen(4);
   for (CellKind kind : {CellKind::rnn_tanh, CellKind::gru, CellKind::lstm}) {
-    Recurrent net("net", kind, 3, 4, {.num_layers = 2}, gen);
+    Recurrent net(kind, 3, 4, {.num_layers = 2}, gen);
     const Tensor x = randn({6, 2, 3}, gen);
     Tensor changed = x.clone();
     for (int64_t i = 0; i < 6; ++i) changed.data()[4 * 2 * 3 + i] += 1.0f;  // step 4 only
@@ -198,30 +217,57 @@ TEST_CASE("batch_first, initial states, final states and parameter names") {
 }
 
 TEST_CASE("dropout between layers: random in training, off in eval, and the layer outlives its generator") {
-  auto make = [](float p) {
-    Generator local(6);  // gone when make returns: the module must not keep a reference to it
-    return std::make_unique<LSTM>(3, 8, RecurrentOptions{.num_layers = 2, .dropout = p}, local);
+  struct Built {
+    std::unique_ptr<LSTM> lstm;
+    std::unique_ptr<Linear> head;
   };
-  const auto with = make(0.5f), without = make(0.0f);
-  CHECK(with->weight("weight_hh", 1, false).to_vector() == without->weight("weight_hh", 1, false).to_vector());
+  auto build = [](float p) {
+    Generator local(6);  // gone when build returns: the module must not keep a reference to it
+    Built b{std::make_unique<LSTM>(3, 8, RecurrentOptions{.num_layers = 2, .dropout = p}, local), nullptr};
+    b.head = std::make_unique<Linear>(8, 2, LinearOptions{}, local);
+    return b;
+  };
+  const Built with = build(0.5f), without = build(0.0f);
+  // The dropout rate changes neither the layer's weights nor those of the layers built after it.
+  CHECK(with.lstm->weight("weight_hh", 1, false).to_vector() == without.lstm->weight("weight_hh", 1, false).to_vector());
+  CHECK(with.head->weight.to_vector() == without.head->weight.to_vector());
   const Tensor x = randn({4, 2, 3});
-  const Tensor a = with->forward(x).output, b = with->forward(x).output;
+  const Tensor a = with.lstm->forward(x).output, b = with.lstm->forward(x).output;
   CHECK(a.to_vector() != b.to_vector());  // a fresh mask each call
-  CHECK(a.to_vector() != without->forward(x).output.to_vector());
-  with->eval();
-  CHECK(with->forward(x).output.to_vector() == without->forward(x).output.to_vector());
-  check_error([] { LSTM bad(3, 4, {.num_layers = 2, .dropout = 1.0f}); }, {"LSTM", "dropout must be in [0, 1)"});
+  CHECK(a.to_vector() != without.lstm->forward(x).output.to_vector());
+  with.lstm->eval();
+  CHECK(with.lstm->forward(x).output.to_vector() == without.lstm->forward(x).output.to_vector());
 }
 
 TEST_CASE("recurrent errors") {
   LSTM lstm(3, 4, {.num_layers = 2});
   check_error([&] { lstm.forward(zeros({5, 2, 4})); }, {"LSTM", "expects input (T,B,3)", "(5,2,4)"});
-  check_error([&] { lstm.forward(zeros({5, 2, 3}), zeros({1, 2, 4})); }, {"LSTM", "(2, 2, 4) = (layers*directions, B, H)", "(1,2,4)"});
+  check_error([&] { lstm.forward(zeros({5, 2, 3}), zeros({1, 2, 4}), zeros({1, 2, 4})); },
+              {"LSTM", "(2, 2, 4) = (layers*directions, B, H)", "(1,2,4)"});
+  check_error([&] { lstm.forward(zeros({5, 2, 3}), {}, zeros({2, 2, 4})); }, {"LSTM", "give both h0 and c0, or neither"});
+  check_error([&] { lstm.weight("weight_ih", 2, false); }, {"LSTM", "has no parameter weight_ih_l2"});
   GRU gru(3, 4);
   check_error([&] { gru.forward(zeros({5, 2, 3}), {}, zeros({1, 2, 4})); }, {"GRU", "only the LSTM has a cell state"});
+  check_error([&] { gru.forward(zeros({5, 2, 3}), {}, zeros({7})); }, {"GRU", "only the LSTM has a cell state"});
   check_error([] { RNN bad(3, 4, {.num_layers = 0}); }, {"RNN", "num_layers"});
+  check_error([] { RNN bad(3, 0); }, {"RNN", "sizes must be positive", "hidden 0"});
+  check_error([] { GRUCell bad(0, 4); }, {"GRUCell", "sizes must be positive", "input 0"});
+  check_error([] { LSTM bad(3, 4, {.num_layers = 2, .dropout = 1.5f}); }, {"LSTM", "dropout must be in [0, 1]", "1.5"});
+  check_error([] { LSTM bad(3, 4, {.dropout = 0.2f}); }, {"LSTM", "dropout acts between stacked layers", "num_layers = 1"});
+
+  // The fused ops check their arguments themselves.
+  const Tensor x = zeros({2, 2, 3}), h = zeros({2, 4});
   check_error([] { lstm_layer(zeros({0, 2, 3}), zeros({2, 4}), zeros({2, 4}), zeros({16, 3}), zeros({16, 4}), zeros({16}), zeros({16})); },
               {"lstm_layer", "empty"});
-  check_error([] { rnn_layer(zeros({2, 2, 3}), zeros({2, 4}), zeros({4, 2}), zeros({4, 4}), zeros({4}), zeros({4})); },
-              {"rnn_layer", "w_ih must be (4, 3)"});
+  check_error([&] { rnn_layer(zeros({2, 6}), h, zeros({4, 3}), zeros({4, 4}), zeros({4}), zeros({4})); },
+              {"rnn_layer", "expects input (T,B,I)", "(2,6)"});
+  check_error([&] { rnn_layer(x, h, zeros({4, 2}), zeros({4, 4}), zeros({4}), zeros({4})); }, {"rnn_layer", "w_ih must be (4, 3)"});
+  check_error([&] { gru_layer(x, h, zeros({12, 3}), zeros({12, 5}), zeros({12}), zeros({12})); },
+              {"gru_layer", "w_hh must be (3*H, H)", "(12,5)"});
+  check_error([&] { gru_layer(x, h, zeros({12, 3}), zeros({12, 4}), zeros({12}), zeros({4})); },
+              {"gru_layer", "biases must be (12)", "(4)"});
+  check_error([&] { rnn_layer(x, zeros({3, 4}), zeros({4, 3}), zeros({4, 4}), zeros({4}), zeros({4})); },
+              {"rnn_layer", "the initial state must be (2, 4)", "(3,4)"});
+  check_error([&] { lstm_layer(x, h, zeros({2, 5}), zeros({16, 3}), zeros({16, 4}), zeros({16}), zeros({16})); },
+              {"lstm_layer", "the initial cell state must be (2,4)", "(2,5)"});
 }
