@@ -1,23 +1,38 @@
-// What every benchmark shares: timing a workload, running the PyTorch reference script, and
-// printing one line per workload: name ours_ms=... ref_ms=... ratio=...
+// What every benchmark shares: timing a workload, comparing it with its reference side by side,
+// and printing one line per workload: name ours_ms=... ref_ms=... ratio=...
 #pragma once
 
 #include <functional>
-#include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace ladder::bench {
 
-// Best time of one call in milliseconds: warm up, then the fastest of several timed repeats
-// (the minimum is the measurement least disturbed by other work on a shared machine).
-double time_ms(const std::function<void()>& work);
-// The same for two workloads in the same process, their repeats interleaved; returns (ours, ref).
-std::pair<double, double> time_side_by_side(const std::function<void()>& ours, const std::function<void()>& ref);
+// A function that runs one timed repeat of `work` (about 100 ms of calls) and returns the
+// milliseconds per call; the first use warms up and picks the number of calls.
+std::function<double()> repeats_of(std::function<void()> work);
 
-// Runs bench/pytorch/<script> with Debian's /usr/bin/python3 and reads its "name ms" lines.
-// Empty when python3-torch is not installed (the reason is printed).
-std::map<std::string, double> pytorch_reference(const std::string& script);
+// Best time of one call in milliseconds: the fastest of several repeats (the minimum is the
+// measurement least disturbed by other work on a shared machine).
+double time_ms(const std::function<void()>& work);
+// The same for two workloads, their repeats alternating so that drift in the machine's load hits
+// both alike; returns the fastest repeat of each, (ours, ref).
+std::pair<double, double> time_side_by_side(const std::function<double()>& ours_repeat,
+                                            const std::function<double()>& ref_repeat);
+
+// One of our workloads and the workload of the same name in a PyTorch script (bench/pytorch).
+struct Workload {
+  std::string name;
+  std::function<void()> step;
+  int threads = 0;     // run ours at this many threads (0: as set); the script fixes its own
+  double scale = 1.0;  // from milliseconds per call to the reported unit (the same on both sides)
+  std::string note;
+};
+
+// Times each workload against the script's, repeats alternating (bench/pytorch_process.h);
+// reports ours alone when PyTorch is not installed.
+void compare_with_pytorch(const std::string& script, const std::vector<Workload>& workloads);
 
 // One result line; ref_ms < 0 means no reference ran.
 void report(const std::string& name, double ours_ms, double ref_ms, const std::string& note = "");

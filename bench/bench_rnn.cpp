@@ -10,24 +10,22 @@
 namespace ladder::bench {
 
 void run_rnn() {
-  const auto torch = pytorch_reference("bench_rnn.py");
   Generator gen(4);
   models::CharRNN model(65, 64, 256, nn::CellKind::lstm, {.num_layers = 2}, gen);
   optim::Adam adam(model.named_parameters(), {.lr = 2e-3f});
   const Tensor x = randint(0, 65, {32, 64}, gen), y = randint(0, 65, {32, 64}, gen);
-  const int threads_before = num_threads();
-  for (int threads : {1, 2}) {
-    set_num_threads(threads);
-    const double ms = time_ms([&] {
-      adam.zero_grad();
-      cross_entropy(model.forward(x).logits, y).backward();
-      adam.step();
-    });
-    const std::string name = "lstm_lm_step_2x256_b32_t64_threads" + std::to_string(threads);
-    report(name, ms, torch.count(name) ? torch.at(name) : -1,
-           "(ref: PyTorch nn.LSTM, same thread count; embed 64, vocab 65; fwd + bwd + Adam)");
-  }
-  set_num_threads(threads_before);
+  auto step = [&] {
+    adam.zero_grad();
+    cross_entropy(model.forward(x).logits, y).backward();
+    adam.step();
+  };
+  std::vector<Workload> workloads;
+  for (int threads : {1, 2})
+    workloads.push_back({.name = "lstm_lm_step_2x256_b32_t64_threads" + std::to_string(threads),
+                         .step = step,
+                         .threads = threads,
+                         .note = "(ref: PyTorch nn.LSTM, same thread count; embed 64, vocab 65; fwd + bwd + Adam)"});
+  compare_with_pytorch("bench_rnn.py", workloads);
 }
 
 }  // namespace ladder::bench

@@ -1,15 +1,14 @@
-"""PyTorch side of `./ladder bench cnn`: the CNN of lesson 04 (models/cnn.cpp), one training step.
-
-Prints "name milliseconds", the best over torch.set_num_threads(1) and (2), timed like
-bench_core.py (warm-up, then the fastest of 7 repeats of about 100 ms).
+"""PyTorch side of `./ladder bench cnn`: the CNN of lesson 04 (models/cnn.cpp), one training step
+on a batch of 64 images, at torch.set_num_threads(1) and (2), the faster counting. Driven by
+ladder_bench; see serve.py.
 """
-import sys
 import pathlib
+import sys
 
 import torch
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from bench_core import best_over_threads  # noqa: E402
+from serve import serve  # noqa: E402
 
 torch.manual_seed(0)
 net = torch.nn.Sequential(
@@ -27,6 +26,4 @@ def step():
     adam.step()
 
 
-ms, threads = best_over_threads(step)
-print(f"# cnn_train_step_b64_20x20: best with torch.set_num_threads({threads})")
-print(f"cnn_train_step_b64_20x20 {ms:.6f}")
+serve({"cnn_train_step_b64_20x20": (step, (1, 2))})

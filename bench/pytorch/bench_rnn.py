@@ -1,5 +1,6 @@
 """PyTorch side of `./ladder bench rnn`: the 2-layer LSTM character LM of bench/bench_rnn.cpp,
-one training step. Prints "name milliseconds" for torch.set_num_threads(1) and (2).
+one training step, at torch.set_num_threads(1) and at (2), each compared with ladder at the same
+thread count. Driven by ladder_bench; see serve.py.
 """
 import pathlib
 import sys
@@ -7,7 +8,7 @@ import sys
 import torch
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from bench_core import time_ms  # noqa: E402
+from serve import serve  # noqa: E402
 
 
 class CharLSTM(torch.nn.Module):
@@ -34,6 +35,4 @@ def step():
     adam.step()
 
 
-for threads in (1, 2):
-    torch.set_num_threads(threads)
-    print(f"lstm_lm_step_2x256_b32_t64_threads{threads} {time_ms(step):.6f}")
+serve({f"lstm_lm_step_2x256_b32_t64_threads{threads}": (step, (threads,)) for threads in (1, 2)})

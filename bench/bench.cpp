@@ -1,0 +1,88 @@
+// Timing, side-by-side comparison and the result lines shared by every benchmark.
+#include "bench/bench.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "bench/pytorch_process.h"
+#include "core/kernels/parallel.h"
+
+namespace ladder::bench {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double elapsed_ms(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+constexpr int kRepeats = 9;
+
+}  // namespace
+
+std::function<double()> repeats_of(std::function<void()> work) {
+  int calls = 0;  // chosen on the first repeat, so that one repeat lasts about 100 ms
+  return [work = std::move(work), calls]() mutable {
+    if (calls == 0) {
+      for (int i = 0; i < 3; ++i) work();  // warm up: caches, allocator, thread pool
+      const auto start = Clock::now();
+      work();
+      calls = std::max(1, static_cast<int>(100.0 / std::max(elapsed_ms(start), 1e-3)));
+    }
+    const auto start = Clock::now();
+    for (int i = 0; i < calls; ++i) work();
+    return elapsed_ms(start) / calls;
+  };
+}
+
+double time_ms(const std::function<void()>& work) {
+  auto repeat = repeats_of(work);
+  double best = 1e300;
+  for (int i = 0; i < kRepeats; ++i) best = std::min(best, repeat());
+  return best;
+}
+
+std::pair<double, double> time_side_by_side(const std::function<double()>& ours_repeat,
+                                            const std::function<double()>& ref_repeat) {
+  double best_ours = 1e300, best_ref = 1e300;
+  for (int i = 0; i < kRepeats; ++i) {
+    best_ours = std::min(best_ours, ours_repeat());
+    best_ref = std::min(best_ref, ref_repeat());
+  }
+  return {best_ours, best_ref};
+}
+
+void compare_with_pytorch(const std::string& script, const std::vector<Workload>& workloads) {
+  PytorchProcess torch(script);
+  const int threads_before = num_threads();
+  for (const Workload& workload : workloads) {
+    if (workload.threads > 0) set_num_threads(workload.threads);
+    double ours = 0, ref = -1;
+    std::string note = workload.note;
+    if (torch.available()) {
+      std::tie(ours, ref) =
+          time_side_by_side(repeats_of(workload.step), [&] { return torch.repeat_ms(workload.name); });
+      const int torch_threads = torch.fastest_threads(workload.name);
+      if (workload.threads == 0)
+        note += torch_threads == 1 ? " [PyTorch fastest at 1 thread]"
+                                   : " [PyTorch fastest at " + std::to_string(torch_threads) + " threads]";
+    } else {
+      ours = time_ms(workload.step);
+    }
+    set_num_threads(threads_before);
+    report(workload.name, ours * workload.scale, ref > 0 ? ref * workload.scale : -1, note);
+  }
+}
+
+void report(const std::string& name, double ours_ms, double ref_ms, const std::string& note) {
+  if (ref_ms > 0)
+    std::printf("%-34s ours_ms=%.4f ref_ms=%.4f ratio=%.3f  %s\n", name.c_str(), ours_ms, ref_ms, ours_ms / ref_ms,
+                note.c_str());
+  else
+    std::printf("%-34s ours_ms=%.4f ref_ms=n/a ratio=n/a  %s\n", name.c_str(), ours_ms, note.c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace ladder::bench
