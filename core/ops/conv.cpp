@@ -242,12 +242,13 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
                       const float mu = mean.data()[c], rs = rstd.data()[c];
                       double sum_g = 0, sum_gx = 0;
                       for (int64_t n = 0; n < N; ++n) {
-                        const int64_t at = (n * C + c) * L;
+                        // Slab pointers, not pg[at + l]: with the offset GCC emitted gathers here.
+                        const float *g_slab = pg + (n * C + c) * L, *x_slab = px + (n * C + c) * L;
                         float part_g = 0, part_gx = 0;
 #pragma omp simd reduction(+ : part_g, part_gx)
                         for (int64_t l = 0; l < L; ++l) {
-                          part_g += pg[at + l];
-                          part_gx += pg[at + l] * (px[at + l] - mu) * rs;
+                          part_g += g_slab[l];
+                          part_gx += g_slab[l] * (x_slab[l] - mu) * rs;
                         }
                         sum_g += part_g;
                         sum_gx += part_gx;
@@ -258,12 +259,13 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
                       const float scale = (weight.defined() ? weight.data()[c] : 1.0f) * rs;
                       const float mean_g = use_batch_stats ? static_cast<float>(sum_g) / m : 0.0f;
                       const float mean_gx = use_batch_stats ? static_cast<float>(sum_gx) / m : 0.0f;
-                      float* out = gx.data();
                       for (int64_t n = 0; n < N; ++n) {
                         const int64_t at = (n * C + c) * L;
+                        const float *g_slab = pg + at, *x_slab = px + at;
+                        float* out = gx.data() + at;
 #pragma omp simd
                         for (int64_t l = 0; l < L; ++l)
-                          out[at + l] = scale * (pg[at + l] - mean_g - (px[at + l] - mu) * rs * mean_gx);
+                          out[l] = scale * (g_slab[l] - mean_g - (x_slab[l] - mu) * rs * mean_gx);
                       }
                     }
                   });
