@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <tuple>
 
 #include "bench/pytorch_process.h"
 #include "core/kernels/parallel.h"

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <map>
 #include <string>
+#include <utility>
+
 #include <sys/types.h>
 
 namespace ladder::bench {
