@@ -9,12 +9,6 @@ namespace ladder::nn {
 
 namespace {
 
-// PyTorch's initialisation of every recurrent weight and bias: U(-1/sqrt(H), 1/sqrt(H)).
-Tensor uniform_init(const Shape& shape, int64_t hidden, Generator& gen) {
-  const float bound = 1.0f / std::sqrt(static_cast<float>(hidden));
-  return uniform(shape, -bound, bound, gen);
-}
-
 // x (B,I) @ w^T + b for the rows [first, first + n) of w and b: one gate's (or several gates') part.
 Tensor gate_part(const Tensor& x, const Tensor& w, const Tensor& b, int64_t first, int64_t n) {
   return matmul(x, narrow(w, 0, first, n), {.transpose_b = true}) + narrow(b, 0, first, n);
@@ -48,14 +42,23 @@ void check_sizes(const char* op, int64_t input, int64_t hidden) {
 
 }  // namespace
 
+std::tuple<Tensor, Tensor, Tensor, Tensor> RecurrentModule::register_layer(const std::string& suffix, int64_t gates,
+                                                                          int64_t input, int64_t hidden, Generator& gen) {
+  const int64_t G = gates * hidden;
+  const float bound = 1.0f / std::sqrt(static_cast<float>(hidden));
+  auto init = [&](const Shape& shape) { return uniform(shape, -bound, bound, gen); };
+  Tensor w_ih = register_parameter("weight_ih" + suffix, init({G, input}));
+  Tensor w_hh = register_parameter("weight_hh" + suffix, init({G, hidden}));
+  Tensor b_ih = register_parameter("bias_ih" + suffix, init({G}), ParamKind::bias);
+  Tensor b_hh = register_parameter("bias_hh" + suffix, init({G}), ParamKind::bias);
+  return {w_ih, w_hh, b_ih, b_hh};
+}
+
 // ---- cells ----
 
-RNNCell::RNNCell(int64_t input, int64_t hidden, bool relu, Generator& gen) : Module("RNNCell"), relu_(relu) {
+RNNCell::RNNCell(int64_t input, int64_t hidden, bool relu, Generator& gen) : RecurrentModule("RNNCell"), relu_(relu) {
   check_sizes("RNNCell", input, hidden);
-  weight_ih = register_parameter("weight_ih", uniform_init({hidden, input}, hidden, gen));
-  weight_hh = register_parameter("weight_hh", uniform_init({hidden, hidden}, hidden, gen));
-  bias_ih = register_parameter("bias_ih", uniform_init({hidden}, hidden, gen), ParamKind::bias);
-  bias_hh = register_parameter("bias_hh", uniform_init({hidden}, hidden, gen), ParamKind::bias);
+  std::tie(weight_ih, weight_hh, bias_ih, bias_hh) = register_layer("", 1, input, hidden, gen);
 }
 
 Tensor RNNCell::forward(const Tensor& x, const Tensor& h) {
@@ -63,12 +66,10 @@ Tensor RNNCell::forward(const Tensor& x, const Tensor& h) {
   return relu_ ? relu(pre) : tanh(pre);
 }
 
-GRUCell::GRUCell(int64_t input, int64_t hidden, GRUVariant variant, Generator& gen) : Module("GRUCell"), variant_(variant) {
+GRUCell::GRUCell(int64_t input, int64_t hidden, GRUVariant variant, Generator& gen)
+    : RecurrentModule("GRUCell"), variant_(variant) {
   check_sizes("GRUCell", input, hidden);
-  weight_ih = register_parameter("weight_ih", uniform_init({3 * hidden, input}, hidden, gen));
-  weight_hh = register_parameter("weight_hh", uniform_init({3 * hidden, hidden}, hidden, gen));
-  bias_ih = register_parameter("bias_ih", uniform_init({3 * hidden}, hidden, gen), ParamKind::bias);
-  bias_hh = register_parameter("bias_hh", uniform_init({3 * hidden}, hidden, gen), ParamKind::bias);
+  std::tie(weight_ih, weight_hh, bias_ih, bias_hh) = register_layer("", 3, input, hidden, gen);
 }
 
 std::vector<Tensor> GRUCell::gates(const Tensor& x, const Tensor& h) {
@@ -86,12 +87,9 @@ Tensor GRUCell::forward(const Tensor& x, const Tensor& h) {
   return g[1] * h + (1.0f - g[1]) * g[2];
 }
 
-LSTMCell::LSTMCell(int64_t input, int64_t hidden, Generator& gen) : Module("LSTMCell") {
+LSTMCell::LSTMCell(int64_t input, int64_t hidden, Generator& gen) : RecurrentModule("LSTMCell") {
   check_sizes("LSTMCell", input, hidden);
-  weight_ih = register_parameter("weight_ih", uniform_init({4 * hidden, input}, hidden, gen));
-  weight_hh = register_parameter("weight_hh", uniform_init({4 * hidden, hidden}, hidden, gen));
-  bias_ih = register_parameter("bias_ih", uniform_init({4 * hidden}, hidden, gen), ParamKind::bias);
-  bias_hh = register_parameter("bias_hh", uniform_init({4 * hidden}, hidden, gen), ParamKind::bias);
+  std::tie(weight_ih, weight_hh, bias_ih, bias_hh) = register_layer("", 4, input, hidden, gen);
 }
 
 std::vector<Tensor> LSTMCell::gates(const Tensor& x, const LSTMState& state) {
@@ -113,22 +111,18 @@ LSTMState LSTMCell::forward(const Tensor& x, const LSTMState& state) {
 // ---- sequence modules ----
 
 Recurrent::Recurrent(CellKind kind, int64_t input, int64_t hidden, RecurrentOptions options, Generator& gen)
-    : Module(kind_name(kind)), kind_(kind), input_(input), hidden_(hidden), options_(options), dropout_gen_(gen.child()) {
+    : RecurrentModule(kind_name(kind)), kind_(kind), input_(input), hidden_(hidden), options_(options), dropout_gen_(gen.child()) {
   const char* op = kind_name(kind);
   check_sizes(op, input, hidden);
   if (options.num_layers < 1) fail(op, "num_layers must be at least 1, got ", options.num_layers);
   if (!(options.dropout >= 0 && options.dropout <= 1)) fail(op, "dropout must be in [0, 1], got ", options.dropout);
   if (options.dropout > 0 && options.num_layers == 1)
     fail(op, "dropout acts between stacked layers; with num_layers = 1 it would do nothing");
-  const int64_t G = gate_count(kind) * hidden;
   for (int64_t layer = 0; layer < options.num_layers; ++layer)
     for (int64_t d = 0; d < directions(); ++d) {
       const std::string suffix = "_l" + std::to_string(layer) + (d ? "_reverse" : "");
       const int64_t in = layer == 0 ? input : hidden * directions();
-      register_parameter("weight_ih" + suffix, uniform_init({G, in}, hidden, gen));
-      register_parameter("weight_hh" + suffix, uniform_init({G, hidden}, hidden, gen));
-      register_parameter("bias_ih" + suffix, uniform_init({G}, hidden, gen), ParamKind::bias);
-      register_parameter("bias_hh" + suffix, uniform_init({G}, hidden, gen), ParamKind::bias);
+      register_layer(suffix, gate_count(kind), in, hidden, gen);
     }
 }
 

@@ -5,15 +5,29 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <tuple>
 
 #include "core/ops.h"
 #include "nn/module.h"
 
 namespace ladder::nn {
 
+// What the cells and the sequence modules share: one layer's (and direction's) parameters, under
+// PyTorch's names and initialisation.
+class RecurrentModule : public Module {
+ protected:
+  using Module::Module;
+  // Registers weight_ih{suffix} (G*H, I), weight_hh{suffix} (G*H, H), bias_ih{suffix} and
+  // bias_hh{suffix} (G*H), for G = gates blocks of H rows, all drawn from U(-1/sqrt(H), 1/sqrt(H)),
+  // and returns them in that order.
+  std::tuple<Tensor, Tensor, Tensor, Tensor> register_layer(const std::string& suffix, int64_t gates, int64_t input,
+                                                            int64_t hidden, Generator& gen);
+};
+
 // ---- cells: x (B,I), h (B,H) ----
 
-class RNNCell : public Module {
+class RNNCell : public RecurrentModule {
  public:
   RNNCell(int64_t input, int64_t hidden, bool relu = false, Generator& gen = default_generator());
   // h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)   (relu instead of tanh when asked)
@@ -24,7 +38,7 @@ class RNNCell : public Module {
   bool relu_;
 };
 
-class GRUCell : public Module {
+class GRUCell : public RecurrentModule {
  public:
   GRUCell(int64_t input, int64_t hidden, GRUVariant variant = GRUVariant::classic, Generator& gen = default_generator());
   // r = s(x W_ir^T + b_ir + h W_hr^T + b_hr)          reset gate
@@ -46,7 +60,7 @@ struct LSTMState {
   Tensor h, c;  // (B,H) each
 };
 
-class LSTMCell : public Module {
+class LSTMCell : public RecurrentModule {
  public:
   LSTMCell(int64_t input, int64_t hidden, Generator& gen = default_generator());
   // [i f g o] = x W_ih^T + b_ih + h W_hh^T + b_hh, then i, f, o through the sigmoid, g through tanh:
@@ -76,7 +90,7 @@ struct RecurrentOutput {
 enum class CellKind { rnn_tanh, rnn_relu, gru, gru_pytorch, lstm };
 
 // One class for the three: the kind picks the fused op and the number of gates.
-class Recurrent : public Module {
+class Recurrent : public RecurrentModule {
  public:
   Recurrent(CellKind kind, int64_t input, int64_t hidden, RecurrentOptions options, Generator& gen);  // named RNN, GRU or LSTM
   // x as above; h0 (and c0 for the LSTM): (layers*dirs, B, H), zeros when undefined.

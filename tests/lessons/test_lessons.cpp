@@ -32,6 +32,14 @@ Ran run_lesson(const std::string& name, const std::string& args) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
 }
 
+// A lesson refuses bad input: exit status 2 and a message that contains `expected`.
+void check_refused(const std::string& name, const std::string& args, const std::string& expected) {
+  const Ran ran = run_lesson(name, args);
+  INFO(name, " ", args, "\n", ran.output);
+  CHECK(ran.status == 2);
+  CHECK(ran.output.find(expected) != std::string::npos);
+}
+
 struct TempDir {
   fs::path path;
   explicit TempDir(const std::string& tag) : path(fs::temp_directory_path() / ("ladder_" + tag + "_" + std::to_string(getpid()))) {
@@ -114,18 +122,11 @@ TEST_CASE("lesson command line: --help shows every flag with its default; bad in
   CHECK(help.status == 0);
   for (const char* flag : {"--steps", "--lr", "--batch", "--seed", "--threads", "--out", "--quick", "--hidden", "3000"})
     CHECK_MESSAGE(help.output.find(flag) != std::string::npos, "--help lacks ", flag);
-  const Ran unknown = run_lesson("00_autograd", "--bogus");
-  CHECK(unknown.status == 2);
-  CHECK(unknown.output.find("--bogus") != std::string::npos);
-  const Ran negative = run_lesson("00_autograd", "--steps -5");
-  CHECK(negative.status == 2);
-  CHECK(negative.output.find("--steps") != std::string::npos);
-  const Ran not_a_number = run_lesson("00_autograd", "--lr fast");
-  CHECK(not_a_number.status == 2);
-  CHECK(not_a_number.output.find("fast") != std::string::npos);
-  const Ran bad_folder = run_lesson("00_autograd", "--quick --out /proc/ladder-cannot-write-here");
-  CHECK(bad_folder.status == 2);
-  CHECK(bad_folder.output.find("error: run: cannot create the output folder /proc/ladder-cannot-write-here") != std::string::npos);
+  check_refused("00_autograd", "--bogus", "--bogus");
+  check_refused("00_autograd", "--steps -5", "--steps");
+  check_refused("00_autograd", "--lr fast", "fast");
+  check_refused("00_autograd", "--quick --out /proc/ladder-cannot-write-here",
+                "error: run: cannot create the output folder /proc/ladder-cannot-write-here");
 }
 
 TEST_CASE("lesson 01_ngram --quick: every estimator, perplexity falls with order, samples") {
@@ -160,21 +161,11 @@ TEST_CASE("lesson 01_ngram: one model at word level, and bad input") {
   CHECK(summary["metrics"]["train_loss"].get<double>() > 0);
   CHECK(summary["flags"]["level"] == "word");
   const std::string tmp = " --out " + out.path.string();
-  const Ran bad_estimator = run_lesson("01_ngram", "--smoothing kneser" + tmp);
-  CHECK(bad_estimator.status == 2);
-  CHECK(bad_estimator.output.find("unknown estimator 'kneser'") != std::string::npos);
-  const Ran missing = run_lesson("01_ngram", "--data /nonexistent/corpus.txt" + tmp);
-  CHECK(missing.status == 2);
-  CHECK(missing.output.find("/nonexistent/corpus.txt: cannot open") != std::string::npos);
-  const Ran empty = run_lesson("01_ngram", "--data " + write_file("empty.txt", "\n\n") + tmp);
-  CHECK(empty.status == 2);
-  CHECK(empty.output.find("empty") != std::string::npos);
-  const Ran binary = run_lesson("01_ngram", "--data " + write_file("binary.bin", std::string("ab\0\x01", 4)) + tmp);
-  CHECK(binary.status == 2);
-  CHECK(binary.output.find("binary") != std::string::npos);
-  const Ran single = run_lesson("01_ngram", "--data " + write_file("single.txt", "zzzz\nzz\nzzz\n") + tmp);
-  CHECK(single.status == 2);
-  CHECK(single.output.find("1 distinct character") != std::string::npos);
+  check_refused("01_ngram", "--smoothing kneser" + tmp, "unknown estimator 'kneser'");
+  check_refused("01_ngram", "--data /nonexistent/corpus.txt" + tmp, "/nonexistent/corpus.txt: cannot open");
+  check_refused("01_ngram", "--data " + write_file("empty.txt", "\n\n") + tmp, "empty");
+  check_refused("01_ngram", "--data " + write_file("binary.bin", std::string("ab\0\x01", 4)) + tmp, "binary");
+  check_refused("01_ngram", "--data " + write_file("single.txt", "zzzz\nzz\nzzz\n") + tmp, "1 distinct character");
   const Ran level = run_lesson("01_ngram", "--level byte" + tmp);
   CHECK(level.status == 2);
 }
@@ -255,9 +246,7 @@ TEST_CASE("lesson 05_rnn --quick: the character RNN learns; N-vs-1, 1-vs-N, BPTT
   CHECK(m["digit_names_right"].get<double>() <= 1.0);
   // Zero inputs and W_hh = 0.8 x orthogonal: the ratio is exactly 0.8^49, whatever the training did.
   CHECK(ran.output.find("sigma 0.80: |dL/dh| at t = 0 is 1.78e-05 times") != std::string::npos);
-  const Ran lines = run_lesson("05_rnn", "--quick --lines --out " + out.path.string());
-  CHECK(lines.status == 2);
-  CHECK(lines.output.find("--lines does not apply") != std::string::npos);
+  check_refused("05_rnn", "--quick --lines --out " + out.path.string(), "--lines does not apply");
 }
 
 TEST_CASE("lesson 06_gated_rnn --quick: every cell learns; LSTM and GRU gates plotted; fill-in scored for both directions") {
@@ -284,10 +273,6 @@ TEST_CASE("lesson 06_gated_rnn --quick: every cell learns; LSTM and GRU gates pl
   CHECK(one.status == 0);
   CHECK(summary_of(out.path)["metrics"]["best_model"] == "gru 2 layers");
   check_files(out.path, {"gru_update_gate.png", "gru_reset_gate.svg"});  // a GRU's gates, where the LSTM's were
-  const Ran bad = run_lesson("06_gated_rnn", "--quick --cell tree --out " + out.path.string());
-  CHECK(bad.status == 2);
-  CHECK(bad.output.find("unknown cell 'tree'") != std::string::npos);
-  const Ran loose = run_lesson("06_gated_rnn", "--quick --layers 2 --out " + out.path.string());
-  CHECK(loose.status == 2);
-  CHECK(loose.output.find("go with --cell") != std::string::npos);
+  check_refused("06_gated_rnn", "--quick --cell tree --out " + out.path.string(), "unknown cell 'tree'");
+  check_refused("06_gated_rnn", "--quick --layers 2 --out " + out.path.string(), "go with --cell");
 }
