@@ -58,6 +58,22 @@ void check_gradient(const Node& node, size_t i, const Tensor& g) {
          "; this is a bug in that op's backward");
 }
 
+// Refuses to run a backward whose saved values were written in place after its op ran: it would
+// compute the gradient of a function that was never evaluated (as PyTorch's "modified by an
+// inplace operation").
+void check_saved_versions(const Node& node) {
+  for (const SavedVersion& s : node.saved) {
+    if (*s.counter == s.version) continue;
+    const std::string what = s.role == SavedVersion::kOutput ? std::string("its output")
+                             : s.role >= 0 ? cat("its input ", s.role, " of shape ", shape_str(node.inputs[s.role].shape))
+                                           : std::string("a value it saved");
+    fail("backward", "op '", node.op, "' needs ", what, " as it was in the forward pass, but it was modified in "
+         "place since (version ", *s.counter, ", saved at version ", s.version, "). An optimizer step or a write "
+         "through mutable_data(), fill_() or copy_() between the forward pass and backward() does this: call "
+         "backward() before changing the values, or change a clone()");
+  }
+}
+
 void run_node(Node& node, bool retain_graph) {
   if (node.released)
     fail("backward", "the graph through '", node.op,
@@ -71,6 +87,7 @@ void run_node(Node& node, bool retain_graph) {
   }
   if (auto out = node.output.lock(); out && out->retains_grad) accumulate_owned(out->grad, grad_out);
 
+  check_saved_versions(node);
   Grads grads = node.backward(grad_out, NeedsGrad(node.inputs));
   if (grads.size() != node.inputs.size())
     fail("backward", "op '", node.op, "' returned ", grads.size(), " gradients for ",
@@ -98,6 +115,7 @@ NoGradGuard::~NoGradGuard() { grad_mode = previous_; }
 
 void Node::release() {
   inputs.clear();
+  saved.clear();
   backward = nullptr;  // frees the saved values
   grad = Tensor();
   released = true;
@@ -127,7 +145,8 @@ bool any_requires_grad(std::initializer_list<Tensor> inputs) {
   return false;
 }
 
-Tensor record(const char* op, Tensor out, const std::vector<Tensor>& inputs, BackwardFn backward) {
+Tensor record(const char* op, Tensor out, const std::vector<Tensor>& inputs, const Saved& saved,
+              BackwardFn backward) {
   if (!grad_mode) return out;
   bool any = false;
   for (const Tensor& x : inputs) any = any || x.requires_grad();
@@ -146,6 +165,14 @@ Tensor record(const char* op, Tensor out, const std::vector<Tensor>& inputs, Bac
     }
     node->inputs.push_back(std::move(edge));
   }
+  for (const Tensor& x : saved) {
+    if (!x.defined()) continue;  // an optional input that was not given
+    int role = SavedVersion::kOther;
+    if (x.impl()->storage == out.impl()->storage) role = SavedVersion::kOutput;
+    for (size_t i = 0; i < inputs.size() && role == SavedVersion::kOther; ++i)
+      if (inputs[i].defined() && inputs[i].impl()->storage == x.impl()->storage) role = static_cast<int>(i);
+    node->saved.push_back({x.impl()->version, *x.impl()->version, role});
+  }
   node->output = out.impl_ptr();
   out.impl()->grad_fn = std::move(node);
   out.impl()->requires_grad = true;
@@ -153,8 +180,13 @@ Tensor record(const char* op, Tensor out, const std::vector<Tensor>& inputs, Bac
 }
 
 Tensor record(const char* op, Tensor out, std::initializer_list<Tensor> inputs, BackwardFn backward) {
+  return record(op, std::move(out), inputs, Saved{}, std::move(backward));
+}
+
+Tensor record(const char* op, Tensor out, std::initializer_list<Tensor> inputs, const Saved& saved,
+              BackwardFn backward) {
   if (!any_requires_grad(inputs)) return out;
-  return record(op, std::move(out), std::vector<Tensor>(inputs), std::move(backward));
+  return record(op, std::move(out), std::vector<Tensor>(inputs), saved, std::move(backward));
 }
 
 void Tensor::backward(const Tensor& gradient, bool retain_graph) const {

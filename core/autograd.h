@@ -48,11 +48,21 @@ using Grads = std::vector<Tensor>;
 // Given dL/d(output), returns dL/d(input) for each input. It runs under NoGradGuard.
 using BackwardFn = std::function<Grads(const Tensor& grad_out, NeedsGrad needs)>;
 
+// A value that a backward function reads (an input or the output of its op), and the version its
+// values had when the op ran. If they were written in place since, backward() refuses to run.
+struct SavedVersion {
+  std::shared_ptr<uint64_t> counter;  // the values' version counter (TensorImpl::version)
+  uint64_t version;                   // its reading when the op ran
+  int role;                           // which it is: input index >= 0, kOutput, or kOther
+  static constexpr int kOutput = -1, kOther = -2;
+};
+
 // A recorded op: what its backward needs and where the gradients go.
 struct Node {
   const char* op;                    // "mul", "matmul", ...
   std::vector<Edge> inputs;          // one per op input
   BackwardFn backward;               // captures the values it needs (detached) by value
+  std::vector<SavedVersion> saved;   // the versions of those values, checked before backward runs
   std::weak_ptr<TensorImpl> output;  // to fill .grad when the output retains it
   Tensor grad;                       // dL/d(output), summed over its uses while backward runs
   bool released = false;             // backward() already ran through here and freed the graph
@@ -63,10 +73,18 @@ struct Node {
 
 };
 
+// The inputs and outputs whose values a backward function reads: record() notes their versions.
+using Saved = std::vector<Tensor>;
+
 // Attaches `backward` to `out` when grad mode is on and any input requires grad; returns `out`.
 // This is the only way an op enters the graph, so an op cannot be recorded without a backward.
+// An op whose backward reads values of its inputs or output lists them in `saved`; an op whose
+// backward needs only shapes (add, sum, reshape) passes none.
 Tensor record(const char* op, Tensor out, std::initializer_list<Tensor> inputs, BackwardFn backward);
-Tensor record(const char* op, Tensor out, const std::vector<Tensor>& inputs, BackwardFn backward);
+Tensor record(const char* op, Tensor out, std::initializer_list<Tensor> inputs, const Saved& saved,
+              BackwardFn backward);
+Tensor record(const char* op, Tensor out, const std::vector<Tensor>& inputs, const Saved& saved,
+              BackwardFn backward);
 
 // True when an op on these inputs would be recorded.
 bool any_requires_grad(std::initializer_list<Tensor> inputs);

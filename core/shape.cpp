@@ -7,9 +7,15 @@
 namespace ladder {
 
 int64_t numel(const Shape& shape) {
+  // The product of the sizes other than 0 must fit, so that strides never overflow either.
   int64_t n = 1;
-  for (int64_t size : shape) n *= size;
-  return n;
+  bool empty = false;
+  for (int64_t size : shape) {
+    if (size == 0) empty = true;
+    else if (__builtin_mul_overflow(n, size, &n))
+      fail("numel", "shape ", shape_str(shape), " has more elements than a 64-bit count can hold");
+  }
+  return empty ? 0 : n;
 }
 
 std::string shape_str(const Shape& shape) {

@@ -10,6 +10,7 @@ namespace ladder {
 using Shape = std::vector<int64_t>;
 using Dims = std::vector<int64_t>;  // a list of dimensions, negative ones count from the end
 
+// The number of elements; throws when the sizes multiply beyond 64 bits.
 int64_t numel(const Shape& shape);
 
 // "(2,3,4)"; a scalar prints as "()".

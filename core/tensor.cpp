@@ -26,6 +26,23 @@ const Shape& Tensor::shape() const { return checked_impl("shape").shape; }
 
 int64_t Tensor::size(int64_t d) const { return shape()[normalize_dim(d, dim(), "size")]; }
 
+void Tensor::mark_modified() const { ++*checked_impl("mark_modified").version; }
+
+uint64_t Tensor::version() const { return *checked_impl("version").version; }
+
+const Tensor& Tensor::fill_(float value) const {
+  std::fill_n(mutable_data(), numel(), value);
+  return *this;
+}
+
+const Tensor& Tensor::copy_(const Tensor& source) const {
+  if (source.shape() != shape())
+    fail("copy_", "source has shape ", shape_str(source.shape()), " but this tensor has ", shape_str(shape()),
+         "; they must match");
+  std::copy_n(source.data(), numel(), mutable_data());
+  return *this;
+}
+
 float Tensor::item() const {
   if (numel() != 1)
     fail("item", "needs a tensor with exactly one element, got shape ", shape_str(shape()));
@@ -93,6 +110,7 @@ Tensor Tensor::detach() const {
   auto impl = std::make_shared<TensorImpl>();
   impl->shape = self.shape;
   impl->storage = self.storage;
+  impl->version = self.version;
   return Tensor(std::move(impl));
 }
 
@@ -116,10 +134,17 @@ const bool keep_freed_memory = [] {
 Tensor empty(const Shape& shape) {
   for (int64_t size : shape)
     if (size < 0) fail("empty", "negative size in shape ", shape_str(shape));
+  const int64_t n = numel(shape);
   auto impl = std::make_shared<TensorImpl>();
   impl->shape = shape;
-  // make_shared_for_overwrite: one allocation, values left uninitialised (the op writes them).
-  impl->storage = std::make_shared_for_overwrite<float[]>(static_cast<size_t>(numel(shape)));
+  try {
+    // make_shared_for_overwrite: one allocation, values left uninitialised (the op writes them).
+    impl->storage = std::make_shared_for_overwrite<float[]>(static_cast<size_t>(n));
+  } catch (const std::bad_alloc&) {
+    fail("empty", "cannot allocate ", static_cast<double>(n) * sizeof(float) / (1 << 30), " GiB for shape ",
+         shape_str(shape));
+  }
+  impl->version = std::make_shared<uint64_t>(0);
   return Tensor(std::move(impl));
 }
 

@@ -18,6 +18,9 @@ struct Node;
 struct TensorImpl {
   Shape shape;
   std::shared_ptr<float[]> storage;  // numel(shape) floats, row-major
+  // Counts the in-place writes to `storage`; shared with it by every view, so that backward can
+  // tell that a value it saved was changed after the forward pass.
+  std::shared_ptr<uint64_t> version;
   bool requires_grad = false;        // a leaf that wants .grad, or an op output on the way to one
   bool retains_grad = false;         // keep .grad on a non-leaf too (retain_grad())
   std::shared_ptr<TensorImpl> grad;  // filled by backward(); same shape as this tensor
@@ -43,6 +46,17 @@ class Tensor {
       undefined_error("data");
     return impl_->storage.get();
   }
+  // For writing values in place into a tensor that already exists (optimizer steps, loading,
+  // running statistics): the same pointer as data(), and it bumps the version, so that a backward
+  // that saved these values refuses to run on the changed ones. Fresh outputs use data().
+  float* mutable_data() const {
+    mark_modified();
+    return data();
+  }
+  void mark_modified() const;  // the values were changed in place (bumps the version)
+  uint64_t version() const;    // how many in-place writes the values have seen
+  const Tensor& fill_(float value) const;           // in place
+  const Tensor& copy_(const Tensor& source) const;  // in place; the shapes must match
   float item() const;  // the one value of a one-element tensor
   float at(std::initializer_list<int64_t> index) const;
   std::vector<float> to_vector() const;

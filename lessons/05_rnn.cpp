@@ -281,7 +281,7 @@ void bptt(lessons::Run& run, const lessons::CommonFlags& flags, const LMRun& lm,
   for (const float sigma : {0.8f, 1.0f, 1.25f}) {
     nn::RNNCell cell(1, H, false, gen);
     nn::init_orthogonal(cell.weight_hh, gen, sigma);
-    for (const Tensor& b : {cell.bias_ih, cell.bias_hh}) std::fill_n(b.data(), b.numel(), 0.0f);
+    for (const Tensor& b : {cell.bias_ih, cell.bias_hh}) b.fill_(0);
     const std::vector<double> norms = gradient_per_step(cell, zeros({T, 1, 1}), zeros({1, H}), randn({1, H}, gen));
     std::printf("  sigma %.2f: |dL/dh| at t = 0 is %.3g times that at t = %lld\n", sigma, norms.front() / norms.back(),
                 static_cast<long long>(T - 1));

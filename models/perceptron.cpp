@@ -34,7 +34,8 @@ int64_t Perceptron::epoch(const Tensor& x, const Tensor& labels) {
     if (y != 1 && y != -1) fail("Perceptron", "labels must be +1 or -1, got ", y, " at row ", i);
     if (y * score(x, i) > 0) continue;  // on the right side (a point on the line counts as a mistake)
     ++mistakes;
-    for (int64_t j = 0; j < f; ++j) weight.data()[j] += y * x.data()[i * f + j];
+    float* w = weight.mutable_data();
+    for (int64_t j = 0; j < f; ++j) w[j] += y * x.data()[i * f + j];
     bias += y;
   }
   return mistakes;

@@ -14,11 +14,13 @@ std::pair<int64_t, int64_t> fans(const Tensor& weight) {
 }
 
 void init_uniform(const Tensor& t, float low, float high, Generator& gen) {
-  for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = gen.uniform(low, high);
+  float* p = t.mutable_data();
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = gen.uniform(low, high);
 }
 
 void init_normal(const Tensor& t, float mean, float std, Generator& gen) {
-  for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = mean + std * gen.normal();
+  float* p = t.mutable_data();
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = mean + std * gen.normal();
 }
 
 void init_orthogonal(const Tensor& t, Generator& gen, float gain) {
@@ -41,9 +43,10 @@ void init_orthogonal(const Tensor& t, Generator& gen, float gain) {
     norm = std::sqrt(norm);
     for (double& e : v[i]) e /= norm;
   }
+  float* p = t.mutable_data();
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c)
-      t.data()[r * cols + c] = gain * static_cast<float>(by_rows ? v[static_cast<size_t>(r)][static_cast<size_t>(c)]
+      p[r * cols + c] = gain * static_cast<float>(by_rows ? v[static_cast<size_t>(r)][static_cast<size_t>(c)]
                                                                  : v[static_cast<size_t>(c)][static_cast<size_t>(r)]);
 }
 

@@ -26,10 +26,24 @@ void Module::check_new_name(const std::string& name) const {
 
 Tensor Module::register_parameter(const std::string& name, const Tensor& value, ParamKind kind) {
   check_new_name(name);
-  Tensor leaf = value.detach();
+  // A parameter of another module is shared as it is (weight tying); any other value becomes a new leaf.
+  Tensor leaf = value.is_leaf() && value.requires_grad() ? value : value.detach();
   leaf.requires_grad_();
   parameters_.push_back({name, leaf, kind});
   return leaf;
+}
+
+Tensor Module::share_parameter(const std::string& name, const Tensor& shared) {
+  auto it = std::find_if(parameters_.begin(), parameters_.end(), [&](const NamedParameter& p) { return p.name == name; });
+  if (it == parameters_.end()) fail("share_parameter", type_name_, " has no parameter named '", name, "'");
+  if (!shared.defined() || !shared.is_leaf() || !shared.requires_grad())
+    fail("share_parameter", "'", name, "' can only be tied to a parameter (a leaf that requires grad), such as "
+         "another module's weight");
+  if (shared.shape() != it->tensor.shape())
+    fail("share_parameter", "'", name, "' has shape ", shape_str(it->tensor.shape()), " but the tensor to share has ",
+         shape_str(shared.shape()));
+  it->tensor = shared;
+  return shared;
 }
 
 Tensor Module::register_buffer(const std::string& name, const Tensor& value) {
@@ -45,11 +59,26 @@ void Module::collect(const std::string& prefix, std::vector<NamedParameter>& par
   for (const auto& [name, child] : children_) child->collect(prefix + name + ".", params, buffers);
 }
 
+namespace {
+
+// A tensor registered in several places (a tied embedding and output layer) is listed once, under
+// the first name the walk meets, as PyTorch does: one tensor is one parameter to count, step and save.
+template <class Entries, class TensorOf>
+Entries first_of_each_tensor(const Entries& entries, TensorOf tensor_of) {
+  Entries unique;
+  std::set<const TensorImpl*> seen;
+  for (const auto& e : entries)
+    if (seen.insert(tensor_of(e).impl()).second) unique.push_back(e);
+  return unique;
+}
+
+}  // namespace
+
 std::vector<NamedParameter> Module::named_parameters() const {
   std::vector<NamedParameter> params;
   std::vector<std::pair<std::string, Tensor>> buffers;
   collect("", params, buffers);
-  return params;
+  return first_of_each_tensor(params, [](const NamedParameter& p) { return p.tensor; });
 }
 
 std::vector<Tensor> Module::parameters() const {
@@ -62,7 +91,7 @@ std::vector<std::pair<std::string, Tensor>> Module::named_buffers() const {
   std::vector<NamedParameter> params;
   std::vector<std::pair<std::string, Tensor>> buffers;
   collect("", params, buffers);
-  return buffers;
+  return first_of_each_tensor(buffers, [](const auto& b) { return b.second; });
 }
 
 int64_t Module::num_parameters() const {
@@ -98,7 +127,7 @@ void Module::load_state_dict(const std::map<std::string, Tensor>& state) {
     if (state.at(name).shape() != t.shape())
       fail("load_state_dict", "'", name, "' has shape ", shape_str(state.at(name).shape()),
            " in the checkpoint but ", shape_str(t.shape()), " in the model");
-  for (const auto& [name, t] : mine) std::copy_n(state.at(name).data(), t.numel(), t.data());
+  for (const auto& [name, t] : mine) t.copy_(state.at(name));
 }
 
 void Module::train(bool on) {
@@ -119,23 +148,29 @@ std::string with_commas(int64_t n) {
   return n < 0 ? "-" + out : out;
 }
 
-void Module::print(std::string& out, const std::string& name, int depth) const {
+void Module::print(std::string& out, const std::string& name, const std::string& prefix, int depth,
+                   const std::map<const TensorImpl*, std::string>& first_name) const {
   const std::string indent(2 * depth, ' ');
   out += indent + (name.empty() ? "" : "(" + name + "): ") + repr();
   int64_t own = 0;
   std::string shapes;
   for (const NamedParameter& p : parameters_) {
-    own += p.tensor.numel();
-    shapes += (shapes.empty() ? "" : ", ") + p.name + " " + shape_str(p.tensor.shape());
+    const std::string& first = first_name.at(p.tensor.impl());
+    const bool tied = first != prefix + p.name;  // counted where it was first registered
+    if (!tied) own += p.tensor.numel();
+    shapes += (shapes.empty() ? "" : ", ") + p.name + " " + shape_str(p.tensor.shape()) + (tied ? " tied to " + first : "");
   }
   if (!parameters_.empty()) out += "  [" + shapes + ": " + with_commas(own) + "]";
   out += "\n";
-  for (const auto& [child_name, child] : children_) child->print(out, child_name, depth + 1);
+  for (const auto& [child_name, child] : children_)
+    child->print(out, child_name, prefix + child_name + ".", depth + 1, first_name);
 }
 
 std::string Module::summary() const {
+  std::map<const TensorImpl*, std::string> first_name;
+  for (const NamedParameter& p : named_parameters()) first_name.emplace(p.tensor.impl(), p.name);
   std::string out;
-  print(out, "", 0);
+  print(out, "", "", 0, first_name);
   return out + "total parameters: " + with_commas(num_parameters()) + "\n";
 }
 

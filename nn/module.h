@@ -33,7 +33,9 @@ class Module {
   virtual Tensor forward(const Tensor& x);
   Tensor operator()(const Tensor& x) { return forward(x); }
 
-  std::vector<NamedParameter> named_parameters() const;  // registration order, children after own
+  // Registration order, children after own. A tensor registered in several places (weight tying)
+  // is listed once, under the first name; so are parameters(), num_parameters() and state_dict().
+  std::vector<NamedParameter> named_parameters() const;
   std::vector<Tensor> parameters() const;
   std::vector<std::pair<std::string, Tensor>> named_buffers() const;
   int64_t num_parameters() const;
@@ -43,6 +45,11 @@ class Module {
   // Copies every value of `state` into the matching parameter or buffer. Strict: a missing or
   // unexpected name or a shape mismatch throws naming the tensor, before anything is copied.
   void load_state_dict(const std::map<std::string, Tensor>& state);
+
+  // Ties the parameter `name` to `shared` (another module's parameter, of the same shape): from now
+  // on both are one tensor, counted, stepped and saved once. Returns it, to be stored in the member:
+  //   head->weight = head->share_parameter("weight", embedding->weight);
+  Tensor share_parameter(const std::string& name, const Tensor& shared);
 
   void train(bool on = true);  // recursive, like PyTorch
   void eval() { train(false); }
@@ -57,7 +64,8 @@ class Module {
  protected:
   explicit Module(std::string type_name) : type_name_(std::move(type_name)) {}
 
-  // The tensor becomes a leaf that requires grad; the returned handle shares its values.
+  // The tensor becomes a leaf that requires grad; the returned handle shares its values. A
+  // parameter of another module is registered as it is: the two modules then share it (tying).
   Tensor register_parameter(const std::string& name, const Tensor& value, ParamKind kind = ParamKind::weight);
   Tensor register_buffer(const std::string& name, const Tensor& value);  // state without gradients
   template <class M>
@@ -73,7 +81,8 @@ class Module {
   void check_new_name(const std::string& name) const;
   void collect(const std::string& prefix, std::vector<NamedParameter>& params,
                std::vector<std::pair<std::string, Tensor>>& buffers) const;
-  void print(std::string& out, const std::string& name, int depth) const;
+  void print(std::string& out, const std::string& name, const std::string& prefix, int depth,
+             const std::map<const TensorImpl*, std::string>& first_name) const;
 
   std::string type_name_;
   bool training_ = true;

@@ -43,7 +43,7 @@ void Adam::step() {
       const double correction2 = 1 - std::pow(static_cast<double>(b2), t);
       const auto step_size = static_cast<float>(lr_ / correction1);
       const auto correction2_sqrt = static_cast<float>(std::sqrt(correction2));
-      float* p = param.tensor.data();
+      float* p = param.tensor.mutable_data();
       const float* g = grad.data();
       float* m = state(param.name, "exp_avg", grad).data();
       float* v = state(param.name, "exp_avg_sq", grad).data();

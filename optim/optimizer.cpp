@@ -20,10 +20,13 @@ Optimizer::Optimizer(const char* name, std::vector<ParamGroup> groups, float lr)
     : name_(name), groups_(std::move(groups)) {
   set_lr(lr);
   std::set<std::string> names;
-  for (const ParamGroup& g : groups_) {
+  std::set<const TensorImpl*> tensors;
+  for (ParamGroup& g : groups_) {
     if (g.weight_decay < 0) fail(name_, "weight_decay must not be negative, got ", g.weight_decay);
+    // A tensor listed twice (a tied weight under two names) is stepped once, under its first name.
+    std::erase_if(g.params, [&tensors](const nn::NamedParameter& p) { return !tensors.insert(p.tensor.impl()).second; });
     for (const nn::NamedParameter& p : g.params)
-      if (!names.insert(p.name).second) fail(name_, "parameter '", p.name, "' is listed twice");
+      if (!names.insert(p.name).second) fail(name_, "two different parameters are both named '", p.name, "'");
   }
   if (names.empty()) fail(name_, "was given no parameters to optimize");
 }
@@ -108,7 +111,8 @@ float clip_grad_norm(const std::vector<Tensor>& params, float max_norm) {
     for (const Tensor& p : params) {
       const Tensor g = p.grad();
       if (!g.defined()) continue;
-      for (int64_t i = 0; i < g.numel(); ++i) g.data()[i] *= coef;
+      float* pg = g.mutable_data();
+      for (int64_t i = 0; i < g.numel(); ++i) pg[i] *= coef;
     }
   return total;
 }

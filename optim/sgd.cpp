@@ -27,7 +27,7 @@ void SGD::step() {
     for (const nn::NamedParameter& param : group.params) {
       const Tensor grad = param.tensor.grad();
       if (!grad.defined()) continue;
-      float* p = param.tensor.data();
+      float* p = param.tensor.mutable_data();
       const float* g = grad.data();
       const int64_t n = grad.numel();
       bool first = false;

@@ -19,7 +19,9 @@ inline float fast_exp(float x) {
   constexpr float kMin = -87.33654f;  // below: the result would be a denormal; return 0
   constexpr float kMax = 88.7228391f;  // ln(FLT_MAX): above it, overflow; return inf
   constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: adding it pushes a float's fraction bits out
-  const float clamped = std::min(std::max(x, kMin), kMax);
+  // std::max(kMin, NaN) is kMin: a NaN input becomes a number here, so that the cast to int below
+  // is defined; the NaN is given back at the end.
+  const float clamped = std::min(std::max(kMin, x), kMax);
   // n rounded to nearest (std::floor would not vectorise), at most 127 so that 2^n stays a float;
   // near the top r then reaches about 0.7, where the series is still good to ~1e-6.
   const float n = std::min((clamped * kLog2e + kRound) - kRound, 127.0f);

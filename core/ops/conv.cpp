@@ -58,7 +58,7 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Conv2dO
       for (int64_t l = 0; l < L; ++l) dst[l] = src[l] + b;
     }
   });
-  return record("conv2d", out, {x, weight, bias},
+  return record("conv2d", out, {x, weight, bias}, Saved{weight},
                 [weight = weight.detach(), cols, g, N, O](const Tensor& gy, NeedsGrad needs) -> Grads {
                   const int64_t P = g.patch(), L = g.pixels(), NL = N * L;
                   Tensor gy_t = empty({O, NL});  // gy reordered to (O, N*L), the layout of the forward GEMM
@@ -179,6 +179,10 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
   // x seen as (N, C, L): channel c owns the N slabs x[n, c, :] of L contiguous values.
   const float* px = x.data();
   Tensor mean = empty({C}), rstd = empty({C});
+  if (training && running_mean.defined()) {  // updated in place below
+    running_mean.mark_modified();
+    running_var.mark_modified();
+  }
   parallel_for(C, count, [&](int64_t begin, int64_t end) {
     for (int64_t c = begin; c < end; ++c) {
       double mu, var;
@@ -226,7 +230,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
       for (int64_t l = 0; l < L; ++l) py[r * L + l] = px[r * L + l] * scale + shift;
     }
   });
-  return record("batch_norm", y, {x, weight, bias},
+  return record("batch_norm", y, {x, weight, bias}, Saved{x, weight},
                 [x = x.detach(), weight = weight.defined() ? weight.detach() : Tensor(), mean, rstd, use_batch_stats, N, C,
                  L](const Tensor& gy, NeedsGrad needs) -> Grads {
                   // Per channel, with xhat = (x - mean) rstd and m = N*L values:

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "core/autograd.h"
@@ -12,6 +13,8 @@
 namespace ladder {
 
 // y = f(x) elementwise.  Backward: gx = gy * df(x, y)  (df may use the input, the output or both).
+// A derivative that is a constant (add_scalar: 1, mul_scalar: s) is given as a number: the backward
+// then reads no values and saves none.
 template <class F, class DF>
 Tensor unary_op(const char* op, const Tensor& x, F f, DF df) {
   Tensor y = empty(x.shape());
@@ -21,7 +24,10 @@ Tensor unary_op(const char* op, const Tensor& x, F f, DF df) {
     for (int64_t i = begin; i < end; ++i) py[i] = f(px[i]);
   });
   if (!any_requires_grad({x})) return y;
-  return record(op, y, {x}, [x = x.detach(), y = y.detach(), df](const Tensor& gy, NeedsGrad) -> Grads {
+  if constexpr (std::is_arithmetic_v<DF>)
+    return record(op, y, {x}, [df](const Tensor& gy, NeedsGrad) -> Grads { return {df == 1 ? gy : gy * df}; });
+  else
+    return record(op, y, {x}, Saved{x, y}, [x = x.detach(), y = y.detach(), df](const Tensor& gy, NeedsGrad) -> Grads {
     Tensor gx = empty(x.shape());
     const float *px = x.data(), *py = y.data(), *pg = gy.data();
     float* out = gx.data();
@@ -83,7 +89,8 @@ class Broadcast {
 };
 
 // out = f(a, b) with broadcasting.
-// Backward: ga = sum_to(gy * dfa(a, b, out), shape of a), and the same for b with dfb.
+// Backward: ga = sum_to(gy * dfa(a, b, out), shape of a), and the same for b with dfb. As in
+// unary_op, two constant derivatives (add: 1 and 1) are given as numbers and save no values.
 template <class F, class DFA, class DFB>
 Tensor binary_op(const char* op, const Tensor& a, const Tensor& b, F f, DFA dfa, DFB dfb) {
   const Broadcast plan(a.shape(), b.shape(), op);
@@ -94,7 +101,14 @@ Tensor binary_op(const char* op, const Tensor& a, const Tensor& b, F f, DFA dfa,
     plan.for_range(begin, end, [&](int64_t i, int64_t ia, int64_t ib) { po[i] = f(pa[ia], pb[ib]); });
   });
   if (!any_requires_grad({a, b})) return out;
-  return record(op, out, {a, b},
+  if constexpr (std::is_arithmetic_v<DFA> && std::is_arithmetic_v<DFB>)
+    return record(op, out, {a, b},
+                  [a_shape = a.shape(), b_shape = b.shape(), dfa, dfb](const Tensor& gy, NeedsGrad needs) -> Grads {
+                    auto grad_of = [&gy](float d, const Shape& shape) { return sum_to(d == 1 ? gy : gy * d, shape); };
+                    return {needs[0] ? grad_of(dfa, a_shape) : Tensor(), needs[1] ? grad_of(dfb, b_shape) : Tensor()};
+                  });
+  else
+    return record(op, out, {a, b}, Saved{a, b, out},
                 [a = a.detach(), b = b.detach(), out = out.detach(), plan, dfa, dfb](
                     const Tensor& gy, NeedsGrad needs) -> Grads {
                   // d(out)/d(input) at every output element, times gy, summed back to the input's shape.

@@ -58,7 +58,7 @@ Tensor batched_gemm(const Tensor& a, const Tensor& b, bool ta, bool tb) {
 
 Tensor matmul_2d_or_more(const Tensor& a, const Tensor& b, bool ta, bool tb) {
   Tensor out = batched_gemm(a, b, ta, tb);
-  return record("matmul", out, {a, b}, [a = a.detach(), b = b.detach(), ta, tb](const Tensor& gy, NeedsGrad needs) -> Grads {
+  return record("matmul", out, {a, b}, Saved{a, b}, [a = a.detach(), b = b.detach(), ta, tb](const Tensor& gy, NeedsGrad needs) -> Grads {
     // C = A'B' with A' = op(A), B' = op(B):  dA' = dC B'^T,  dB' = A'^T dC.
     Tensor ga, gb;
     if (b.dim() == 2 && !ta) {

@@ -25,7 +25,7 @@ Tensor softmax_like(const char* op, const Tensor& x, int64_t dim_in, RowKernel f
   Tensor y = empty(x.shape());
   const int64_t cols = x.size(-1), rows = cols == 0 ? 0 : x.numel() / cols;
   forward(x.data(), y.data(), rows, cols);
-  return record(op, y, {x}, [y = y.detach(), rows, cols, backward](const Tensor& gy, NeedsGrad) -> Grads {
+  return record(op, y, {x}, Saved{y}, [y = y.detach(), rows, cols, backward](const Tensor& gy, NeedsGrad) -> Grads {
     Tensor gx = empty(y.shape());
     backward(y.data(), gy.data(), gx.data(), rows, cols);
     return {gx};
@@ -108,9 +108,15 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEnt
                   const int64_t rows = static_cast<int64_t>(target.size());
                   parallel_for(rows, classes, [&](int64_t begin, int64_t end) {
                     for (int64_t r = begin; r < end; ++r) {
+                      float* out = gx.data() + r * classes;
+                      // An ignored row gets exactly 0, selected, not 0 * scale: when every row is ignored
+                      // the mean's scale is 1/0, and a product would poison every weight with NaN.
+                      if (row_weight[r] == 0) {
+                        std::fill_n(out, classes, 0.0f);
+                        continue;
+                      }
                       const float g = (reduction == Reduction::none ? gy.data()[r] : gy.data()[0] * scale) * row_weight[r];
                       const float* lp = log_probs.data() + r * classes;
-                      float* out = gx.data() + r * classes;
                       for (int64_t c = 0; c < classes; ++c) out[c] = g * std::exp(lp[c]);
                       if (target[r] >= 0) out[target[r]] -= g;
                     }
@@ -151,7 +157,7 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
   const float* gamma = weight.defined() ? weight.data() : nullptr;
   layer_norm_rows(x.data(), gamma, bias.defined() ? bias.data() : nullptr, y.data(), mean.data(), rstd.data(),
                   rows, cols, eps);
-  return record("layer_norm", y, {x, weight, bias},
+  return record("layer_norm", y, {x, weight, bias}, Saved{x, weight},
                 [x = x.detach(), weight = weight.defined() ? weight.detach() : Tensor(), mean, rstd,
                  normalized_shape, rows, cols](const Tensor& gy, NeedsGrad needs) -> Grads {
                   Tensor gx = empty(x.shape());

@@ -127,7 +127,7 @@ Tensor rnn_layer(const Tensor& x, const Tensor& h0, const Tensor& w_ih, const Te
       for (int64_t k = begin; k < end; ++k) ht[k] = relu ? std::max(ht[k], 0.0f) : fast_tanh(ht[k]);
     });
   }
-  return record("rnn_layer", out, {x, h0, w_ih, w_hh, b_ih, b_hh},
+  return record("rnn_layer", out, {x, h0, w_ih, w_hh, b_ih, b_hh}, Saved{x, h0, w_ih, w_hh, out},
                 [x = x.detach(), h0 = h0.detach(), w_ih = w_ih.detach(), w_hh = w_hh.detach(), out = out.detach(), T, B, H,
                  relu, reverse](const Tensor& gy, NeedsGrad needs) -> Grads {
                   // dpre_t = (dy_t + dh_next) * act'(pre_t);  dh_next = dpre_t W_hh
@@ -186,7 +186,7 @@ Tensor lstm_layer(const Tensor& x, const Tensor& h0, const Tensor& c0, const Ten
       }
     });
   }
-  return record("lstm_layer", out, {x, h0, c0, w_ih, w_hh, b_ih, b_hh},
+  return record("lstm_layer", out, {x, h0, c0, w_ih, w_hh, b_ih, b_hh}, Saved{x, h0, c0, w_ih, w_hh, out},
                 [x = x.detach(), h0 = h0.detach(), c0 = c0.detach(), w_ih = w_ih.detach(), w_hh = w_hh.detach(),
                  gates = gates.detach(), out = out.detach(), T, B, H, reverse](const Tensor& gy, NeedsGrad needs) -> Grads {
                   const int64_t G = 4 * H, S = 2 * H;
@@ -281,7 +281,7 @@ Tensor gru_layer(const Tensor& x, const Tensor& h0, const Tensor& w_ih, const Te
       }
     });
   }
-  return record("gru_layer", out, {x, h0, w_ih, w_hh, b_ih, b_hh},
+  return record("gru_layer", out, {x, h0, w_ih, w_hh, b_ih, b_hh}, Saved{x, h0, w_ih, w_hh, out},
                 [x = x.detach(), h0 = h0.detach(), w_ih = w_ih.detach(), w_hh = w_hh.detach(), gates = gates.detach(),
                  saved = saved.detach(), out = out.detach(), T, B, H, classic, reverse](const Tensor& gy, NeedsGrad needs) -> Grads {
                   const int64_t G = 3 * H;

@@ -121,7 +121,7 @@ Tensor extreme(const Tensor& x, const Dims& dims_in, bool keepdim, bool largest)
     extreme_kernel(in, out, nullptr, v, largest);
   });
   Tensor y = keepdim ? kept.detach() : reshape(kept, dropped_shape(x.shape(), dims));
-  return record(op, y, {x}, [x = x.detach(), kept, dims](const Tensor& gy, NeedsGrad) -> Grads {
+  return record(op, y, {x}, Saved{x}, [x = x.detach(), kept, dims](const Tensor& gy, NeedsGrad) -> Grads {
     const Tensor hit = expand(kept, x.shape());
     Tensor mask = empty(x.shape());
     for (int64_t i = 0; i < x.numel(); ++i) mask.data()[i] = x.data()[i] == hit.data()[i] ? 1.0f : 0.0f;

@@ -71,6 +71,7 @@ Tensor reshape(const Tensor& x, const Shape& shape) {
   auto impl = std::make_shared<TensorImpl>();
   impl->shape = inferred_shape(x, shape);
   impl->storage = x.impl()->storage;  // same values: a row-major buffer reads the same in any shape
+  impl->version = x.impl()->version;
   return record("reshape", Tensor(std::move(impl)), {x}, [x_shape = x.shape()](const Tensor& gy, NeedsGrad) -> Grads {
     return {reshape(gy, x_shape)};
   });
@@ -125,12 +126,12 @@ Tensor slice(const Tensor& x, int64_t dim_in, int64_t start, int64_t end, int64_
   if (step <= 0) fail("slice", "step must be positive, got ", step);
   const int64_t size = x.shape()[dim];
   // Python semantics: negative positions count from the end; out-of-range positions clip.
-  auto position = [size](int64_t p) { return std::clamp<int64_t>(p < 0 ? p + size : p, 0, size); };
+  auto position = [size](int64_t p) { return p < 0 ? std::max<int64_t>(p, -size) + size : std::min(p, size); };
   const int64_t first = position(start), last = std::max(first, position(end));
   Shape sizes = x.shape(), strides = contiguous_strides(x.shape());
-  sizes[dim] = (last - first + step - 1) / step;
+  sizes[dim] = last == first ? 0 : (last - first - 1) / step + 1;  // no overflow, even for a huge step
   const int64_t base = first * strides[dim];
-  strides[dim] *= step;
+  if (sizes[dim] > 1) strides[dim] *= step;  // then step < size: no overflow
   Tensor out = empty(sizes);
   strided_copy(x.data(), out.data(), sizes, strides, base);
   return record("slice", out, {x}, [x_shape = x.shape(), sizes, strides, base](const Tensor& gy, NeedsGrad) -> Grads {
@@ -142,9 +143,10 @@ Tensor slice(const Tensor& x, int64_t dim_in, int64_t start, int64_t end, int64_
 
 Tensor narrow(const Tensor& x, int64_t dim_in, int64_t start, int64_t length) {
   const int64_t dim = normalize_dim(dim_in, x.dim(), "narrow");
-  if (start < 0 || length < 0 || start + length > x.shape()[dim])
-    fail("narrow", "[", start, ", ", start + length, ") is out of range for dim ", dim_in, " of size ",
-         x.shape()[dim], " (shape ", shape_str(x.shape()), ")");
+  const int64_t size = x.shape()[dim];
+  if (start < 0 || length < 0 || start > size || length > size - start)  // never start + length: it may overflow
+    fail("narrow", "start ", start, " and length ", length, " do not fit in dim ", dim_in, " of size ", size,
+         " (shape ", shape_str(x.shape()), ")");
   return slice(x, dim, start, start + length);
 }
 
@@ -180,7 +182,7 @@ Tensor concat(const std::vector<Tensor>& xs, int64_t dim_in) {
     at += slab;
     lengths.push_back(x.shape()[dim]);
   }
-  return record("concat", out, xs, [dim, lengths](const Tensor& gy, NeedsGrad needs) -> Grads {
+  return record("concat", out, xs, Saved{}, [dim, lengths](const Tensor& gy, NeedsGrad needs) -> Grads {
     Grads grads;
     int64_t start = 0;
     for (size_t i = 0; i < lengths.size(); ++i) {

@@ -15,7 +15,7 @@ float sigmoid_of(float v) { return fast_sigmoid(v); }
 }  // namespace
 
 Tensor neg(const Tensor& x) {
-  return unary_op("neg", x, [](float v) { return -v; }, [](float, float) { return -1.0f; });
+  return unary_op("neg", x, [](float v) { return -v; }, -1.0f);
 }
 
 Tensor exp(const Tensor& x) {  // d/dx e^x = e^x = y
@@ -112,25 +112,25 @@ Tensor clamp(const Tensor& x, float low, float high) {
 }
 
 Tensor clone(const Tensor& x) {
-  return unary_op("clone", x, [](float v) { return v; }, [](float, float) { return 1.0f; });
+  return unary_op("clone", x, [](float v) { return v; }, 1.0f);
 }
 
 // ---- with a scalar ----
 
 Tensor add(const Tensor& x, float s) {
-  return unary_op("add_scalar", x, [s](float v) { return v + s; }, [](float, float) { return 1.0f; });
+  return unary_op("add_scalar", x, [s](float v) { return v + s; }, 1.0f);
 }
 
 Tensor mul(const Tensor& x, float s) {
-  return unary_op("mul_scalar", x, [s](float v) { return v * s; }, [s](float, float) { return s; });
+  return unary_op("mul_scalar", x, [s](float v) { return v * s; }, s);
 }
 
 Tensor div(const Tensor& x, float s) {
-  return unary_op("div_scalar", x, [s](float v) { return v / s; }, [s](float, float) { return 1 / s; });
+  return unary_op("div_scalar", x, [s](float v) { return v / s; }, 1 / s);
 }
 
 Tensor rsub(const Tensor& x, float s) {  // s - x
-  return unary_op("rsub_scalar", x, [s](float v) { return s - v; }, [](float, float) { return -1.0f; });
+  return unary_op("rsub_scalar", x, [s](float v) { return s - v; }, -1.0f);
 }
 
 Tensor rdiv(const Tensor& x, float s) {  // s / x; d/dx = -s / x^2 = -y / x

@@ -159,3 +159,57 @@ TEST_CASE("the same seed and thread count give bit-identical training") {
   CHECK(first == second);
   CHECK(first.back() < first.front());
 }
+
+TEST_CASE("in-place writes bump a version shared by every view of the values") {
+  Tensor x = zeros({2, 3});
+  const Tensor view = reshape(x, {6}), detached = x.detach();
+  CHECK(x.version() == 0);
+  x.fill_(1);
+  view.copy_(ones({6}));
+  detached.mutable_data()[0] = 2;
+  CHECK(x.version() == 3);
+  CHECK(view.version() == 3);
+  CHECK(x.clone().version() == 0);  // a clone has values of its own
+  x.data()[1] = 5;                  // data() is for reading and for filling fresh outputs: not counted
+  CHECK(x.version() == 3);
+  check_error([&] { x.copy_(ones({3})); }, {"copy_", "(3)", "(2,3)"});
+}
+
+TEST_CASE("backward refuses values that an optimizer step changed after the forward pass") {
+  // y = sum(w * x), then w changes in place, then y.backward(): the gradient for x would be the new
+  // w, a function that was never evaluated. PyTorch raises here too.
+  Tensor w = leaf({1, 2}), x = leaf({3, 4});
+  const Tensor y = sum(w * x);
+  w.mutable_data()[0] -= 0.1f;  // what SGD::step does
+  check_error([&] { y.backward(); },
+              {"backward: op 'mul' needs its input 0 of shape (2) as it was in the forward pass",
+               "modified in place since (version 1, saved at version 0)", "optimizer step"});
+}
+
+TEST_CASE("writing into a detached output changes nothing silently: backward refuses") {
+  Tensor x = leaf({0.5f, 1});
+  const Tensor y = exp(x);
+  y.detach().fill_(5);
+  check_error([&] { sum(y).backward(); }, {"op 'exp' needs its output as it was in the forward pass"});
+}
+
+TEST_CASE("ops whose backward reads no values do not refuse in-place writes to them") {
+  // add's and a scalar multiply's gradients are constants: changing their inputs afterwards is harmless.
+  Tensor a = leaf({1, 2}), b = leaf({3, 4});
+  const Tensor y = sum((a + b) * 2.0f);
+  a.fill_(10);
+  y.backward();
+  check_tensor(a.grad(), {2}, {2, 2});
+  check_tensor(b.grad(), {2}, {2, 2});
+}
+
+TEST_CASE("running statistics updated by a second forward pass do not block the first one's backward") {
+  Tensor x = randn({4, 3});
+  x.requires_grad_();
+  const Tensor mean = zeros({3}), var = ones({3});
+  const Tensor first = batch_norm(x, mean, var, {}, {}, /*training=*/true);
+  const Tensor second = batch_norm(x * 2.0f, mean, var, {}, {}, /*training=*/true);
+  CHECK(mean.version() == 2);
+  (sum(first * first) + sum(second)).backward();
+  CHECK(x.grad().defined());
+}

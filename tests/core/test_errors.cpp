@@ -6,6 +6,7 @@
 
 using namespace ladder;
 using ladder::testing::check_error;
+using ladder::testing::check_tensor;
 
 TEST_CASE("matmul shape errors name the shapes and suggest a transpose") {
   check_error([] { matmul(zeros({12, 64, 128}), zeros({256, 128})); },
@@ -43,7 +44,7 @@ TEST_CASE("bad dims") {
 TEST_CASE("bad sizes, indices and values") {
   check_error([] { reshape(zeros({2, 3}), {4, 2}); }, {"reshape: shape (2,3) has 6 elements; (4,2) would need 8"});
   check_error([] { reshape(zeros({2, 3}), {-1, 4}); }, {"reshape", "cannot infer"});
-  check_error([] { narrow(zeros({4, 3}), 0, 3, 2); }, {"narrow: [3, 5) is out of range for dim 0 of size 4"});
+  check_error([] { narrow(zeros({4, 3}), 0, 3, 2); }, {"narrow: start 3 and length 2 do not fit in dim 0 of size 4"});
   check_error([] { index_select(zeros({4, 3}), 0, tensor({1, 4})); }, {"index_select: index 4 is out of range for size 4"});
   check_error([] { embedding(zeros({5, 2}), tensor({-1})); }, {"index_select", "index -1 is out of range"});
   check_error([] { embedding(zeros({5, 2}), tensor({1.5f})); }, {"index_select", "1.5", "whole number"});
@@ -91,4 +92,16 @@ TEST_CASE("autograd misuse") {
   Tensor x = ones({2});
   check_error([&] { x.backward(); }, {"backward", "does not require grad"});
   check_error([&] { x.retain_grad(); }, {"retain_grad", "does not require grad"});
+}
+
+TEST_CASE("sizes that overflow and positions near INT64_MAX") {
+  // 2^32 x 2^32 elements is 2^64: the count would wrap to 0 and reads would go wild.
+  check_error([] { zeros({int64_t{1} << 32, int64_t{1} << 32}); }, {"numel", "(4294967296,4294967296)", "64-bit"});
+  check_error([] { empty({int64_t{1} << 40, int64_t{1} << 20}); }, {"empty: cannot allocate", "GiB"});
+  const Tensor x = arange(10);
+  check_tensor(slice(x, 0, 0, 5, INT64_MAX), {1}, {0});  // Python: x[0:5:huge] is [x[0]]
+  check_tensor(slice(x, 0, INT64_MIN, INT64_MAX), {10}, x.to_vector());
+  check_tensor(slice(x, 0, 3, INT64_MIN), {0}, {});
+  check_error([&] { narrow(x, 0, 1, INT64_MAX); }, {"narrow: start 1 and length 9223372036854775807 do not fit"});
+  check_error([&] { narrow(x, 0, INT64_MAX, 1); }, {"narrow: start 9223372036854775807"});
 }

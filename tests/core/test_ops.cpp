@@ -4,6 +4,7 @@
 #include <numbers>
 
 #include "core/autograd.h"
+#include "core/kernels/fast_math.h"
 #include "core/linalg.h"
 
 using namespace ladder;
@@ -196,6 +197,24 @@ TEST_CASE("cross_entropy: mean, sum, none, class weights and ignore_index") {
   // class dim last: (B,T,C) logits with (B,T) targets
   const Tensor seq = cross_entropy(zeros({2, 3, 5}), zeros({2, 3}));
   check_tensor(seq, {}, {std::log(5.0f)});
+}
+
+TEST_CASE("cross_entropy over an all-padding batch: the mean is NaN as in PyTorch, the gradient exactly 0") {
+  // A batch whose every target is ignore_index (all padding): the mean divides 0 by 0. PyTorch
+  // returns a NaN loss and a zero gradient; a NaN gradient would poison every weight and Adam's state.
+  Tensor logits = randn({3, 4});
+  logits.requires_grad_();
+  const Tensor loss = cross_entropy(logits, full({3}, -100));
+  CHECK(std::isnan(loss.item()));
+  loss.backward();
+  check_tensor(logits.grad(), {3, 4}, std::vector<float>(12, 0.0f), 0);
+}
+
+TEST_CASE("fast_exp of NaN is NaN, with no undefined float-to-int conversion on the way") {
+  CHECK(std::isnan(fast_exp(NAN)));
+  CHECK(std::isnan(fast_exp(-NAN)));
+  CHECK(fast_exp(-INFINITY) == 0.0f);
+  CHECK(std::isinf(fast_exp(INFINITY)));
 }
 
 TEST_CASE("mse and binary cross entropy with logits") {

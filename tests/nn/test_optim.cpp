@@ -179,7 +179,9 @@ TEST_CASE("optimizer state errors") {
   check_error([] { Adam bad(std::vector<nn::NamedParameter>{}, {}); }, {"Adam", "no parameters"});
   OneParam y;
   const auto params = y.params();
-  check_error([&] { SGD bad({{params}, {params}}, {}); }, {"SGD", "'p' is listed twice"});
+  const std::vector<nn::NamedParameter> same_name = {{"p", ones({1}), nn::ParamKind::weight},
+                                                     {"p", ones({1}), nn::ParamKind::weight}};
+  check_error([&] { SGD bad(same_name, {}); }, {"SGD", "two different parameters are both named 'p'"});
   check_error([&] { Adam bad(params, {.beta1 = 1}); }, {"Adam", "betas"});
 }
 
