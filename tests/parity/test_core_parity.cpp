@@ -101,6 +101,17 @@ const Cases kLayerNorm = {
      [](const Inputs& in) { return layer_norm(in.at("x"), {5, 7}, in.at("weight"), in.at("bias")); }},
 };
 
+// The fused rms_norm op is not in ladder yet; its formula, written with ladder's ops as PyTorch computed
+// it, is held to PyTorch's values: y = x / sqrt(mean(x^2) + 1e-6) * weight, the mean over `dims`.
+Tensor rms_norm_formula(const Tensor& x, const Dims& dims, const Tensor& weight) {
+  return x / sqrt(mean(x * x, dims, true) + 1e-6f) * weight;
+}
+
+const Cases kRmsNorm = {
+    {"rms_norm_last", [](const Inputs& in) { return rms_norm_formula(in.at("x"), {-1}, in.at("weight")); }},
+    {"rms_norm_last2", [](const Inputs& in) { return rms_norm_formula(in.at("x"), {-2, -1}, in.at("weight")); }},
+};
+
 // softmax(masked_fill(q k^T / sqrt(d), mask, -inf)) v; with `valid`, the rows it marks 0 are set to 0.
 // q, k, v: (B,heads,T,d); mask broadcasts to (B,heads,T,T); valid: (B,1,T,1).
 Tensor attention(const Inputs& in) {
@@ -158,6 +169,10 @@ TEST_CASE("layer_norm over one and two trailing dims, with and without weight an
   check_all(kLayerNorm);
 }
 
+TEST_CASE("rms_norm's formula x / sqrt(mean(x^2) + eps) * weight, in ladder's ops, matches PyTorch's") {
+  check_all(kRmsNorm);
+}
+
 TEST_CASE("causal attention, softmax(masked_fill(q k^T / sqrt(d), mask, -inf)) v, matches PyTorch") {
   check_case("attention_causal", attention);
 }
@@ -174,7 +189,7 @@ TEST_CASE("masked and all-ignored gradients are PyTorch's: finite, and exactly 0
 
 TEST_CASE("every case in core.json is tested here and every case here is in core.json") {
   std::set<std::string> here = {"attention_causal"};
-  for (const Cases& cases : {kSoftmax, kCrossEntropy, kLayerNorm, kGelu, reductions(), kNotNaN})
+  for (const Cases& cases : {kSoftmax, kCrossEntropy, kLayerNorm, kRmsNorm, kGelu, reductions(), kNotNaN})
     for (const auto& [name, _] : cases) here.insert(name);
   std::set<std::string> there;
   for (const auto& [name, _] : golden()["cases"].items()) there.insert(name);
