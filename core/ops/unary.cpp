@@ -63,8 +63,9 @@ Tensor gelu(const Tensor& x, GeluApprox approximate) {
     return unary_op("gelu_tanh", x,
                     [](float v) { return 0.5f * v * (1 + std::tanh(k * (v + c * v * v * v))); },
                     [](float v, float) {
-                      const float t = std::tanh(k * (v + c * v * v * v));
-                      return 0.5f * (1 + t) + 0.5f * v * (1 - t * t) * k * (1 + 3 * c * v * v);
+                      // 1 - tanh(u)^2 as 1 / cosh(u)^2: where tanh(u) rounds to nearly 1, 1 - t*t keeps no digits.
+                      const float u = k * (v + c * v * v * v), sech = 1 / std::cosh(u);
+                      return 0.5f * (1 + std::tanh(u)) + 0.5f * v * sech * sech * k * (1 + 3 * c * v * v);
                     });
   }
   // y = x Phi(x) with Phi the standard normal CDF; dy/dx = Phi(x) + x phi(x).

@@ -1,19 +1,16 @@
 // Adam and AdamW against PyTorch: the same gradients, the parameters after every step.
 // Golden values: tests/parity/golden/optim.json, written by bench/pytorch/golden_optim.py.
 #include "helpers.h"
-
-#include <fstream>
-#include <nlohmann/json.hpp>
+#include "parity/golden.h"
 
 #include "optim/adam.h"
 
 using namespace ladder;
 using namespace ladder::optim;
+using namespace ladder::testing;
 
 TEST_CASE("Adam, Adam with L2 decay and AdamW follow PyTorch step for step") {
-  std::ifstream file(std::string(LADDER_SOURCE_DIR) + "/tests/parity/golden/optim.json");
-  REQUIRE(file.good());
-  const nlohmann::json golden = nlohmann::json::parse(file);
+  const nlohmann::json golden = read_golden("optim.json");
   for (const std::string which : {"adam", "adam_l2", "adamw"}) {
     CAPTURE(which);
     const nlohmann::json& c = golden["cases"][which];
@@ -32,12 +29,8 @@ TEST_CASE("Adam, Adam with L2 decay and AdamW follow PyTorch step for step") {
     for (size_t step = 0; step < c["params"].size(); ++step) {
       for (auto& [name, p] : params) p.set_grad(tensor(golden["grads"][step][name].get<std::vector<float>>(), p.shape()));
       opt->step();
-      for (auto& [name, p] : params) {
-        const std::vector<float> expected = c["params"][step][name].get<std::vector<float>>();
-        for (size_t i = 0; i < expected.size(); ++i)
-          CHECK_MESSAGE(std::fabs(p.data()[i] - expected[i]) <= 1e-6f * std::max(1.0f, std::fabs(expected[i])),
-                        which, " step ", step, " ", name, "[", i, "]: ", p.data()[i], " vs PyTorch ", expected[i]);
-      }
+      for (auto& [name, p] : params)
+        check_golden(p, c["params"][step][name], which + " step " + std::to_string(step) + " " + name, 1e-6f);
     }
   }
 }

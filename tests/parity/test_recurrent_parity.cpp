@@ -2,29 +2,14 @@
 // same weights: outputs, final states and gradients. Golden values: tests/parity/golden/lstm.json
 // and gru.json (bench/pytorch/golden_recurrent.py).
 #include "helpers.h"
-
-#include <fstream>
-#include <nlohmann/json.hpp>
+#include "parity/golden.h"
 
 #include "nn/recurrent.h"
 
 using namespace ladder;
+using namespace ladder::testing;
 
 namespace {
-
-void check_against(const Tensor& t, const nlohmann::json& expected, const std::string& what, float tol) {
-  const std::vector<float> e = expected.get<std::vector<float>>();
-  REQUIRE(static_cast<size_t>(t.numel()) == e.size());
-  float worst = 0;
-  for (size_t i = 0; i < e.size(); ++i) worst = std::max(worst, std::fabs(t.data()[i] - e[i]) / std::max(1.0f, std::fabs(e[i])));
-  CHECK_MESSAGE(worst <= tol, what, ": largest difference ", worst);
-}
-
-nlohmann::json read_golden(const std::string& name) {
-  std::ifstream file(std::string(LADDER_SOURCE_DIR) + "/tests/parity/golden/" + name);
-  REQUIRE_MESSAGE(file.good(), name);
-  return nlohmann::json::parse(file);
-}
 
 Tensor golden_tensor(const nlohmann::json& g, const char* name, const Shape& shape) {
   return tensor(g[name].get<std::vector<float>>(), shape);
@@ -44,18 +29,18 @@ void check_module(nn::Recurrent& net, const nlohmann::json& g) {
   for (Tensor* t : {&x, &h0, &c0})
     if (t->defined()) t->requires_grad_();
   const nn::RecurrentOutput out = net.forward(x, h0, c0);
-  check_against(out.output, g["output"], "output", 1e-5f);
-  check_against(out.h_n, g["h_n"], "h_n", 1e-5f);
+  check_golden(out.output, g["output"], "output", 1e-5f);
+  check_golden(out.h_n, g["h_n"], "h_n", 1e-5f);
   Tensor loss = sum(out.output * golden_tensor(g, "w_out", out.output.shape())) + sum(out.h_n * golden_tensor(g, "w_h_n", out.h_n.shape()));
   if (lstm) {
-    check_against(out.c_n, g["c_n"], "c_n", 1e-5f);
+    check_golden(out.c_n, g["c_n"], "c_n", 1e-5f);
     loss = loss + sum(out.c_n * golden_tensor(g, "w_c_n", out.c_n.shape()));
   }
   loss.backward();
-  check_against(x.grad(), g["grad"]["x"], "dL/dx", 1e-5f);
-  check_against(h0.grad(), g["grad"]["h0"], "dL/dh0", 1e-5f);
-  if (lstm) check_against(c0.grad(), g["grad"]["c0"], "dL/dc0", 1e-5f);
-  for (const nn::NamedParameter& p : net.named_parameters()) check_against(p.tensor.grad(), g["grad"][p.name], "dL/d" + p.name, 1e-5f);
+  check_golden(x.grad(), g["grad"]["x"], "dL/dx", 1e-5f);
+  check_golden(h0.grad(), g["grad"]["h0"], "dL/dh0", 1e-5f);
+  if (lstm) check_golden(c0.grad(), g["grad"]["c0"], "dL/dc0", 1e-5f);
+  for (const nn::NamedParameter& p : net.named_parameters()) check_golden(p.tensor.grad(), g["grad"][p.name], "dL/d" + p.name, 1e-5f);
 }
 
 }  // namespace
