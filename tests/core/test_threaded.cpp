@@ -38,7 +38,8 @@ int64_t at(const Tensor& index, int64_t i) { return static_cast<int64_t>(index.d
 struct Around {
   int64_t outer = 1, size = 1, inner = 1;
   Around(const Shape& shape, int64_t dim) {
-    for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) (d < dim ? outer : d == dim ? size : inner) *= shape[d];
+    for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
+      (d < dim ? outer : d == dim ? size : inner) *= shape[d];
   }
 };
 
@@ -416,11 +417,14 @@ TEST_CASE("max, min, amax and amin over dim 0: values, positions and the gradien
     CAPTURE(largest);
     auto better = [largest](float v, float best) { return largest ? v > best : v < best; };
     // Reference: the extreme of each column, where it first occurs, and how many times it occurs.
-    std::vector<double> best(C), first(C), ties(C, 0.0);
+    std::vector<double> best(C), first(C, 0.0), ties(C, 0.0);
     for (int64_t j = 0; j < C; ++j) {
       best[j] = x.data()[j];
       for (int64_t i = 1; i < R; ++i)
-        if (better(x.data()[i * C + j], static_cast<float>(best[j]))) best[j] = x.data()[i * C + j], first[j] = static_cast<double>(i);
+        if (better(x.data()[i * C + j], static_cast<float>(best[j]))) {
+          best[j] = x.data()[i * C + j];
+          first[j] = static_cast<double>(i);
+        }
       for (int64_t i = 0; i < R; ++i) ties[j] += x.data()[i * C + j] == best[j] ? 1 : 0;
     }
     const Tensor gy = randn({C}, gen);
@@ -519,34 +523,30 @@ TEST_CASE("cross_entropy: class weights, ignore_index and every reduction, forwa
     const Tensor loss = cross_entropy(x, targets, {.weight = weight, .ignore_index = ignored, .reduction = reduction});
     const Tensor gy = reduction == Reduction::none ? randn({20, 30}, gen) : scalar(1.5f);
     loss.backward(gy);
-    // Reference: loss_r = -w_t log_softmax(x_r)_t; d loss_r / d x_r = w_t (softmax(x_r) - onehot(t)).
-    std::vector<double> losses(rows, 0.0), gx(x.numel(), 0.0);
+    // Reference: loss_r = -w_t log p_r[t] with p_r = softmax(x_r); d loss_r / d x_r = w_t (p_r - onehot(t)).
+    std::vector<double> losses(rows, 0.0), log_p(x.numel()), gx(x.numel(), 0.0);
     double total = 0, weight_sum = 0;
     for (int64_t r = 0; r < rows; ++r) {
-      const int64_t t = at(targets, r);
-      if (t == ignored) continue;
       const float* xr = x.data() + r * classes;
       double m = xr[0], s = 0;
       for (int64_t c = 0; c < classes; ++c) m = std::max<double>(m, xr[c]);
       for (int64_t c = 0; c < classes; ++c) s += std::exp(xr[c] - m);
-      const double w = weight.data()[t];
-      losses[r] = -w * (xr[t] - m - std::log(s));
+      for (int64_t c = 0; c < classes; ++c) log_p[r * classes + c] = xr[c] - m - std::log(s);
+      const int64_t t = at(targets, r);
+      if (t == ignored) continue;
+      losses[r] = -weight.data()[t] * log_p[r * classes + t];
       total += losses[r];
-      weight_sum += w;
+      weight_sum += weight.data()[t];
     }
+    const double scale = reduction == Reduction::mean ? 1 / weight_sum : 1;
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t t = at(targets, r);
       if (t == ignored) continue;
-      const double g = reduction == Reduction::none ? gy.data()[r] : gy.item() / (reduction == Reduction::mean ? weight_sum : 1);
-      const float* xr = x.data() + r * classes;
-      double m = xr[0], s = 0;
-      for (int64_t c = 0; c < classes; ++c) m = std::max<double>(m, xr[c]);
-      for (int64_t c = 0; c < classes; ++c) s += std::exp(xr[c] - m);
-      for (int64_t c = 0; c < classes; ++c)
-        gx[r * classes + c] = g * weight.data()[t] * (std::exp(xr[c] - m) / s - (c == t ? 1 : 0));
+      const double g = (reduction == Reduction::none ? gy.data()[r] : gy.item() * scale) * weight.data()[t];
+      for (int64_t c = 0; c < classes; ++c) gx[r * classes + c] = g * (std::exp(log_p[r * classes + c]) - (c == t ? 1 : 0));
     }
     if (reduction == Reduction::none) check_close(loss, to_tensor(losses, {20, 30}), 1e-5f, 1e-5f);
-    else check_close(loss, scalar(static_cast<float>(reduction == Reduction::mean ? total / weight_sum : total)), 0, 1e-5f);
+    else check_close(loss, scalar(static_cast<float>(total * scale)), 0, 1e-5f);
     check_close(x.grad(), to_tensor(gx, x.shape()), 1e-6f, 1e-4f);
   }
 }
@@ -660,7 +660,9 @@ TEST_CASE("batch_norm: batch statistics, running statistics and eval, forward an
       y.backward(gy);
       // Reference per channel c, over its m values: xhat = (x - mean) rstd, y = xhat w + b;
       // gw = sum(gy xhat), gb = sum(gy); gx = w rstd (gy - [gb + xhat gw] / m), or w rstd gy in eval.
-      auto value = [&](const Tensor& t, int64_t n, int64_t c, int64_t l) { return static_cast<double>(t.data()[(n * C + c) * L + l]); };
+      auto value = [&](const Tensor& t, int64_t n, int64_t c, int64_t l) {
+        return static_cast<double>(t.data()[(n * C + c) * L + l]);
+      };
       std::vector<double> out(x.numel()), gx(x.numel()), gw(C, 0.0), gb(C, 0.0), new_mean(C), new_var(C);
       for (int64_t c = 0; c < C; ++c) {
         double mu = 0, var = 0;
@@ -682,7 +684,8 @@ TEST_CASE("batch_norm: batch statistics, running statistics and eval, forward an
         for (int64_t n = 0; n < N; ++n)
           for (int64_t l = 0; l < L; ++l) {
             const double xhat = (value(x, n, c, l) - mu) * rstd;
-            const double centred = training ? value(gy, n, c, l) - (gb[c] + xhat * gw[c]) / static_cast<double>(m) : value(gy, n, c, l);
+            const double g = value(gy, n, c, l);
+            const double centred = training ? g - (gb[c] + xhat * gw[c]) / static_cast<double>(m) : g;
             gx[(n * C + c) * L + l] = w.data()[c] * rstd * centred;
           }
       }
