@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/kernels/parallel.h"
 #include "core/ops.h"
 #include "core/tensor.h"
 
@@ -39,6 +40,25 @@ inline void check_close(const Tensor& a, const Tensor& b, float atol, float rtol
     }
   }
   CHECK_MESSAGE(at < 0, "element ", at, ": ", (at < 0 ? 0 : a.data()[at]), " vs ", (at < 0 ? 0 : b.data()[at]));
+}
+
+// Two threads while it lives, whatever the machine has, so that the threaded paths run even on one core.
+class TwoThreads {
+ public:
+  TwoThreads() : before_(num_threads()) { set_num_threads(2); }
+  ~TwoThreads() { set_num_threads(before_); }
+  TwoThreads(const TwoThreads&) = delete;
+  TwoThreads& operator=(const TwoThreads&) = delete;
+
+ private:
+  int before_;
+};
+
+// A loop parallel_for(n, work_per_item, ...) over this shape really splits across the threads: a
+// later change of kMinParallelWork must not quietly turn a test of the threaded path into a serial one.
+inline void require_threaded(int64_t n, int64_t work_per_item) {
+  REQUIRE_MESSAGE(parallel_blocks(n, work_per_item) > 1, n, " items of work ", work_per_item,
+                  " stay on one thread (kMinParallelWork = ", kMinParallelWork, ", threads = ", num_threads(), ")");
 }
 
 // f throws ladder::Error and its message contains every fragment.

@@ -6,7 +6,6 @@
 
 #include "core/autograd.h"
 #include "core/gradcheck.h"
-#include "core/kernels/parallel.h"
 #include "nn/linear.h"
 #include "nn/recurrent.h"
 
@@ -14,6 +13,8 @@ using namespace ladder;
 using namespace ladder::nn;
 using ladder::testing::check_close;
 using ladder::testing::check_error;
+using ladder::testing::require_threaded;
+using ladder::testing::TwoThreads;
 
 namespace {
 
@@ -130,11 +131,14 @@ TEST_CASE("fused layers agree with their cells unrolled step by step, forward an
 }
 
 TEST_CASE("fused layers agree with their cells where the gate loops split across threads") {
-  const int threads_before = num_threads();
-  set_num_threads(2);
+  TwoThreads threads;
+  const int64_t T = 8, B = 72, I = 8, H = 64;
+  require_threaded(T * B, H);       // the input projection's bias loop (RNN: G = H; more gates, more work)
+  require_threaded(B * H, 8);       // the RNN's activation loop
+  require_threaded(B, 32 * H);      // the LSTM's gate loops, forward and backward
+  require_threaded(B, 16 * H);      // the GRU's gate loops
   Generator gen(3);
-  check_fused_against_cells(3, 64, 8, 64, gen);  // B*H = 4096: every gate loop is big enough to split
-  set_num_threads(threads_before);
+  check_fused_against_cells(T, B, I, H, gen);
 }
 
 TEST_CASE("a 2-layer bidirectional LSTM passes the finite-difference check") {
