@@ -107,6 +107,8 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);  // inde
 // weight (V,D), ids (...) -> (...,D); repeated ids accumulate their gradients.
 Tensor embedding(const Tensor& weight, const Tensor& ids);
 Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);  // out[i][j] = x[index[i][j]][j] (dim 0)
+// Both send exactly 0 (selected, never multiplied by 0) to the positions they did not take, so
+// an inf or NaN computed from a filled value cannot leak into the gradient.
 Tensor masked_fill(const Tensor& x, const Tensor& mask, float value);  // where mask != 0; mask broadcasts
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);  // a where condition != 0
 Tensor one_hot(const Tensor& index, int64_t num_classes);  // no grad; (...) -> (...,C)
@@ -114,6 +116,8 @@ Tensor tril_mask(int64_t rows, int64_t cols, int64_t diagonal = 0);  // no grad;
 Tensor triu_mask(int64_t rows, int64_t cols, int64_t diagonal = 0);  // no grad; 1 on and above
 
 // ---- neural-network math (core/ops/nn.cpp) ----
+// A row that is entirely -inf gives NaN, as in PyTorch (nothing to normalise by); attention that
+// may mask every key of a row uses masked_softmax, which gives zeros there.
 Tensor softmax(const Tensor& x, int64_t dim = -1);
 Tensor log_softmax(const Tensor& x, int64_t dim = -1);
 enum class Reduction { mean, sum, none };
