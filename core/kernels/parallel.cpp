@@ -2,6 +2,10 @@
 
 #include <cblas.h>
 
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
 #include "core/error.h"
 
 extern "C" {
@@ -15,19 +19,91 @@ void openblas_set_num_threads(int);
 
 namespace ladder {
 
-int num_threads() { return omp_get_max_threads(); }
+namespace {
 
-void set_num_threads(int threads) {
-  if (threads < 1) fail("set_num_threads", "needs at least 1 thread, got ", threads);
+// OpenMP threads that wait for work spin on a core for a while before they sleep; beside a busy
+// program that spinning takes the very core another thread is waiting for. libgomp reads
+// OMP_WAIT_POLICY once, when it loads, before any constructor of ours runs, so the default is
+// set from .preinit_array, which runs before the libraries' constructors. The user's setting wins.
+// (The C library restores the original environment just before main, so getenv then shows the
+// user's setting, not this default; libgomp has read it by then.)
+void passive_wait_by_default(int, char**, char**) { setenv("OMP_WAIT_POLICY", "passive", /*overwrite=*/0); }
+[[gnu::section(".preinit_array"), gnu::used]] void (*const set_wait_policy)(int, char**, char**) =
+    passive_wait_by_default;
+
+struct ThreadState {
+  int blocks = omp_get_max_threads();  // num_threads(): OMP_NUM_THREADS, or every core
+  bool adapt = true;
+  int running = blocks;
+  int free_readings = 0;  // consecutive looks that found more free cores than threads running
+  std::chrono::steady_clock::time_point next_look{};
+};
+
+ThreadState& state() {
+  static ThreadState s;
+  return s;
+}
+
+void run_threads(int threads) {  // OpenBLAS follows omp_get_max_threads(), but only from > 1
   omp_set_num_threads(threads);
   openblas_set_num_threads(threads);
+}
+
+// Tasks that are running or ready to run on the machine, besides this thread: the fourth field of
+// /proc/loadavg counts them now ("3/181"). -1 when it cannot be read.
+int other_runnable_tasks() {
+  FILE* file = std::fopen("/proc/loadavg", "r");
+  if (!file) return -1;
+  int runnable = 0;
+  const bool read = std::fscanf(file, "%*f %*f %*f %d", &runnable) == 1;
+  std::fclose(file);
+  return read ? runnable - 1 : -1;
+}
+
+}  // namespace
+
+int num_threads() { return state().blocks; }
+
+void set_num_threads(int threads, bool adapt_to_load) {
+  if (threads < 1) fail("set_num_threads", "needs at least 1 thread, got ", threads);
+  ThreadState& s = state();
+  s.blocks = s.running = threads;
+  s.adapt = adapt_to_load;
+  s.free_readings = 0;
+  s.next_look = {};
+  run_threads(threads);
+}
+
+int running_threads() {
+  ThreadState& s = state();
+  if (omp_in_parallel()) return 1;
+  if (!s.adapt) return s.running;
+  const auto now = std::chrono::steady_clock::now();
+  if (now < s.next_look) return s.running;
+  s.next_look = now + std::chrono::milliseconds(100);
+  const int others = other_runnable_tasks();
+  if (others < 0) return s.running;
+  const int free_cores = std::max(1, omp_get_num_procs() - others);
+  const int wanted = std::min(s.blocks, free_cores);
+  // Fewer threads at once when a core is taken; more only after two looks agree, so that a
+  // program that runs for an instant does not make the count flicker.
+  s.free_readings = wanted > s.running ? s.free_readings + 1 : 0;
+  if (wanted < s.running || s.free_readings >= 2) {
+    s.running = wanted;
+    s.free_readings = 0;
+    run_threads(wanted);
+  }
+  return s.running;
 }
 
 std::string blas_config() {
   const int model = openblas_get_parallel();  // 0 sequential, 1 pthreads, 2 OpenMP
   const char* threading = model == 2 ? "OpenMP" : model == 1 ? "pthreads" : "sequential";
+  const char* wait = std::getenv("OMP_WAIT_POLICY");
   return cat(openblas_get_config(), " | core ", openblas_get_corename(), " | threading ", threading,
-             " | BLAS threads ", openblas_get_num_threads(), " | OpenMP threads ", omp_get_max_threads());
+             " | BLAS threads ", openblas_get_num_threads(), " | OpenMP threads ", omp_get_max_threads(),
+             " | ladder threads ", num_threads(), state().adapt ? " (fewer while cores are busy)" : " (fixed)",
+             " | OMP_WAIT_POLICY ", wait ? wait : "passive (ladder's default)");
 }
 
 }  // namespace ladder

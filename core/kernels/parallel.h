@@ -1,5 +1,12 @@
 // Threads: one OpenMP pool, shared by ladder's loops and by OpenBLAS (its OpenMP build), so the
 // two never fight over the cores.
+//
+// Two numbers: num_threads() is how many blocks a big loop is cut into, and so decides the
+// results (sums are added per block, in block order); running_threads() is how many threads run
+// those blocks at once. By default they differ only when other programs keep cores busy: a
+// thread that has to wait for a core stalls every loop at its end, which made lessons 10-50x
+// slower beside a busy program, so ladder then runs fewer threads, with the same blocks and so
+// the same results bit for bit.
 #pragma once
 
 #include <omp.h>
@@ -11,22 +18,29 @@
 namespace ladder {
 
 int num_threads();
-void set_num_threads(int threads);  // for ladder's loops and BLAS alike
-std::string blas_config();         // library, version, kernel, threading model and thread count
+// Fixed: exactly this many blocks and threads, whatever else the machine runs (tests, benchmarks,
+// a lesson's --threads N). With adapt_to_load, up to this many, fewer while cores are busy.
+void set_num_threads(int threads, bool adapt_to_load = false);
+// How many threads run a parallel loop or a BLAS call now: num_threads(), or, when adapting,
+// as many as the machine has cores that no other program is using (at least 1). Looks at the
+// machine at most every 100 ms; 1 inside a parallel region.
+int running_threads();
+std::string blas_config();  // library, version, kernel, threading model and thread counts
 
 // Below this much work (roughly: elements touched) waking a second thread costs more than it saves.
 constexpr int64_t kMinParallelWork = 1 << 15;
 
 // How many blocks the loops below split n items into: one per thread when the work is big
-// enough, else one. The split depends only on n and the thread count, so results are
-// reproducible for a given thread count.
+// enough, else one. The split depends only on n and num_threads(), so results are reproducible
+// for a given thread count.
 inline int parallel_blocks(int64_t n, int64_t work_per_item) {
   if (n < 2 || n * work_per_item < kMinParallelWork || omp_in_parallel()) return 1;
-  return static_cast<int>(std::min<int64_t>(omp_get_max_threads(), n));
+  return static_cast<int>(std::min<int64_t>(num_threads(), n));
 }
 
 // Runs body(begin, end, block) over [0, n) cut into parallel_blocks(n, work_per_item) contiguous
-// blocks, numbered from 0 (use the number to index per-block partial results).
+// blocks, numbered from 0 (use the number to index per-block partial results). The blocks are
+// shared out among running_threads() threads.
 template <class Body>
 void parallel_for_blocks(int64_t n, int64_t work_per_item, const Body& body) {
   const int blocks = parallel_blocks(n, work_per_item);
@@ -34,7 +48,7 @@ void parallel_for_blocks(int64_t n, int64_t work_per_item, const Body& body) {
     if (n > 0) body(int64_t{0}, n, 0);
     return;
   }
-#pragma omp parallel num_threads(blocks)
+#pragma omp parallel num_threads(std::min(blocks, running_threads()))
   for (int b = omp_get_thread_num(); b < blocks; b += omp_get_num_threads())
     body(n * b / blocks, n * (b + 1) / blocks, b);
 }

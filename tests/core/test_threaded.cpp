@@ -6,8 +6,11 @@
 // split between the two threads falls inside a row.
 #include "helpers.h"
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <functional>
+#include <thread>
 
 #include "core/kernels/conv.h"
 #include "core/kernels/layer_norm.h"
@@ -722,4 +725,30 @@ TEST_CASE("autograd adds a second gradient into an existing .grad on two threads
     check_close(h.grad(), a * 2.0f, 0);
     check_close(x.grad(), a * 6.0f, 0);
   }
+}
+
+TEST_CASE("while other threads keep the cores busy, adapting runs one thread with the same blocks and results") {
+  // Two busy threads of this process are two runnable tasks besides this one: on a machine with
+  // two cores none is free, so an adapting pool runs one thread. It still cuts loops into two
+  // blocks (num_threads() is 2), so every sum is added in the same order as with two threads.
+  if (omp_get_num_procs() != 2) return;  // the arithmetic below is for two cores
+  TwoThreads two;
+  const Tensor x = randn({513, 129});
+  const Tensor fixed = sum(softmax(x, -1) * x, {0});
+  std::atomic<bool> stop{false};
+  auto spin = [&stop] {
+    while (!stop.load(std::memory_order_relaxed)) {
+    }
+  };
+  std::thread busy1(spin), busy2(spin);
+  set_num_threads(2, /*adapt_to_load=*/true);
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));  // the pool looks at most every 100 ms
+  const int running = running_threads();
+  const Tensor adapted = sum(softmax(x, -1) * x, {0});
+  stop = true;
+  busy1.join();
+  busy2.join();
+  CHECK(num_threads() == 2);
+  CHECK(running == 1);
+  CHECK(adapted.to_vector() == fixed.to_vector());
 }
