@@ -133,9 +133,9 @@ int main(int argc, char** argv) {
     double delta = 0;
     cli.text_options(text, "", /*default_lines=*/true);
     cli.option("--level", level, "char or word")->check(CLI::IsMember({"char", "word"}));
-    cli.option("--order", order, "n-gram order; 0: compare orders 1 to 5")->check(CLI::Range(0, models::kMaxOrder));
+    cli.option("--order", order, "n-gram order; 0: compare orders 1 to 5", {0, models::kMaxOrder});
     cli.option("--smoothing", smoothing, "mle, add-one, add-delta, simple-backoff, backoff or interp; empty: all");
-    cli.option("--delta", delta, "delta for add-delta; 0: the best on validation text")->check(CLI::NonNegativeNumber);
+    cli.option("--delta", delta, "delta for add-delta; 0: the best on validation text", lessons::non_negative);
     cli.parse(argc, argv);
     if (text.data.empty())  // the word list for characters, a license text for words (both from Debian)
       text.data = level == "char" ? "/usr/share/dict/american-english" : "/usr/share/common-licenses/GPL-3";

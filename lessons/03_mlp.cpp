@@ -246,9 +246,9 @@ int main(int argc, char** argv) {
     lessons::TextFlags text;
     cli.text_options(text, "/usr/share/dict/american-english", /*default_lines=*/true);
     int64_t context = 3, embed = 16, hidden = 256;
-    cli.option("--context", context, "characters the language model sees")->check(CLI::Range(1, 16));
-    cli.option("--embed", embed, "size of each character's embedding")->check(CLI::PositiveNumber);
-    cli.option("--hidden", hidden, "hidden units of the language model")->check(CLI::PositiveNumber);
+    cli.option("--context", context, "characters the language model sees", {1, 16});
+    cli.option("--embed", embed, "size of each character's embedding", lessons::positive);
+    cli.option("--hidden", hidden, "hidden units of the language model", lessons::positive);
     cli.parse(argc, argv);
     if (cli.common.quick) cli.common.steps = std::min<int64_t>(cli.common.steps, 300);
     lessons::Run run(cli);

@@ -201,9 +201,9 @@ int main(int argc, char** argv) {
     int64_t layers = 1, hidden = 96, block = 64;
     bool bidirectional = false;
     cli.option("--cell", cell, "train only this cell: rnn, gru or lstm (default: compare them all)");
-    cli.option("--layers", layers, "stacked layers, with --cell")->check(CLI::Range(1, 8));
-    cli.option("--hidden", hidden, "hidden units")->check(CLI::PositiveNumber);
-    cli.option("--block", block, "characters per truncated-BPTT window")->check(CLI::PositiveNumber);
+    cli.option("--layers", layers, "stacked layers, with --cell", {1, 8});
+    cli.option("--hidden", hidden, "hidden units", lessons::positive);
+    cli.option("--block", block, "characters per truncated-BPTT window", lessons::positive);
     cli.flag("--bidirectional", bidirectional, "with --cell: only the bidirectional model on the fill-in task");
     cli.parse(argc, argv);
     if (text.lines) fail("06_gated_rnn", "the language models read one character stream; --lines does not apply");

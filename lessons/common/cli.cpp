@@ -1,9 +1,11 @@
 #include "lessons/common/cli.h"
 
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
+#include "core/error.h"
 #include "core/kernels/parallel.h"
 #include "core/random.h"
 
@@ -15,14 +17,79 @@ double shortest_decimal(float value) {
   return std::strtod(std::string(buf, end).c_str(), nullptr);
 }
 
+namespace {
+
+template <Number T>
+std::string number_text(T value) {
+  char buf[64];
+  return std::string(buf, std::to_chars(buf, buf + sizeof buf, value).ptr);
+}
+
+// "--steps must be a positive whole number, got 0 (not a number)"
+[[noreturn]] void refuse(const std::string& flag, const std::string& text, const std::string& rule, const char* why = "") {
+  throw Error(cat(flag, " must be ", rule, ", got ", text.empty() ? "nothing" : text, why));
+}
+
+}  // namespace
+
+template <Number T>
+RangeText range_text(const Range<T>& range) {
+  constexpr bool whole = std::is_integral_v<T>;
+  const std::string kind = whole ? "whole number" : "finite number", type = whole ? "INT" : "FLOAT";
+  const std::string from = number_text(range.min), to = number_text(range.max);
+  const std::string exact = cat("a ", whole ? "whole number" : "number", " from ", from, range.above_min ? " (excluded)" : "",
+                                " to ", to);
+  const bool open_top = range.max == std::numeric_limits<T>::max();
+  if (open_top && range.min == std::numeric_limits<T>::lowest()) return {"a " + kind, exact, type};
+  if (open_top && ((range.min == 0 && range.above_min) || (whole && range.min == 1)))
+    return {"a positive " + kind, exact, type + ">0"};
+  if (open_top && range.min == 0) return {"a " + kind + " >= 0", exact, type + ">=0"};
+  return {exact, exact, cat(type, " in ", range.above_min ? "(" : "[", from, ", ", to, "]")};
+}
+
+template <Number T>
+T parse_number(const std::string& flag, const std::string& text, const Range<T>& range) {
+  const RangeText rule = range_text(range);
+  T value{};
+  const char* end = text.data() + text.size();
+  const auto [stop, error] = std::from_chars(text.data(), end, value);
+  // from_chars takes no minus sign for an unsigned type: "-1" is a number, out of its range.
+  const bool negative_unsigned = std::is_unsigned_v<T> && !text.empty() && text[0] == '-';
+  if (error == std::errc::result_out_of_range || negative_unsigned)
+    refuse(flag, text, rule.exact, std::is_integral_v<T> ? "" : " (too large or too small to store)");
+  if (error != std::errc() || stop != end) {
+    T whole_part{};
+    const bool fraction = std::is_integral_v<T> && std::from_chars(text.data(), end, whole_part).ptr != text.data();
+    refuse(flag, text, rule.rule, fraction ? " (not a whole number)" : " (not a number)");
+  }
+  if constexpr (std::is_floating_point_v<T>)
+    if (!std::isfinite(value)) refuse(flag, text, rule.rule);
+  if (value < range.min || value > range.max || (range.above_min && value == range.min)) refuse(flag, text, rule.rule);
+  return value;
+}
+
+// The number types flags come in.
+#define LADDER_NUMBER_FLAG(T)                                     \
+  template RangeText range_text<T>(const Range<T>&);              \
+  template T parse_number<T>(const std::string&, const std::string&, const Range<T>&);
+LADDER_NUMBER_FLAG(int)
+LADDER_NUMBER_FLAG(long)
+LADDER_NUMBER_FLAG(long long)
+LADDER_NUMBER_FLAG(unsigned)
+LADDER_NUMBER_FLAG(unsigned long)
+LADDER_NUMBER_FLAG(unsigned long long)
+LADDER_NUMBER_FLAG(float)
+LADDER_NUMBER_FLAG(double)
+#undef LADDER_NUMBER_FLAG
+
 LessonCli::LessonCli(std::string lesson, const std::string& description, CommonFlags defaults)
     : common(std::move(defaults)), lesson_(std::move(lesson)), app_(description, "./ladder lesson " + lesson_.substr(0, 2)) {
   if (common.out.empty()) common.out = "runs/" + lesson_;
-  option("--steps", common.steps, "training steps")->check(CLI::PositiveNumber);
-  option("--lr", common.lr, "learning rate")->check(CLI::PositiveNumber);
-  option("--batch", common.batch, "batch size")->check(CLI::PositiveNumber);
+  option("--steps", common.steps, "training steps", positive);
+  option("--lr", common.lr, "learning rate", positive);
+  option("--batch", common.batch, "batch size", positive);
   option("--seed", common.seed, "random seed: the same seed and thread count give the same run");
-  option("--threads", common.threads, "threads for loops and BLAS (0: all cores)")->check(CLI::NonNegativeNumber);
+  option("--threads", common.threads, "threads for loops and BLAS (0: all cores)", {0, 1024});
   option("--out", common.out, "folder for metrics.csv, plots, samples, checkpoint and summary.json");
   flag("--quick", common.quick, "shrink everything so that the lesson runs in a few seconds");
 }
@@ -52,8 +119,11 @@ void LessonCli::parse(int argc, char** argv) {
     app_.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     std::exit(app_.exit(e));
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "error: %s\nrun with --help to see every flag\n", e.what());
+  } catch (const CLI::ParseError& e) {  // CLI11's own: an unknown flag, a missing value, ...
+    std::fprintf(stderr, "error: %s (--help lists every flag)\n", e.what());
+    std::exit(2);
+  } catch (const Error& e) {  // a number flag's value, refused by parse_number
+    std::fprintf(stderr, "error: %s\n", e.what());
     std::exit(2);
   }
   if (common.threads > 0) set_num_threads(common.threads);

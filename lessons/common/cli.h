@@ -1,10 +1,13 @@
 // The lesson command line (on CLI11): the common flags of every lesson, the text flags of the
 // language-model lessons, and each lesson's own. --help shows every flag with its default.
+// Number flags are read here, not by CLI11: each has a range, and a value outside it, NaN, infinity
+// or text that is not a number is refused with one short line before the lesson does any work.
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <type_traits>
@@ -38,13 +41,71 @@ nlohmann::json as_json(const T& value) {
   else return value;
 }
 
+template <class T>
+concept Number = std::is_arithmetic_v<T> && !std::is_same_v<T, bool>;
+
+// The values a number flag accepts: min to max, min itself refused when `above_min` (a learning
+// rate above 0). The default is every value of the type; a float must always be finite.
+template <Number T>
+struct Range {
+  T min = std::numeric_limits<T>::lowest();
+  T max = std::numeric_limits<T>::max();
+  bool above_min = false;
+};
+
+// Ranges named where a flag is declared: cli.option("--hidden", hidden, "hidden units", lessons::positive).
+inline constexpr struct Positive {
+  template <Number T>
+  constexpr operator Range<T>() const {  // NOLINT: converts to the flag's own type
+    if constexpr (std::is_floating_point_v<T>) return {0, std::numeric_limits<T>::max(), true};
+    else return {1, std::numeric_limits<T>::max()};
+  }
+} positive;
+
+inline constexpr struct NonNegative {
+  template <Number T>
+  constexpr operator Range<T>() const {  // NOLINT: converts to the flag's own type
+    return {0, std::numeric_limits<T>::max()};
+  }
+} non_negative;
+
+// How a range reads in a message or in --help.
+struct RangeText {
+  std::string rule;   // "a positive whole number"
+  std::string exact;  // "a whole number from 1 to 9223372036854775807": said when the text overflows the type
+  std::string help;   // "INT>0"
+};
+
+template <Number T>
+RangeText range_text(const Range<T>& range);
+
+// The value of a number flag's text, or a CLI::ValidationError such as
+// "--steps must be a positive whole number, got 0" or "--lr must be a positive finite number, got nan".
+template <Number T>
+T parse_number(const std::string& flag, const std::string& text, const Range<T>& range);
+
 class LessonCli {
  public:
   // `defaults` holds this lesson's defaults for the common flags.
   LessonCli(std::string lesson, const std::string& description, CommonFlags defaults);
 
-  // A lesson's own flag; its value goes into summary.json too.
+  // A lesson's own flag; its value goes into summary.json too. A number flag takes the range it
+  // accepts (every finite value of its type if none is given) and is checked by parse().
+  template <Number T>
+  void option(const std::string& name, T& value, const std::string& help, std::type_identity_t<Range<T>> range = {}) {
+    record(name, [&value] { return as_json(value); });
+    const RangeText text = range_text(range);
+    app_.add_option(
+            name, [&value, name, range](const CLI::results_t& results) {
+              value = parse_number(name, results.back(), range);
+              return true;
+            },
+            help)
+        ->type_name(text.help)
+        ->default_str(as_json(value).dump());
+  }
   template <class T>
+    requires(!Number<T>)
   CLI::Option* option(const std::string& name, T& value, const std::string& help) {
     record(name, [&value] { return as_json(value); });
     return app_.add_option(name, value, help)->capture_default_str();
@@ -53,8 +114,8 @@ class LessonCli {
   // --data, --val, --lines / --stream; `default_data` is the corpus used without --data.
   void text_options(TextFlags& text, const std::string& default_data, bool default_lines = false);
 
-  // Exits 0 after printing --help; on an unknown flag or a bad value prints why and exits 2.
-  // Then sets the thread count and seeds the default generator.
+  // Exits 0 after printing --help; on an unknown flag or a bad value prints why in one line and
+  // exits 2. Then sets the thread count and seeds the default generator.
   void parse(int argc, char** argv);
 
   const std::string& lesson() const { return lesson_; }
