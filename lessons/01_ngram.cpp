@@ -141,9 +141,9 @@ int main(int argc, char** argv) {
       text.data = level == "char" ? "/usr/share/dict/american-english" : "/usr/share/common-licenses/GPL-3";
     const std::vector<Smoothing> estimators =
         smoothing.empty() ? std::vector<Smoothing>(std::begin(kAll), std::end(kAll)) : std::vector{models::parse_smoothing(smoothing)};
+    const Corpus corpus = load_corpus(text, level, cli.common.seed, cli.common.quick);  // a bad --data fails before the run starts
     lessons::Run run(cli);
 
-    const Corpus corpus = load_corpus(text, level, cli.common.seed, cli.common.quick);
     const int max_order = order > 0 ? order : (cli.common.quick ? 3 : 5);
     const models::NGramCounts counts(max_order, corpus.train, corpus.tokenizer.vocab_size());
     std::printf("counted every n-gram of orders 1-%d\n", max_order);

@@ -146,26 +146,38 @@ struct LMResult {
   double train_loss, val_loss;
 };
 
-LMResult language_model(lessons::Run& run, const lessons::LessonCli& cli, const lessons::TextFlags& text, int64_t context,
-                        int64_t embed, int64_t hidden) {
-  const lessons::CommonFlags& flags = cli.common;
-  std::printf("\n== part 2: an MLP language model on the characters of words ==\n");
+// Part 2's words, read before part 1 runs: a bad --data or --val fails at once.
+struct Words {
+  std::string source;
+  data::Tokenizer tokenizer;
+  data::EncodedText ids;
+};
+
+Words load_words(const lessons::TextFlags& text, const lessons::CommonFlags& flags) {
   data::TextData lines = data::load_text({.data = text.data, .val = text.val, .lines = text.lines, .seed = flags.seed});
   if (flags.quick) data::keep_first(lines, 4000, 400);
-  const data::Tokenizer tokenizer = data::char_tokenizer(lines, text.lines);
-  const data::EncodedText ids = data::encode_text(lines, tokenizer, text.lines);
-  const auto& train_seqs = ids.train;
-  const auto& val_seqs = ids.val;
+  data::Tokenizer tokenizer = data::char_tokenizer(lines, text.lines);
+  data::EncodedText ids = data::encode_text(lines, tokenizer, text.lines);
+  return {lines.train_source, std::move(tokenizer), std::move(ids)};
+}
+
+LMResult language_model(lessons::Run& run, const lessons::LessonCli& cli, const Words& words, int64_t context, int64_t embed,
+                        int64_t hidden) {
+  const lessons::CommonFlags& flags = cli.common;
+  std::printf("\n== part 2: an MLP language model on the characters of words ==\n");
+  const data::Tokenizer& tokenizer = words.tokenizer;
+  const auto& train_seqs = words.ids.train;
+  const auto& val_seqs = words.ids.val;
   const data::Batch train_windows = data::context_windows(train_seqs, context), val_windows = data::context_windows(val_seqs, context);
   std::printf("data: %s; %lld training and %lld validation examples (context %lld -> next character), vocabulary %lld\n",
-              lines.train_source.c_str(), static_cast<long long>(train_windows.y.numel()),
+              words.source.c_str(), static_cast<long long>(train_windows.y.numel()),
               static_cast<long long>(val_windows.y.numel()), static_cast<long long>(context),
               static_cast<long long>(tokenizer.vocab_size()));
 
   models::MLPLanguageModel model(tokenizer.vocab_size(), context, embed, hidden);
   std::printf("%s", model.summary().c_str());
   optim::Adam adam(model.named_parameters(), {.lr = flags.lr});
-  const optim::Schedule schedule = optim::cosine_lr(flags.lr, std::max<int64_t>(1, flags.steps / 20), flags.steps, flags.lr / 100);
+  const optim::Schedule schedule = optim::cosine_lr(flags.lr, flags.steps / 20, flags.steps, flags.lr / 100);  // no warm-up below 20 steps
   lessons::CsvWriter metrics(run.file("metrics.csv"), {"step", "train_loss", "val_loss", "val_ppl", "lr", "tokens_per_s"});
   lessons::Progress progress(flags.steps, "tok", /*show_ppl=*/true);
   const auto started = std::chrono::steady_clock::now();  // part 2's own clock, for tokens per second
@@ -251,10 +263,11 @@ int main(int argc, char** argv) {
     cli.option("--hidden", hidden, "hidden units of the language model", lessons::positive);
     cli.parse(argc, argv);
     if (cli.common.quick) cli.common.steps = std::min<int64_t>(cli.common.steps, 300);
+    const Words words = load_words(text, cli.common);
     lessons::Run run(cli);
 
     const double spiral_acc = spirals(run, cli.common.quick, cli.common.seed);
-    const LMResult lm = language_model(run, cli, text, context, embed, hidden);
+    const LMResult lm = language_model(run, cli, words, context, embed, hidden);
     run.finish({{"train_loss", lm.train_loss}, {"val_loss", lm.val_loss}, {"val_ppl", std::exp(lm.val_loss)},
                 {"test_acc", spiral_acc}});
   });

@@ -60,18 +60,29 @@ struct LMRun {
   std::unique_ptr<models::CharRNN> model;
   data::Tokenizer tokenizer;
   std::vector<int> train_ids, val_ids;
+  std::string source;
   double train_loss = 0, val_loss = 0;
 };
 
-LMRun language_model(lessons::Run& run, const lessons::CommonFlags& flags, const lessons::TextFlags& text, const LMSettings& s) {
-  std::printf("== 1. N-vs-N: a character RNN language model ==\n");
+// Part 1's text, read before anything runs: a bad --data or --val, or a text too short for
+// --batch and --block, fails at once.
+LMRun load_stream(const lessons::CommonFlags& flags, const lessons::TextFlags& text, const LMSettings& s) {
   data::TextData lines = data::load_text({.data = text.data, .val = text.val, .lines = false, .seed = flags.seed});
   if (flags.quick) data::keep_first(lines, 250, 60);
   LMRun lm{nullptr, data::char_tokenizer(lines, false)};
   data::EncodedText ids = data::encode_text(lines, lm.tokenizer, false);
   lm.train_ids = std::move(ids.train[0]);
   lm.val_ids = std::move(ids.val[0]);
-  std::printf("data: %s: %zu training and %zu validation characters, vocabulary %lld\n", lines.train_source.c_str(),
+  lm.source = lines.train_source;
+  lessons::check_windows_fit("05_rnn", lm.train_ids, "the training text", flags.batch, s.block,
+                             "give a smaller --batch or --block, or a longer --data");
+  lessons::check_windows_fit("05_rnn", lm.val_ids, "the validation text", 1, s.block, "give a smaller --block or a longer --val");
+  return lm;
+}
+
+void language_model(lessons::Run& run, const lessons::CommonFlags& flags, LMRun& lm, const LMSettings& s) {
+  std::printf("== 1. N-vs-N: a character RNN language model ==\n");
+  std::printf("data: %s: %zu training and %zu validation characters, vocabulary %lld\n", lm.source.c_str(),
               lm.train_ids.size(), lm.val_ids.size(), static_cast<long long>(lm.tokenizer.vocab_size()));
   lm.model = std::make_unique<models::CharRNN>(lm.tokenizer.vocab_size(), s.embed, s.hidden, nn::CellKind::rnn_tanh);
   models::CharRNN& model = *lm.model;
@@ -110,7 +121,6 @@ LMRun language_model(lessons::Run& run, const lessons::CommonFlags& flags, const
   std::fprintf(out, "%s\n", sample.c_str());
   std::fclose(out);
   io::save_module(run.file("model.safetensors"), model, {{"lesson", "05_rnn"}, {"tokenizer", lm.tokenizer.to_json()}});
-  return lm;
 }
 
 // The parameters of several named modules, for one optimizer.
@@ -359,9 +369,10 @@ int main(int argc, char** argv) {
     cli.parse(argc, argv);
     if (text.lines) fail("05_rnn", "the language model reads one character stream; --lines does not apply");
     if (cli.common.quick) cli.common.steps = std::min<int64_t>(cli.common.steps, 100);
+    LMRun lm = load_stream(cli.common, text, s);
     lessons::Run run(cli);
 
-    const LMRun lm = language_model(run, cli.common, text, s);
+    language_model(run, cli.common, lm, s);
     const double most_frequent = many_to_one(cli.common);
     const double names = one_to_many(cli.common);
     bptt(run, cli.common, lm, s);

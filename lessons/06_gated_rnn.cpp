@@ -32,6 +32,8 @@ using namespace ladder;
 
 namespace {
 
+constexpr int64_t kFillWindow = 32;  // characters in each window of the fill-in task
+
 struct Config {
   std::string name;
   nn::CellKind cell;
@@ -146,21 +148,20 @@ void plot_gates(lessons::Run& run, models::CharRNN& model, const data::Tokenizer
 }
 
 // ---- 3. fill in the blank ----
-// Windows of 32 characters with one character (at 4..27) replaced by a blank (<pad>); the model
-// predicts it from its output at that position. Returns the accuracy on validation windows.
+// Windows of kFillWindow characters with one character (at 4..27) replaced by a blank (<pad>); the
+// model predicts it from its output at that position. Returns the accuracy on validation windows.
 double fill_in(const Config& c, bool bidirectional, const lessons::CommonFlags& flags, int64_t hidden, const data::EncodedText& ids,
                int64_t vocab) {
-  constexpr int64_t kWindow = 32;
   Generator gen(flags.seed + 2);
   auto batch_of = [&](const std::vector<int>& stream, int64_t n) {
-    data::Batch b{empty({n, kWindow}), empty({n})};
-    Tensor at = empty({n});  // the flat index of each blank in (n * kWindow)
+    data::Batch b{empty({n, kFillWindow}), empty({n})};
+    Tensor at = empty({n});  // the flat index of each blank in (n * kFillWindow)
     for (int64_t r = 0; r < n; ++r) {
-      const int64_t start = gen.randint(0, static_cast<int64_t>(stream.size()) - kWindow), blank = gen.randint(4, kWindow - 4);
-      for (int64_t t = 0; t < kWindow; ++t) b.x.data()[r * kWindow + t] = static_cast<float>(stream[static_cast<size_t>(start + t)]);
-      b.y.data()[r] = b.x.data()[r * kWindow + blank];
-      b.x.data()[r * kWindow + blank] = data::Tokenizer::kPad;
-      at.data()[r] = static_cast<float>(r * kWindow + blank);
+      const int64_t start = gen.randint(0, static_cast<int64_t>(stream.size()) - kFillWindow), blank = gen.randint(4, kFillWindow - 4);
+      for (int64_t t = 0; t < kFillWindow; ++t) b.x.data()[r * kFillWindow + t] = static_cast<float>(stream[static_cast<size_t>(start + t)]);
+      b.y.data()[r] = b.x.data()[r * kFillWindow + blank];
+      b.x.data()[r * kFillWindow + blank] = data::Tokenizer::kPad;
+      at.data()[r] = static_cast<float>(r * kFillWindow + blank);
     }
     return std::pair{b, at};
   };
@@ -168,7 +169,7 @@ double fill_in(const Config& c, bool bidirectional, const lessons::CommonFlags& 
   models::CharRNN model(vocab, 32, hidden, c.cell, {.num_layers = c.layers, .bidirectional = bidirectional}, init);
   optim::Adam adam(model.named_parameters(), {.lr = flags.lr});
   auto blank_logits = [&](const Tensor& x, const Tensor& at) {
-    const Tensor logits = model.forward(x).logits;  // (n, kWindow, V)
+    const Tensor logits = model.forward(x).logits;  // (n, kFillWindow, V)
     return index_select(reshape(logits, {-1, vocab}), 0, at);
   };
   const int64_t steps = std::max<int64_t>(1, flags.steps / 2);
@@ -209,19 +210,24 @@ int main(int argc, char** argv) {
     if (text.lines) fail("06_gated_rnn", "the language models read one character stream; --lines does not apply");
     if (cell.empty() && (layers != 1 || bidirectional)) fail("06_gated_rnn", "--layers and --bidirectional go with --cell");
     if (cli.common.quick) cli.common.steps = std::min<int64_t>(cli.common.steps, 60);
-    lessons::Run run(cli);
-
-    data::TextData lines = data::load_text({.data = text.data, .val = text.val, .lines = false, .seed = cli.common.seed});
-    if (cli.common.quick) data::keep_first(lines, 250, 60);
-    const data::Tokenizer tokenizer = data::char_tokenizer(lines, false);
-    const data::EncodedText ids = data::encode_text(lines, tokenizer, false);
-    std::printf("data: %s: %zu training and %zu validation characters\n", lines.train_source.c_str(), ids.train[0].size(),
-                ids.val[0].size());
-
     std::vector<Config> configs;
     if (cell.empty()) configs = {{"RNN", nn::CellKind::rnn_tanh, 1}, {"GRU", nn::CellKind::gru, 1}, {"LSTM", nn::CellKind::lstm, 1},
                                  {"GRU 2 layers", nn::CellKind::gru, 2}};
     else configs = {{cell + (layers > 1 ? " " + std::to_string(layers) + " layers" : ""), parse_cell(cell), layers}};
+
+    // The text, and every limit it sets, before the run starts (not after minutes of training).
+    data::TextData lines = data::load_text({.data = text.data, .val = text.val, .lines = false, .seed = cli.common.seed});
+    if (cli.common.quick) data::keep_first(lines, 250, 60);
+    const data::Tokenizer tokenizer = data::char_tokenizer(lines, false);
+    const data::EncodedText ids = data::encode_text(lines, tokenizer, false);
+    lessons::check_windows_fit("06_gated_rnn", ids.train[0], "the training text", cli.common.batch, block,
+                               "give a smaller --batch or --block, or a longer --data");
+    lessons::check_windows_fit("06_gated_rnn", ids.val[0], "the validation text", 1, block, "give a smaller --block or a longer --val");
+    lessons::check_windows_fit("06_gated_rnn", ids.train[0], "the training text", 1, kFillWindow, "the fill-in task needs a longer --data");
+    lessons::check_windows_fit("06_gated_rnn", ids.val[0], "the validation text", 1, kFillWindow, "the fill-in task needs a longer --val");
+    lessons::Run run(cli);
+    std::printf("data: %s: %zu training and %zu validation characters\n", lines.train_source.c_str(), ids.train[0].size(),
+                ids.val[0].size());
 
     std::printf("\n== 1. the same language model with each cell: %lld steps, hidden %lld ==\n",
                 static_cast<long long>(cli.common.steps), static_cast<long long>(hidden));

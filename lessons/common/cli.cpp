@@ -82,6 +82,14 @@ LADDER_NUMBER_FLAG(float)
 LADDER_NUMBER_FLAG(double)
 #undef LADDER_NUMBER_FLAG
 
+void check_windows_fit(const std::string& lesson, const std::vector<int>& ids, const std::string& what, int64_t rows,
+                       int64_t window, const std::string& fix) {
+  const auto tokens = static_cast<int64_t>(ids.size());
+  if (tokens / rows < window + 1)
+    fail(lesson.c_str(), what, " has ", tokens, " tokens, too few for ", rows == 1 ? "" : cat(rows, " rows of "), "a window of ",
+         window, " and the token after it; ", fix);
+}
+
 LessonCli::LessonCli(std::string lesson, const std::string& description, CommonFlags defaults)
     : common(std::move(defaults)), lesson_(std::move(lesson)), app_(description, "./ladder lesson " + lesson_.substr(0, 2)) {
   if (common.out.empty()) common.out = "runs/" + lesson_;

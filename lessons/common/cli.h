@@ -84,6 +84,13 @@ RangeText range_text(const Range<T>& range);
 template <Number T>
 T parse_number(const std::string& flag, const std::string& text, const Range<T>& range);
 
+// A lesson's limit that depends on its data, checked before the run starts rather than found
+// after minutes of training: fails unless `ids` (the stream `what`, "the validation text") fills
+// `rows` rows of at least one window of `window` tokens and the token after it. `fix` says what to
+// change: "give a smaller --block or a longer --val".
+void check_windows_fit(const std::string& lesson, const std::vector<int>& ids, const std::string& what, int64_t rows,
+                       int64_t window, const std::string& fix);
+
 class LessonCli {
  public:
   // `defaults` holds this lesson's defaults for the common flags.
