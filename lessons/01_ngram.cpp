@@ -113,7 +113,7 @@ void write_samples(lessons::Run& run, const models::NGramCounts& counts, const S
   std::fclose(out);
 }
 
-nlohmann::json lm_metrics(const Score& s) {
+nlohmann::ordered_json lm_metrics(const Score& s) {
   return {{"estimator", models::smoothing_name(s.estimator.smoothing)}, {"order", s.estimator.order},
           {"settings", settings(s.estimator)}, {"train_loss", s.train.nll}, {"val_loss", s.val.nll},
           {"val_ppl", s.val.perplexity()}, {"train_ppl", s.train.perplexity()}};
@@ -213,6 +213,14 @@ int main(int argc, char** argv) {
                 models::smoothing_name(best->estimator.smoothing), best->estimator.order, settings(best->estimator).c_str(),
                 describe(best->val).c_str(), best->val.nll, level.c_str());
     write_samples(run, counts, *best, corpus, cli.common.seed);
-    run.finish(lm_metrics(*best));
+    const std::string per_token = "nats per " + level;
+    run.finish(lm_metrics(*best),
+               {{"estimator", "the best estimator on validation text (the simple back-off left out: it does not sum to 1)"},
+                {"train_loss", per_token + " on the training text"},
+                {"val_loss", per_token + " on the validation text"},
+                {"val_ppl", "exp(val_loss)"},
+                {"train_ppl", "exp(train_loss)"}},
+               "docs/01_ngram.md, \"The estimators\"; then exercise 1: --level word --order 2 --smoothing add-delta\n"
+               "      --delta 1, then --delta 0.01");
   });
 }

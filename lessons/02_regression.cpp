@@ -6,6 +6,7 @@
 //  4. softmax regression on three classes;
 //  5. XOR, where every linear model fails, and one hidden layer that does not.
 // The note that goes with it: docs/02_regression.md.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -58,6 +59,7 @@ Tensor as_column(const Tensor& y) { return reshape(y, {-1, 1}); }
 
 struct Parts {
   int64_t perceptron_epochs = 0;
+  int64_t linear_diverged_at = 0;  // the step at which gradient descent's MSE stopped being finite; 0: never
   double weight_gap = 0, logistic_acc = 0, softmax_acc = 0, xor_linear_acc = 0, xor_mlp_acc = 0;
   std::map<std::string, std::vector<double>> curves;  // training loss per step, by model
 };
@@ -93,6 +95,10 @@ void linear_regression(Parts& parts, const lessons::CommonFlags& flags, Generato
   optim::SGD sgd(model.named_parameters(), {.lr = flags.lr});
   parts.curves["linear regression (MSE)"] =
       train(sgd, flags.steps, [&] { return mse_loss(model(d.x), as_column(d.y)); });
+  // Above a critical rate gradient descent diverges (exercise 1): the lesson says where, and goes on.
+  const std::vector<double>& mse = parts.curves["linear regression (MSE)"];
+  const auto blown = std::find_if(mse.begin(), mse.end(), [](double loss) { return !lessons::divergence(loss, lessons::LossKind::plain).empty(); });
+  if (blown != mse.end()) parts.linear_diverged_at = blown - mse.begin() + 1;
   const float learned[] = {model.weight.data()[0], model.weight.data()[1], model.bias.data()[0]};
   std::printf("  %-22s %8s %8s %8s\n", "", "w1", "w2", "b");
   std::printf("  %-22s %8.4f %8.4f %8.4f\n", "normal equations", solved.data()[0], solved.data()[1], solved.data()[2]);
@@ -101,8 +107,10 @@ void linear_regression(Parts& parts, const lessons::CommonFlags& flags, Generato
     const double gap = std::fabs(learned[i] - solved.data()[i]);
     if (!(gap <= parts.weight_gap)) parts.weight_gap = gap;  // written so that a NaN (divergence) is kept
   }
-  std::printf("  largest difference: %.2e after %lld steps%s\n", parts.weight_gap, static_cast<long long>(flags.steps),
-              std::isfinite(parts.weight_gap) ? "" : " (gradient descent diverged: try a smaller --lr)");
+  std::printf("  largest difference: %.2e after %lld steps\n", parts.weight_gap, static_cast<long long>(flags.steps));
+  if (parts.linear_diverged_at > 0)
+    std::printf("  gradient descent diverged: its MSE was %g at step %lld; --lr %g is too large here (exercise 1)\n", *blown,
+                static_cast<long long>(parts.linear_diverged_at), static_cast<double>(flags.lr));
 }
 
 // ---- 3. logistic regression ----
@@ -202,11 +210,22 @@ int main(int argc, char** argv) {
       metrics.row(row);
     }
     run.wrote(lessons::save_line_chart(run.path("losses"), {"Training losses", "step", "loss (log scale)", series, true}));
-    run.finish({{"test_acc", parts.softmax_acc},
-                {"logistic_test_acc", parts.logistic_acc},
-                {"perceptron_epochs", parts.perceptron_epochs},
-                {"normal_equations_vs_gd_max_gap", parts.weight_gap},
-                {"xor_linear_train_acc", parts.xor_linear_acc},
-                {"xor_mlp_train_acc", parts.xor_mlp_acc}});
+    nlohmann::ordered_json summary = {{"test_acc", parts.softmax_acc},
+                              {"logistic_test_acc", parts.logistic_acc},
+                              {"perceptron_epochs", parts.perceptron_epochs},
+                              {"normal_equations_vs_gd_max_gap", parts.weight_gap},
+                              {"xor_linear_train_acc", parts.xor_linear_acc},
+                              {"xor_mlp_train_acc", parts.xor_mlp_acc}};
+    if (parts.linear_diverged_at > 0) summary["linear_regression_diverged_at_step"] = parts.linear_diverged_at;
+    run.finish(summary,
+               {{"test_acc", "softmax regression, 3 clusters, 300 test points"},
+                {"logistic_test_acc", "logistic regression, 2 overlapping clusters, 200 test points"},
+                {"perceptron_epochs", "passes the perceptron needed, the clean one included"},
+                {"normal_equations_vs_gd_max_gap", "linear regression: largest weight difference, solved vs learned"},
+                {"linear_regression_diverged_at_step", "the first step whose MSE was not finite"},
+                {"xor_linear_train_acc", "XOR, logistic regression (a line), 200 training points"},
+                {"xor_mlp_train_acc", "XOR, one hidden layer of 8 tanh units, 200 training points"}},
+               "docs/02_regression.md, section 2 (Linear regression, solved and learned); then exercise 1:\n"
+               "      --lr 0.9, --lr 1.0 and --lr 1.2");
   });
 }

@@ -9,7 +9,6 @@
 #include "core/autograd.h"
 #include "core/ops.h"
 #include "data/glyphs.h"
-#include "io/checkpoint.h"
 #include "lessons/common/cli.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/progress.h"
@@ -117,6 +116,8 @@ int main(int argc, char** argv) {
       mlp_loss.backward();
       cnn_opt.step();
       mlp_opt.step();
+      run.check_loss(step, cnn_loss.item(), lessons::LossKind::cross_entropy, "the CNN's loss");
+      run.check_loss(step, mlp_loss.item(), lessons::LossKind::cross_entropy, "the MLP's loss");
       progress.update(step, cnn_loss.item(), step * flags.batch);
       if (step % eval_every == 0 || step == flags.steps) {
         const double acc[4] = {accuracy(*cnn, test_shifted), accuracy(*mlp, {flatten(test_shifted.x, 1), test_shifted.y}),
@@ -137,9 +138,15 @@ int main(int argc, char** argv) {
     chart.legend_outside = true;
     run.wrote(lessons::save_line_chart(run.path("accuracy"), chart));
     plot_first_layer(run, *cnn, test_shifted);
-    io::save_module(run.file("model.safetensors"), *cnn, {{"lesson", "04_cnn"}, {"canvas", std::to_string(kCanvas)}});
+    run.save_checkpoint(*cnn, {{"lesson", "04_cnn"}, {"canvas", std::to_string(kCanvas)}});
     run.finish({{"test_acc", cnn_shifted}, {"cnn_test_acc_seen", cnn_seen}, {"mlp_test_acc_shifted", mlp_shifted},
                 {"mlp_test_acc_seen", mlp_seen}, {"cnn_parameters", cnn->num_parameters()},
-                {"mlp_parameters", mlp->num_parameters()}});
+                {"mlp_parameters", mlp->num_parameters()}},
+               {{"test_acc", "the CNN on 1000 shifted test images, digits where no training image had one"},
+                {"cnn_test_acc_seen", "the CNN on 1000 test images at the training positions"},
+                {"mlp_test_acc_shifted", "the MLP on the same shifted images"},
+                {"mlp_test_acc_seen", "the MLP at the training positions"}},
+               "docs/04_cnn.md, section 4 (Equivariance, pooling and invariance); then exercise 1: give the CNN\n"
+               "      LeNet's flattened head and predict its shifted accuracy before you run it");
   });
 }

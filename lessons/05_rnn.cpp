@@ -19,7 +19,6 @@
 #include "data/batcher.h"
 #include "data/text.h"
 #include "data/tokenizer.h"
-#include "io/checkpoint.h"
 #include "lessons/common/cli.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/progress.h"
@@ -96,6 +95,7 @@ void language_model(lessons::Run& run, const lessons::CommonFlags& flags, LMRun&
   double recent = 0;
   optim::Adam adam(model.named_parameters(), {.lr = flags.lr});
   train_lm(model, adam, lm.train_ids, flags.batch, s, flags.steps, [&](int64_t step, double loss, double norm) {
+    run.check_loss(step, loss, lessons::LossKind::cross_entropy);
     recent += loss;
     progress.update(step, loss, step * flags.batch * s.block);
     if (step % eval_every != 0 && step != flags.steps) return;
@@ -120,7 +120,7 @@ void language_model(lessons::Run& run, const lessons::CommonFlags& flags, LMRun&
   if (!out) fail("05_rnn", "cannot write samples.txt");
   std::fprintf(out, "%s\n", sample.c_str());
   std::fclose(out);
-  io::save_module(run.file("model.safetensors"), model, {{"lesson", "05_rnn"}, {"tokenizer", lm.tokenizer.to_json()}});
+  run.save_checkpoint(model, {{"lesson", "05_rnn"}, {"tokenizer", lm.tokenizer.to_json()}});
 }
 
 // The parameters of several named modules, for one optimizer.
@@ -377,6 +377,12 @@ int main(int argc, char** argv) {
     const double names = one_to_many(cli.common);
     bptt(run, cli.common, lm, s);
     run.finish({{"train_loss", lm.train_loss}, {"val_loss", lm.val_loss}, {"val_ppl", std::exp(lm.val_loss)},
-                {"most_frequent_test_acc", most_frequent}, {"digit_names_right", names}});
+                {"most_frequent_test_acc", most_frequent}, {"digit_names_right", names}},
+               {{"train_loss", "part 1, the character RNN: mean training loss since the last evaluation, nats per character"},
+                {"val_loss", "part 1, the character RNN on the validation text, nats per character"},
+                {"val_ppl", "exp(val_loss)"},
+                {"most_frequent_test_acc", "part 2 (N-vs-1): the most frequent symbol, 1000 test sequences"},
+                {"digit_names_right", "part 3 (1-vs-N): share of the 10 digit names written right"}},
+               "docs/05_rnn.md, section 6 (Gradient clipping); then exercise 2: --clip 0, and Adam in part 4");
   });
 }

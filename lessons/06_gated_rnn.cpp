@@ -19,7 +19,6 @@
 #include "core/ops.h"
 #include "data/text.h"
 #include "data/tokenizer.h"
-#include "io/checkpoint.h"
 #include "lessons/common/cli.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/progress.h"
@@ -54,7 +53,7 @@ struct Scores {
 };
 
 // ---- 1. the same language model task for every cell ----
-Scores train_language_model(const Config& c, const lessons::CommonFlags& flags, int64_t hidden, int64_t block,
+Scores train_language_model(lessons::Run& run, const Config& c, const lessons::CommonFlags& flags, int64_t hidden, int64_t block,
                             const data::EncodedText& ids, int64_t vocab, lessons::CsvWriter& metrics,
                             std::vector<lessons::Series>& curves, std::unique_ptr<models::CharRNN>& keep) {
   Generator init(flags.seed + 1);  // every model starts from the same seed
@@ -69,6 +68,7 @@ Scores train_language_model(const Config& c, const lessons::CommonFlags& flags, 
   double recent = 0;
   for (int64_t step = 1; step <= flags.steps; ++step) {
     const double loss = tbptt.step(*model, adam, 1.0f).loss;
+    run.check_loss(step, loss, lessons::LossKind::cross_entropy, "the " + c.name + "'s loss");
     recent += loss;
     progress.update(step, loss, step * flags.batch * block);
     if (step % eval_every != 0 && step != flags.steps) continue;
@@ -150,8 +150,8 @@ void plot_gates(lessons::Run& run, models::CharRNN& model, const data::Tokenizer
 // ---- 3. fill in the blank ----
 // Windows of kFillWindow characters with one character (at 4..27) replaced by a blank (<pad>); the
 // model predicts it from its output at that position. Returns the accuracy on validation windows.
-double fill_in(const Config& c, bool bidirectional, const lessons::CommonFlags& flags, int64_t hidden, const data::EncodedText& ids,
-               int64_t vocab) {
+double fill_in(lessons::Run& run, const Config& c, bool bidirectional, const lessons::CommonFlags& flags, int64_t hidden,
+               const data::EncodedText& ids, int64_t vocab) {
   Generator gen(flags.seed + 2);
   auto batch_of = [&](const std::vector<int>& stream, int64_t n) {
     data::Batch b{empty({n, kFillWindow}), empty({n})};
@@ -176,6 +176,7 @@ double fill_in(const Config& c, bool bidirectional, const lessons::CommonFlags& 
   for (int64_t step = 0; step < steps; ++step) {
     const auto [b, at] = batch_of(ids.train[0], flags.batch);
     const Tensor loss = cross_entropy(blank_logits(b.x, at), b.y);
+    run.check_loss(step + 1, loss.item(), lessons::LossKind::cross_entropy, "the fill-in " + c.name + "'s loss");
     adam.zero_grad();
     loss.backward();
     optim::clip_grad_norm(model.parameters(), 1.0f);
@@ -237,7 +238,7 @@ int main(int argc, char** argv) {
     std::unique_ptr<models::CharRNN> kept;  // the model part 2 plots and saves
     for (const Config& c : configs) {
       std::printf("-- %s\n", c.name.c_str());
-      scores.push_back(train_language_model(c, cli.common, hidden, block, ids, tokenizer.vocab_size(), metrics, curves, kept));
+      scores.push_back(train_language_model(run, c, cli.common, hidden, block, ids, tokenizer.vocab_size(), metrics, curves, kept));
     }
     std::printf("\n%-16s %10s %12s %12s %10s\n", "model", "params", "train ppl", "val ppl", "seconds");
     const Scores* best = &scores.front();
@@ -252,22 +253,32 @@ int main(int argc, char** argv) {
                 kept->rnn->type_name().c_str());
     if (kept->rnn->kind() == nn::CellKind::rnn_tanh) std::printf("a plain RNN has no gates to plot\n");
     else plot_gates(run, *kept, tokenizer, ids.val[0]);
-    io::save_module(run.file("model.safetensors"), *kept, {{"lesson", "06_gated_rnn"}, {"tokenizer", tokenizer.to_json()}});
+    run.save_checkpoint(*kept, {{"lesson", "06_gated_rnn"}, {"tokenizer", tokenizer.to_json()}});
 
     std::printf("\n== 3. fill in the missing character ==\n");
     const Config fill = cell.empty() ? Config{"LSTM", nn::CellKind::lstm, 1} : configs.front();
-    nlohmann::json fill_scores;
+    nlohmann::ordered_json fill_scores;
     for (const bool bi : {false, true}) {
       if (!cell.empty() && bi != bidirectional) continue;
-      const double acc = fill_in(fill, bi, cli.common, hidden, ids, tokenizer.vocab_size());
+      const double acc = fill_in(run, fill, bi, cli.common, hidden, ids, tokenizer.vocab_size());
       std::printf("  %s %s: accuracy %.3f\n", bi ? "bidirectional " : "unidirectional", fill.name.c_str(), acc);
       fill_scores[bi ? "fill_in_acc_bidirectional" : "fill_in_acc_unidirectional"] = acc;
     }
 
-    nlohmann::json metrics_json = {{"best_model", best->name}, {"train_loss", best->train_loss}, {"val_loss", best->val_loss},
+    nlohmann::ordered_json metrics_json = {{"best_model", best->name}, {"train_loss", best->train_loss}, {"val_loss", best->val_loss},
                                    {"val_ppl", std::exp(best->val_loss)}};
     for (const Scores& s : scores) metrics_json["val_ppl " + s.name] = std::exp(s.val_loss);
     metrics_json.update(fill_scores);
-    run.finish(metrics_json);
+    lessons::MetricNotes notes = {
+        {"best_model", "the lowest validation perplexity of part 1"},
+        {"train_loss", "best_model: mean training loss of its last steps, nats per character"},
+        {"val_loss", "best_model on the validation text, nats per character"},
+        {"val_ppl", "exp(val_loss)"},
+        {"fill_in_acc_unidirectional", "part 3: the missing character, 1000 validation windows, reading left to right"},
+        {"fill_in_acc_bidirectional", "part 3: the missing character, 1000 validation windows, reading both ways"}};
+    for (const Scores& s : scores) notes["val_ppl " + s.name] = "part 1: validation perplexity of the " + s.name;
+    run.finish(metrics_json, notes,
+               "docs/06_gated_rnn.md, section 6 (The comparison); then exercise 1: --cell lstm --steps 2000, and the\n"
+               "      same with rnn and gru, each with its own --out");
   });
 }

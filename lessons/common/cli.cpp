@@ -93,6 +93,7 @@ void check_windows_fit(const std::string& lesson, const std::vector<int>& ids, c
 LessonCli::LessonCli(std::string lesson, const std::string& description, CommonFlags defaults)
     : common(std::move(defaults)), lesson_(std::move(lesson)), app_(description, "./ladder lesson " + lesson_.substr(0, 2)) {
   if (common.out.empty()) common.out = "runs/" + lesson_;
+  app_.footer("Exit status: 0 when the run ends, 2 when an input is refused or fails, 3 when training diverges.");
   option("--steps", common.steps, "training steps", positive);
   option("--lr", common.lr, "learning rate", positive);
   option("--batch", common.batch, "batch size", positive);
