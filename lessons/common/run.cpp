@@ -95,7 +95,7 @@ int lock_folder(const std::string& folder) {
       continue;
     }
     const std::string stale = lock_holder(fd);
-    if (!stale.empty()) std::printf("(%s was left by pid %s, which ended without removing it: taken over)\n", path.c_str(), stale.c_str());
+    if (!stale.empty()) std::printf("(%s was left by pid %s, which no longer holds it: taken over)\n", path.c_str(), stale.c_str());
     const std::string pid = std::to_string(::getpid()) + "\n";
     if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
       const std::string reason = std::strerror(errno);

@@ -1,58 +1,22 @@
 // Smoke tests: every lesson runs with --quick, writes its files and learns; and the lesson
 // command line answers --help and refuses bad flags with status 2.
-#include "helpers.h"
+#include "lessons/lesson_runner.h"
 
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdio>
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Ran {
-  int status;
-  std::string output;  // stdout and stderr together
-};
-
-Ran run_lesson(const std::string& name, const std::string& args) {
-  const std::string command = std::string(LADDER_LESSON_DIR) + "/lesson_" + name + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string output;
-  char buf[4096];
-  while (const size_t n = fread(buf, 1, sizeof buf, pipe)) output.append(buf, n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
-
-// A lesson refuses bad input: exit status 2 and a message that contains `expected`.
-void check_refused(const std::string& name, const std::string& args, const std::string& expected) {
-  const Ran ran = run_lesson(name, args);
-  INFO(name, " ", args, "\n", ran.output);
-  CHECK(ran.status == 2);
-  CHECK(ran.output.find(expected) != std::string::npos);
-}
-
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& tag) : path(fs::temp_directory_path() / ("ladder_" + tag + "_" + std::to_string(getpid()))) {
-    fs::remove_all(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
-
-nlohmann::json summary_of(const fs::path& folder) {
-  std::ifstream in(folder / "summary.json");
-  REQUIRE(in.good());
-  return nlohmann::json::parse(in);
-}
+using namespace ladder::testing;
 
 void check_files(const fs::path& folder, std::initializer_list<const char*> names) {
   for (const char* name : names) {
@@ -89,6 +53,42 @@ std::vector<double> column(const fs::path& csv, const std::string& name) {
   return values;
 }
 
+// The end of a run's printout: each metric of summary.json on its line, names aligned, numbers
+// rounded (at most 4 decimals) yet within rounding of the file's full precision; each of `notes`
+// on its metric's line (what an accuracy is of); then the files, and the note to read next.
+void check_ending(const std::string& output, const fs::path& folder, const std::map<std::string, std::string>& notes) {
+  const nlohmann::json summary = summary_of(folder);
+  const nlohmann::json& metrics = summary["metrics"];
+  const std::string lesson = summary["lesson"];
+  const size_t start = output.find("== " + lesson + " done in");
+  REQUIRE(start != std::string::npos);
+  size_t width = 0;
+  for (const auto& [name, value] : metrics.items()) width = std::max(width, name.size());
+  std::stringstream ending(output.substr(start));
+  std::string line;
+  std::getline(ending, line);  // the header
+  std::map<std::string, std::string> lines;
+  while (std::getline(ending, line) && line != "files:") {
+    INFO(line);
+    REQUIRE(line.size() > width + 4);
+    const std::string name = line.substr(2, line.find_last_not_of(' ', width + 1) - 1);
+    REQUIRE(metrics.contains(name));
+    CHECK(line.substr(width + 2, 2) == "  ");
+    CHECK(line[width + 4] != ' ');  // every value starts in the same column
+    lines[name] = line;
+    if (!metrics[name].is_number_float()) continue;
+    const std::string value = line.substr(width + 4, line.find(' ', width + 4) - width - 4);
+    const double printed = std::stod(value), exact = metrics[name].get<double>();
+    const size_t point = value.find('.'), exponent = std::min(value.find('e'), value.size());
+    REQUIRE(point != std::string::npos);
+    CHECK(exponent - point - 1 <= 4);  // decimals
+    CHECK(std::fabs(printed - exact) <= std::max(5e-5, 5e-4 * std::fabs(exact)));
+  }
+  CHECK(lines.size() == metrics.size());
+  for (const auto& [name, note] : notes) CHECK_MESSAGE(lines[name].find(note) != std::string::npos, name, " lacks '", note, "'");
+  CHECK(output.find("\nnext: docs/" + lesson + ".md", start) != std::string::npos);
+}
+
 std::string write_file(const std::string& name, const std::string& content) {
   const fs::path path = fs::temp_directory_path() / ("ladder_lesson_input_" + std::to_string(getpid()) + "_" + name);
   std::ofstream(path, std::ios::binary) << content;
@@ -115,6 +115,7 @@ TEST_CASE("lesson 00_autograd --quick: gradients agree, the MLP learns, the chec
   CHECK(summary["flags"]["lr"] == 0.01);
   CHECK(summary["metrics"]["val_loss"].get<double>() < summary["metrics"]["train_loss"].get<double>() * 10);
   CHECK(summary["seconds"].get<double>() > 0);
+  check_ending(ran.output, out.path, {{"val_loss", "MSE of the MLP on 200"}});
 }
 
 TEST_CASE("lesson command line: --help shows every flag with its default; bad input exits 2") {
@@ -148,6 +149,7 @@ TEST_CASE("lesson 01_ngram --quick: every estimator, perplexity falls with order
   CHECK(summary["metrics"]["val_ppl"].get<double>() == doctest::Approx(std::exp(summary["metrics"]["val_loss"].get<double>())));
   CHECK(summary["metrics"]["val_ppl"].get<double>() < 15);
   CHECK(fs::file_size(out.path / "samples.txt") > 20);
+  check_ending(ran.output, out.path, {{"estimator", "the best estimator on validation text"}});
 }
 
 TEST_CASE("lesson 01_ngram: one model at word level, and bad input") {
@@ -187,6 +189,7 @@ TEST_CASE("lesson 02_regression --quick: perceptron converges, GD meets the norm
   CHECK(m["test_acc"].get<double>() > 0.9);
   CHECK(m["xor_linear_train_acc"].get<double>() < 0.8);  // no line separates XOR
   CHECK(m["xor_mlp_train_acc"].get<double>() > 0.95);
+  check_ending(ran.output, out.path, {{"test_acc", "softmax regression, 3 clusters"}, {"logistic_test_acc", "logistic regression"}});
 }
 
 TEST_CASE("lesson 03_mlp --quick: spirals need a hidden layer; the MLP language model learns") {
@@ -205,6 +208,7 @@ TEST_CASE("lesson 03_mlp --quick: spirals need a hidden layer; the MLP language 
   CHECK(m["test_acc"].get<double>() > 0.9);
   CHECK(m["val_ppl"].get<double>() < 15);
   CHECK(m["val_ppl"].get<double>() == doctest::Approx(std::exp(m["val_loss"].get<double>())));
+  check_ending(ran.output, out.path, {{"test_acc", "spirals: "}, {"val_loss", "MLP language model"}});
 }
 
 TEST_CASE("lesson 04_cnn --quick: the CNN recognises shifted digits, the MLP does not") {
@@ -224,6 +228,7 @@ TEST_CASE("lesson 04_cnn --quick: the CNN recognises shifted digits, the MLP doe
   CHECK(m["test_acc"].get<double>() > 0.8);                  // the CNN on shifted digits
   CHECK(m["mlp_test_acc_shifted"].get<double>() < 0.5);      // the MLP never saw digits there
   CHECK(m["mlp_test_acc_seen"].get<double>() > 0.8);         // but learned them where it did
+  check_ending(ran.output, out.path, {{"test_acc", "the CNN on 1000 shifted test images"}});
 }
 
 TEST_CASE("lesson 05_rnn --quick: the character RNN learns; N-vs-1, 1-vs-N, BPTT and clipping run") {
@@ -246,6 +251,7 @@ TEST_CASE("lesson 05_rnn --quick: the character RNN learns; N-vs-1, 1-vs-N, BPTT
   CHECK(m["digit_names_right"].get<double>() <= 1.0);
   // Zero inputs and W_hh = 0.8 x orthogonal: the ratio is exactly 0.8^49, whatever the training did.
   CHECK(ran.output.find("sigma 0.80: |dL/dh| at t = 0 is 1.78e-05 times") != std::string::npos);
+  check_ending(ran.output, out.path, {{"most_frequent_test_acc", "N-vs-1"}, {"val_loss", "the character RNN"}});
   check_refused("05_rnn", "--quick --lines --out " + out.path.string(), "--lines does not apply");
 }
 
@@ -269,6 +275,7 @@ TEST_CASE("lesson 06_gated_rnn --quick: every cell learns; LSTM and GRU gates pl
     CHECK(m[key].get<double>() >= 0.0);
     CHECK(m[key].get<double>() <= 1.0);
   }
+  check_ending(ran.output, out.path, {{"fill_in_acc_bidirectional", "reading both ways"}, {"val_loss", "best_model"}});
   const Ran one = run_lesson("06_gated_rnn", "--quick --cell gru --layers 2 --bidirectional --out " + out.path.string());
   CHECK(one.status == 0);
   CHECK(summary_of(out.path)["metrics"]["best_model"] == "gru 2 layers");

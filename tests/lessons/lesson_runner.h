@@ -1,0 +1,56 @@
+// Running a lesson executable from a test: its exit status and output, temporary folders, its summary.json.
+#pragma once
+
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace ladder::testing {
+
+struct Ran {
+  int status;
+  std::string output;  // stdout and stderr together
+};
+
+inline Ran run_lesson(const std::string& name, const std::string& args) {
+  const std::string command = std::string(LADDER_LESSON_DIR) + "/lesson_" + name + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string output;
+  char buf[4096];
+  while (const size_t n = fread(buf, 1, sizeof buf, pipe)) output.append(buf, n);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+// A lesson refuses bad input: exit status 2 and a message that contains `expected`.
+inline void check_refused(const std::string& name, const std::string& args, const std::string& expected) {
+  const Ran ran = run_lesson(name, args);
+  INFO(name, " ", args, "\n", ran.output);
+  CHECK(ran.status == 2);
+  CHECK(ran.output.find(expected) != std::string::npos);
+}
+
+// A folder under the temporary directory, removed before and after the test.
+struct TempDir {
+  std::filesystem::path path;
+  explicit TempDir(const std::string& tag)
+      : path(std::filesystem::temp_directory_path() / ("ladder_" + tag + "_" + std::to_string(getpid()))) {
+    std::filesystem::remove_all(path);
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+};
+
+inline nlohmann::json summary_of(const std::filesystem::path& folder) {
+  std::ifstream in(folder / "summary.json");
+  REQUIRE(in.good());
+  return nlohmann::json::parse(in);
+}
+
+}  // namespace ladder::testing
