@@ -98,7 +98,8 @@ LessonCli::LessonCli(std::string lesson, const std::string& description, CommonF
   option("--lr", common.lr, "learning rate", positive);
   option("--batch", common.batch, "batch size", positive);
   option("--seed", common.seed, "random seed: the same seed and thread count give the same run");
-  option("--threads", common.threads, "threads for loops and BLAS (0: all cores)", {0, 1024});
+  option("--threads", common.threads, "threads for loops and BLAS (0: as many as cores are free; N: exactly N)",
+         {0, 1024});
   option("--out", common.out, "folder for metrics.csv, plots, samples, checkpoint and summary.json");
   flag("--quick", common.quick, "shrink everything so that the lesson runs in a few seconds");
 }
