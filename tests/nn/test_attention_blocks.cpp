@@ -7,7 +7,7 @@
 
 #include <cmath>
 #include <functional>
-#include <limits>
+#include <tuple>
 
 #include "core/autograd.h"
 #include "core/gradcheck.h"
@@ -410,17 +410,23 @@ TEST_CASE("scoring modules pass the gradient check through forward, and their pa
   Generator gen(12);
   AdditiveAttention additive(3, 4, 5, 0, gen);
   GeneralAttention general(3, 4, 0, gen);
+  DotProductAttention scaled;
+  NadarayaWatson kernel_regression(gen);
   const Tensor q = leaf(randn({2, 2, 3}, gen)), k = leaf(randn({2, 3, 4}, gen)), v = leaf(randn({2, 3, 2}, gen));
+  const Tensor k3 = leaf(randn({2, 3, 3}, gen));
+  const Tensor x_q = leaf(uniform({3}, 0, 2, gen)), x_k = leaf(uniform({4}, 0, 2, gen)), y_k = leaf(randn({4}, gen));
   const KeyMask mask{.valid_lengths = tensor({1, 3})};
-  const std::vector<std::pair<Module*, std::function<Tensor(Inputs)>>> modules = {
-      {&additive, [&](Inputs x) { return additive.forward(x[0], x[1], x[2], mask).context; }},
-      {&general, [&](Inputs x) { return general.forward(x[0], x[1], x[2], mask).context; }}};
-  for (const auto& [module, forward] : modules) {
+  const std::vector<std::tuple<Module*, std::function<Tensor(Inputs)>, std::vector<Tensor>>> modules = {
+      {&additive, [&](Inputs x) { return additive.forward(x[0], x[1], x[2], mask).context; }, {q, k, v}},
+      {&general, [&](Inputs x) { return general.forward(x[0], x[1], x[2], mask).context; }, {q, k, v}},
+      {&scaled, [&](Inputs x) { return scaled.forward(x[0], x[1], x[2], mask).context; }, {q, k3, v}},
+      {&kernel_regression, [&](Inputs x) { return kernel_regression.forward(x[0], x[1], x[2]).context; }, {x_q, x_k, y_k}}};
+  for (const auto& [module, forward, inputs] : modules) {
     CAPTURE(module->repr());
-    const GradcheckResult r = gradcheck(forward, {q, k, v});
+    const GradcheckResult r = gradcheck(forward, inputs);
     CHECK_MESSAGE(r.ok, r.worst);
     module->zero_grad();
-    sum(forward({q, k, v})).backward();
+    sum(forward(inputs)).backward();
     for (const Tensor& p : module->parameters()) {
       REQUIRE(p.grad().defined());
       CHECK(all_finite(p.grad()));
