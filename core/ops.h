@@ -138,6 +138,13 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
 Tensor dropout(const Tensor& x, float p, bool training, Generator& gen = default_generator());
 Tensor cumsum(const Tensor& x, int64_t dim);
 
+// ---- attention (core/ops/attention.cpp) ----
+// Softmax over the last dim of x (..., S) taken over the visible keys only: visible (..., S) holds
+// 1 (visible) or 0 (masked) and its leading dims broadcast to x's (scores (B,Q,S) with a key padding
+// mask (B,1,S)). Masked keys get exactly 0 and no gradient, whatever x holds there; a row with no
+// visible key is all 0 and passes no gradient (a plain softmax over -inf would give NaN).
+Tensor masked_softmax(const Tensor& x, const Tensor& visible);
+
 // ---- images (core/ops/conv.cpp); layout (N,C,H,W) ----
 struct Conv2dOptions {
   int64_t stride = 1;

@@ -147,6 +147,10 @@ const std::vector<GradCase>& cases() {
        }},
       {"cumsum", {{{4, 3}}}, [](Inputs x) { return cumsum(x[0], 0); }},
       {"cumsum/last_dim", {{{2, 5}}}, [](Inputs x) { return cumsum(x[0], -1); }},
+      // ---- attention ----
+      {"masked_softmax", {{{2, 3, 5}}, indices({2, 1, 5}, 2)}, [](Inputs x) { return masked_softmax(x[0], x[1]); }},
+      {"masked_softmax/per_query_with_empty_row", {{{2, 2, 3}, -5, 5}},
+       [](Inputs x) { return masked_softmax(x[0], tensor({1, 1, 0, 0, 0, 0, 1, 0, 1, 0, 1, 1}, {2, 2, 3})); }},
       // ---- images ----
       {"conv2d", {{{2, 2, 5, 5}}, {{3, 2, 3, 3}}, {{3}}}, [](Inputs x) { return conv2d(x[0], x[1], x[2]); }},
       {"conv2d/stride_padding", {{{1, 2, 6, 5}}, {{2, 2, 3, 2}}},
