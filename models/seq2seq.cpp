@@ -20,15 +20,18 @@ Seq2Seq::Seq2Seq(const Seq2SeqConfig& config, Generator& gen) : Module("Seq2Seq"
   head = register_module("head", std::make_shared<nn::Linear>(config.hidden, config.tgt_vocab, nn::LinearOptions{}, gen));
 }
 
-Tensor pad_on_the_left(const Tensor& src, const Tensor& src_valid) {
+LeftAligned pad_on_the_left(const Tensor& src, const Tensor& src_valid) {
   const int64_t B = src.size(0), S = src.size(1);
-  Tensor out = full({B, S}, static_cast<float>(data::Tokenizer::kPad));
+  LeftAligned out{full({B, S}, static_cast<float>(data::Tokenizer::kPad)), zeros({B, S})};
   for (int64_t b = 0; b < B; ++b) {
     int64_t length = 0;
     for (int64_t s = 0; s < S; ++s) length += src_valid.data()[b * S + s] != 0;
     int64_t at = S - length;
     for (int64_t s = 0; s < S; ++s)
-      if (src_valid.data()[b * S + s] != 0) out.data()[b * S + at++] = src.data()[b * S + s];
+      if (src_valid.data()[b * S + s] != 0) {
+        out.valid.data()[b * S + at] = 1;
+        out.ids.data()[b * S + at++] = src.data()[b * S + s];
+      }
   }
   return out;
 }
@@ -37,7 +40,7 @@ DecoderState Seq2Seq::encode(const Tensor& src, const Tensor& src_valid) {
   if (src.dim() != 2 || src_valid.shape() != src.shape())
     fail("Seq2Seq", "encode needs src (B,S) and src_valid of the same shape, got ", shape_str(src.shape()), " and ",
          shape_str(src_valid.shape()));
-  const nn::RecurrentOutput enc = encoder->forward((*src_embedding)(pad_on_the_left(src, src_valid)));
+  const nn::RecurrentOutput enc = encoder->forward((*src_embedding)(pad_on_the_left(src, src_valid).ids));
   const Tensor context = squeeze(narrow(enc.h_n, 0, config_.layers - 1, 1), 0);  // the top layer's last state
   return {.tensors = {enc.h_n, context}, .batch_dims = {1, 0}};
 }

@@ -48,9 +48,12 @@ class Seq2Seq : public nn::Module, public EncoderDecoder {
   Seq2SeqConfig config_;
 };
 
-// The source ids with every row's padding moved to the front: src (B,S), src_valid (B,S) -> (B,S).
-// A recurrent encoder then reads its real tokens last, so its final state is not washed out by
-// padding (the recurrent layers have no mask).
-Tensor pad_on_the_left(const Tensor& src, const Tensor& src_valid);
+// The source with every row's padding moved to the front: src (B,S), src_valid (B,S) -> ids (B,S)
+// and their valid mask (B,S). A recurrent encoder then reads its real tokens last, so its final
+// state is not washed out by padding (the recurrent layers have no mask).
+struct LeftAligned {
+  Tensor ids, valid;
+};
+LeftAligned pad_on_the_left(const Tensor& src, const Tensor& src_valid);
 
 }  // namespace ladder::models

@@ -1,9 +1,11 @@
-// The GRU encoder-decoder: teacher forcing equals decoding step by step, padding changes nothing.
+// The GRU encoder-decoders, plain and with Bahdanau attention: teacher forcing equals decoding step by
+// step, padding changes nothing, every parameter learns.
 #include "helpers.h"
 
 #include "core/autograd.h"
 #include "data/tokenizer.h"
 #include "models/seq2seq.h"
+#include "models/seq2seq_attention.h"
 
 using namespace ladder;
 using namespace ladder::models;
@@ -21,9 +23,10 @@ const Tensor kTgtIn = tensor({1, 3, 4, 5, 1, 6, 0, 0}, {2, 4});  // <bos> then t
 
 }  // namespace
 
-TEST_CASE("decoding step by step gives the logits of the whole target read at once") {
+TEST_CASE_TEMPLATE("decoding step by step gives the logits of the whole target read at once", Model, Seq2Seq,
+                   Seq2SeqAttention) {
   Generator gen(1);
-  Seq2Seq model(small(), gen);
+  Model model(small(), gen);
   model.eval();
   const Tensor whole = model.forward(kSrc, kValid, kTgtIn);  // (2,4,7)
   CHECK(whole.shape() == Shape{2, 4, 7});
@@ -34,18 +37,22 @@ TEST_CASE("decoding step by step gives the logits of the whole target read at on
   }
 }
 
-TEST_CASE("padded source positions are never read: changing their ids changes nothing") {
+TEST_CASE_TEMPLATE("padded source positions are never read: changing their ids changes nothing", Model, Seq2Seq,
+                   Seq2SeqAttention) {
   Generator gen(2);
-  Seq2Seq model(small(), gen);
+  Model model(small(), gen);
   model.eval();
   const Tensor other = tensor({4, 5, 6, 7, 8, 4, 3, 2}, {2, 4});
   check_close(model.forward(other, kValid, kTgtIn), model.forward(kSrc, kValid, kTgtIn), 0);
-  check_close(pad_on_the_left(kSrc, kValid), tensor({4, 5, 6, 7, 0, 0, 8, 4}, {2, 4}), 0);
+  const LeftAligned left = pad_on_the_left(kSrc, kValid);
+  check_close(left.ids, tensor({4, 5, 6, 7, 0, 0, 8, 4}, {2, 4}), 0);
+  check_close(left.valid, tensor({1, 1, 1, 1, 0, 0, 1, 1}, {2, 4}), 0);
 }
 
-TEST_CASE("the loss ignores padded targets: decoder inputs after the end change neither loss nor gradients") {
+TEST_CASE_TEMPLATE("the loss ignores padded targets: decoder inputs after the end change neither loss nor gradients",
+                   Model, Seq2Seq, Seq2SeqAttention) {
   Generator gen(3);
-  Seq2Seq model(small(), gen);
+  Model model(small(), gen);
   const Tensor tgt_out = tensor({3, 4, 5, 2, 6, 2, 0, 0}, {2, 4});  // row 1: 6 <eos>, then padding
   auto loss_and_grads = [&](const Tensor& tgt_in) {
     model.zero_grad();
@@ -61,11 +68,12 @@ TEST_CASE("the loss ignores padded targets: decoder inputs after the end change 
   for (size_t i = 0; i < base.size(); ++i) check_close(changed[i], base[i], 0);
 }
 
-TEST_CASE("every parameter, the encoder's included, gets a gradient through the context") {
+TEST_CASE_TEMPLATE("every parameter, the encoder's included, gets a gradient through the context", Model, Seq2Seq,
+                   Seq2SeqAttention) {
   // The ops inside (embedding, GRU layers, concat, expand, linear) have their own gradient checks;
   // here: the loss reaches every parameter, so the encoder learns through the context vector.
   Generator gen(4);
-  Seq2Seq model(small(), gen);
+  Model model(small(), gen);
   cross_entropy(model.forward(kSrc, kValid, kTgtIn), tensor({3, 4, 5, 2, 6, 2, 0, 0}, {2, 4}), {.ignore_index = 0})
       .backward();
   for (const nn::NamedParameter& p : model.named_parameters()) {
@@ -74,9 +82,24 @@ TEST_CASE("every parameter, the encoder's included, gets a gradient through the 
   }
 }
 
+TEST_CASE("Bahdanau attention: each step's weights sum to 1 over the real source tokens, 0 on padding") {
+  Generator gen(5);
+  Seq2SeqAttention model(small(), gen);
+  model.eval();
+  model.forward(kSrc, kValid, kTgtIn);
+  const Tensor w = model.forward_weights();  // (2,4,4) over the left-aligned source: row 1's padding first
+  REQUIRE(w.shape() == Shape{2, 4, 4});
+  ladder::testing::check_close(sum(w, {-1}), ones({2, 4}), 1e-6f);
+  for (int64_t t = 0; t < 4; ++t)
+    for (int64_t s = 0; s < 2; ++s) CHECK(w.at({1, t, s}) == 0.0f);
+}
+
 TEST_CASE("Seq2Seq errors") {
   check_error([] { Seq2Seq bad({.src_vocab = 0, .tgt_vocab = 5}); }, {"Seq2Seq", "src_vocab=0"});
   Seq2Seq model(small());
   check_error([&] { model.encode(zeros({4}), ones({4})); }, {"Seq2Seq", "src (B,S)", "(4)"});
   check_error([&] { model.forward(kSrc, kValid, zeros({3, 2})); }, {"Seq2Seq", "tgt_in must be (B,T)", "(3,2)"});
+  check_error([] { Seq2SeqAttention bad({.src_vocab = 3, .tgt_vocab = 5, .hidden = -1}); }, {"Seq2SeqAttention", "hidden=-1"});
+  Seq2SeqAttention attention(small());
+  check_error([&] { attention.forward(kSrc, kValid, zeros({2})); }, {"Seq2SeqAttention", "tgt_in must be (B,T)"});
 }
