@@ -112,7 +112,7 @@ TextData load_text(const TextOptions& options) {
   if (options.data.empty()) fail("load_text", "no training file given (--data)");
   if (!(options.val_fraction > 0 && options.val_fraction < 1))
     fail("load_text", "val_fraction must be in (0, 1), got ", options.val_fraction);
-  const std::vector<std::string> lines = split_lines(read_text_file(options.data));
+  std::vector<std::string> lines = split_lines(read_text_file(options.data));
   const std::set<std::string> distinct = [&] {
     std::set<std::string> s;
     for (const std::string& line : lines)
@@ -126,7 +126,7 @@ TextData load_text(const TextOptions& options) {
   TextData out;
   out.train_source = options.data;
   if (!options.val.empty()) {
-    out.train = lines;
+    out.train = std::move(lines);
     out.val = split_lines(read_text_file(options.val));
     out.val_source = options.val;
     return out;

@@ -71,10 +71,12 @@ std::vector<std::string> Tokenizer::split(const std::string& text) const {
 std::vector<int> Tokenizer::encode(const std::string& text) const {
   std::vector<int> ids;
   auto add = [&](std::string_view piece) { ids.push_back(id(std::string(piece))); };
-  if (char_level_)
+  if (char_level_) {
+    ids.reserve(text.size());  // at most one id per byte; growing by doubling would need up to 3x
     for_each_char(text, add);  // not split(): a string per character would cost 32 bytes each
-  else
+  } else {
     for (const std::string& word : split_words(text, lowercase_)) add(word);
+  }
   return ids;
 }
 
