@@ -31,8 +31,8 @@ namespace {
 
 void check_text_size(const std::string& what, uint64_t bytes) {
   if (bytes > kMaxTextBytes)
-    fail("read_text", what, " ", bytes, " bytes (", bytes >> 20, " MiB); ladder reads at most ", kMaxTextBytes >> 20,
-         " MiB of text, so give a smaller file (e.g. head -c 100M FILE > part.txt)");
+    fail("read_text", what, " ", bytes, " bytes (", (bytes + (1 << 20) - 1) >> 20, " MiB); ladder reads at most ",
+         kMaxTextBytes >> 20, " MiB of text, so give a smaller file (e.g. head -c 100M FILE > part.txt)");
 }
 
 // The regular files of a folder in name order, checked to hold at most kMaxTextBytes together.

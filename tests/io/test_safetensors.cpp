@@ -198,7 +198,8 @@ TEST_CASE("a header is JSON and nothing else: no NUL, no other bytes, no key twi
   write_bytes(path, plain_file("{" + x + "}    ", floats({1})));  // the format pads with spaces
   CHECK(load_safetensors(path, Checksum::if_present).tensors.at("x").to_vector() == std::vector<float>{1});
 
-  rejects(plain_file("{" + x + "}" + std::string("\0junk", 5), floats({1})), {"h.safetensors", "NUL byte at offset " + std::to_string(x.size() + 2)});
+  rejects(plain_file("{" + x + "}" + std::string("\0junk", 5), floats({1})),
+          {"h.safetensors", "NUL byte at offset " + std::to_string(x.size() + 2)});
   rejects(plain_file("{" + x + "}\n", floats({1})), {"from its first byte '{' to its closing '}', followed only by spaces"});
   rejects(plain_file(" {" + x + "}", floats({1})), {"first byte '{'"});
   rejects(plain_file("{" + x + "} x", floats({1})), {"malformed"});
