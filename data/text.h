@@ -25,8 +25,8 @@ std::string read_text_file(const std::string& path);
 size_t utf8_char_length(std::string_view text, size_t i);
 
 // Calls visit(std::string_view) with each character of a text in order, as a view of its bytes
-// (a stray byte counts as one character). Nothing is copied: a string per character would make a
-// 10 MB line cost 30 times its size.
+// (a stray byte counts as one character). Nothing is copied: with a std::string per character
+// (32 bytes each), loading and encoding a 10 MB line cost 800 MB.
 template <class Visit>
 void for_each_char(std::string_view text, Visit&& visit) {
   for (size_t i = 0; i < text.size();) {
