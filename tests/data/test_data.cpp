@@ -56,7 +56,7 @@ TEST_CASE("reading text: UTF-8 characters, and the files that are refused") {
 
 TEST_CASE("only regular files are read as text: no device, no named pipe, nothing past the size limit") {
   const Deadline deadline(60);  // before the fix, the named pipe blocked for ever
-  const std::string fifo = make_fifo(temp_file("pipe.txt", "").append(".fifo"));
+  const std::string fifo = make_fifo((fs::temp_directory_path() / ("ladder_data_" + std::to_string(getpid()) + "_pipe")).string());
   check_error([&] { read_text_file(fifo); }, {"read_text", fifo, "is a named pipe (FIFO), not a regular file"});
   check_error([&] { load_text({.data = temp_file("train.txt", numbered_lines(40)), .val = fifo}); }, {fifo, "named pipe"});
   check_error([] { read_text_file("/dev/zero"); }, {"read_text", "/dev/zero", "is a character device"});
