@@ -1,23 +1,17 @@
 #include "data/text.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <sstream>
 
 #include "core/error.h"
+#include "core/file.h"
 #include "core/random.h"
 
 namespace ladder::data {
 
-namespace {
-
-// Length of the UTF-8 sequence starting at text[i], or 0 when the bytes there are not valid
-// UTF-8: a bad lead or continuation byte, an overlong form, a surrogate, or beyond U+10FFFF.
-size_t utf8_length(const std::string& text, size_t i) {
+size_t utf8_char_length(std::string_view text, size_t i) {
   const auto lead = static_cast<unsigned char>(text[i]);
   const size_t n = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : (lead >> 3) == 0x1E ? 4 : 0;
   if (n == 0 || i + n > text.size()) return 0;
@@ -33,29 +27,50 @@ size_t utf8_length(const std::string& text, size_t i) {
   return n;
 }
 
+namespace {
+
+void check_text_size(const std::string& what, uint64_t bytes) {
+  if (bytes > kMaxTextBytes)
+    fail("read_text", what, " ", bytes, " bytes (", (bytes + (1 << 20) - 1) >> 20, " MiB); ladder reads at most ",
+         kMaxTextBytes >> 20, " MiB of text, so give a smaller file (e.g. head -c 100M FILE > part.txt)");
+}
+
+// The regular files of a folder in name order, checked to hold at most kMaxTextBytes together.
+std::vector<std::filesystem::path> files_in_folder(const std::string& path) {
+  std::vector<std::filesystem::path> files;
+  uint64_t total = 0;
+  try {
+    for (const auto& entry : std::filesystem::directory_iterator(path))
+      if (entry.is_regular_file() && !entry.is_symlink()) {
+        files.push_back(entry.path());
+        total += entry.file_size();
+      }
+  } catch (const std::filesystem::filesystem_error& e) {
+    fail("read_text", path, ": cannot read the folder: ", e.code().message());
+  }
+  if (files.empty()) fail("read_text", path, ": the folder has no files");
+  check_text_size(cat(path, ": the files in the folder hold"), total);
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
 }  // namespace
 
 std::string read_text_file(const std::string& path) {
-  if (std::filesystem::is_directory(path)) {
-    std::vector<std::filesystem::path> files;
-    for (const auto& entry : std::filesystem::directory_iterator(path))
-      if (entry.is_regular_file() && !entry.is_symlink()) files.push_back(entry.path());
-    if (files.empty()) fail("read_text", path, ": the folder has no files");
-    std::sort(files.begin(), files.end());
+  if (std::error_code error; std::filesystem::is_directory(path, error)) {
     std::string text;
-    for (const auto& file : files) text += read_text_file(file.string()) + "\n";
+    for (const auto& file : files_in_folder(path)) text += read_text_file(file.string()) + "\n";
     return text;
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("read_text", path, ": cannot open: ", std::strerror(errno));
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  const RegularFile file("read_text", path);
+  check_text_size(cat(path, ": the file holds"), file.size());
+  std::string text(file.size(), '\0');
+  file.read_at(0, text.data(), text.size());
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) fail("read_text", path, ": the file is empty");
   if (const size_t nul = text.find('\0'); nul != std::string::npos)
     fail("read_text", path, ": looks like a binary file (a NUL byte at offset ", nul, "); give a text file");
   for (size_t i = 0; i < text.size();) {
-    const size_t n = utf8_length(text, i);
+    const size_t n = utf8_char_length(text, i);
     if (n == 0) fail("read_text", path, ": is not UTF-8 text (an invalid byte at offset ", i, ")");
     i += n;
   }
@@ -64,11 +79,7 @@ std::string read_text_file(const std::string& path) {
 
 std::vector<std::string> utf8_chars(const std::string& text) {
   std::vector<std::string> chars;
-  for (size_t i = 0; i < text.size();) {
-    const size_t n = std::max<size_t>(1, utf8_length(text, i));  // a stray byte counts as one character
-    chars.push_back(text.substr(i, n));
-    i += n;
-  }
+  for_each_char(text, [&chars](std::string_view c) { chars.emplace_back(c); });
   return chars;
 }
 
@@ -85,7 +96,10 @@ std::vector<std::string> split_lines(const std::string& text) {
 
 std::string join_lines(const std::vector<std::string>& lines) {
   std::string out;
-  for (const std::string& line : lines) out += line + "\n";
+  for (const std::string& line : lines) {
+    out += line;
+    out += '\n';
+  }
   return out;
 }
 
@@ -98,11 +112,11 @@ TextData load_text(const TextOptions& options) {
   if (options.data.empty()) fail("load_text", "no training file given (--data)");
   if (!(options.val_fraction > 0 && options.val_fraction < 1))
     fail("load_text", "val_fraction must be in (0, 1), got ", options.val_fraction);
-  const std::vector<std::string> lines = split_lines(read_text_file(options.data));
+  std::vector<std::string> lines = split_lines(read_text_file(options.data));
   const std::set<std::string> distinct = [&] {
     std::set<std::string> s;
     for (const std::string& line : lines)
-      for (const std::string& c : utf8_chars(line)) s.insert(c);
+      for_each_char(line, [&s](std::string_view c) { s.insert(std::string(c)); });
     return s;
   }();
   if (distinct.size() < 2)
@@ -112,7 +126,7 @@ TextData load_text(const TextOptions& options) {
   TextData out;
   out.train_source = options.data;
   if (!options.val.empty()) {
-    out.train = lines;
+    out.train = std::move(lines);
     out.val = split_lines(read_text_file(options.val));
     out.val_source = options.val;
     return out;

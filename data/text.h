@@ -2,16 +2,39 @@
 // train/validation split.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ladder::data {
 
+// The most text read_text_file reads, from one file or a whole folder: generous for a corpus
+// (enwik8 is 95 MiB), small enough that a wrong path cannot fill the memory.
+inline constexpr uint64_t kMaxTextBytes = uint64_t{256} << 20;
+
 // The whole file; for a folder, every regular file in it, in name order, one after the other
 // (symbolic links are skipped: in /usr/share/common-licenses they repeat files). Throws
-// ladder::Error naming the file when it is missing, empty, binary (a NUL byte) or not UTF-8.
+// ladder::Error naming the file when it is missing, not a regular file (a device, a named pipe),
+// larger than kMaxTextBytes (checked before reading), empty, binary (a NUL byte) or not UTF-8.
 std::string read_text_file(const std::string& path);
+
+// Length in bytes of the UTF-8 character starting at text[i], or 0 when the bytes there are not
+// valid UTF-8: a bad lead or continuation byte, an overlong form, a surrogate, or beyond U+10FFFF.
+size_t utf8_char_length(std::string_view text, size_t i);
+
+// Calls visit(std::string_view) with each character of a text in order, as a view of its bytes
+// (a stray byte counts as one character). Nothing is copied: with a std::string per character
+// (32 bytes each), loading and encoding a 10 MB line cost 800 MB.
+template <class Visit>
+void for_each_char(std::string_view text, Visit&& visit) {
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = std::max<size_t>(1, utf8_char_length(text, i));
+    visit(text.substr(i, n));
+    i += n;
+  }
+}
 
 // The characters (Unicode code points, each as its UTF-8 bytes) of valid UTF-8 text.
 std::vector<std::string> utf8_chars(const std::string& text);

@@ -47,7 +47,7 @@ Tokenizer::Tokenizer(bool char_level, bool lowercase, std::vector<std::string> t
 Tokenizer Tokenizer::chars(const std::vector<std::string>& texts) {
   std::set<std::string> seen;
   for (const std::string& text : texts)
-    for (const std::string& c : utf8_chars(text)) seen.insert(c);
+    for_each_char(text, [&seen](std::string_view c) { seen.insert(std::string(c)); });
   std::vector<std::string> tokens = kSpecials;
   tokens.insert(tokens.end(), seen.begin(), seen.end());
   return Tokenizer(true, false, std::move(tokens));
@@ -70,7 +70,13 @@ std::vector<std::string> Tokenizer::split(const std::string& text) const {
 
 std::vector<int> Tokenizer::encode(const std::string& text) const {
   std::vector<int> ids;
-  for (const std::string& piece : split(text)) ids.push_back(id(piece));
+  auto add = [&](std::string_view piece) { ids.push_back(id(std::string(piece))); };
+  if (char_level_) {
+    ids.reserve(text.size());  // at most one id per byte; growing by doubling would need up to 3x
+    for_each_char(text, add);  // not split(): a string per character would cost 32 bytes each
+  } else {
+    for (const std::string& word : split_words(text, lowercase_)) add(word);
+  }
   return ids;
 }
 

@@ -2,6 +2,7 @@
 // and a thousand corrupted files that must each load unchanged or throw.
 #include "helpers.h"
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -10,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "data/tokenizer.h"
+#include "file_helpers.h"
 #include "io/checkpoint.h"
 #include "io/safetensors.h"
 #include "nn/linear.h"
@@ -18,6 +20,10 @@
 using namespace ladder;
 using namespace ladder::io;
 using ladder::testing::check_error;
+using ladder::testing::Deadline;
+using ladder::testing::make_fifo;
+using ladder::testing::make_sparse;
+using ladder::testing::peak_memory_growth;
 namespace fs = std::filesystem;
 
 namespace {
@@ -38,6 +44,12 @@ std::string read_bytes(const std::string& path) {
 
 void write_bytes(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// Writes `bytes` to `path` and checks that loading them fails with every fragment in the message.
+void check_rejected(const std::string& path, const std::string& bytes, std::initializer_list<std::string> fragments) {
+  write_bytes(path, bytes);
+  check_error([&] { load_safetensors(path, Checksum::if_present); }, fragments);
 }
 
 // A file in the plain format (no checksum), as another tool would write it.
@@ -124,8 +136,7 @@ TEST_CASE("every kind of bad file is rejected with a message naming the file and
   TempDir dir;
   const std::string path = dir.file("bad.safetensors");
   auto rejects = [&](const std::string& bytes, std::initializer_list<std::string> fragments) {
-    write_bytes(path, bytes);
-    check_error([&] { load_safetensors(path, Checksum::if_present); }, fragments);
+    check_rejected(path, bytes, fragments);
   };
   check_error([&] { load_safetensors(dir.file("nope.safetensors")); }, {"load_safetensors", "nope.safetensors", "cannot open"});
   rejects("abc", {"bad.safetensors", "has 3 bytes"});
@@ -150,6 +161,140 @@ TEST_CASE("every kind of bad file is rejected with a message naming the file and
   std::string bytes = read_bytes(path);
   bytes.back() ^= 0x40;  // one bit of one value
   rejects(bytes, {"checksum mismatch", "corrupted"});
+}
+
+TEST_CASE("only a regular file is read as a checkpoint, and only by the sizes its header declares") {
+  const Deadline deadline(60);  // before the fix, the named pipe blocked for ever
+  TempDir dir;
+  check_error([&] { load_safetensors(dir.path.string()); },
+              {"load_safetensors", dir.path.string(), "is a folder, not a regular file"});
+  fs::create_symlink("/dev/zero", dir.file("zero.safetensors"));
+  check_error([&] { load_safetensors(dir.file("zero.safetensors")); },
+              {"zero.safetensors", "is a character device (a link to /dev/zero), not a regular file"});
+  const std::string fifo = make_fifo(dir.file("pipe.safetensors"));
+  check_error([&] { load_safetensors(fifo); }, {"pipe.safetensors", "is a named pipe (FIFO), not a regular file"});
+
+  // 1 GiB of zeros: the header length is 0, so only 8 bytes are read.
+  const std::string zeros = make_sparse(dir.file("zeros.safetensors"), "", uint64_t{1} << 30);
+  // A good header with one tensor, then a hole of 1 GiB that no tensor accounts for.
+  const std::string head = plain_file(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", floats({1}));
+  const std::string holed = make_sparse(dir.file("holed.safetensors"), head, uint64_t{1} << 30);
+  const int64_t grown = peak_memory_growth([&] {
+    check_error([&] { load_safetensors(zeros); }, {"zeros.safetensors", "malformed"});
+    check_error([&] { load_safetensors(holed, Checksum::if_present); },
+                {"holed.safetensors", std::to_string((uint64_t{1} << 30) - head.size()) + " bytes after the last tensor"});
+  });
+  CHECK(grown < (16 << 20));
+  MESSAGE("refusing two 1 GiB sparse checkpoints raised the peak memory by ", grown >> 10, " KiB");
+}
+
+TEST_CASE("a header is JSON and nothing else: no NUL, no other bytes, no key twice") {
+  TempDir dir;
+  const std::string path = dir.file("h.safetensors");
+  auto rejects = [&](const std::string& bytes, std::initializer_list<std::string> fragments) {
+    check_rejected(path, bytes, fragments);
+  };
+  const std::string x = R"("x":{"dtype":"F32","shape":[1],"data_offsets":[0,4]})";
+  write_bytes(path, plain_file("{" + x + "}    ", floats({1})));  // the format pads with spaces
+  CHECK(load_safetensors(path, Checksum::if_present).tensors.at("x").to_vector() == std::vector<float>{1});
+
+  rejects(plain_file("{" + x + "}" + std::string("\0junk", 5), floats({1})),
+          {"h.safetensors", "NUL byte at offset " + std::to_string(x.size() + 2)});
+  rejects(plain_file("{" + x + "}\n", floats({1})), {"from its first byte '{' to its closing '}', followed only by spaces"});
+  rejects(plain_file(" {" + x + "}", floats({1})), {"first byte '{'"});
+  rejects(plain_file("{" + x + "} x", floats({1})), {"malformed"});
+  rejects(plain_file("{" + x + "," + x + "}", floats({1})), {"the header names \"x\" twice"});
+  rejects(plain_file(R"({"x":{"dtype":"F32","dtype":"F16","shape":[1],"data_offsets":[0,4]}})", floats({1})),
+          {"\"dtype\" appears twice in the entry of \"x\""});
+  rejects(plain_file(R"({"__metadata__":{"a":"1","a":"2"}})", ""), {"\"a\" appears twice in the entry of \"__metadata__\""});
+
+  // The checksum covers the header as parsed: a NUL would hide the bytes after it from both.
+  save_safetensors(path, {{"x", tensor({1})}});
+  std::string bytes = read_bytes(path);
+  uint64_t n;
+  std::memcpy(&n, bytes.data(), 8);
+  const size_t close = bytes.rfind('}', 8 + n - 1);
+  bytes.insert(close + 1, std::string("\0\"y\":1", 6));
+  n += 6;
+  std::memcpy(bytes.data(), &n, 8);
+  rejects(bytes, {"NUL byte"});
+}
+
+TEST_CASE("saving and loading refuse the same tensor names, with the same reason") {
+  TempDir dir;
+  const std::string path = dir.file("n.safetensors");
+  auto reason = [](const std::string& message) { return message.substr(message.find("cannot name a tensor")); };
+  for (const std::string& name : {std::string(), std::string("a\0b", 3), std::string("a\nb"), std::string("../x"),
+                                  std::string("a..b"), std::string(".x"), std::string("x.")}) {
+    CAPTURE(name);
+    std::string saving, loading;
+    try {
+      save_safetensors(path, {{name, ones({1})}});
+    } catch (const Error& e) {
+      saving = e.what();
+    }
+    const std::string key = nlohmann::json(name).dump();
+    write_bytes(dir.file("bad.safetensors"),
+                plain_file("{" + key + R"(:{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", floats({1})));
+    try {
+      load_safetensors(dir.file("bad.safetensors"), Checksum::if_present);
+    } catch (const Error& e) {
+      loading = e.what();
+    }
+    REQUIRE(saving.find("save_safetensors") == 0);
+    REQUIRE(loading.find("load_safetensors") == 0);
+    CHECK(saving.find(key + " cannot name a tensor") != std::string::npos);
+    CHECK(reason(saving) == reason(loading));
+  }
+  check_error([&] { save_safetensors(path, {{"a\nb", ones({1})}}); }, {"\"a\\nb\" cannot name a tensor", "control character"});
+  check_error([&] { save_safetensors(path, {{"../x", ones({1})}}); }, {"empty part between dots"});
+  check_error([&] { save_safetensors(path, {{"bad\xff", ones({1})}}); }, {"not valid UTF-8"});
+  for (const std::string name : {"layer.weight", "dense/kernel:0", "gr\xc3\xbc\xc3\x9f" "e"}) {  // what other tools write
+    save_safetensors(path, {{name, ones({1})}});
+    CHECK(load_safetensors(path).tensors.count(name) == 1);
+  }
+}
+
+TEST_CASE("a shape whose element count overflows is refused before anything uses it") {
+  TempDir dir;
+  const std::string path = dir.file("s.safetensors");
+  auto with_shape = [&](const std::string& shape) {
+    write_bytes(path, plain_file(R"({"x":{"dtype":"F32","shape":)" + shape + R"(,"data_offsets":[0,0]}})", ""));
+  };
+  for (const std::string shape : {"[0,1099511627776,1099511627776,1099511627776]", "[1099511627776,1099511627776,0]",
+                                  "[2199023255552,0]"}) {
+    with_shape(shape);
+    check_error([&] { load_safetensors(path, Checksum::if_present); }, {"tensor 'x': shape " + shape, "too large"});
+  }
+  with_shape("[0,1048576,1048576]");  // no elements, and 2^40 is not too large
+  CHECK(load_safetensors(path, Checksum::if_present).tensors.at("x").shape() == Shape{0, 1048576, 1048576});
+  with_shape("[1048576,1048576]");
+  check_error([&] { load_safetensors(path, Checksum::if_present); }, {"(1048576,1048576) needs 4398046511104 bytes"});
+}
+
+TEST_CASE("a save removes the temporary files that killed saves left behind, never a live process's") {
+  TempDir dir;
+  const pid_t dead = fork();  // a child that is gone once reaped: its pid belongs to no process
+  if (dead == 0) _exit(0);
+  REQUIRE(dead > 0);
+  REQUIRE(waitpid(dead, nullptr, 0) == dead);
+  auto temp = [&](const std::string& name, pid_t pid) {
+    const std::string file = dir.file("." + name + ".tmp-" + std::to_string(pid));
+    write_bytes(file, std::string(1000, 'x'));
+    return file;
+  };
+  const std::string stale = temp("model.safetensors", dead);
+  const std::string stale_other = temp("optimizer.safetensors", dead);
+  const std::string ours = temp("optimizer.safetensors", getpid());  // this process: a save in progress
+  const std::string parents = temp("model.safetensors", getppid());  // another live process
+  const std::string not_a_checkpoint = temp("notes.txt", dead);
+  save_safetensors(dir.file("model.safetensors"), {{"x", ones({2})}});
+  CHECK(!fs::exists(stale));
+  CHECK(!fs::exists(stale_other));
+  CHECK(fs::exists(ours));
+  CHECK(fs::exists(parents));
+  CHECK(fs::exists(not_a_checkpoint));
+  CHECK(load_safetensors(dir.file("model.safetensors")).tensors.at("x").to_vector() == std::vector<float>{1, 1});
 }
 
 TEST_CASE("a thousand corrupted or truncated copies each load unchanged or throw") {
