@@ -158,6 +158,31 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
                   const Tensor& weight, const Tensor& bias, bool training, float momentum = 0.1f,
                   float eps = 1e-5f);
 
+// ---- attention (core/ops/attention.cpp); q (B,H,T,D), k and v (B,H,S,D) ----
+struct AttentionOptions {
+  std::optional<float> scale;  // multiplies q . k; unset: 1/sqrt(D)
+  // Query i sees keys j <= i + causal_offset. The queries are the last T positions of a sequence
+  // whose first S are the keys only when causal_offset = S - T (a KV cache holding S - T earlier
+  // positions); the default 0 aligns query 0 with key 0, as PyTorch's is_causal does.
+  bool causal = false;
+  int64_t causal_offset = 0;
+  Tensor key_padding_mask;  // (B,S): 1 for a real key, 0 for padding (the opposite of PyTorch's)
+  float dropout = 0;        // drops weights (and scales the rest by 1/(1-p)) when training
+  bool training = true;
+  Generator* generator = nullptr;  // draws the dropout mask's seed; null: default_generator()
+};
+// softmax(scale * q k^T, hidden keys removed) v -> (B,H,T,D). A query that sees no key gets zeros
+// and passes no gradient. Fused and tiled (FlashAttention): memory O(B*H*T*D), never (T,S).
+Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                                    const AttentionOptions& options = {});
+// The same from plain ops (matmul, where, softmax, matmul), holding the (B,H,T,S) weights: the
+// version to read, and the reference the fused op is tested against.
+Tensor scaled_dot_product_attention_naive(const Tensor& q, const Tensor& k, const Tensor& v,
+                                          const AttentionOptions& options = {});
+// The weights the naive version multiplies v by -> (B,H,T,S), for attention maps: rows sum to 1
+// (0 for a query that sees no key), after dropout when it applies.
+Tensor attention_weights(const Tensor& q, const Tensor& k, const AttentionOptions& options = {});
+
 // ---- recurrent layers (core/ops/recurrent.cpp) ----
 // One layer over a whole sequence, fused: the input projection of every step in one GEMM, one
 // GEMM per step for the hidden state, the gate nonlinearities in one loop, and a hand-written
