@@ -191,6 +191,7 @@ void backward_row_tile(const AttentionProblem& p, int64_t bh, int64_t i0, int64_
     delta[r] = sum;
   }
   std::fill_n(dq_tile, rows * D, 0.0f);
+  if (p.dropout == 0) std::fill_n(keep, kKeyTile, 1.0f);  // else drawn for each row below
 
   const int64_t key_end = visible_end(p, i0 + rows - 1);
   for (int64_t j0 = 0; j0 < key_end; j0 += kKeyTile) {
@@ -211,9 +212,8 @@ void backward_row_tile(const AttentionProblem& p, int64_t bh, int64_t i0, int64_
 #pragma omp simd
       for (int64_t j = 0; j < cols; ++j) {
         const float prob = fast_exp(pr[j] - row_lse);  // hidden keys: exp(-inf) = 0
-        const float mask = p.dropout > 0 ? keep[j] : 1.0f;
-        kpr[j] = prob * mask;
-        dpr[j] = prob * (dpr[j] * mask - row_delta);  // dS
+        kpr[j] = prob * keep[j];
+        dpr[j] = prob * (dpr[j] * keep[j] - row_delta);  // dS
       }
     }
     // dv_tile (cols, D) += kept_probs^T (cols, rows) @ dout_tile (rows, D)
