@@ -98,7 +98,8 @@ int64_t zigzag(int64_t t, int64_t n) { return t % 2 == 0 ? t / 2 : n - 1 - t / 2
 template <class Body>
 void for_each_row_tile(const AttentionProblem& p, const Body& body) {
   const int64_t tiles = (p.queries + kRowTile - 1) / kRowTile;
-  const int64_t work_per_tile = kRowTile * std::max<int64_t>(p.keys, 1) * std::max<int64_t>(p.dim, 1);
+  const int64_t rows = std::min(kRowTile, p.queries);
+  const int64_t work_per_tile = rows * std::max<int64_t>(p.keys, 1) * std::max<int64_t>(p.dim, 1);
   parallel_for_blocks(p.batch * p.heads * tiles, work_per_tile, [&](int64_t begin, int64_t end, int block) {
     for (int64_t item = begin; item < end; ++item) {
       const int64_t i0 = zigzag(item % tiles, tiles) * kRowTile;

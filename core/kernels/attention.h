@@ -30,7 +30,8 @@ struct AttentionProblem {
 // over the keys query i sees (keep_ij is 0 or 1/(1-dropout), see attention_dropout_mask).
 // Tiled: one tile of query rows against one tile of keys at a time, with the online softmax, so
 // memory beyond the outputs is a few tiles per thread, never (T,S). Threads share out the
-// B*H*ceil(T/kAttentionRowTile) row tiles, each worth about kAttentionRowTile*S*D of work.
+// B*H*ceil(T/kAttentionRowTile) row tiles, each worth about
+// min(kAttentionRowTile, T)*S*D of work.
 void attention_forward(const AttentionProblem& p, const float* q, const float* k, const float* v, float* out,
                        float* lse);
 // The gradients dq (B,H,T,D), dk and dv (B,H,S,D), all overwritten, from dout and the saved out
