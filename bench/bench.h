@@ -2,6 +2,7 @@
 // and printing one line per workload: name ours_ms=... ref_ms=... ratio=...
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <utility>
@@ -40,5 +41,9 @@ void report(const std::string& name, double ours_ms, double ref_ms, const std::s
 void run_core();
 void run_cnn();
 void run_rnn();
+void run_attention();
+// The peak memory one attention forward + backward at this length adds, printed in bytes (run by
+// run_attention in a fresh process: ladder_bench --attention-peak-memory T).
+void attention_peak_memory(int64_t length);
 
 }  // namespace ladder::bench

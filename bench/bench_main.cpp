@@ -1,4 +1,4 @@
-// ladder_bench [core|cnn|rnn|all]: each workload in ladder and in its reference, side by side.
+// ladder_bench [core|cnn|rnn|attention|all]: each workload in ladder and in its reference, side by side.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -9,18 +9,24 @@
 
 int main(int argc, char** argv) {
   const std::string which = argc > 1 ? argv[1] : "all";
+  if (which == "--attention-peak-memory" && argc == 3) {  // bench_attention.cpp runs this in a fresh process
+    ladder::bench::attention_peak_memory(std::atoll(argv[2]));
+    return 0;
+  }
   std::printf("BLAS: %s\n", ladder::blas_config().c_str());
   const char* coretype = std::getenv("OPENBLAS_CORETYPE");
   std::printf("OPENBLAS_CORETYPE=%s  OMP_NUM_THREADS=%s\n", coretype ? coretype : "(unset)",
               std::getenv("OMP_NUM_THREADS") ? std::getenv("OMP_NUM_THREADS") : "(unset)");
   try {
-    if (which != "core" && which != "cnn" && which != "rnn" && which != "all") {
-      std::fprintf(stderr, "ladder_bench: unknown benchmark '%s'; available: core, cnn, rnn, all\n", which.c_str());
+    if (which != "core" && which != "cnn" && which != "rnn" && which != "attention" && which != "all") {
+      std::fprintf(stderr, "ladder_bench: unknown benchmark '%s'; available: core, cnn, rnn, attention, all\n",
+                   which.c_str());
       return 2;
     }
     if (which == "core" || which == "all") ladder::bench::run_core();
     if (which == "cnn" || which == "all") ladder::bench::run_cnn();
     if (which == "rnn" || which == "all") ladder::bench::run_rnn();
+    if (which == "attention" || which == "all") ladder::bench::run_attention();
   } catch (const ladder::Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 2;

@@ -138,7 +138,7 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
 Tensor dropout(const Tensor& x, float p, bool training, Generator& gen = default_generator());
 Tensor cumsum(const Tensor& x, int64_t dim);
 
-// ---- attention (core/ops/attention.cpp) ----
+// ---- masked softmax (core/ops/masked_softmax.cpp) ----
 // Softmax over the last dim of x (..., S) taken over the visible keys only: visible (..., S) holds
 // 1 (visible) or 0 (masked) and its leading dims broadcast to x's (scores (B,Q,S) with a key padding
 // mask (B,1,S)). Masked keys get exactly 0 and no gradient, whatever x holds there; a row with no
@@ -164,6 +164,31 @@ Tensor avg_pool2d(const Tensor& x, Pool2dOptions options = {});  // padding coun
 Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
                   const Tensor& weight, const Tensor& bias, bool training, float momentum = 0.1f,
                   float eps = 1e-5f);
+
+// ---- attention (core/ops/attention.cpp); q (B,H,T,D), k and v (B,H,S,D) ----
+struct AttentionOptions {
+  std::optional<float> scale;  // multiplies q . k; unset: 1/sqrt(D)
+  // Query i sees keys j <= i + causal_offset. The queries are the last T positions of a sequence
+  // whose first S are the keys only when causal_offset = S - T (a KV cache holding S - T earlier
+  // positions); the default 0 aligns query 0 with key 0, as PyTorch's is_causal does.
+  bool causal = false;
+  int64_t causal_offset = 0;
+  Tensor key_padding_mask;  // (B,S): 1 for a real key, 0 for padding (the opposite of PyTorch's)
+  float dropout = 0;        // drops weights (and scales the rest by 1/(1-p)) when training
+  bool training = true;
+  Generator* generator = nullptr;  // draws the dropout mask's seed; null: default_generator()
+};
+// softmax(scale * q k^T, hidden keys removed) v -> (B,H,T,D). A query that sees no key gets zeros
+// and passes no gradient. Fused and tiled (FlashAttention): memory O(B*H*T*D), never (T,S).
+Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                                    const AttentionOptions& options = {});
+// The same from plain ops (matmul, where, softmax, matmul), holding the (B,H,T,S) weights: the
+// version to read, and the reference the fused op is tested against.
+Tensor scaled_dot_product_attention_naive(const Tensor& q, const Tensor& k, const Tensor& v,
+                                          const AttentionOptions& options = {});
+// The weights the naive version multiplies v by -> (B,H,T,S), for attention maps: rows sum to 1
+// (0 for a query that sees no key), after dropout when it applies.
+Tensor attention_weights(const Tensor& q, const Tensor& k, const AttentionOptions& options = {});
 
 // ---- recurrent layers (core/ops/recurrent.cpp) ----
 // One layer over a whole sequence, fused: the input projection of every step in one GEMM, one

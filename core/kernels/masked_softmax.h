@@ -1,5 +1,5 @@
 // Softmax over the rows of a (rows, cols) buffer, restricted to the columns each row may see.
-// The kernel of masked_softmax (core/ops/attention.cpp); its naive twin is composed of ops
+// The kernel of masked_softmax (core/ops/masked_softmax.cpp); its naive twin is composed of ops
 // (nn::masked_softmax_naive), which the tests compare it against.
 #pragma once
 

@@ -1,74 +1,110 @@
-// Attention ops. masked_softmax: a softmax over the keys each query may see, fused (one kernel
-// forward, one backward) so that masked keys are skipped, never filled with -inf and exponentiated.
-#include <memory>
-#include <vector>
+// Scaled dot-product attention: the fused op (core/kernels/attention.cpp does the work) and its
+// naive twin written with plain ops.
+#include <cmath>
 
 #include "core/autograd.h"
 #include "core/error.h"
-#include "core/kernels/masked_softmax.h"
+#include "core/kernels/attention.h"
 #include "core/ops.h"
 
 namespace ladder {
 
 namespace {
 
-// For each row of x (one per position in its leading dims, row-major), the row of `visible` it
-// reads: visible's leading dims are aligned right with x's and broadcast where they are 1 or absent.
-std::vector<int64_t> mask_rows(const Shape& x_leading, const Shape& visible_leading) {
-  const size_t rank = x_leading.size(), offset = rank - visible_leading.size();
-  std::vector<int64_t> stride(rank, 0);
-  int64_t step = 1;
-  for (size_t d = rank; d-- > offset;) {
-    const int64_t size = visible_leading[d - offset];
-    stride[d] = size == 1 ? 0 : step;
-    step *= size;
+// Checks the shapes and options and turns them into the kernels' description. v may be undefined
+// (attention_weights has none). Draws the dropout seed when dropout applies.
+AttentionProblem problem_of(const char* op, const Tensor& q, const Tensor& k, const Tensor& v,
+                            const AttentionOptions& options) {
+  if (q.dim() != 4)
+    fail(op, "q must be (B,H,T,D) (batch, heads, queries, head dim), got ", shape_str(q.shape()),
+         "; split (B,T,H*D) into heads with reshape to (B,T,H,D) and transpose(1, 2)");
+  if (k.dim() != 4) fail(op, "k must be (B,H,S,D) (batch, heads, keys, head dim), got ", shape_str(k.shape()));
+  if (k.size(0) != q.size(0) || k.size(1) != q.size(1) || k.size(3) != q.size(3))
+    fail(op, "q ", shape_str(q.shape()), " and k ", shape_str(k.shape()),
+         " must agree in batch, heads and head dim: (B,H,T,D) and (B,H,S,D)");
+  if (v.defined() && v.shape() != k.shape())
+    fail(op, "v must have k's shape ", shape_str(k.shape()), " (one value vector per key), got ",
+         shape_str(v.shape()));
+  const int64_t B = q.size(0), S = k.size(2);
+  const Tensor& padding = options.key_padding_mask;
+  if (padding.defined() && padding.shape() != Shape{B, S})
+    fail(op, "key_padding_mask must be (B,S) = (", B, ",", S, "), 1 for a real key and 0 for padding, got ",
+         shape_str(padding.shape()));
+  if (!(options.dropout >= 0 && options.dropout <= 1)) fail(op, "dropout must be in [0, 1], got ", options.dropout);
+  if (options.scale && !std::isfinite(*options.scale)) fail(op, "scale must be a finite number, got ", *options.scale);
+
+  AttentionProblem p;
+  p.batch = B;
+  p.heads = q.size(1);
+  p.queries = q.size(2);
+  p.keys = S;
+  p.dim = q.size(3);
+  p.scale = options.scale ? *options.scale : 1.0f / std::sqrt(static_cast<float>(std::max<int64_t>(p.dim, 1)));
+  p.causal = options.causal;
+  p.causal_offset = options.causal_offset;
+  p.key_padding = padding.defined() ? padding.data() : nullptr;
+  if (options.training && options.dropout > 0) {
+    p.dropout = options.dropout;
+    p.dropout_seed = (options.generator ? *options.generator : default_generator()).next_u64();
   }
-  std::vector<int64_t> rows(numel(x_leading)), index(rank, 0);
-  int64_t at = 0;
-  for (int64_t& row : rows) {
-    row = at;
-    for (size_t d = rank; d-- > 0;) {  // the next position, an odometer over x's leading dims
-      at += stride[d];
-      if (++index[d] < x_leading[d]) break;
-      at -= index[d] * stride[d];
-      index[d] = 0;
-    }
-  }
-  return rows;
+  return p;
 }
 
-void check_visible(const Tensor& x, const Tensor& visible) {
-  if (x.dim() == 0) fail("masked_softmax", "x must have a keys dim (the last one), got a scalar");
-  if (visible.dim() == 0 || visible.size(-1) != x.size(-1))
-    fail("masked_softmax", "visible ", shape_str(visible.shape()), " must end in the keys dim of x ",
-         shape_str(x.shape()), " (", x.size(-1), " keys); a key padding mask (B,S) for scores (B,Q,S) is passed as (B,1,S)");
-  if (broadcast_shapes(x.shape(), visible.shape(), "masked_softmax") != x.shape())
-    fail("masked_softmax", "visible ", shape_str(visible.shape()), " does not broadcast to x ", shape_str(x.shape()),
-         " without growing x");
-  for (int64_t i = 0; i < visible.numel(); ++i) {
-    const float v = visible.data()[i];
-    if (v != 0 && v != 1)
-      fail("masked_softmax", "visible holds ", v, " at element ", i, "; it must hold 1 (visible key) or 0 (masked)");
+// The weights of the naive version: (B,H,T,S).
+Tensor naive_weights(const AttentionProblem& p, const Tensor& q, const Tensor& k, const Tensor& key_padding_mask) {
+  const Tensor scores = matmul(q, k, {.transpose_b = true}) * p.scale;  // (B,H,T,S)
+  Tensor weights;
+  if (!p.causal && !p.key_padding) {
+    weights = softmax(scores, -1);
+  } else {
+    // visible (B or 1, 1, T, S): 1 where query i may look at key j.
+    Tensor visible = p.causal ? tril_mask(p.queries, p.keys, p.causal_offset) : ones({p.queries, p.keys});
+    if (p.key_padding) visible = visible * reshape(key_padding_mask.detach(), {p.batch, 1, 1, p.keys});
+    // A row with no visible key is all -inf, and its softmax NaN; the outer where puts 0 there
+    // instead, and where sends exactly 0 back, never 0 * NaN.
+    const Tensor hidden_scores = where(visible, scores, scalar(-INFINITY));
+    weights = where(visible, softmax(hidden_scores, -1), scalar(0));
   }
+  if (p.dropout > 0) {
+    Tensor keep = empty({p.batch, p.heads, p.queries, p.keys});
+    attention_dropout_mask(p, keep.data());
+    weights = weights * keep;
+  }
+  return weights;
 }
 
 }  // namespace
 
-Tensor masked_softmax(const Tensor& x, const Tensor& visible) {
-  check_visible(x, visible);
-  const int64_t cols = x.size(-1), rows = cols == 0 ? 0 : x.numel() / cols;
-  const Shape x_leading(x.shape().begin(), x.shape().end() - 1);
-  const Shape visible_leading(visible.shape().begin(), visible.shape().end() - 1);
-  auto row_of = std::make_shared<const std::vector<int64_t>>(mask_rows(x_leading, visible_leading));
-  Tensor y = empty(x.shape());
-  masked_softmax_rows(x.data(), visible.data(), row_of->data(), y.data(), rows, cols);
-  // The mask is a constant: only x gets a gradient.
-  return record("masked_softmax", y, {x}, Saved{y, visible},
-                [y = y.detach(), visible = visible.detach(), row_of, rows, cols](const Tensor& gy, NeedsGrad) -> Grads {
-                  Tensor gx = empty(y.shape());
-                  masked_softmax_backward_rows(y.data(), gy.data(), visible.data(), row_of->data(), gx.data(), rows, cols);
-                  return {gx};
+// q (B,H,T,D), k v (B,H,S,D) -> (B,H,T,D). The forward keeps out and the row log-sum-exp lse
+// (B,H,T); the backward recomputes the weights tile by tile from them.
+Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& options) {
+  const char* op = "scaled_dot_product_attention";
+  const AttentionProblem p = problem_of(op, q, k, v, options);
+  Tensor out = empty(q.shape()), lse = empty({p.batch, p.heads, p.queries});
+  attention_forward(p, q.data(), k.data(), v.data(), out.data(), lse.data());
+  const Tensor padding = options.key_padding_mask.defined() ? options.key_padding_mask.detach() : Tensor();
+  Saved saved{q, k, v, out};
+  if (padding.defined()) saved.push_back(padding);
+  return record(op, out, {q, k, v}, saved,
+                [p, q = q.detach(), k = k.detach(), v = v.detach(), out = out.detach(), lse, padding](
+                    const Tensor& gout, NeedsGrad) -> Grads {
+                  AttentionProblem problem = p;  // the mask's values, kept alive by `padding`
+                  problem.key_padding = padding.defined() ? padding.data() : nullptr;
+                  Tensor dq = empty(q.shape()), dk = empty(k.shape()), dv = empty(v.shape());
+                  attention_backward(problem, q.data(), k.data(), v.data(), out.data(), lse.data(), gout.data(),
+                                     dq.data(), dk.data(), dv.data());
+                  return {dq, dk, dv};
                 });
+}
+
+Tensor scaled_dot_product_attention_naive(const Tensor& q, const Tensor& k, const Tensor& v,
+                                          const AttentionOptions& options) {
+  const AttentionProblem p = problem_of("scaled_dot_product_attention_naive", q, k, v, options);
+  return matmul(naive_weights(p, q, k, options.key_padding_mask), v);
+}
+
+Tensor attention_weights(const Tensor& q, const Tensor& k, const AttentionOptions& options) {
+  return naive_weights(problem_of("attention_weights", q, k, Tensor(), options), q, k, options.key_padding_mask);
 }
 
 }  // namespace ladder

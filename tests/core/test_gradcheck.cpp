@@ -166,6 +166,30 @@ const std::vector<GradCase>& cases() {
        }},
       {"batch_norm/eval_2d", {{{5, 3}}, {{3}}, {{3}}},
        [](Inputs x) { return batch_norm(x[0], full({3}, 0.5f), full({3}, 2), x[1], x[2], false); }},
+      // ---- attention: q (B,H,T,D), k and v (B,H,S,D) ----
+      {"scaled_dot_product_attention", {{{2, 2, 3, 4}}, {{2, 2, 5, 4}}, {{2, 2, 5, 4}}},
+       [](Inputs x) { return scaled_dot_product_attention(x[0], x[1], x[2]); }},
+      {"scaled_dot_product_attention/causal_offset_padding", {{{2, 1, 4, 3}}, {{2, 1, 5, 3}}, {{2, 1, 5, 3}}},
+       [](Inputs x) {  // batch 1 pads keys 1 and 3; the offset -1 leaves row 0 with no key
+         const Tensor padding = tensor({1, 1, 1, 1, 1, 1, 0, 1, 0, 1}, {2, 5});
+         return scaled_dot_product_attention(x[0], x[1], x[2],
+                                             {.causal = true, .causal_offset = -1, .key_padding_mask = padding});
+       }},
+      {"scaled_dot_product_attention/dropout", {{{1, 2, 3, 4}}, {{1, 2, 4, 4}}, {{1, 2, 4, 4}}},
+       [](Inputs x) {
+         Generator gen(3);  // the same mask on every call
+         return scaled_dot_product_attention(x[0], x[1], x[2], {.scale = 0.8f, .dropout = 0.3f, .generator = &gen});
+       }},
+      {"scaled_dot_product_attention_naive", {{{1, 2, 3, 4}}, {{1, 2, 4, 4}}, {{1, 2, 4, 4}}},
+       [](Inputs x) {
+         return scaled_dot_product_attention_naive(x[0], x[1], x[2], {.causal = true, .causal_offset = 1,
+                                                                    .key_padding_mask = tensor({1, 0, 1, 1}, {1, 4})});
+       }},
+      {"attention_weights", {{{2, 1, 3, 4}}, {{2, 1, 5, 4}}},
+       [](Inputs x) {
+         return attention_weights(x[0], x[1], {.causal = true, .causal_offset = 2,
+                                               .key_padding_mask = tensor({1, 1, 0, 1, 1, 0, 0, 0, 0, 0}, {2, 5})});
+       }},
       // ---- recurrent layers: x (T,B,I), h0 (B,H), w_ih (G*H,I), w_hh (G*H,H), b_ih, b_hh ----
       {"rnn_layer", {{{3, 2, 3}}, {{2, 4}}, {{4, 3}, -0.7f, 0.7f}, {{4, 4}, -0.7f, 0.7f}, {{4}}, {{4}}},
        [](Inputs x) { return rnn_layer(x[0], x[1], x[2], x[3], x[4], x[5]); }},
