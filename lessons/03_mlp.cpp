@@ -89,9 +89,7 @@ SpiralResult spirals(lessons::Run& run, bool quick, uint64_t seed) {
     if (c.hidden.empty()) linear = model;
     if (test_acc > best_acc) best_acc = test_acc, best = model, best_name = c.name;  // ties: the smaller model
   }
-  lessons::LineChart chart{"Spirals: test accuracy while training", "step", "test accuracy", curves};
-  chart.legend_outside = true;
-  run.wrote(lessons::save_line_chart(run.path("spirals_accuracy"), chart));
+  run.wrote(lessons::save_line_chart(run.path("spirals_accuracy"), {"Spirals: test accuracy while training", "step", "test accuracy", curves}));
   for (auto [stem, model, title] : {std::tuple{"spirals_linear", linear, std::string("Spirals: linear model")},
                                     std::tuple{"spirals_best", best, "Spirals: " + best_name}})
     run.wrote(lessons::save_decision_regions(run.path(stem),

@@ -300,10 +300,8 @@ void bptt(lessons::Run& run, const lessons::CommonFlags& flags, const LMRun& lm,
   const std::vector<double> norms = gradient_on_text(*lm.model, lm.val_ids, T, gen);
   std::printf("  the trained model on text: %.3g times\n", norms.front() / norms.back());
   series.push_back(per_step_series("trained, on text", norms));
-  lessons::LineChart chart{"Gradient reaching each step (BPTT)", "time step t",
-                           "|dL/dh_t| (log scale)", series, /*log_y=*/true};
-  chart.legend_outside = true;
-  run.wrote(lessons::save_line_chart(run.path("bptt_gradients"), chart));
+  run.wrote(lessons::save_line_chart(run.path("bptt_gradients"),
+                                     {"Gradient reaching each step (BPTT)", "time step t", "|dL/dh_t| (log scale)", series, /*log_y=*/true}));
 
   // Plain SGD from a large W_hh, with and without clipping. (Adam divides every gradient by its
   // own running size, which hides an explosion; SGD steps in proportion to it.) Before and after
@@ -347,10 +345,8 @@ void bptt(lessons::Run& run, const lessons::CommonFlags& flags, const LMRun& lm,
   run.wrote(lessons::save_line_chart(run.path("clipping"), {title, "step", "training loss (nats per character)", losses_by_run}));
   run.wrote(lessons::save_line_chart(run.path("clipping_grad_norm"),
                                      {title, "step", "gradient norm (log scale)", norms_by_run, /*log_y=*/true}));
-  lessons::LineChart chart_after{"Gradient reaching each step, before and after SGD", "time step t", "|dL/dh_t| (log scale)",
-                                 per_step, /*log_y=*/true};
-  chart_after.legend_outside = true;
-  run.wrote(lessons::save_line_chart(run.path("clipping_bptt"), chart_after));
+  run.wrote(lessons::save_line_chart(run.path("clipping_bptt"), {"Gradient reaching each step, before and after SGD", "time step t",
+                                                                  "|dL/dh_t| (log scale)", per_step, /*log_y=*/true}));
 }
 
 }  // namespace

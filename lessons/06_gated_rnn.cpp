@@ -142,7 +142,7 @@ void plot_gates(lessons::Run& run, models::CharRNN& model, const data::Tokenizer
     chars.push_back(tokenizer.token(id));
   }
   std::vector<std::string> unit_names;
-  for (int64_t u = 0; u < units; ++u) unit_names.push_back("unit " + std::to_string(u));
+  for (int64_t u = 0; u < units; ++u) unit_names.push_back(std::to_string(u));
   for (const GateMap& m : maps)
     run.wrote(lessons::save_heatmap(run.path(m.stem), {m.title, "character read", "hidden unit", "gate value", m.values, unit_names, chars}));
 }

@@ -1,5 +1,6 @@
 // Plots for the lessons, drawn with PLplot and written twice: <stem>.png and <stem>.svg.
-// White background, readable fonts, a title, axis labels and a legend or colour bar.
+// White background, readable fonts, a title, axis labels and a legend or colour bar, all inside
+// the image. A legend goes into a corner of the plot where it hides no data, else beside it.
 #pragma once
 
 #include <string>
@@ -7,9 +8,13 @@
 
 namespace ladder::lessons {
 
+// Each series is drawn in its own colour and dash pattern, so that curves lying on top of each
+// other stay visible. A value that cannot be drawn breaks the line and is named in the legend:
+// an infinite one gets a mark at the top edge ("infinite from step 120"), a 0 on a log axis one
+// at the bottom edge, a NaN only the note.
 struct Series {
   std::string name;
-  std::vector<double> x, y;  // non-finite points are left out (the line breaks there)
+  std::vector<double> x, y;
 };
 
 struct LineChart {
@@ -17,7 +22,6 @@ struct LineChart {
   std::vector<Series> series;
   bool log_y = false;  // for losses and perplexities that span decades
   double x_tick = 0;   // spacing of x ticks; 0: chosen by PLplot (1 for whole-number x such as orders)
-  bool legend_outside = false;  // to the right of the plot, for many curves that would run under it
 };
 
 // Rows are drawn top to bottom and labelled on the left (attention: queries); columns left to
@@ -44,7 +48,8 @@ struct DecisionRegions {
   std::vector<std::string> class_names;
 };
 
-// Each returns the two paths it wrote.
+// Each returns the two paths it wrote. A file that cannot be written (its folder is missing or
+// read-only, or a folder has its name) throws ladder::Error naming it, before anything is drawn.
 std::vector<std::string> save_line_chart(const std::string& stem, const LineChart& chart);
 std::vector<std::string> save_heatmap(const std::string& stem, const Heatmap& map);
 std::vector<std::string> save_decision_regions(const std::string& stem, const DecisionRegions& plot);
