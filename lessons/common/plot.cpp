@@ -29,11 +29,9 @@ void axes_and_title(const std::string& title, const std::string& x_label, const 
   plmtex("l", 5.2, 0.5, 0.5, page::escaped(y_label).c_str());
 }
 
-// The values a log10 y axis labels, with grid lines: powers of ten over a wide range (every
-// second, fifth, tenth... when there are many, so that at most eight are written), 1, 2 and 5
-// times them over one or two decades, and round values 1, 2 or 5 apart over a short range
-// (PLplot's own log axis labels only the powers, which can leave a plot with one label).
-std::vector<double> log_y_values(double y_min, double y_max) {
+}  // namespace
+
+std::vector<double> log_axis_values(double y_min, double y_max) {
   std::vector<double> values;
   if (y_max - y_min > 2.5) {
     const auto lo = static_cast<int>(std::ceil(y_min)), hi = static_cast<int>(std::floor(y_max));
@@ -56,8 +54,10 @@ std::vector<double> log_y_values(double y_min, double y_max) {
   return values;
 }
 
+namespace {
+
 void log_y_labels(double x_min, double x_max, double y_min, double y_max) {
-  for (const double v : log_y_values(y_min, y_max)) {
+  for (const double v : log_axis_values(y_min, y_max)) {
     const double y = std::log10(v);
     if (y < y_min || y > y_max) continue;
     const PLFLT xs[] = {x_min, x_max}, ys[] = {y, y};
@@ -72,13 +72,15 @@ void log_y_labels(double x_min, double x_max, double y_min, double y_max) {
   }
 }
 
-// A series as a line chart draws it: runs of drawable points (y as on the axis: log10 y on a log
-// axis), and the values it cannot draw, by where they start.
-struct Drawn {
-  std::vector<std::vector<Point>> runs;
-  std::vector<double> above, below;  // x where a run of infinite values starts; of values under the axis
-  std::string note;                  // "infinite from step 120; NaN at step 130"
-};
+// What a value that a chart cannot draw is called; "" for one that it can.
+std::string unplottable(double y, bool log_y) {
+  if (std::isnan(y)) return "NaN";
+  if (y == INFINITY) return "infinite";
+  if (y == -INFINITY) return "minus infinite";
+  if (log_y && y == 0) return "0";
+  if (log_y && y < 0) return "negative";
+  return "";
+}
 
 std::string number(double x) {
   char text[32];
@@ -86,37 +88,26 @@ std::string number(double x) {
   return text;
 }
 
+// A series as a line chart draws it: runs of drawable points (y as on the axis: log10 y on a log
+// axis), and where runs of values it cannot draw start.
+struct Drawn {
+  std::vector<std::vector<Point>> runs;
+  std::vector<double> above, below;  // infinite values (a mark at the top edge); 0 or less on a log axis, minus infinite (the bottom)
+  std::string note;                  // what the legend says about them
+};
+
 Drawn drawn(const Series& s, bool log_y, const std::string& x_label) {
-  // What a value that cannot be drawn is called; "" for one that can.
-  auto off_scale = [&](double y) -> std::string {
-    if (std::isnan(y)) return "NaN";
-    if (y == INFINITY) return "infinite";
-    if (y == -INFINITY) return "minus infinite";
-    if (log_y && y == 0) return "0";
-    if (log_y && y < 0) return "negative";
-    return "";
-  };
   Drawn d;
   d.runs.emplace_back();
-  std::vector<std::string> notes;  // "infinite from step 120", "0 at step 3-7"
-  const size_t n = std::min(s.x.size(), s.y.size());
-  for (size_t i = 0; i < n; ++i) {
-    const std::string what = off_scale(s.y[i]);
-    if (std::isfinite(s.x[i]) && what.empty()) {
-      d.runs.back().push_back({s.x[i], log_y ? std::log10(s.y[i]) : s.y[i]});
-      continue;
-    }
-    if (!d.runs.back().empty()) d.runs.emplace_back();  // the line breaks here
-    if (!std::isfinite(s.x[i]) || (i > 0 && off_scale(s.y[i - 1]) == what)) continue;  // no place, or its run is noted
-    size_t last = i;
-    while (last + 1 < n && off_scale(s.y[last + 1]) == what) ++last;
-    if (last + 1 == n && last > i) notes.push_back(what + " from " + x_label + " " + number(s.x[i]));
-    else notes.push_back(what + " at " + x_label + " " + number(s.x[i]) + (last > i ? "-" + number(s.x[last]) : ""));
-    if (what == "infinite") d.above.push_back(s.x[i]);
-    else if (what != "NaN") d.below.push_back(s.x[i]);
+  for (size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i) {
+    if (std::isfinite(s.x[i]) && unplottable(s.y[i], log_y).empty()) d.runs.back().push_back({s.x[i], log_y ? std::log10(s.y[i]) : s.y[i]});
+    else if (!d.runs.back().empty()) d.runs.emplace_back();  // the line breaks here
   }
-  for (size_t k = 0; k < notes.size() && k < 3; ++k) d.note += (k ? "; " : "") + notes[k];
-  if (notes.size() > 3) d.note += "; ...";
+  const std::vector<OffScale> off = off_scale(s, log_y);
+  for (const OffScale& run : off)
+    if (run.what == "infinite") d.above.push_back(run.first);
+    else if (run.what != "NaN") d.below.push_back(run.first);
+  d.note = off_scale_note(off, x_label);
   return d;
 }
 
@@ -128,6 +119,34 @@ std::vector<Point> as_fractions(const std::vector<Point>& points, double x_min, 
 }
 
 }  // namespace
+
+std::vector<OffScale> off_scale(const Series& s, bool log_y) {
+  std::vector<OffScale> runs;
+  const size_t n = std::min(s.x.size(), s.y.size());
+  for (size_t i = 0; i < n; ++i) {
+    const std::string what = unplottable(s.y[i], log_y);
+    if (what.empty() || !std::isfinite(s.x[i])) continue;
+    if (!runs.empty() && runs.back().what == what && unplottable(s.y[i - 1], log_y) == what) {
+      runs.back().last = s.x[i];  // the run goes on
+      runs.back().to_the_end = i + 1 == n;
+      continue;
+    }
+    runs.push_back({what, s.x[i], s.x[i], false});
+  }
+  return runs;
+}
+
+std::string off_scale_note(const std::vector<OffScale>& runs, const std::string& x_label) {
+  std::string note;
+  for (size_t k = 0; k < runs.size() && k < 3; ++k) {
+    const OffScale& r = runs[k];
+    note += k ? "; " : "";
+    if (r.to_the_end) note += r.what + " from " + x_label + " " + number(r.first);
+    else note += r.what + " at " + x_label + " " + number(r.first) + (r.last != r.first ? "-" + number(r.last) : "");
+  }
+  if (runs.size() > 3) note += "; ...";
+  return note;
+}
 
 std::vector<std::string> save_line_chart(const std::string& stem, const LineChart& chart) {
   std::vector<Drawn> series;

@@ -34,6 +34,24 @@ struct Heatmap {
   bool square_cells = false;  // keep each cell square (images, filters) instead of filling the page
 };
 
+// The values a line chart cannot draw, in runs of one kind: "infinite", "minus infinite", "NaN",
+// and on a log axis "0" and "negative".
+struct OffScale {
+  std::string what;
+  double first, last;  // their x
+  bool to_the_end;     // the run lasts to the series' last point (and is longer than one)
+};
+std::vector<OffScale> off_scale(const Series& s, bool log_y);
+// What the legend says about them: "infinite from step 120", "0 at time step 3-7; NaN at step 9"
+// (the first three runs).
+std::string off_scale_note(const std::vector<OffScale>& runs, const std::string& x_label);
+
+// The values a log axis from 10^lo to 10^hi labels, with grid lines: powers of ten over a wide
+// range (every second, fifth, tenth... when there are many, so that at most eight are written),
+// 1, 2 and 5 times them over one or two decades, and round values 1, 2 or 5 apart over a short
+// range (PLplot's own log axis labels only the powers, which can leave a plot with one label).
+std::vector<double> log_axis_values(double lo, double hi);
+
 // Lays out equal-sized 2-D arrays in a grid, `columns` across, with a one-cell border of `gap`
 // around each (a montage of filters or feature maps for save_heatmap).
 std::vector<std::vector<double>> tile(const std::vector<std::vector<std::vector<double>>>& tiles, int columns, double gap);

@@ -118,6 +118,13 @@ TEST_CASE("lesson 00_autograd --quick: gradients agree, the MLP learns, the chec
   check_ending(ran.output, out.path, {{"val_loss", "MSE of the MLP on 200"}});
 }
 
+TEST_CASE("a lesson whose plot cannot be written stops with status 2 and names the file") {
+  TempDir out("lesson00_plot");
+  fs::create_directories(out.path / "fit.png");  // a folder where the PNG should go
+  check_refused("00_autograd", "--quick --out " + out.path.string(),
+                "save_line_chart: cannot write " + (out.path / "fit.png").string() + ": Is a directory");
+}
+
 TEST_CASE("lesson command line: --help shows every flag with its default; bad input exits 2") {
   const Ran help = run_lesson("00_autograd", "--help");
   CHECK(help.status == 0);
