@@ -153,6 +153,7 @@ struct Words {
   std::string source;
   data::Tokenizer tokenizer;
   data::EncodedText ids;
+  data::DroppedUnknown dropped;  // validation characters not in the training text
 };
 
 Words load_words(const lessons::TextFlags& text, const lessons::CommonFlags& flags) {
@@ -160,7 +161,8 @@ Words load_words(const lessons::TextFlags& text, const lessons::CommonFlags& fla
   if (flags.quick) data::keep_first(lines, 4000, 400);
   data::Tokenizer tokenizer = data::char_tokenizer(lines, text.lines);
   data::EncodedText ids = data::encode_text(lines, tokenizer, text.lines);
-  return {lines.train_source, std::move(tokenizer), std::move(ids)};
+  const data::DroppedUnknown dropped = data::drop_unknown(ids.val);
+  return {lines.train_source, std::move(tokenizer), std::move(ids), dropped};
 }
 
 LMResult language_model(lessons::Run& run, const lessons::LessonCli& cli, const Words& words, int64_t context, int64_t embed,
@@ -175,6 +177,7 @@ LMResult language_model(lessons::Run& run, const lessons::LessonCli& cli, const 
               words.source.c_str(), static_cast<long long>(train_windows.y.numel()),
               static_cast<long long>(val_windows.y.numel()), static_cast<long long>(context),
               static_cast<long long>(tokenizer.vocab_size()));
+  if (words.dropped.unknown > 0) std::printf("%s\n", words.dropped.describe("character").c_str());
 
   models::MLPLanguageModel model(tokenizer.vocab_size(), context, embed, hidden);
   std::printf("%s", model.summary().c_str());
@@ -271,11 +274,12 @@ int main(int argc, char** argv) {
     const SpiralResult spiral = spirals(run, cli.common.quick, cli.common.seed);
     const LMResult lm = language_model(run, cli, words, context, embed, hidden);
     run.finish({{"train_loss", lm.train_loss}, {"val_loss", lm.val_loss}, {"val_ppl", std::exp(lm.val_loss)},
-                {"test_acc", spiral.best_acc}},
+                {"val_tokens", words.dropped.total()}, {"val_unknown_tokens", words.dropped.unknown}, {"test_acc", spiral.best_acc}},
                {{"test_acc", "spirals: " + spiral.best_name + ", the best of the 7 classifiers, 300 test points"},
                 {"train_loss", "MLP language model: mean training loss since the last evaluation, nats per character"},
                 {"val_loss", "MLP language model on the validation words, nats per character"},
-                {"val_ppl", "exp(val_loss)"}},
+                {"val_ppl", "exp(val_loss)"},
+                {"val_unknown_tokens", "validation characters not in the training text, left out of val_loss"}},
                "docs/03_mlp.md, section 5 (MLP against n-grams); then exercise 1: --context 5 --embed 24");
   });
 }
