@@ -29,33 +29,7 @@ void axes_and_title(const std::string& title, const std::string& x_label, const 
   plmtex("l", 5.2, 0.5, 0.5, page::escaped(y_label).c_str());
 }
 
-}  // namespace
-
-std::vector<double> log_axis_values(double y_min, double y_max) {
-  std::vector<double> values;
-  if (y_max - y_min > 2.5) {
-    const auto lo = static_cast<int>(std::ceil(y_min)), hi = static_cast<int>(std::floor(y_max));
-    int every = 1;
-    for (const int e : {1, 2, 3, 5, 10, 20, 25, 50, 100}) {
-      every = e;
-      if ((hi - lo) / e < 8) break;
-    }
-    for (int decade = every * static_cast<int>(std::ceil(static_cast<double>(lo) / every)); decade <= hi; decade += every)
-      values.push_back(std::pow(10.0, decade));
-  } else if (y_max - y_min > 0.7) {
-    for (int decade = static_cast<int>(std::floor(y_min)); decade <= static_cast<int>(std::ceil(y_max)); ++decade)
-      for (const double m : {1, 2, 5}) values.push_back(m * std::pow(10.0, decade));
-  } else {  // evenly spaced round values, about five of them
-    const double lo = std::pow(10.0, y_min), hi = std::pow(10.0, y_max), rough = (hi - lo) / 5;
-    const double power = std::pow(10.0, std::floor(std::log10(rough)));
-    const double step = power * (rough / power < 2 ? 1 : rough / power < 5 ? 2 : 5);
-    for (double v = std::ceil(lo / step) * step; v <= hi; v += step) values.push_back(v);
-  }
-  return values;
-}
-
-namespace {
-
+// Grid lines and labels at the log_axis_values of a log10 y axis.
 void log_y_labels(double x_min, double x_max, double y_min, double y_max) {
   for (const double v : log_axis_values(y_min, y_max)) {
     const double y = std::log10(v);
@@ -119,6 +93,30 @@ std::vector<Point> as_fractions(const std::vector<Point>& points, double x_min, 
 }
 
 }  // namespace
+
+std::vector<double> log_axis_values(double y_min, double y_max) {
+  std::vector<double> values;
+  if (y_max - y_min > 2.5) {
+    const auto lo = static_cast<int>(std::ceil(y_min)), hi = static_cast<int>(std::floor(y_max));
+    int every = 1;
+    for (const int e : {1, 2, 3, 5, 10, 20, 25, 50, 100}) {
+      every = e;
+      if ((hi - lo) / e < 8) break;
+    }
+    for (int decade = every * static_cast<int>(std::ceil(static_cast<double>(lo) / every)); decade <= hi; decade += every)
+      values.push_back(std::pow(10.0, decade));
+  } else if (y_max - y_min > 0.7) {
+    for (int decade = static_cast<int>(std::floor(y_min)); decade <= static_cast<int>(std::ceil(y_max)); ++decade)
+      for (const double m : {1, 2, 5}) values.push_back(m * std::pow(10.0, decade));
+  } else {  // evenly spaced round values, about five of them
+    const double lo = std::pow(10.0, y_min), hi = std::pow(10.0, y_max), rough = (hi - lo) / 5;
+    const double power = std::pow(10.0, std::floor(std::log10(rough)));
+    const double step = power * (rough / power < 2 ? 1 : rough / power < 5 ? 2 : 5);
+    for (double v = std::ceil(lo / step) * step; v <= hi; v += step) values.push_back(v);
+  }
+  return values;
+}
+
 
 std::vector<OffScale> off_scale(const Series& s, bool log_y) {
   std::vector<OffScale> runs;
@@ -194,7 +192,7 @@ std::vector<std::string> save_line_chart(const std::string& stem, const LineChar
     if (chart.log_y) log_y_labels(x_min, x_max, bottom, top);
     for (size_t k = 0; k < series.size(); ++k) {
       plcol0(page::series_colour(k));
-      plwidth(2.5);
+      plwidth(page::kLineWidth);
       page::set_dashes(k);
       for (const auto& run : series[k].runs) {
         std::vector<PLFLT> xs, ys;

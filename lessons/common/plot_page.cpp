@@ -13,7 +13,6 @@ namespace ladder::lessons::page {
 namespace {
 
 constexpr PLINT kFirstSeriesColour = 3;  // cmap0: 0 background, 1 text and axes, 2 grid lines
-constexpr double kLineWidth = 2.5;
 constexpr double kLegendScale = 1.0;  // legend text, times PLplot's default size
 constexpr double kInset = 0.015;      // between a legend and the plot's edge, or the page's
 // A legend's layout, in character heights: the padding inside its box, the line sample, the gap
@@ -41,7 +40,7 @@ void start_page(const std::string& file, const char* device, PLINT width, PLINT 
 // PLplot ends the whole process when it cannot open its output file: find out first.
 void check_writable(const char* op, const std::string& file) {
   std::FILE* f = std::fopen(file.c_str(), "w");  // PLplot replaces the file anyway
-  if (!f) fail(op, "cannot write ", file, ": ", std::strerror(errno), " (make room for it, or choose another --out folder)");
+  if (!f) fail(op, "cannot write ", file, ": ", std::strerror(errno), " (remove what is in the way, or choose another --out folder)");
   std::fclose(f);
 }
 

@@ -22,6 +22,7 @@ inline constexpr PLINT kWidth = 1000, kHeight = 700;  // pixels, of every page b
 // (5.2 character heights out), below for the x label, above for the title.
 inline constexpr double kLeft = 0.12, kRight = 0.96, kBottom = 0.12, kTop = 0.92;
 inline constexpr double kTextScale = 1.1;  // axis labels and ticks, times PLplot's default size
+inline constexpr double kLineWidth = 2.5;  // of the series' lines
 
 PLINT series_colour(size_t k);  // the cmap0 index of series k's colour
 void set_dashes(size_t k);      // series k's dash pattern (series 0 solid); plstyl(0, ...) undoes it
