@@ -13,15 +13,30 @@ using page::Point;
 
 namespace {
 
+// The spacing of x ticks: 1, 2, 2.5 or 5 times a power of ten, with a label for every 80 pixels
+// of plot at most (PLplot's own choice ignores the plot's width, and crowds a narrow one).
+double x_tick_spacing() {
+  PLFLT vx0, vx1, vy0, vy1, wx0, wx1, wy0, wy1;
+  plgvpd(&vx0, &vx1, &vy0, &vy1);
+  plgvpw(&wx0, &wx1, &wy0, &wy1);
+  const double labels = std::max(2.0, (vx1 - vx0) * page::kWidth / 80), range = std::fabs(wx1 - wx0);
+  const double power = std::pow(10.0, std::floor(std::log10(range / labels)));
+  for (const double m : {1.0, 2.0, 2.5, 5.0})
+    if (range / (m * power) <= labels) return m * power;
+  return 10 * power;
+}
+
 // The title goes at the top of the page's plot area (kTop), above a legend that may sit between
-// it and a plot that reaches up to `plot_top`.
+// it and a plot that reaches up to `plot_top`. x_tick 0: chosen by x_tick_spacing.
 void axes_and_title(const std::string& title, const std::string& x_label, const std::string& y_label, const char* y_options,
                     double plot_top, double x_tick = 0) {
+  const PLINT x_minor = x_tick > 0 ? 1 : 0;  // a given spacing (whole-number x) has no minor ticks
+  if (x_tick == 0) x_tick = x_tick_spacing();
   const bool log_y = std::string(y_options) == "bc";  // log_y_labels draws that axis's grid itself
   plcol0(2);
   plbox("g", x_tick, 0, log_y ? "" : "g", 0, 0);  // grid lines first, under the data
   plcol0(1);
-  plbox("bcnst", x_tick, x_tick > 0 ? 1 : 0, y_options, 0, 0);
+  plbox("bcnst", x_tick, x_minor, y_options, 0, 0);
   plschr(0, 1.3);
   plmtex("t", 1.5 + (page::kTop - plot_top) * page::kHeight / page::line_height(1.3), 0.5, 0.5, page::escaped(title).c_str());
   plschr(0, page::kTextScale);

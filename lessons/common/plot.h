@@ -21,7 +21,7 @@ struct LineChart {
   std::string title, x_label, y_label;
   std::vector<Series> series;
   bool log_y = false;  // for losses and perplexities that span decades
-  double x_tick = 0;   // spacing of x ticks; 0: chosen by PLplot (1 for whole-number x such as orders)
+  double x_tick = 0;   // spacing of x ticks; 0: chosen to suit the plot's width (1 for whole-number x such as orders)
 };
 
 // Rows are drawn top to bottom and labelled on the left (attention: queries); columns left to
