@@ -279,6 +279,7 @@ int main(int argc, char** argv) {
                 {"train_loss", "MLP language model: mean training loss since the last evaluation, nats per character"},
                 {"val_loss", "MLP language model on the validation words, nats per character"},
                 {"val_ppl", "exp(val_loss)"},
+                {"val_tokens", "characters of the validation text, known or not"},
                 {"val_unknown_tokens", "validation characters not in the training text, left out of val_loss"}},
                "docs/03_mlp.md, section 5 (MLP against n-grams); then exercise 1: --context 5 --embed 24");
   });

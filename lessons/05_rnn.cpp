@@ -391,6 +391,7 @@ int main(int argc, char** argv) {
                {{"train_loss", "part 1, the character RNN: mean training loss since the last evaluation, nats per character"},
                 {"val_loss", "part 1, the character RNN on the validation text, nats per character"},
                 {"val_ppl", "exp(val_loss)"},
+                {"val_tokens", "characters of the validation text, known or not"},
                 {"val_unknown_tokens", "validation characters not in the training text, left out of val_loss"},
                 {"most_frequent_test_acc", "part 2 (N-vs-1): the most frequent symbol, 1000 test sequences"},
                 {"digit_names_right", "part 3 (1-vs-N): share of the 10 digit names written right"}},

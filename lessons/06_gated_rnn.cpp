@@ -280,6 +280,7 @@ int main(int argc, char** argv) {
         {"train_loss", "best_model: mean training loss of its last steps, nats per character"},
         {"val_loss", "best_model on the validation text, nats per character"},
         {"val_ppl", "exp(val_loss)"},
+        {"val_tokens", "characters of the validation text, known or not"},
         {"val_unknown_tokens", "validation characters not in the training text, left out of val_loss"},
         {"fill_in_acc_unidirectional", "part 3: the missing character, 1000 validation windows, reading left to right"},
         {"fill_in_acc_bidirectional", "part 3: the missing character, 1000 validation windows, reading both ways"}};
