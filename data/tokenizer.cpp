@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -114,6 +115,29 @@ EncodedText encode_text(const TextData& text, const Tokenizer& tokenizer, bool l
     return out;
   };
   return {encode(text.train), encode(text.val)};
+}
+
+DroppedUnknown drop_unknown(std::vector<std::vector<int>>& sequences) {
+  DroppedUnknown dropped;
+  for (std::vector<int>& s : sequences) {
+    const auto unknown = std::count(s.begin(), s.end(), Tokenizer::kUnk);
+    dropped.unknown += unknown;
+    dropped.kept += static_cast<int64_t>(s.size()) - unknown;
+    s.erase(std::remove(s.begin(), s.end(), Tokenizer::kUnk), s.end());
+  }
+  std::erase_if(sequences, [](const std::vector<int>& s) { return s.empty(); });
+  if (dropped.kept == 0)
+    fail("drop_unknown", "none of the ", dropped.unknown, " validation tokens occurs in the training text; "
+         "validate on text in the same alphabet (--val) as the training text (--data)");
+  return dropped;
+}
+
+std::string DroppedUnknown::describe(const std::string& unit) const {
+  char text[256];
+  std::snprintf(text, sizeof text, "%lld of the %lld validation %ss (%.2f%%) are not in the training text: left out of val_loss",
+                static_cast<long long>(unknown), static_cast<long long>(total()), unit.c_str(),
+                100.0 * static_cast<double>(unknown) / static_cast<double>(std::max<int64_t>(total(), 1)));
+  return text;
 }
 
 Tokenizer char_tokenizer(const TextData& text, bool lines) {

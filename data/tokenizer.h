@@ -47,6 +47,20 @@ struct EncodedText {
 };
 EncodedText encode_text(const TextData& text, const Tokenizer& tokenizer, bool lines);
 
+// Validation text can hold tokens that the training text never had (kUnk). A neural model never
+// sees <unk> in training, so the probability it gives <unk> is an accident of its untrained
+// weights and would swamp val_loss (on a 9-token vocabulary, val_ppl 2306). The lessons therefore
+// drop unknown tokens from validation sequences (a sequence left empty goes too) and score the
+// rest; `unknown` says how many went, `kept` how many are scored. Throws ladder::Error when none
+// is left.
+struct DroppedUnknown {
+  int64_t unknown = 0, kept = 0;
+  int64_t total() const { return unknown + kept; }
+  // "3 of the 1000 validation characters (0.30%) are not in the training text: left out of val_loss"
+  std::string describe(const std::string& unit) const;
+};
+DroppedUnknown drop_unknown(std::vector<std::vector<int>>& sequences);
+
 // The character vocabulary of the training side as encode_text will see it: in stream mode the
 // lines are joined with "\n", so the newline is a character too.
 Tokenizer char_tokenizer(const TextData& text, bool lines);

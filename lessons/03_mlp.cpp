@@ -89,9 +89,7 @@ SpiralResult spirals(lessons::Run& run, bool quick, uint64_t seed) {
     if (c.hidden.empty()) linear = model;
     if (test_acc > best_acc) best_acc = test_acc, best = model, best_name = c.name;  // ties: the smaller model
   }
-  lessons::LineChart chart{"Spirals: test accuracy while training", "step", "test accuracy", curves};
-  chart.legend_outside = true;
-  run.wrote(lessons::save_line_chart(run.path("spirals_accuracy"), chart));
+  run.wrote(lessons::save_line_chart(run.path("spirals_accuracy"), {"Spirals: test accuracy while training", "step", "test accuracy", curves}));
   for (auto [stem, model, title] : {std::tuple{"spirals_linear", linear, std::string("Spirals: linear model")},
                                     std::tuple{"spirals_best", best, "Spirals: " + best_name}})
     run.wrote(lessons::save_decision_regions(run.path(stem),
@@ -155,6 +153,7 @@ struct Words {
   std::string source;
   data::Tokenizer tokenizer;
   data::EncodedText ids;
+  data::DroppedUnknown dropped;  // validation characters not in the training text
 };
 
 Words load_words(const lessons::TextFlags& text, const lessons::CommonFlags& flags) {
@@ -162,7 +161,8 @@ Words load_words(const lessons::TextFlags& text, const lessons::CommonFlags& fla
   if (flags.quick) data::keep_first(lines, 4000, 400);
   data::Tokenizer tokenizer = data::char_tokenizer(lines, text.lines);
   data::EncodedText ids = data::encode_text(lines, tokenizer, text.lines);
-  return {lines.train_source, std::move(tokenizer), std::move(ids)};
+  const data::DroppedUnknown dropped = data::drop_unknown(ids.val);
+  return {lines.train_source, std::move(tokenizer), std::move(ids), dropped};
 }
 
 LMResult language_model(lessons::Run& run, const lessons::LessonCli& cli, const Words& words, int64_t context, int64_t embed,
@@ -177,6 +177,7 @@ LMResult language_model(lessons::Run& run, const lessons::LessonCli& cli, const 
               words.source.c_str(), static_cast<long long>(train_windows.y.numel()),
               static_cast<long long>(val_windows.y.numel()), static_cast<long long>(context),
               static_cast<long long>(tokenizer.vocab_size()));
+  if (words.dropped.unknown > 0) std::printf("%s\n", words.dropped.describe("character").c_str());
 
   models::MLPLanguageModel model(tokenizer.vocab_size(), context, embed, hidden);
   std::printf("%s", model.summary().c_str());
@@ -273,11 +274,13 @@ int main(int argc, char** argv) {
     const SpiralResult spiral = spirals(run, cli.common.quick, cli.common.seed);
     const LMResult lm = language_model(run, cli, words, context, embed, hidden);
     run.finish({{"train_loss", lm.train_loss}, {"val_loss", lm.val_loss}, {"val_ppl", std::exp(lm.val_loss)},
-                {"test_acc", spiral.best_acc}},
+                {"val_tokens", words.dropped.total()}, {"val_unknown_tokens", words.dropped.unknown}, {"test_acc", spiral.best_acc}},
                {{"test_acc", "spirals: " + spiral.best_name + ", the best of the 7 classifiers, 300 test points"},
                 {"train_loss", "MLP language model: mean training loss since the last evaluation, nats per character"},
                 {"val_loss", "MLP language model on the validation words, nats per character"},
-                {"val_ppl", "exp(val_loss)"}},
+                {"val_ppl", "exp(val_loss)"},
+                {"val_tokens", "characters of the validation text, known or not"},
+                {"val_unknown_tokens", "validation characters not in the training text, left out of val_loss"}},
                "docs/03_mlp.md, section 5 (MLP against n-grams); then exercise 1: --context 5 --embed 24");
   });
 }

@@ -134,9 +134,7 @@ int main(int argc, char** argv) {
     std::printf("  CNN (%5lld params)        %.3f             %.3f\n", static_cast<long long>(cnn->num_parameters()), cnn_seen, cnn_shifted);
     std::printf("  MLP (%5lld params)        %.3f             %.3f\n", static_cast<long long>(mlp->num_parameters()), mlp_seen, mlp_shifted);
 
-    lessons::LineChart chart{"Test accuracy while training", "step", "accuracy", curves};
-    chart.legend_outside = true;
-    run.wrote(lessons::save_line_chart(run.path("accuracy"), chart));
+    run.wrote(lessons::save_line_chart(run.path("accuracy"), {"Test accuracy while training", "step", "accuracy", curves}));
     plot_first_layer(run, *cnn, test_shifted);
     run.save_checkpoint(*cnn, {{"lesson", "04_cnn"}, {"canvas", std::to_string(kCanvas)}});
     run.finish({{"test_acc", cnn_shifted}, {"cnn_test_acc_seen", cnn_seen}, {"mlp_test_acc_shifted", mlp_shifted},

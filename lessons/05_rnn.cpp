@@ -60,6 +60,7 @@ struct LMRun {
   data::Tokenizer tokenizer;
   std::vector<int> train_ids, val_ids;
   std::string source;
+  data::DroppedUnknown dropped;  // validation characters not in the training text
   double train_loss = 0, val_loss = 0;
 };
 
@@ -70,6 +71,7 @@ LMRun load_stream(const lessons::CommonFlags& flags, const lessons::TextFlags& t
   if (flags.quick) data::keep_first(lines, 250, 60);
   LMRun lm{nullptr, data::char_tokenizer(lines, false)};
   data::EncodedText ids = data::encode_text(lines, lm.tokenizer, false);
+  lm.dropped = data::drop_unknown(ids.val);
   lm.train_ids = std::move(ids.train[0]);
   lm.val_ids = std::move(ids.val[0]);
   lm.source = lines.train_source;
@@ -83,6 +85,7 @@ void language_model(lessons::Run& run, const lessons::CommonFlags& flags, LMRun&
   std::printf("== 1. N-vs-N: a character RNN language model ==\n");
   std::printf("data: %s: %zu training and %zu validation characters, vocabulary %lld\n", lm.source.c_str(),
               lm.train_ids.size(), lm.val_ids.size(), static_cast<long long>(lm.tokenizer.vocab_size()));
+  if (lm.dropped.unknown > 0) std::printf("%s\n", lm.dropped.describe("character").c_str());
   lm.model = std::make_unique<models::CharRNN>(lm.tokenizer.vocab_size(), s.embed, s.hidden, nn::CellKind::rnn_tanh);
   models::CharRNN& model = *lm.model;
   std::printf("%s", model.summary().c_str());
@@ -167,14 +170,17 @@ double many_to_one(const lessons::CommonFlags& flags) {
   // Only the final state decides: that is what makes it N-vs-1.
   auto logits = [&](const Tensor& x) { return head(squeeze(rnn.forward(embed(x)).h_n, 0)); };
   const int64_t steps = flags.quick ? 150 : 600;
-  for (int64_t step = 0; step < steps; ++step) {
+  lessons::Progress progress(steps, "seq", /*show_ppl=*/false);
+  for (int64_t step = 1; step <= steps; ++step) {
     const data::Batch b = batch_of(64);
     const Tensor loss = cross_entropy(logits(b.x), b.y);
     adam.zero_grad();
     loss.backward();
     optim::clip_grad_norm(tensors_of(params), 1.0f);
     adam.step();
+    progress.update(step, loss.item(), step * 64);
   }
+  progress.finish();
   const data::Batch test = batch_of(1000);
   NoGradGuard no_grad;
   const Tensor guess = argmax(logits(test.x), 1);
@@ -204,7 +210,8 @@ double one_to_many(const lessons::CommonFlags& flags) {
   const data::Seq2SeqBatch b = data::pad_pairs(pairs);
   const Tensor classes = arange(10);
   const int64_t steps = flags.quick ? 150 : 400;
-  for (int64_t step = 0; step < steps; ++step) {
+  lessons::Progress progress(steps, "names", /*show_ppl=*/false);
+  for (int64_t step = 1; step <= steps; ++step) {
     const Tensor h0 = unsqueeze(tanh(digit(classes)), 0);  // (1, 10, H)
     const Tensor logits = head(rnn.forward(letters(b.tgt_in), h0).output);
     // Padding positions do not count: give them the ignored target.
@@ -214,7 +221,9 @@ double one_to_many(const lessons::CommonFlags& flags) {
     loss.backward();
     optim::clip_grad_norm(tensors_of(params), 1.0f);
     adam.step();
+    progress.update(step, loss.item(), step * 10);
   }
+  progress.finish();
   // Greedy decoding: feed back the most likely letter until <eos>.
   NoGradGuard no_grad;
   int right = 0;
@@ -300,10 +309,8 @@ void bptt(lessons::Run& run, const lessons::CommonFlags& flags, const LMRun& lm,
   const std::vector<double> norms = gradient_on_text(*lm.model, lm.val_ids, T, gen);
   std::printf("  the trained model on text: %.3g times\n", norms.front() / norms.back());
   series.push_back(per_step_series("trained, on text", norms));
-  lessons::LineChart chart{"Gradient reaching each step (BPTT)", "time step t",
-                           "|dL/dh_t| (log scale)", series, /*log_y=*/true};
-  chart.legend_outside = true;
-  run.wrote(lessons::save_line_chart(run.path("bptt_gradients"), chart));
+  run.wrote(lessons::save_line_chart(run.path("bptt_gradients"),
+                                     {"Gradient reaching each step (BPTT)", "time step t", "|dL/dh_t| (log scale)", series, /*log_y=*/true}));
 
   // Plain SGD from a large W_hh, with and without clipping. (Adam divides every gradient by its
   // own running size, which hides an explosion; SGD steps in proportion to it.) Before and after
@@ -324,10 +331,14 @@ void bptt(lessons::Run& run, const lessons::CommonFlags& flags, const LMRun& lm,
     }
     optim::SGD sgd(model.named_parameters(), {.lr = 2.0f});
     lessons::Series norms{name};
+    std::printf("  -- SGD, %s\n", name.c_str());
+    lessons::Progress progress(steps, "tok", /*show_ppl=*/true);
     const std::vector<double> losses =
-        train_lm(model, sgd, lm.train_ids, flags.batch, {s.embed, s.hidden, s.block, clip}, steps, [&](int64_t step, double, double norm) {
+        train_lm(model, sgd, lm.train_ids, flags.batch, {s.embed, s.hidden, s.block, clip}, steps, [&](int64_t step, double loss, double norm) {
+          progress.update(step, loss, step * flags.batch * s.block);
           norms.x.push_back(static_cast<double>(step)), norms.y.push_back(norm);
         });
+    progress.finish();
     lessons::Series curve{name};
     for (size_t i = 0; i < losses.size(); ++i) curve.x.push_back(static_cast<double>(i + 1)), curve.y.push_back(losses[i]);
     std::printf("  SGD, W_hh = 2 x orthogonal, %s: largest gradient norm %.3g, final training loss %.3f\n", name.c_str(),
@@ -347,10 +358,8 @@ void bptt(lessons::Run& run, const lessons::CommonFlags& flags, const LMRun& lm,
   run.wrote(lessons::save_line_chart(run.path("clipping"), {title, "step", "training loss (nats per character)", losses_by_run}));
   run.wrote(lessons::save_line_chart(run.path("clipping_grad_norm"),
                                      {title, "step", "gradient norm (log scale)", norms_by_run, /*log_y=*/true}));
-  lessons::LineChart chart_after{"Gradient reaching each step, before and after SGD", "time step t", "|dL/dh_t| (log scale)",
-                                 per_step, /*log_y=*/true};
-  chart_after.legend_outside = true;
-  run.wrote(lessons::save_line_chart(run.path("clipping_bptt"), chart_after));
+  run.wrote(lessons::save_line_chart(run.path("clipping_bptt"), {"Gradient reaching each step, before and after SGD", "time step t",
+                                                                  "|dL/dh_t| (log scale)", per_step, /*log_y=*/true}));
 }
 
 }  // namespace
@@ -377,10 +386,13 @@ int main(int argc, char** argv) {
     const double names = one_to_many(cli.common);
     bptt(run, cli.common, lm, s);
     run.finish({{"train_loss", lm.train_loss}, {"val_loss", lm.val_loss}, {"val_ppl", std::exp(lm.val_loss)},
+                {"val_tokens", lm.dropped.total()}, {"val_unknown_tokens", lm.dropped.unknown},
                 {"most_frequent_test_acc", most_frequent}, {"digit_names_right", names}},
                {{"train_loss", "part 1, the character RNN: mean training loss since the last evaluation, nats per character"},
                 {"val_loss", "part 1, the character RNN on the validation text, nats per character"},
                 {"val_ppl", "exp(val_loss)"},
+                {"val_tokens", "characters of the validation text, known or not"},
+                {"val_unknown_tokens", "validation characters not in the training text, left out of val_loss"},
                 {"most_frequent_test_acc", "part 2 (N-vs-1): the most frequent symbol, 1000 test sequences"},
                 {"digit_names_right", "part 3 (1-vs-N): share of the 10 digit names written right"}},
                "docs/05_rnn.md, section 6 (Gradient clipping); then exercise 2: --clip 0, and Adam in part 4");

@@ -142,7 +142,7 @@ void plot_gates(lessons::Run& run, models::CharRNN& model, const data::Tokenizer
     chars.push_back(tokenizer.token(id));
   }
   std::vector<std::string> unit_names;
-  for (int64_t u = 0; u < units; ++u) unit_names.push_back("unit " + std::to_string(u));
+  for (int64_t u = 0; u < units; ++u) unit_names.push_back(std::to_string(u));
   for (const GateMap& m : maps)
     run.wrote(lessons::save_heatmap(run.path(m.stem), {m.title, "character read", "hidden unit", "gate value", m.values, unit_names, chars}));
 }
@@ -173,15 +173,18 @@ double fill_in(lessons::Run& run, const Config& c, bool bidirectional, const les
     return index_select(reshape(logits, {-1, vocab}), 0, at);
   };
   const int64_t steps = std::max<int64_t>(1, flags.steps / 2);
-  for (int64_t step = 0; step < steps; ++step) {
+  lessons::Progress progress(steps, "win", /*show_ppl=*/false);
+  for (int64_t step = 1; step <= steps; ++step) {
     const auto [b, at] = batch_of(ids.train[0], flags.batch);
     const Tensor loss = cross_entropy(blank_logits(b.x, at), b.y);
-    run.check_loss(step + 1, loss.item(), lessons::LossKind::cross_entropy, "the fill-in " + c.name + "'s loss");
+    run.check_loss(step, loss.item(), lessons::LossKind::cross_entropy, "the fill-in " + c.name + "'s loss");
     adam.zero_grad();
     loss.backward();
     optim::clip_grad_norm(model.parameters(), 1.0f);
     adam.step();
+    progress.update(step, loss.item(), step * flags.batch);
   }
+  progress.finish();
   NoGradGuard no_grad;
   model.eval();
   const auto [test, at] = batch_of(ids.val[0], 1000);
@@ -220,7 +223,8 @@ int main(int argc, char** argv) {
     data::TextData lines = data::load_text({.data = text.data, .val = text.val, .lines = false, .seed = cli.common.seed});
     if (cli.common.quick) data::keep_first(lines, 250, 60);
     const data::Tokenizer tokenizer = data::char_tokenizer(lines, false);
-    const data::EncodedText ids = data::encode_text(lines, tokenizer, false);
+    data::EncodedText ids = data::encode_text(lines, tokenizer, false);
+    const data::DroppedUnknown dropped = data::drop_unknown(ids.val);
     lessons::check_windows_fit("06_gated_rnn", ids.train[0], "the training text", cli.common.batch, block,
                                "give a smaller --batch or --block, or a longer --data");
     lessons::check_windows_fit("06_gated_rnn", ids.val[0], "the validation text", 1, block, "give a smaller --block or a longer --val");
@@ -229,6 +233,7 @@ int main(int argc, char** argv) {
     lessons::Run run(cli);
     std::printf("data: %s: %zu training and %zu validation characters\n", lines.train_source.c_str(), ids.train[0].size(),
                 ids.val[0].size());
+    if (dropped.unknown > 0) std::printf("%s\n", dropped.describe("character").c_str());
 
     std::printf("\n== 1. the same language model with each cell: %lld steps, hidden %lld ==\n",
                 static_cast<long long>(cli.common.steps), static_cast<long long>(hidden));
@@ -266,7 +271,8 @@ int main(int argc, char** argv) {
     }
 
     nlohmann::ordered_json metrics_json = {{"best_model", best->name}, {"train_loss", best->train_loss}, {"val_loss", best->val_loss},
-                                   {"val_ppl", std::exp(best->val_loss)}};
+                                           {"val_ppl", std::exp(best->val_loss)}, {"val_tokens", dropped.total()},
+                                           {"val_unknown_tokens", dropped.unknown}};
     for (const Scores& s : scores) metrics_json["val_ppl " + s.name] = std::exp(s.val_loss);
     metrics_json.update(fill_scores);
     lessons::MetricNotes notes = {
@@ -274,6 +280,8 @@ int main(int argc, char** argv) {
         {"train_loss", "best_model: mean training loss of its last steps, nats per character"},
         {"val_loss", "best_model on the validation text, nats per character"},
         {"val_ppl", "exp(val_loss)"},
+        {"val_tokens", "characters of the validation text, known or not"},
+        {"val_unknown_tokens", "validation characters not in the training text, left out of val_loss"},
         {"fill_in_acc_unidirectional", "part 3: the missing character, 1000 validation windows, reading left to right"},
         {"fill_in_acc_bidirectional", "part 3: the missing character, 1000 validation windows, reading both ways"}};
     for (const Scores& s : scores) notes["val_ppl " + s.name] = "part 1: validation perplexity of the " + s.name;

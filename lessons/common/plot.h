@@ -1,5 +1,6 @@
 // Plots for the lessons, drawn with PLplot and written twice: <stem>.png and <stem>.svg.
-// White background, readable fonts, a title, axis labels and a legend or colour bar.
+// White background, readable fonts, a title, axis labels and a legend or colour bar, all inside
+// the image. A legend goes into a corner of the plot where it hides no data, else beside it.
 #pragma once
 
 #include <string>
@@ -7,17 +8,20 @@
 
 namespace ladder::lessons {
 
+// Each series is drawn in its own colour and dash pattern, so that curves lying on top of each
+// other stay visible. A value that cannot be drawn breaks the line and is named in the legend:
+// an infinite one gets a mark at the top edge ("infinite from step 120"), a 0 on a log axis one
+// at the bottom edge, a NaN only the note.
 struct Series {
   std::string name;
-  std::vector<double> x, y;  // non-finite points are left out (the line breaks there)
+  std::vector<double> x, y;
 };
 
 struct LineChart {
   std::string title, x_label, y_label;
   std::vector<Series> series;
   bool log_y = false;  // for losses and perplexities that span decades
-  double x_tick = 0;   // spacing of x ticks; 0: chosen by PLplot (1 for whole-number x such as orders)
-  bool legend_outside = false;  // to the right of the plot, for many curves that would run under it
+  double x_tick = 0;   // spacing of x ticks; 0: chosen to suit the plot's width (1 for whole-number x such as orders)
 };
 
 // Rows are drawn top to bottom and labelled on the left (attention: queries); columns left to
@@ -29,6 +33,24 @@ struct Heatmap {
   bool diverging = false;  // blue (negative), white (0), red (positive), symmetric around 0: for weights
   bool square_cells = false;  // keep each cell square (images, filters) instead of filling the page
 };
+
+// The values a line chart cannot draw, in runs of one kind: "infinite", "minus infinite", "NaN",
+// and on a log axis "0" and "negative".
+struct OffScale {
+  std::string what;
+  double first, last;  // their x
+  bool to_the_end;     // the run lasts to the series' last point (and is longer than one)
+};
+std::vector<OffScale> off_scale(const Series& s, bool log_y);
+// What the legend says about them: "infinite from step 120", "0 at time step 3-7; NaN at step 9"
+// (the first three runs).
+std::string off_scale_note(const std::vector<OffScale>& runs, const std::string& x_label);
+
+// The values a log axis from 10^lo to 10^hi labels, with grid lines: powers of ten over a wide
+// range (every second, fifth, tenth... when there are many, so that at most eight are written),
+// 1, 2 and 5 times them over one or two decades, and round values 1, 2 or 5 apart over a short
+// range (PLplot's own log axis labels only the powers, which can leave a plot with one label).
+std::vector<double> log_axis_values(double lo, double hi);
 
 // Lays out equal-sized 2-D arrays in a grid, `columns` across, with a one-cell border of `gap`
 // around each (a montage of filters or feature maps for save_heatmap).
@@ -44,7 +66,8 @@ struct DecisionRegions {
   std::vector<std::string> class_names;
 };
 
-// Each returns the two paths it wrote.
+// Each returns the two paths it wrote. A file that cannot be written (its folder is missing or
+// read-only, or a folder has its name) throws ladder::Error naming it, before anything is drawn.
 std::vector<std::string> save_line_chart(const std::string& stem, const LineChart& chart);
 std::vector<std::string> save_heatmap(const std::string& stem, const Heatmap& map);
 std::vector<std::string> save_decision_regions(const std::string& stem, const DecisionRegions& plot);

@@ -226,6 +226,25 @@ TEST_CASE("encoding a text: a sequence per line, or one stream; keeping the firs
   CHECK(text.val.size() == 1);
 }
 
+TEST_CASE("validation tokens the training text never had are dropped and counted") {
+  TextData text{{"abc", "cab"}, {"axb", "yz", "ba"}, "train", "val"};
+  const Tokenizer t = Tokenizer::chars(text.train);
+  EncodedText lines = encode_text(text, t, /*lines=*/true);
+  const DroppedUnknown dropped = drop_unknown(lines.val);
+  CHECK(dropped.unknown == 3);  // x, y, z
+  CHECK(dropped.kept == 4);
+  CHECK(dropped.total() == 7);
+  // "yz" had nothing left: the sequence goes, and the others keep their order.
+  CHECK(lines.val == std::vector<std::vector<int>>{{t.id("a"), t.id("b")}, {t.id("b"), t.id("a")}});
+  CHECK(dropped.describe("character") ==
+        "3 of the 7 validation characters (42.86%) are not in the training text: left out of val_loss");
+  std::vector<std::vector<int>> all_known = {{t.id("a"), t.id("c")}};
+  CHECK(drop_unknown(all_known).unknown == 0);
+  CHECK(all_known.size() == 1);
+  std::vector<std::vector<int>> none_known = {{Tokenizer::kUnk, Tokenizer::kUnk}};
+  check_error([&] { drop_unknown(none_known); }, {"drop_unknown", "none of the 2 validation tokens", "--val"});
+}
+
 TEST_CASE("contiguous batches for truncated BPTT: each row continues where it stopped, then restarts") {
   std::vector<int> ids(42);
   for (int i = 0; i < 42; ++i) ids[static_cast<size_t>(i)] = i;

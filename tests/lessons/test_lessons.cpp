@@ -118,6 +118,13 @@ TEST_CASE("lesson 00_autograd --quick: gradients agree, the MLP learns, the chec
   check_ending(ran.output, out.path, {{"val_loss", "MSE of the MLP on 200"}});
 }
 
+TEST_CASE("a lesson whose plot cannot be written stops with status 2 and names the file") {
+  TempDir out("lesson00_plot");
+  fs::create_directories(out.path / "fit.png");  // a folder where the PNG should go
+  check_refused("00_autograd", "--quick --out " + out.path.string(),
+                "save_line_chart: cannot write " + (out.path / "fit.png").string() + ": Is a directory");
+}
+
 TEST_CASE("lesson command line: --help shows every flag with its default; bad input exits 2") {
   const Ran help = run_lesson("00_autograd", "--help");
   CHECK(help.status == 0);
@@ -244,6 +251,11 @@ TEST_CASE("lesson 05_rnn --quick: the character RNN learns; N-vs-1, 1-vs-N, BPTT
   CHECK(val.back() < val.front() - 0.3);
   CHECK(ran.output.find("sigma 0.80") != std::string::npos);
   CHECK(ran.output.find("before training: |dL/dh| at t = 0") != std::string::npos);
+  // Progress lines (plain ones: the output is a pipe) for every part that trains, with its own total.
+  for (const char* last : {"step 100/100 | loss", "step 150/150 | loss", "step 60/60 | loss"})
+    CHECK_MESSAGE(ran.output.find(last) != std::string::npos, "no progress line ", last);
+  CHECK(ran.output.find("seq/s") != std::string::npos);    // part 2
+  CHECK(ran.output.find("names/s") != std::string::npos);  // part 3
   const nlohmann::json m = summary_of(out.path)["metrics"];
   CHECK(m["val_ppl"].get<double>() == doctest::Approx(std::exp(m["val_loss"].get<double>())));
   CHECK(m["most_frequent_test_acc"].get<double>() > 0.5);
@@ -253,6 +265,33 @@ TEST_CASE("lesson 05_rnn --quick: the character RNN learns; N-vs-1, 1-vs-N, BPTT
   CHECK(ran.output.find("sigma 0.80: |dL/dh| at t = 0 is 1.78e-05 times") != std::string::npos);
   check_ending(ran.output, out.path, {{"most_frequent_test_acc", "N-vs-1"}, {"val_loss", "the character RNN"}});
   check_refused("05_rnn", "--quick --lines --out " + out.path.string(), "--lines does not apply");
+}
+
+TEST_CASE("--val with characters the training text never had: they are left out of val_loss and counted") {
+  // Training text over a, b, c, d; validation text over the same, with every fifth character an x.
+  std::string train, val;
+  uint32_t state = 7;
+  auto letter = [&] { return static_cast<char>('a' + ((state = state * 1103515245u + 12345u) >> 16) % 4); };
+  for (int line = 0; line < 300; ++line, train += '\n')
+    for (int i = 0; i < 40; ++i) train += letter();
+  for (int line = 0; line < 30; ++line, val += '\n')
+    for (int i = 0; i < 40; ++i) val += i % 5 == 4 ? 'x' : letter();
+  const std::string files = " --data " + write_file("train_abcd.txt", train) + " --val " + write_file("val_abcdx.txt", val);
+  for (const char* lesson : {"03_mlp", "05_rnn", "06_gated_rnn"}) {
+    TempDir out(std::string("unknown_") + lesson);
+    const std::string extra = std::string(lesson) == "06_gated_rnn" ? " --cell gru" : "";
+    const Ran ran = run_lesson(lesson, "--quick --threads 1" + extra + files + " --out " + out.path.string());
+    INFO(lesson, "\n", ran.output);
+    REQUIRE(ran.status == 0);
+    CHECK(ran.output.find("240 of the ") != std::string::npos);
+    CHECK(ran.output.find("are not in the training text: left out of val_loss") != std::string::npos);
+    const nlohmann::json m = summary_of(out.path)["metrics"];
+    CHECK(m["val_unknown_tokens"] == 240);
+    CHECK(m["val_tokens"].get<int64_t>() > 240);
+    // Scored as <unk>, val_ppl was in the thousands; over the known characters it is that of a
+    // four-letter text, below the vocabulary size (4 letters, the newline and 4 special tokens).
+    CHECK(m["val_ppl"].get<double>() < 9);
+  }
 }
 
 TEST_CASE("lesson 06_gated_rnn --quick: every cell learns; LSTM and GRU gates plotted; fill-in scored for both directions") {
@@ -268,6 +307,7 @@ TEST_CASE("lesson 06_gated_rnn --quick: every cell learns; LSTM and GRU gates pl
     REQUIRE_MESSAGE(val[model].size() >= 5, model);
     CHECK_MESSAGE(val[model].back() < val[model].front() - 0.2, model, ": the loss did not fall");
   }
+  CHECK(ran.output.find("step 30/30 | loss") != std::string::npos);  // the fill-in task's progress (half the steps)
   const nlohmann::json m = summary_of(out.path)["metrics"];
   CHECK(m["val_ppl"].get<double>() == doctest::Approx(std::exp(m["val_loss"].get<double>())));
   for (const char* key : {"fill_in_acc_unidirectional", "fill_in_acc_bidirectional"}) {

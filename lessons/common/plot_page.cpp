@@ -1,0 +1,224 @@
+#include "lessons/common/plot_page.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+
+#include "core/error.h"
+
+namespace ladder::lessons::page {
+
+namespace {
+
+constexpr PLINT kFirstSeriesColour = 3;  // cmap0: 0 background, 1 text and axes, 2 grid lines
+constexpr double kLegendScale = 1.0;  // legend text, times PLplot's default size
+constexpr double kInset = 0.015;      // between a legend and the plot's edge, or the page's
+// A legend's layout, in character heights: the padding inside its box, the line sample, the gap
+// before the name, the gap between columns, and the height of a row.
+constexpr double kPad = 0.7, kSample = 3.5, kGap = 0.8, kColumnGap = 1.5, kRow = 1.8;
+
+// Starts a page of width x height pixels in `file` with a PLplot device ("pngcairo" or
+// "svgcairo"): white background, dark text, light grid lines, then the series' colours.
+void start_page(const std::string& file, const char* device, PLINT width, PLINT height) {
+  plsdev(device);
+  plsfnam(file.c_str());
+  plspage(0, 0, width, height, 0, 0);
+  plscolbg(255, 255, 255);
+  plscmap0n(kFirstSeriesColour + static_cast<PLINT>(kPalette.size()));
+  plscol0(0, 255, 255, 255);
+  plscol0(1, 30, 30, 30);
+  plscol0(2, 220, 220, 220);
+  for (size_t i = 0; i < kPalette.size(); ++i)
+    plscol0(kFirstSeriesColour + static_cast<PLINT>(i), kPalette[i][0], kPalette[i][1], kPalette[i][2]);
+  plinit();
+  plschr(0, kTextScale);
+  pladv(0);
+}
+
+// PLplot ends the whole process when it cannot open its output file: find out first.
+void check_writable(const char* op, const std::string& file) {
+  std::FILE* f = std::fopen(file.c_str(), "w");  // PLplot replaces the file anyway
+  if (!f) fail(op, "cannot write ", file, ": ", std::strerror(errno), " (remove what is in the way, or choose another --out folder)");
+  std::fclose(f);
+}
+
+// The width and height of a one-line legend holding `text` and nothing else (PLplot's string
+// length function is not public; pllegend measures its text with it and reports its size).
+std::pair<double, double> bare_legend_size(const std::string& text, double scale) {
+  const PLINT opts[] = {PL_LEGEND_NONE}, colours[] = {1};
+  const char* texts[] = {text.c_str()};
+  PLFLT width, height;
+  plschr(0, scale);
+  pllegend(&width, &height, 0, PL_POSITION_LEFT | PL_POSITION_TOP | PL_POSITION_INSIDE | PL_POSITION_SUBPAGE, 0, 0, 0, 0, 0, 0,
+           1, 1, 1, opts, 0, scale, 1.0, 0, colours, texts, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+           nullptr, nullptr, nullptr, nullptr);
+  return {width, height};
+}
+
+}  // namespace
+
+PLINT series_colour(size_t k) { return kFirstSeriesColour + static_cast<PLINT>(k % kPalette.size()); }
+
+void set_dashes(size_t k) {
+  // Marks and spaces in micrometres (a millimetre is 2.8 pixels here): dashes, dots, dash-dot,
+  // long dashes, dash-dot-dot, then again.
+  static const std::vector<std::vector<PLINT>> marks = {{5000}, {1200}, {5000, 1200}, {9000}, {5000, 1200, 1200}};
+  static const std::vector<std::vector<PLINT>> spaces = {{2500}, {1800}, {1800, 1800}, {2500}, {1800, 1800, 1800}};
+  if (k == 0) {
+    plstyl(0, nullptr, nullptr);
+    return;
+  }
+  const size_t p = (k - 1) % marks.size();
+  plstyl(static_cast<PLINT>(marks[p].size()), marks[p].data(), spaces[p].data());
+}
+
+std::string escaped(const std::string& text) {
+  std::string out;
+  for (const char c : text) out += c == '#' ? std::string("##") : std::string(1, c);
+  return out;
+}
+
+std::vector<std::string> render_both(const char* op, const std::string& stem, const std::function<void()>& draw, PLINT width,
+                                     PLINT height) {
+  const std::string png = stem + ".png", svg = stem + ".svg";
+  check_writable(op, png);
+  check_writable(op, svg);
+  for (const auto& [file, device] : {std::pair{png, "pngcairo"}, std::pair{svg, "svgcairo"}}) {
+    start_page(file, device, width, height);
+    draw();
+    plend();
+  }
+  return {png, svg};
+}
+
+TextSizes measure(const std::vector<std::string>& texts, double scale) {
+  PLINT previous, scratch;
+  plgstrm(&previous);
+  plmkstrm(&scratch);
+  start_page("/dev/null", "pngcairo", kWidth, kHeight);  // the same fonts as the real pages
+  plvpor(0, 1, 0, 1);  // pllegend puts the viewport back as it found it: give it one
+  plwind(0, 1, 0, 1);
+  const auto [empty_width, height] = bare_legend_size("", scale);  // fractions of the page
+  TextSizes sizes{{}, height * kHeight};
+  for (const std::string& text : texts) sizes.widths.push_back((bare_legend_size(escaped(text), scale).first - empty_width) * kWidth);
+  plend1();
+  plsstrm(previous);
+  return sizes;
+}
+
+double line_height(double scale) {
+  static const double at_default_size = measure({}, 1.0).height;
+  return at_default_size * scale;
+}
+
+Legend::Legend(std::vector<LegendEntry> entries) : entries_(std::move(entries)) {
+  std::vector<std::string> names;
+  for (const LegendEntry& e : entries_) names.push_back(e.name);
+  const TextSizes text = measure(names, kLegendScale);
+  line_ = text.height / kHeight;
+  const double widest = text.widths.empty() ? 0 : *std::max_element(text.widths.begin(), text.widths.end());
+  entry_width_ = (kSample + kGap) * char_width() + widest / kWidth;
+}
+
+double Legend::char_width() const { return line_ * kHeight / kWidth; }
+
+double Legend::width(size_t columns) const {
+  if (entries_.empty()) return 0;
+  return 2 * kPad * char_width() + static_cast<double>(columns) * entry_width_ + static_cast<double>(columns - 1) * kColumnGap * char_width();
+}
+
+double Legend::height(size_t columns) const {
+  if (entries_.empty()) return 0;
+  const size_t rows = (entries_.size() + columns - 1) / columns;
+  return (static_cast<double>(rows) * kRow + 1) * line_;  // half a line above and below the rows
+}
+
+void Legend::draw(double left, double top, size_t columns) const {
+  PLFLT vx0, vx1, vy0, vy1, wx0, wx1, wy0, wy1;
+  plgvpd(&vx0, &vx1, &vy0, &vy1);
+  plgvpw(&wx0, &wx1, &wy0, &wy1);
+  plvpor(0, 1, 0, 1);  // world coordinates = fractions of the page
+  plwind(0, 1, 0, 1);
+  const double right = left + width(columns), bottom = top - height(columns);
+  const PLFLT xs[] = {left, right, right, left, left}, ys[] = {top, top, bottom, bottom, top};
+  plcol0(0);
+  plfill(4, xs, ys);
+  plcol0(1);
+  plwidth(1);
+  plline(5, xs, ys);
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    const LegendEntry& e = entries_[i];
+    const double sample_left = left + kPad * char_width() + static_cast<double>(i % columns) * (entry_width_ + kColumnGap * char_width());
+    const double sample_right = sample_left + kSample * char_width();
+    const PLFLT y = top - (0.5 + (static_cast<double>(i / columns) + 0.5) * kRow) * line_;  // the row's middle
+    plcol0(series_colour(e.series));
+    if (e.dot) {
+      const PLFLT x = (sample_left + sample_right) / 2;
+      plschr(0, 1.2);
+      plstring(1, &x, &y, "●");
+    } else {
+      const PLFLT lx[] = {sample_left, sample_right}, ly[] = {y, y};
+      plwidth(kLineWidth);
+      set_dashes(e.series);
+      plline(2, lx, ly);
+      set_dashes(0);
+      plwidth(1);
+    }
+    plschr(0, kLegendScale);
+    plptex(sample_right + kGap * char_width(), y, 1, 0, 0, escaped(e.name).c_str());
+  }
+  plschr(0, kTextScale);
+  plvpor(vx0, vx1, vy0, vy1);
+  plwind(wx0, wx1, wy0, wy1);
+}
+
+bool segment_meets_box(Point a, Point b, const Box& box) {
+  // Liang-Barsky: the part of a + t (b - a), t in [0, 1], inside each of the four edges.
+  double t0 = 0, t1 = 1;
+  const double dx = b.x - a.x, dy = b.y - a.y;
+  const double p[] = {-dx, dx, -dy, dy}, q[] = {a.x - box.x0, box.x1 - a.x, a.y - box.y0, box.y1 - a.y};
+  for (int i = 0; i < 4; ++i) {
+    if (p[i] == 0) {
+      if (q[i] < 0) return false;  // parallel to this edge and outside it
+      continue;
+    }
+    const double t = q[i] / p[i];
+    if (p[i] < 0) t0 = std::max(t0, t);
+    else t1 = std::min(t1, t);
+  }
+  return t0 <= t1;
+}
+
+Placement place_legend(const Legend& legend, const std::vector<std::vector<Point>>& ink) {
+  const double plot_width = kRight - kLeft, plot_height = kTop - kBottom;
+  const double w = legend.width() / plot_width, h = legend.height() / plot_height;  // in fractions of the plot
+  const double ix = kInset / plot_width, iy = kInset / plot_height, clearance = 0.01;
+  size_t best_covered = std::numeric_limits<size_t>::max();
+  Placement best;
+  const std::pair<bool, bool> corners[] = {{true, true}, {false, true}, {true, false}, {false, false}};  // (right?, top?)
+  for (const auto& [right, top] : corners) {
+    const double x0 = right ? 1 - ix - w : ix, y0 = top ? 1 - iy - h : iy;
+    const Box box{x0 - clearance, x0 + w + clearance, y0 - clearance, y0 + h + clearance};
+    size_t covered = 0;
+    for (const std::vector<Point>& path : ink)
+      for (size_t i = 0; i < path.size(); ++i) covered += segment_meets_box(path[i], path[i + 1 < path.size() ? i + 1 : i], box);
+    Placement here;
+    here.legend_left = kLeft + x0 * plot_width, here.legend_top = kBottom + (y0 + h) * plot_height;
+    if (covered == 0) return here;
+    if (covered < best_covered) best_covered = covered, best = here;
+  }
+  Placement beside;
+  beside.plot_right = 1 - legend.width() - 2 * kInset;
+  beside.legend_left = beside.plot_right + kInset, beside.legend_top = (kTop + kBottom + legend.height()) / 2;
+  if (beside.plot_right - kLeft >= 0.45) return beside;
+  Placement above;
+  while (above.columns < legend.size() && legend.width(above.columns + 1) <= 1 - 2 * kInset) ++above.columns;
+  above.plot_top = kTop - legend.height(above.columns) - kInset;
+  above.legend_left = (1 - legend.width(above.columns)) / 2, above.legend_top = kTop;
+  if (above.plot_top - kBottom >= 0.5) return above;
+  return best;
+}
+
+}  // namespace ladder::lessons::page
