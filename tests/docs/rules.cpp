@@ -131,7 +131,7 @@ std::vector<Problem> DocsChecker::check(const Note& note) {
     for (size_t i = 0; i < fence.lines.size(); ++i) {
       std::string line = fence.lines[i].substr(0, fence.lines[i].find('#'));
       line = line.substr(0, line.find_last_not_of(' ') + 1);
-      if (!starts_with(line, "./ladder")) continue;
+      if (line != "./ladder" && !starts_with(line, "./ladder ")) continue;
       Context c{lesson, {}, note.path + ":" + std::to_string(fence.first_line + static_cast<int>(i)), line, problems};
       check_command(c, line);
     }
@@ -144,7 +144,7 @@ void DocsChecker::check_span(Context& c) {
   if (s.empty()) return;
   if (allowed_.count(s)) {
     used_allowances_.insert(s);
-  } else if (starts_with(s, "./ladder")) {
+  } else if (s == "./ladder" || starts_with(s, "./ladder ")) {
     check_command(c, s);
   } else if (starts_with(s, "--")) {
     check_flags(c, s);
@@ -165,6 +165,7 @@ void DocsChecker::check_command(Context& c, const std::string& line) {
   std::istringstream words(line);
   std::string program, command, argument;
   words >> program >> command >> argument;
+  if (command.empty()) return;  // the script itself
   if (!interface_.ladder_commands.count(command)) {
     c.problems.push_back({c.where, c.span, "'" + command + "' is not a command of ./ladder (its commands: " + join(interface_.ladder_commands, " ") + ")"});
     return;
