@@ -88,6 +88,7 @@ std::string without_literals(const std::string& s) {
 
 void read_ladder_usage(const std::string& script, Interface& interface) {
   const size_t begin = script.find("cat <<'TEXT'"), end = script.find("\nTEXT", begin);
+  if (begin == std::string::npos) return;
   std::istringstream usage(script.substr(begin, end - begin));
   static const std::regex command(R"(^  ([a-z]+)\b.*)"), names(R"(names: ([^;)]*))");
   std::string line;
@@ -100,16 +101,7 @@ void read_ladder_usage(const std::string& script, Interface& interface) {
 }
 
 DocsChecker::DocsChecker(const SourceIndex& index, Interface interface, std::map<std::string, std::string> allowed)
-    : index_(index), interface_(std::move(interface)), allowed_(std::move(allowed)) {
-  for (auto it = fs::recursive_directory_iterator(index.root()); it != fs::recursive_directory_iterator(); ++it) {
-    const std::string name = it->path().filename().string();
-    if (it->is_directory() && (starts_with(name, "build") || starts_with(name, ".") || name == "runs")) {
-      it.disable_recursion_pending();
-    } else if (it->is_regular_file()) {
-      repo_file_names_.insert(name);
-    }
-  }
-}
+    : index_(index), interface_(std::move(interface)), allowed_(std::move(allowed)) {}
 
 std::vector<std::string> DocsChecker::unused_allowances() const {
   std::vector<std::string> unused;
@@ -198,7 +190,7 @@ void DocsChecker::check_flags(Context& c, const std::string& text) {
   for (auto it = std::sregex_iterator(text.begin(), text.end(), flag); it != std::sregex_iterator(); ++it) {
     if (known.count(it->str())) continue;
     const std::string whose = c.lesson.empty() ? "of any lesson" : "of lesson " + c.lesson;
-    c.problems.push_back({c.where, c.span, it->str() + " is not a flag " + whose + " (its --help lists: " + join(known, " ") + ")"});
+    c.problems.push_back({c.where, c.span, it->str() + " is not a flag " + whose + " (--help lists: " + join(known, " ") + ")"});
   }
 }
 
@@ -228,7 +220,7 @@ void DocsChecker::check_path(Context& c, const std::string& path) {
     return;
   }
   // A bare file name: a file of the repository, or one that a lesson writes (its name or stem is a string literal there).
-  if (repo_file_names_.count(path)) return;
+  if (index_.has_file_named(path)) return;
   const std::string stem = path.substr(0, path.rfind('.'));
   for (const std::string& file : index_.files()) {
     const bool writer = c.lesson.empty() ? starts_with(file, "lessons/") : file == interface_.lesson_sources.at(c.lesson) || starts_with(file, "lessons/common/");

@@ -63,7 +63,6 @@ class DocsChecker {
   Interface interface_;
   std::map<std::string, std::string> allowed_;
   std::set<std::string> used_allowances_;
-  std::set<std::string> repo_file_names_;  // base names of every file in the repository
 };
 
 }  // namespace ladder::docs

@@ -297,6 +297,7 @@ SourceIndex::SourceIndex(const fs::path& root, const std::vector<std::string>& s
       continue;
     }
     if (!it->is_regular_file()) continue;
+    file_names_.insert(it->path().filename().string());
     const std::string ext = it->path().extension().string();
     const std::string base = it->path().filename().string();
     if (ext == ".h" || ext == ".cpp" || ext == ".py" || base == "CMakeLists.txt" || relative == "ladder") files_.push_back(relative);

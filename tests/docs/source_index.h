@@ -27,6 +27,8 @@ class SourceIndex {
 
   const std::filesystem::path& root() const { return root_; }
   const std::vector<std::string>& files() const { return files_; }
+  // Some file of the repository (of any kind) has this name, e.g. "gru.json".
+  bool has_file_named(const std::string& name) const { return file_names_.count(name) > 0; }
 
   // `name` appears in the code of some file (outside comments), or as a word of a string literal.
   bool mentions(const std::string& name) const;
@@ -46,6 +48,7 @@ class SourceIndex {
 
   std::filesystem::path root_;
   std::vector<std::string> files_;
+  std::set<std::string> file_names_;
   std::map<std::string, std::set<std::string>> code_names_;  // file -> identifiers in its code
   std::map<std::string, std::set<std::string>> literals_;    // file -> string literal contents
   std::map<std::string, std::set<std::string>> words_;       // file -> words of its string literals

@@ -67,6 +67,7 @@ const Interface& interface() {
         i.lesson_flags[number].insert(it->str());
     }
     read_ladder_usage(read(kRoot / "ladder"), i);
+    REQUIRE_MESSAGE(!i.ladder_commands.empty(), "no commands found in the usage text (cat <<'TEXT' ... TEXT) of ./ladder");
     return i;
   }();
   return interface;
