@@ -144,6 +144,11 @@ void DocsChecker::check_span(Context& c) {
     // a compiler option (-O3): not ladder's
   } else if (starts_with(s, "std::") || starts_with(s, "torch.")) {
     // the C++ standard library, PyTorch
+  } else if (std::smatch m; std::regex_match(s, m, std::regex(R"(([\w./-]+\.(?:h|cpp)):(~?[A-Za-z_][\w:~]*)(?:\(\))?)"))) {
+    check_path(c, m[1]);  // "io/checkpoint.h:save_module": the name in that file (or its .cpp), not elsewhere
+    c.cited_files = {m[1].str(), sibling(m[1])};
+    c.lesson.clear();
+    check_name(c, m[2], true);
   } else if (path_like(s)) {
     check_path(c, s);
   } else if (identifier_like(s)) {
@@ -247,6 +252,11 @@ void DocsChecker::check_name(Context& c, const std::string& name, bool cited) {
   const std::string last = parts.back();
   const std::string bare = last[0] == '~' ? last.substr(1) : last;
   if (parts.size() == 1) {
+    static const std::regex executable(R"(lesson_(\d\d)_\w+)");  // lesson_05_rnn, built from lessons/05_rnn.cpp
+    std::smatch m;
+    if (std::regex_match(bare, m, executable) && interface_.lesson_sources.count(m[1]) &&
+        interface_.lesson_sources.at(m[1]) == "lessons/" + bare.substr(7) + ".cpp")
+      return;
     if (!index_.mentions(bare)) {
       c.problems.push_back({c.where, c.span, "`" + name + "` is not found in the sources"});
       return;

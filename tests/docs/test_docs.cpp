@@ -106,6 +106,9 @@ const RuleCase kRuleCases[] = {
     // a qualified name must be declared or used in a file its sentence cites
     {"docs/00_autograd.md", "`io::save_module` writes it (`io/safetensors.cpp`: a header).\n", "declared in io/checkpoint"},
     {"docs/00_autograd.md", "`io::save_module` writes it (`io/checkpoint.cpp`: a header).\n", nullptr},
+    {"docs/00_autograd.md", "See `io/safetensors.h:io::save_module`.\n", "declared in io/checkpoint"},
+    {"docs/00_autograd.md", "See `io/checkpoint.h:io::save_module` and `core/ops.h:softmax()`.\n", nullptr},
+    {"docs/00_autograd.md", "See `core/ops.h:fast_tanh`.\n", "not in the files its sentence cites"},
     // an unqualified name must appear in a cited file or in the note's lesson
     {"docs/architecture.md", "`stream_nll` (`core/ops/nn.cpp`) reads the stream.\n", "not in the files its sentence cites"},
     {"docs/architecture.md", "`stream_nll` (`models/char_rnn.h`) reads the stream.\n", nullptr},
@@ -121,6 +124,8 @@ const RuleCase kRuleCases[] = {
     {"README.md", "Run `./ladder deploy`.\n", "not a command of ./ladder"},
     // paths, the files a lesson writes, and the names inside code
     {"README.md", "See `core/opps.h`.\n", "no such file"},
+    {"README.md", "Run `lesson_05_rnn`.\n", nullptr},
+    {"README.md", "Run `lesson_05_rnm`.\n", "not found in the sources"},
     {"docs/00_autograd.md", "It writes `weights.png`.\n", "is a string in lessons/00_autograd.cpp"},
     {"docs/00_autograd.md", "It writes `fit.png` and `graph.dot` into `runs/00_autograd/`; see `bench/pytorch/*.py`.\n", nullptr},
     {"docs/01_ngram.md", "It reads `/usr/share/dict/words`.\n", "no source file names this path"},
