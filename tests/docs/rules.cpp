@@ -90,13 +90,16 @@ void read_ladder_usage(const std::string& script, Interface& interface) {
   const size_t begin = script.find("cat <<'TEXT'"), end = script.find("\nTEXT", begin);
   if (begin == std::string::npos) return;
   std::istringstream usage(script.substr(begin, end - begin));
-  static const std::regex command(R"(^  ([a-z]+)\b.*)"), names(R"(names: ([^;)]*))");
-  std::string line;
+  // "  bench [name]   ... (names: core, cnn, rnn; ...)", and continuation lines "   busy: ..."
+  static const std::regex command(R"(^  ([a-z]+)\b.*)"), names(R"(names: ([^;)]*))"), named(R"(^   +([a-z]+):.*)");
+  std::string line, entry;
   std::smatch m;
   while (std::getline(usage, line)) {
-    if (std::regex_match(line, m, command)) interface.ladder_commands.insert(m[1]);
+    if (std::regex_match(line, m, command)) interface.ladder_commands.insert(entry = m[1]);
+    if (entry != "bench") continue;
     if (std::regex_search(line, m, names))
       for (std::string name : split(m[1], ",")) interface.bench_names.insert(name.substr(name.find_first_not_of(' ')));
+    if (std::regex_match(line, m, named)) interface.bench_names.insert(m[1]);
   }
 }
 

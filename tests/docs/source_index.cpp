@@ -218,6 +218,7 @@ class DeclarationFinder {
     if (word == "enum" || ((word == "class" || word == "struct" || word == "union") && prev.text != "enum")) return type_head(i);
     if (kKeywords.count(word)) return;
     if (prev.text == "#define") return declare(word);
+    if (prev.text == "}" && (at(i + 1).text == ";" || at(i + 1).text == ",")) return declare(word);  // struct S {...} s;
     if (!stack_.empty() && stack_.back().is_enum && (prev.text == "{" || prev.text == ",")) return declare(word);
     if (!ends_declarator(at(i + 1))) return;
     if (prev.text == "~") return declare("~" + word, qualifiers_before(i - 1));

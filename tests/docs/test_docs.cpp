@@ -14,7 +14,7 @@
 #include "docs/rules.h"
 #include "docs/snippets.h"
 #include "docs/source_index.h"
-#include "process.h"
+#include "lessons/lesson_runner.h"
 
 namespace fs = std::filesystem;
 using namespace ladder::docs;
@@ -215,4 +215,16 @@ TEST_CASE("the Markdown reader finds spans over line breaks, escaped pipes, sent
   CHECK(note.fences[0].info == "cpp");
   CHECK(note.fences[0].first_line == 7);
   CHECK(note.fences[0].lines == std::vector<std::string>{"int x = 1;"});
+}
+
+TEST_CASE("./ladder's usage text gives its commands and benchmark names") {
+  Interface i;
+  read_ladder_usage("usage() {\n  cat <<'TEXT'\nusage: ./ladder <command>\n\n"
+                    "  setup [--bench]     install packages\n                      --bench adds PyTorch\n"
+                    "  bench [name]        run benchmarks (names: core, cnn; default: all)\n"
+                    "                      busy: lessons beside busy processes\n"
+                    "  clean               remove the build folders\nTEXT\n}\n",
+                    i);
+  CHECK(i.ladder_commands == std::set<std::string>{"setup", "bench", "clean"});
+  CHECK(i.bench_names == std::set<std::string>{"core", "cnn", "busy"});
 }
