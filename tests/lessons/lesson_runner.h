@@ -1,4 +1,5 @@
-// Running a lesson executable from a test: its exit status and output, temporary folders, its summary.json.
+// Running a lesson executable (or any command) from a test: its exit status and output, temporary
+// folders, its summary.json.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -18,15 +19,18 @@ struct Ran {
   std::string output;  // stdout and stderr together
 };
 
-inline Ran run_lesson(const std::string& name, const std::string& args) {
-  const std::string command = std::string(LADDER_LESSON_DIR) + "/lesson_" + name + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
+inline Ran run_command(const std::string& command) {
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
   REQUIRE(pipe != nullptr);
   std::string output;
   char buf[4096];
   while (const size_t n = fread(buf, 1, sizeof buf, pipe)) output.append(buf, n);
   const int status = pclose(pipe);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+inline Ran run_lesson(const std::string& name, const std::string& args) {
+  return run_command(std::string(LADDER_LESSON_DIR) + "/lesson_" + name + " " + args);
 }
 
 // A lesson refuses bad input: exit status 2 and a message that contains `expected`.

@@ -1,0 +1,323 @@
+#include "docs/rules.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <regex>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace ladder::docs {
+namespace {
+
+const std::set<std::string> kFileExtensions = {"h", "cpp", "md", "py", "json", "png", "svg", "csv", "safetensors", "dot", "txt", "sh"};
+// Folders that runs and builds create: named in the notes, never in the repository.
+const std::vector<std::string> kOutputFolders = {"runs/", "build/", "build-sanitize/"};
+
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+std::string extension(const std::string& path) {
+  const size_t slash = path.rfind('/'), dot = path.rfind('.');
+  return dot == std::string::npos || (slash != std::string::npos && dot < slash) ? "" : path.substr(dot + 1);
+}
+
+bool path_like(const std::string& s) {
+  static const std::regex chars(R"([A-Za-z0-9_./*~-]+)");
+  if (!std::regex_match(s, chars)) return false;
+  if (s[0] == '.' && !starts_with(s, "./") && !starts_with(s, "../")) return false;  // ".cpp": an extension
+  return s.find('/') != std::string::npos || kFileExtensions.count(extension(s));
+}
+
+bool identifier_like(const std::string& s) {
+  static const std::regex name(R"(~?[A-Za-z_]\w*(::~?[A-Za-z_]\w*)*(\(\))?)");
+  return std::regex_match(s, name);
+}
+
+std::vector<std::string> split(const std::string& s, const std::string& by) {
+  std::vector<std::string> parts;
+  size_t begin = 0;
+  for (size_t at = s.find(by); at != std::string::npos; at = s.find(by, begin)) {
+    parts.push_back(s.substr(begin, at - begin));
+    begin = at + by.size();
+  }
+  parts.push_back(s.substr(begin));
+  return parts;
+}
+
+std::string join(const std::set<std::string>& items, const std::string& by) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : by) + item;
+  return out;
+}
+
+std::string scope_str(const std::vector<std::string>& scope) {
+  std::string out;
+  for (const std::string& s : scope) out += s + "::";
+  return out;
+}
+
+std::string lesson_of(const std::string& note_path) {
+  const std::string base = fs::path(note_path).filename().string();
+  const bool numbered = base.size() > 3 && std::isdigit(static_cast<unsigned char>(base[0])) &&
+                        std::isdigit(static_cast<unsigned char>(base[1])) && base[2] == '_';
+  return numbered ? base.substr(0, 2) : "";
+}
+
+// The declaration's scope ends with the qualifiers the note wrote (`io::` for ladder::io).
+bool scope_ends_with(const std::vector<std::string>& scope, const std::vector<std::string>& qualifiers) {
+  return scope.size() >= qualifiers.size() && std::equal(qualifiers.rbegin(), qualifiers.rend(), scope.rbegin());
+}
+
+// "core/ops/nn.cpp" -> also "core/ops/nn.h": a name cited with either half of a pair is in the pair.
+std::string sibling(const std::string& file) {
+  const std::string ext = extension(file);
+  if (ext == "cpp") return file.substr(0, file.size() - 3) + "h";
+  if (ext == "h") return file.substr(0, file.size() - 1) + "cpp";
+  return "";
+}
+
+// The span without its string literals ("tanh" in unary_op("tanh", x, f, df) names no code).
+std::string without_literals(const std::string& s) {
+  static const std::regex literal(R"("([^"\\]|\\.)*")");
+  return std::regex_replace(s, literal, "\"\"");
+}
+
+}  // namespace
+
+void read_ladder_usage(const std::string& script, Interface& interface) {
+  const size_t begin = script.find("cat <<'TEXT'"), end = script.find("\nTEXT", begin);
+  if (begin == std::string::npos) return;
+  std::istringstream usage(script.substr(begin, end - begin));
+  // "  bench [name]   ... (names: core, cnn, rnn; ...)", and continuation lines "   busy: ..."
+  static const std::regex command(R"(^  ([a-z]+)\b.*)"), names(R"(names: ([^;)]*))"), named(R"(^   +([a-z]+):.*)");
+  std::string line, entry;
+  std::smatch m;
+  while (std::getline(usage, line)) {
+    if (std::regex_match(line, m, command)) interface.ladder_commands.insert(entry = m[1]);
+    if (entry != "bench") continue;
+    if (std::regex_search(line, m, names))
+      for (std::string name : split(m[1], ",")) interface.bench_names.insert(name.substr(name.find_first_not_of(' ')));
+    if (std::regex_match(line, m, named)) interface.bench_names.insert(m[1]);
+  }
+}
+
+DocsChecker::DocsChecker(const SourceIndex& index, Interface interface, std::map<std::string, std::string> allowed)
+    : index_(index), interface_(std::move(interface)), allowed_(std::move(allowed)) {}
+
+std::vector<std::string> DocsChecker::unused_allowances() const {
+  std::vector<std::string> unused;
+  for (const auto& [span, reason] : allowed_)
+    if (!used_allowances_.count(span)) unused.push_back(span);
+  return unused;
+}
+
+std::vector<Problem> DocsChecker::check(const Note& note) {
+  std::vector<Problem> problems;
+  std::string lesson = lesson_of(note.path);
+  if (!interface_.lesson_sources.count(lesson)) lesson.clear();  // a note written before its lesson
+  for (const CodeSpan& span : note.spans) {
+    Context c{lesson, files_cited(note, span.sentence), note.path + ":" + std::to_string(span.line), span.text, problems};
+    check_span(c);
+  }
+  for (const Fence& fence : note.fences) {
+    if (fence.info == "cpp") continue;
+    for (size_t i = 0; i < fence.lines.size(); ++i) {
+      std::string line = fence.lines[i].substr(0, fence.lines[i].find('#'));
+      line = line.substr(0, line.find_last_not_of(' ') + 1);
+      if (line != "./ladder" && !starts_with(line, "./ladder ")) continue;
+      Context c{lesson, {}, note.path + ":" + std::to_string(fence.first_line + static_cast<int>(i)), line, problems};
+      check_command(c, line);
+    }
+  }
+  return problems;
+}
+
+void DocsChecker::check_span(Context& c) {
+  const std::string& s = c.span;
+  if (s.empty()) return;
+  if (allowed_.count(s)) {
+    used_allowances_.insert(s);
+  } else if (s == "./ladder" || starts_with(s, "./ladder ")) {
+    check_command(c, s);
+  } else if (starts_with(s, "--")) {
+    check_flags(c, s);
+  } else if (s[0] == '-' && s.size() > 1 && std::isalpha(static_cast<unsigned char>(s[1]))) {
+    // a compiler option (-O3): not ladder's
+  } else if (starts_with(s, "std::") || starts_with(s, "torch.")) {
+    // the C++ standard library, PyTorch
+  } else if (std::smatch m; std::regex_match(s, m, std::regex(R"(([\w./-]+\.(?:h|cpp)):(~?[A-Za-z_][\w:~]*)(?:\(\))?)"))) {
+    check_path(c, m[1]);  // "io/checkpoint.h:save_module": the name in that file (or its .cpp), not elsewhere
+    c.cited_files = {m[1].str(), sibling(m[1])};
+    c.lesson.clear();
+    check_name(c, m[2], true);
+  } else if (path_like(s)) {
+    check_path(c, s);
+  } else if (identifier_like(s)) {
+    check_name(c, s.substr(0, s.size() - (s.ends_with("()") ? 2 : 0)), true);
+  } else {
+    check_expression(c, s);
+  }
+}
+
+void DocsChecker::check_command(Context& c, const std::string& line) {
+  std::istringstream words(line);
+  std::string program, command, argument;
+  words >> program >> command >> argument;
+  if (command.empty()) return;  // the script itself
+  if (!interface_.ladder_commands.count(command)) {
+    c.problems.push_back({c.where, c.span, "'" + command + "' is not a command of ./ladder (its commands: " + join(interface_.ladder_commands, " ") + ")"});
+    return;
+  }
+  if (command == "bench" && !argument.empty()) {
+    for (const std::string& name : split(argument, "|"))
+      if (!interface_.bench_names.count(name))
+        c.problems.push_back({c.where, c.span, "'" + name + "' is not a benchmark of ./ladder bench (names: " + join(interface_.bench_names, " ") + ")"});
+  }
+  if (command != "lesson") return;
+  if (std::all_of(argument.begin(), argument.end(), [](unsigned char ch) { return std::isdigit(ch); }) && !interface_.lesson_sources.count(argument)) {
+    c.problems.push_back({c.where, c.span, "there is no lesson " + argument + " (no lessons/" + argument + "_*.cpp)"});
+    return;
+  }
+  Context lesson_context = c;
+  lesson_context.lesson = interface_.lesson_sources.count(argument) ? argument : "";
+  check_flags(lesson_context, line);
+}
+
+std::set<std::string> DocsChecker::flags_of(const std::string& lesson) const {
+  if (!lesson.empty()) return interface_.lesson_flags.at(lesson);
+  std::set<std::string> all;
+  for (const auto& [number, flags] : interface_.lesson_flags) all.insert(flags.begin(), flags.end());
+  return all;
+}
+
+void DocsChecker::check_flags(Context& c, const std::string& text) {
+  static const std::regex flag(R"(--[A-Za-z][\w-]*)");
+  const std::set<std::string> known = flags_of(c.lesson);
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), flag); it != std::sregex_iterator(); ++it) {
+    if (known.count(it->str())) continue;
+    const std::string whose = c.lesson.empty() ? "of any lesson" : "of lesson " + c.lesson;
+    c.problems.push_back({c.where, c.span, it->str() + " is not a flag " + whose + " (--help lists: " + join(known, " ") + ")"});
+  }
+}
+
+void DocsChecker::check_path(Context& c, const std::string& path) {
+  if (std::any_of(kOutputFolders.begin(), kOutputFolders.end(), [&](const std::string& f) { return starts_with(path, f); })) return;
+  if (path[0] == '/') {
+    const std::string bare = path.back() == '/' ? path.substr(0, path.size() - 1) : path;
+    if (!index_.text_contains(bare)) c.problems.push_back({c.where, c.span, "no source file names this path"});
+    return;
+  }
+  std::string pattern = path;
+  if (const size_t at = pattern.find("NN_name"); at != std::string::npos) pattern.replace(at, 7, "[0-9][0-9]_*");
+  if (pattern.find_first_of("*[") != std::string::npos) {
+    const fs::path dir = index_.root() / fs::path(pattern).parent_path();
+    bool found = false;
+    if (fs::is_directory(dir))
+      for (const auto& entry : fs::directory_iterator(dir))
+        found = found || fnmatch(fs::path(pattern).filename().c_str(), entry.path().filename().c_str(), 0) == 0;
+    if (!found) c.problems.push_back({c.where, c.span, "no file in the repository matches this pattern"});
+    return;
+  }
+  if (path.find('/') != std::string::npos) {
+    const bool dir = path.back() == '/';
+    const fs::path full = index_.root() / path;
+    if (dir ? !fs::is_directory(full) : !fs::exists(full))
+      c.problems.push_back({c.where, c.span, std::string(dir ? "no such folder" : "no such file") + " in the repository"});
+    return;
+  }
+  // A bare file name: a file of the repository, or one that a lesson writes (its name or stem is a string literal there).
+  if (index_.has_file_named(path)) return;
+  const std::string stem = path.substr(0, path.rfind('.'));
+  for (const std::string& file : index_.files()) {
+    const bool writer = c.lesson.empty() ? starts_with(file, "lessons/") : file == interface_.lesson_sources.at(c.lesson) || starts_with(file, "lessons/common/");
+    if (writer && (index_.has_literal(file, path) || index_.has_literal(file, stem))) return;
+  }
+  const std::string where = c.lesson.empty() ? "any lesson" : interface_.lesson_sources.at(c.lesson) + " or lessons/common/";
+  c.problems.push_back({c.where, c.span, "no file of this name in the repository, and neither \"" + path + "\" nor \"" + stem + "\" is a string in " + where});
+}
+
+std::set<std::string> DocsChecker::files_cited(const Note& note, int sentence) const {
+  std::set<std::string> files;
+  for (const CodeSpan& span : note.spans) {
+    if (span.sentence != sentence || !path_like(span.text) || span.text[0] == '/') continue;
+    const std::string path = span.text.back() == '/' ? span.text : span.text + "/";
+    for (const std::string& file : index_.files()) {
+      if (file == span.text || file == sibling(span.text) || starts_with(file, path)) files.insert(file);
+    }
+  }
+  return files;
+}
+
+void DocsChecker::check_name(Context& c, const std::string& name, bool cited) {
+  const std::vector<std::string> parts = split(name, "::");
+  const std::string last = parts.back();
+  const std::string bare = last[0] == '~' ? last.substr(1) : last;
+  if (parts.size() == 1) {
+    static const std::regex executable(R"(lesson_(\d\d)_\w+)");  // lesson_05_rnn, built from lessons/05_rnn.cpp
+    std::smatch m;
+    if (std::regex_match(bare, m, executable) && interface_.lesson_sources.count(m[1]) &&
+        interface_.lesson_sources.at(m[1]) == "lessons/" + bare.substr(7) + ".cpp")
+      return;
+    if (!index_.mentions(bare)) {
+      c.problems.push_back({c.where, c.span, "`" + name + "` is not found in the sources"});
+      return;
+    }
+    if (!cited || c.cited_files.empty()) return;
+    std::set<std::string> files = c.cited_files;
+    if (!c.lesson.empty()) files.insert(interface_.lesson_sources.at(c.lesson));
+    if (std::none_of(files.begin(), files.end(), [&](const std::string& f) { return index_.mentions(f, bare); }))
+      c.problems.push_back({c.where, c.span, "`" + name + "` is not in the files its sentence cites: " + join(files, ", ")});
+    return;
+  }
+  const std::vector<std::string> qualifiers(parts.begin(), parts.end() - 1);
+  std::vector<Declaration> matches;
+  std::set<std::string> elsewhere;
+  for (const Declaration& d : index_.declarations(last)) {
+    if (scope_ends_with(d.scope, qualifiers)) {
+      matches.push_back(d);
+    } else {
+      elsewhere.insert(scope_str(d.scope) + last + " (" + d.file + ")");
+    }
+  }
+  if (matches.empty()) {
+    const std::string found = elsewhere.empty() ? "no declaration of `" + last + "` in the sources" : "declared only as " + join(elsewhere, ", ");
+    c.problems.push_back({c.where, c.span, "`" + name + "` is not declared: " + found});
+    return;
+  }
+  if (!cited || c.cited_files.empty()) return;
+  const auto home = [&](const std::string& f) { return index_.uses(f, bare); };
+  if (std::none_of(c.cited_files.begin(), c.cited_files.end(), home)) {
+    std::set<std::string> homes;
+    for (const Declaration& d : matches) homes.insert(d.file);
+    c.problems.push_back({c.where, c.span, "`" + name + "` is declared in " + join(homes, ", ") + ", and neither declared nor used in the files its sentence cites: " + join(c.cited_files, ", ")});
+  }
+}
+
+// Code with arguments, designated initializers, or a formula: the qualified names must be
+// declared, and the called functions, types and members must exist.
+void DocsChecker::check_expression(Context& c, const std::string& text) {
+  const std::string code = without_literals(text);
+  static const std::regex qualified(R"((?:[A-Za-z_]\w*::)+~?[A-Za-z_]\w*)");
+  static const std::regex call(R"((^|[^\w.:>])([A-Za-z_]\w*)\()");
+  static const std::regex member(R"([\w)\]](?:\.|->)([A-Za-z_]\w*))");
+  static const std::regex designator(R"((?:^|[{,(]\s*)\.([A-Za-z_]\w*)\s*=)");
+  // the called function or built type at the start: f(...), T{...}, or T name(...)
+  static const std::regex leading(R"(^((?:[A-Za-z_]\w*::)*[A-Za-z_]\w*)(?:\(|\{| [A-Za-z_]\w*\())");
+  std::smatch m;
+  const bool has_leading = std::regex_search(code, m, leading);
+  const std::string lead = has_leading ? m[1].str() : "";
+  if (has_leading) check_name(c, lead, false);
+  for (auto it = std::sregex_iterator(code.begin(), code.end(), qualified); it != std::sregex_iterator(); ++it)
+    if (!starts_with(it->str(), "std::") && it->str() != lead) check_name(c, it->str(), false);
+  for (const std::regex* re : {&call, &member, &designator}) {
+    const int group = re == &call ? 2 : 1;
+    for (auto it = std::sregex_iterator(code.begin(), code.end(), *re); it != std::sregex_iterator(); ++it) {
+      const std::string name = (*it)[group].str();
+      if (name != lead && !index_.mentions(name)) c.problems.push_back({c.where, c.span, "`" + name + "` is not found in the sources"});
+    }
+  }
+}
+
+}  // namespace ladder::docs

@@ -1,0 +1,233 @@
+// Notes that cannot drift from the code: every path, name and flag in backticks in docs/*.md
+// and README.md exists in the code, and the ```cpp blocks compile against the library headers.
+// The rules live in docs/rules.cpp; docs/architecture.md (Tests) states them for note writers.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "docs/markdown.h"
+#include "docs/rules.h"
+#include "docs/snippets.h"
+#include "docs/source_index.h"
+#include "lessons/lesson_runner.h"
+
+namespace fs = std::filesystem;
+using namespace ladder::docs;
+using ladder::testing::Ran;
+using ladder::testing::run_command;
+
+namespace {
+
+const fs::path kRoot = LADDER_SOURCE_DIR;
+
+// Backticked text that is neither ladder's code nor a path in it, and why it may stay.
+const std::map<std::string, std::string> kAllowed = {
+    {"../shared/DESIGN.md", "the shared design document, outside the repository"},
+    {"../shared/ATTENTION.md", "the shared design of the attention family, outside the repository"},
+    {"key_padding_mask", "PyTorch's name for its padding mask"},
+    {"valid_lens", "d2l's name for its valid lengths"},
+    {"GFDL", "a file of /usr/share/common-licenses"},
+    {"GPL", "a file of /usr/share/common-licenses"},
+    {"LGPL", "a file of /usr/share/common-licenses"},
+    {"libdnnl2", "the Debian package of oneDNN, which PyTorch uses"},
+    {"tanhf", "libm's tanh for float, which fast_tanh replaced"},
+    {"__builtin_expect_with_probability", "a GCC builtin that was tried and did not help"},
+    {"weight_hh_l0_reverse", "a recurrent parameter name, built at run time"},
+    {"bias_hh_l1_reverse", "a recurrent parameter name, built at run time"},
+};
+
+std::string read(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE_MESSAGE(in.good(), "cannot read ", path.string());
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+const SourceIndex& index() {
+  static const SourceIndex index(kRoot, {"tests/docs"});  // the test's own words must not vouch for a note
+  return index;
+}
+
+// The lessons' flags, as each lesson's --help lists them, and the ./ladder commands.
+const Interface& interface() {
+  static const Interface interface = [] {
+    Interface i;
+    static const std::regex lesson(R"(\d\d_\w+)"), flag(R"(--[A-Za-z][\w-]*)");
+    for (const auto& entry : fs::directory_iterator(kRoot / "lessons")) {
+      const std::string stem = entry.path().stem().string();
+      if (entry.path().extension() != ".cpp" || !std::regex_match(stem, lesson)) continue;
+      const std::string number = stem.substr(0, 2);
+      i.lesson_sources[number] = "lessons/" + stem + ".cpp";
+      const Ran help = run_command(std::string(LADDER_LESSON_DIR) + "/lesson_" + stem + " --help");
+      REQUIRE_MESSAGE(help.status == 0, "lesson_", stem, " --help failed: ", help.output);
+      for (auto it = std::sregex_iterator(help.output.begin(), help.output.end(), flag); it != std::sregex_iterator(); ++it)
+        i.lesson_flags[number].insert(it->str());
+    }
+    read_ladder_usage(read(kRoot / "ladder"), i);
+    REQUIRE_MESSAGE(!i.ladder_commands.empty(), "no commands found in the usage text (cat <<'TEXT' ... TEXT) of ./ladder");
+    return i;
+  }();
+  return interface;
+}
+
+std::vector<Note> notes() {
+  std::vector<fs::path> paths = {kRoot / "README.md"};
+  for (const auto& entry : fs::directory_iterator(kRoot / "docs"))
+    if (entry.path().extension() == ".md") paths.push_back(entry.path());
+  std::sort(paths.begin(), paths.end());
+  std::vector<Note> out;
+  for (const fs::path& path : paths) out.push_back(parse_note(fs::relative(path, kRoot).generic_string(), read(path)));
+  return out;
+}
+
+// Compiles `unit` with -fsyntax-only against the library's include folders.
+Ran compile(const std::string& unit, const std::string& tag) {
+  const fs::path source = fs::temp_directory_path() / ("ladder_docs_" + std::to_string(getpid()) + "_" + tag + ".cpp");
+  std::ofstream(source) << unit;
+  const Ran ran = run_command(std::string(LADDER_CXX) + " @" + LADDER_SNIPPET_FLAGS + " -fsyntax-only -x c++ " + source.string());
+  fs::remove(source);
+  return ran;
+}
+
+struct RuleCase {
+  const char* note;     // the path the made-up note pretends to have
+  const char* text;     // its Markdown
+  const char* problem;  // a fragment of the one problem expected, or nullptr when none is
+};
+
+const RuleCase kRuleCases[] = {
+    // uniform_init was renamed RecurrentModule::register_layer
+    {"docs/05_rnn.md", "All four start uniform (`uniform_init`).\n", "not found in the sources"},
+    {"docs/05_rnn.md", "All four start uniform (`RecurrentModule::register_layer`, `nn/recurrent.cpp`).\n", nullptr},
+    {"docs/05_rnn.md", "All four start uniform (`RNNCell::register_layer`).\n", "declared only as"},
+    // a qualified name must be declared or used in a file its sentence cites
+    {"docs/00_autograd.md", "`io::save_module` writes it (`io/safetensors.cpp`: a header).\n", "declared in io/checkpoint"},
+    {"docs/00_autograd.md", "`io::save_module` writes it (`io/checkpoint.cpp`: a header).\n", nullptr},
+    {"docs/00_autograd.md", "See `io/safetensors.h:io::save_module`.\n", "declared in io/checkpoint"},
+    {"docs/00_autograd.md", "See `io/checkpoint.h:io::save_module` and `core/ops.h:softmax()`.\n", nullptr},
+    {"docs/00_autograd.md", "See `core/ops.h:fast_tanh`.\n", "not in the files its sentence cites"},
+    // an unqualified name must appear in a cited file or in the note's lesson
+    {"docs/architecture.md", "`stream_nll` (`core/ops/nn.cpp`) reads the stream.\n", "not in the files its sentence cites"},
+    {"docs/architecture.md", "`stream_nll` (`models/char_rnn.h`) reads the stream.\n", nullptr},
+    {"docs/05_rnn.md", "`train_lm` calls `TBPTT::step` (`models/char_rnn.cpp`).\n", nullptr},
+    {"docs/04_cnn.md", "`train_lm` calls `TBPTT::step` (`models/char_rnn.cpp`).\n", "lessons/04_cnn.cpp"},
+    // flags belong to the note's lesson, or to the lesson a ./ladder command runs
+    {"docs/05_rnn.md", "Run `--pad-words 3`.\n", "not a flag of lesson 05"},
+    {"docs/01_ngram.md", "Run `--block 8`.\n", "not a flag of lesson 01"},
+    {"docs/05_rnn.md", "Run `--block 8 --clip 0`.\n", nullptr},
+    {"docs/02_regression.md", "```\n./ladder lesson 05 --order 3    # a comment\n```\n", "not a flag of lesson 05"},
+    {"README.md", "Run `./ladder lesson 42`.\n", "there is no lesson 42"},
+    {"README.md", "Run `./ladder bench gpu`.\n", "not a benchmark"},
+    {"README.md", "Run `./ladder deploy`.\n", "not a command of ./ladder"},
+    // paths, the files a lesson writes, and the names inside code
+    {"README.md", "See `core/opps.h`.\n", "no such file"},
+    {"README.md", "Run `lesson_05_rnn`.\n", nullptr},
+    {"README.md", "Run `lesson_05_rnm`.\n", "not found in the sources"},
+    {"docs/00_autograd.md", "It writes `weights.png`.\n", "is a string in lessons/00_autograd.cpp"},
+    {"docs/00_autograd.md", "It writes `fit.png` and `graph.dot` into `runs/00_autograd/`; see `bench/pytorch/*.py`.\n", nullptr},
+    {"docs/01_ngram.md", "It reads `/usr/share/dict/words`.\n", "no source file names this path"},
+    {"docs/03_mlp.md", "Call `nn::mlp({2, 3}, {.activaton = nn::ActivationKind::relu})`.\n", "`activaton` is not found"},
+    {"docs/03_mlp.md", "Call `nn::mlp({2, 3}, {.activation = nn::ActivationKind::swish})`.\n", "`nn::ActivationKind::swish` is not declared"},
+};
+
+std::string describe(const std::vector<Problem>& problems) {
+  std::string text;
+  for (const Problem& p : problems) text += p.where + ": `" + p.span + "`: " + p.why + "\n";
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("every path, name, flag and ./ladder command in backticks in docs/*.md and README.md exists") {
+  DocsChecker checker(index(), interface(), kAllowed);
+  size_t spans = 0;
+  for (const Note& note : notes()) {
+    spans += note.spans.size();
+    for (const Problem& p : checker.check(note)) FAIL_CHECK(p.where << ": `" << p.span << "`: " << p.why);
+  }
+  CHECK(spans > 500);  // the notes were read
+  for (const std::string& unused : checker.unused_allowances())
+    FAIL_CHECK("allow-list entry `" << unused << "` (" << kAllowed.at(unused) << ") matches no span: remove it");
+}
+
+TEST_CASE("the rules catch a renamed function, a wrong file, an unknown flag and a missing path") {
+  DocsChecker checker(index(), interface(), {});
+  for (const RuleCase& rule : kRuleCases) {
+    const std::vector<Problem> found = checker.check(parse_note(rule.note, rule.text));
+    INFO(rule.note, ": ", rule.text, "problems:\n", describe(found));
+    if (!rule.problem) {
+      CHECK(found.empty());
+    } else {
+      CHECK(found.size() == 1);
+      CHECK((!found.empty() && found[0].why.find(rule.problem) != std::string::npos));
+    }
+  }
+}
+
+TEST_CASE("the ```cpp blocks of the notes compile against the library headers") {
+  std::vector<std::string> headers;
+  for (const std::string& file : index().files()) {
+    const std::string top = file.substr(0, file.find('/'));
+    const bool library = top == "core" || top == "nn" || top == "optim" || top == "io" || top == "data" || top == "models";
+    if (library && file.ends_with(".h")) headers.push_back(file);
+  }
+  const std::string unit = snippet_unit(notes(), headers);
+  REQUIRE(unit.find("#line") != std::string::npos);  // the notes have cpp blocks
+  const Ran ran = compile(unit, "notes");
+  CHECK_MESSAGE(ran.status == 0, "```cpp blocks do not compile (mark a block that is not meant to, such as a shape sketch, ```text):\n", ran.output);
+}
+
+TEST_CASE("a cpp block that does not compile fails, with the note's line in the message") {
+  const Note note = parse_note("docs/00_autograd.md", "Text.\n\n```cpp\nauto model = nn::mlp({1, 32, 1}, tanh);\n```\n");
+  const Ran ran = compile(snippet_unit({note}, {"nn/sequential.h", "core/ops.h"}), "broken");
+  INFO(ran.output);
+  CHECK(ran.status != 0);
+  CHECK(ran.output.find("docs/00_autograd.md:4:") != std::string::npos);
+}
+
+TEST_CASE("blocks that define functions or types go to namespace scope; statements into a function") {
+  const auto first = [](const std::string& text) { return parse_note("docs/x.md", "```cpp\n" + text + "```\n").fences.at(0); };
+  CHECK(at_namespace_scope(first("Tensor tanh(const Tensor& x) {  // d/dx = 1 - y^2\n  return x;\n}\n")));
+  CHECK(at_namespace_scope(first("// a comment first\nstruct Options {\n  int n = 1;\n};\n")));
+  CHECK(at_namespace_scope(first("template <class F>\nvoid apply(F f) { f(); }\n")));
+  CHECK_FALSE(at_namespace_scope(first("auto model = nn::mlp({1, 32, 1});\nmodel->eval();\n")));
+  CHECK_FALSE(at_namespace_scope(first("for (int i = 0; i < 3; ++i) {\n}\n")));
+}
+
+TEST_CASE("the Markdown reader finds spans over line breaks, escaped pipes, sentences and indented fences") {
+  const Note note = parse_note("docs/x.md",
+                               "A `first` span. And `a\nlong` one, then ``a ` tick``.\n\n"
+                               "| `cell` | P(w \\| h) |\n"
+                               "- item `one`\n  ```cpp\n  int x = 1;\n  ```\n");
+  REQUIRE(note.spans.size() == 5);
+  CHECK(note.spans[0].text == "first");
+  CHECK(note.spans[1].text == "a long");
+  CHECK(note.spans[1].line == 1);
+  CHECK(note.spans[2].text == "a ` tick");
+  CHECK(note.spans[0].sentence != note.spans[1].sentence);
+  CHECK(note.spans[1].sentence == note.spans[2].sentence);
+  CHECK(note.spans[3].text == "cell");
+  CHECK(note.spans[4].line == 5);
+  REQUIRE(note.fences.size() == 1);
+  CHECK(note.fences[0].info == "cpp");
+  CHECK(note.fences[0].first_line == 7);
+  CHECK(note.fences[0].lines == std::vector<std::string>{"int x = 1;"});
+}
+
+TEST_CASE("./ladder's usage text gives its commands and benchmark names") {
+  Interface i;
+  read_ladder_usage("usage() {\n  cat <<'TEXT'\nusage: ./ladder <command>\n\n"
+                    "  setup [--bench]     install packages\n                      --bench adds PyTorch\n"
+                    "  bench [name]        run benchmarks (names: core, cnn; default: all)\n"
+                    "                      busy: lessons beside busy processes\n"
+                    "  clean               remove the build folders\nTEXT\n}\n",
+                    i);
+  CHECK(i.ladder_commands == std::set<std::string>{"setup", "bench", "clean"});
+  CHECK(i.bench_names == std::set<std::string>{"core", "cnn", "busy"});
+}
