@@ -166,7 +166,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
                   float eps = 1e-5f);
 
 // ---- attention (core/ops/attention.cpp); q (B,H,T,D), k and v (B,H,S,D) ----
-struct AttentionOptions {
+struct SdpaOptions {
   std::optional<float> scale;  // multiplies q . k; unset: 1/sqrt(D)
   // Query i sees keys j <= i + causal_offset. The queries are the last T positions of a sequence
   // whose first S are the keys only when causal_offset = S - T (a KV cache holding S - T earlier
@@ -181,14 +181,14 @@ struct AttentionOptions {
 // softmax(scale * q k^T, hidden keys removed) v -> (B,H,T,D). A query that sees no key gets zeros
 // and passes no gradient. Fused and tiled (FlashAttention): memory O(B*H*T*D), never (T,S).
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
-                                    const AttentionOptions& options = {});
+                                    const SdpaOptions& options = {});
 // The same from plain ops (matmul, where, softmax, matmul), holding the (B,H,T,S) weights: the
 // version to read, and the reference the fused op is tested against.
 Tensor scaled_dot_product_attention_naive(const Tensor& q, const Tensor& k, const Tensor& v,
-                                          const AttentionOptions& options = {});
+                                          const SdpaOptions& options = {});
 // The weights the naive version multiplies v by -> (B,H,T,S), for attention maps: rows sum to 1
 // (0 for a query that sees no key), after dropout when it applies.
-Tensor attention_weights(const Tensor& q, const Tensor& k, const AttentionOptions& options = {});
+Tensor attention_weights(const Tensor& q, const Tensor& k, const SdpaOptions& options = {});
 
 // ---- recurrent layers (core/ops/recurrent.cpp) ----
 // One layer over a whole sequence, fused: the input projection of every step in one GEMM, one

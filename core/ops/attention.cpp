@@ -14,7 +14,7 @@ namespace {
 // Checks the shapes and options and turns them into the kernels' description. v may be undefined
 // (attention_weights has none). Draws the dropout seed when dropout applies.
 AttentionProblem problem_of(const char* op, const Tensor& q, const Tensor& k, const Tensor& v,
-                            const AttentionOptions& options) {
+                            const SdpaOptions& options) {
   if (q.dim() != 4)
     fail(op, "q must be (B,H,T,D) (batch, heads, queries, head dim), got ", shape_str(q.shape()),
          "; split (B,T,H*D) into heads with reshape to (B,T,H,D) and transpose(1, 2)");
@@ -77,7 +77,7 @@ Tensor naive_weights(const AttentionProblem& p, const Tensor& q, const Tensor& k
 
 // q (B,H,T,D), k v (B,H,S,D) -> (B,H,T,D). The forward keeps out and the row log-sum-exp lse
 // (B,H,T); the backward recomputes the weights tile by tile from them.
-Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& options) {
+Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaOptions& options) {
   const char* op = "scaled_dot_product_attention";
   const AttentionProblem p = problem_of(op, q, k, v, options);
   Tensor out = empty(q.shape()), lse = empty({p.batch, p.heads, p.queries});
@@ -98,12 +98,12 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
 }
 
 Tensor scaled_dot_product_attention_naive(const Tensor& q, const Tensor& k, const Tensor& v,
-                                          const AttentionOptions& options) {
+                                          const SdpaOptions& options) {
   const AttentionProblem p = problem_of("scaled_dot_product_attention_naive", q, k, v, options);
   return matmul(naive_weights(p, q, k, options.key_padding_mask), v);
 }
 
-Tensor attention_weights(const Tensor& q, const Tensor& k, const AttentionOptions& options) {
+Tensor attention_weights(const Tensor& q, const Tensor& k, const SdpaOptions& options) {
   return naive_weights(problem_of("attention_weights", q, k, Tensor(), options), q, k, options.key_padding_mask);
 }
 

@@ -14,14 +14,14 @@ using ladder::testing::check_error;
 
 namespace {
 
-using AttentionFn = Tensor (*)(const Tensor&, const Tensor&, const Tensor&, const AttentionOptions&);
+using AttentionFn = Tensor (*)(const Tensor&, const Tensor&, const Tensor&, const SdpaOptions&);
 
 struct Run {
   Tensor out, dq, dk, dv;
 };
 
 // out = f(q, k, v) and the gradients of sum(out * gout), on copies of the inputs.
-Run run(AttentionFn f, const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& options,
+Run run(AttentionFn f, const Tensor& q, const Tensor& k, const Tensor& v, const SdpaOptions& options,
         const Tensor& gout) {
   Tensor q1 = q.clone(), k1 = k.clone(), v1 = v.clone();
   q1.requires_grad_();
@@ -56,14 +56,14 @@ struct Sizes {
 };
 
 // The fused op and the naive one agree on the output and the gradients of q, k and v.
-void check_fused_against_naive(const Sizes& n, AttentionOptions options, float q_scale = 1, uint64_t seed = 1) {
+void check_fused_against_naive(const Sizes& n, SdpaOptions options, float q_scale = 1, uint64_t seed = 1) {
   INFO("B H T S D = ", n.B, " ", n.H, " ", n.T, " ", n.S, " ", n.D, "; causal ", options.causal, " offset ",
        options.causal_offset, " dropout ", options.dropout);
   Generator gen(seed);
   const Tensor q = randn({n.B, n.H, n.T, n.D}, gen) * q_scale, k = randn({n.B, n.H, n.S, n.D}, gen),
                v = randn({n.B, n.H, n.S, n.D}, gen), gout = randn({n.B, n.H, n.T, n.D}, gen);
   Generator fused_gen(99), naive_gen(99);  // the same dropout mask on both sides
-  AttentionOptions fused_options = options, naive_options = options;
+  SdpaOptions fused_options = options, naive_options = options;
   fused_options.generator = &fused_gen;
   naive_options.generator = &naive_gen;
   const Run fused = run(scaled_dot_product_attention, q, k, v, fused_options, gout);
@@ -136,7 +136,7 @@ TEST_CASE("a query that sees no key gets zeros and passes no gradient") {
   const Tensor q = randn({2, 1, 4, 5}, gen), k = randn({2, 1, 4, 5}, gen), v = randn({2, 1, 4, 5}, gen);
   const Tensor gout = randn({2, 1, 4, 5}, gen);
   // Offset -3: rows 0-2 see nothing, row 3 sees key 0. Batch 1 has every key padded.
-  const AttentionOptions options{.causal = true, .causal_offset = -3, .key_padding_mask = padding_mask(2, 4, 4)};
+  const SdpaOptions options{.causal = true, .causal_offset = -3, .key_padding_mask = padding_mask(2, 4, 4)};
   for (AttentionFn f : {scaled_dot_product_attention, scaled_dot_product_attention_naive}) {
     const Run r = run(f, q, k, v, options, gout);
     CHECK(all_finite(r.out));
