@@ -122,7 +122,7 @@ std::string with_filler(const std::string& source, int64_t n, Generator& gen) {
 }  // namespace
 
 std::string iso_date(const Date& date) {
-  calendar_day(date);
+  calendar_day(date);  // refuses a day that does not exist
   return zero_padded(date.year, 4) + "-" + zero_padded(date.month, 2) + "-" + zero_padded(date.day, 2);
 }
 
@@ -160,6 +160,7 @@ const std::vector<std::string>& date_formats() {
 }
 
 std::string write_date(const Date& date, const std::string& pattern) {
+  calendar_day(date);  // refuses a day that does not exist
   std::string out;
   for (size_t i = 0; i < pattern.size(); ++i) {
     if (pattern[i] != '{') {

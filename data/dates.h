@@ -19,7 +19,7 @@ struct Date {
 
 // "1998-03-03": the target side.
 std::string iso_date(const Date& date);
-// The day of the week, computed from the calendar: 0 = Monday ... 6 = Sunday.
+// The day of the week, computed from the (proleptic Gregorian) calendar: 0 = Monday ... 6 = Sunday.
 int weekday(const Date& date);
 
 // The ways of writing a date, as patterns whose fields are, for Tuesday 3 March 1998:
@@ -28,7 +28,7 @@ int weekday(const Date& date);
 // Numbers with slashes are month first when the year is last ("3/4/1998" is March 4th, as in the US),
 // with dots day first ("4.3.1998" is March 4th, as in Europe), so that no source means two dates.
 const std::vector<std::string>& date_formats();
-// The date written by a pattern. Throws ladder::Error for an unknown field.
+// The date written by a pattern. Throws ladder::Error for an unknown field or a day that does not exist.
 std::string write_date(const Date& date, const std::string& pattern);
 
 // The words that pad_words puts around a date: none is a number, a month, a day or a word of a format.

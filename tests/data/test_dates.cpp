@@ -102,6 +102,7 @@ TEST_CASE("dates: the formats write what people write") {
   CHECK(write_date({2000, 1, 1}, "{yy}") == "00");
   check_error([] { write_date({1998, 3, 3}, "{day}"); }, {"write_date", "unknown field {day}", "{dth}"});
   check_error([] { write_date({1998, 3, 3}, "{d"); }, {"write_date", "\"{d\"", "{ without its }"});
+  check_error([] { write_date({1998, 2, 30}, "{d}"); }, {"date", "no day 30 in month 2 of 1998"});
 }
 
 TEST_CASE("dates: every source means one date, and the count of distinct sources is exact") {
