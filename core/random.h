@@ -1,7 +1,10 @@
 // One seeded random generator: the same seed gives the same numbers on every machine.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 namespace ladder {
 
@@ -29,6 +32,13 @@ class Generator {
   bool has_spare_normal_ = false;
   float spare_normal_ = 0;
 };
+
+// Fisher-Yates: puts the items in a random order, every order equally likely.
+template <class T>
+void shuffle(std::vector<T>& items, Generator& gen) {
+  for (size_t i = items.size(); i > 1; --i)
+    std::swap(items[i - 1], items[static_cast<size_t>(gen.randint(0, static_cast<int64_t>(i)))]);
+}
 
 // The generator used when a function is not given one; seed it with manual_seed().
 Generator& default_generator();

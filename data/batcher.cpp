@@ -84,7 +84,7 @@ Batch sample_rows(const Batch& all, int64_t batch, Generator& gen) {
   return b;
 }
 
-Seq2SeqBatch pad_pairs(const std::vector<std::pair<std::vector<int>, std::vector<int>>>& pairs) {
+Seq2SeqBatch pad_pairs(const std::vector<IdPair>& pairs) {
   if (pairs.empty()) fail("pad_pairs", "no pairs given");
   size_t S = 1, T = 1;
   for (const auto& [src, tgt] : pairs) {
@@ -92,23 +92,32 @@ Seq2SeqBatch pad_pairs(const std::vector<std::pair<std::vector<int>, std::vector
     T = std::max(T, tgt.size() + 1);
   }
   const auto B = static_cast<int64_t>(pairs.size());
-  Seq2SeqBatch b{zeros({B, static_cast<int64_t>(S)}), zeros({B, static_cast<int64_t>(S)}),
-                 zeros({B, static_cast<int64_t>(T)}), zeros({B, static_cast<int64_t>(T)}),
-                 zeros({B, static_cast<int64_t>(T)})};
+  const auto Si = static_cast<int64_t>(S), Ti = static_cast<int64_t>(T);
+  Seq2SeqBatch b{zeros({B, Si}), zeros({B, Si}), zeros({B}), zeros({B, Ti}), zeros({B, Ti}), zeros({B, Ti})};
   for (int64_t r = 0; r < B; ++r) {
     const auto& [src, tgt] = pairs[static_cast<size_t>(r)];
     for (size_t s = 0; s < src.size(); ++s) {
-      b.src.data()[r * static_cast<int64_t>(S) + static_cast<int64_t>(s)] = static_cast<float>(src[s]);
-      b.src_mask.data()[r * static_cast<int64_t>(S) + static_cast<int64_t>(s)] = 1;
+      b.src.data()[r * Si + static_cast<int64_t>(s)] = static_cast<float>(src[s]);
+      b.src_mask.data()[r * Si + static_cast<int64_t>(s)] = 1;
     }
+    b.src_len.data()[r] = static_cast<float>(src.size());
     for (size_t t = 0; t <= tgt.size(); ++t) {
-      const int64_t at = r * static_cast<int64_t>(T) + static_cast<int64_t>(t);
+      const int64_t at = r * Ti + static_cast<int64_t>(t);
       b.tgt_in.data()[at] = static_cast<float>(t == 0 ? Tokenizer::kBos : tgt[t - 1]);
       b.tgt_out.data()[at] = static_cast<float>(t == tgt.size() ? Tokenizer::kEos : tgt[t]);
       b.tgt_mask.data()[at] = 1;
     }
   }
   return b;
+}
+
+Seq2SeqBatch sample_pairs(const std::vector<IdPair>& pairs, int64_t batch, Generator& gen) {
+  if (pairs.empty()) fail("sample_pairs", "there are no pairs to sample from");
+  if (batch < 1) fail("sample_pairs", "batch must be at least 1, got ", batch);
+  std::vector<IdPair> some;
+  some.reserve(static_cast<size_t>(batch));
+  for (int64_t r = 0; r < batch; ++r) some.push_back(pairs[static_cast<size_t>(gen.randint(0, static_cast<int64_t>(pairs.size())))]);
+  return pad_pairs(some);
 }
 
 }  // namespace ladder::data

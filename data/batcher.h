@@ -52,14 +52,22 @@ Batch context_windows(const std::vector<std::vector<int>>& sequences, int64_t co
 // A random subset of rows of a Batch.
 Batch sample_rows(const Batch& all, int64_t batch, Generator& gen);
 
-// Source/target pairs padded to the longest in the batch with <pad> (id 0):
+// A source and its target as token ids, without <bos> or <eos>.
+using IdPair = std::pair<std::vector<int>, std::vector<int>>;
+
+// Source/target pairs padded to the longest in the batch with <pad> (id 0), at the end of each row.
+// S is the longest source, T the longest target + 1. The loss skips padding through
+// cross_entropy's ignore_index = Tokenizer::kPad: <pad> is never a real target.
 struct Seq2SeqBatch {
   Tensor src;       // (B,S) source ids
-  Tensor src_mask;  // (B,S) 1 for real tokens, 0 for padding
+  Tensor src_mask;  // (B,S) 1 for real tokens, 0 for padding: the key padding mask of attention
+  Tensor src_len;   // (B) the number of real source tokens (valid lengths)
   Tensor tgt_in;    // (B,T) <bos> + target: what the decoder reads (teacher forcing)
   Tensor tgt_out;   // (B,T) target + <eos>: what it should predict
-  Tensor tgt_mask;  // (B,T)
+  Tensor tgt_mask;  // (B,T) 1 where tgt_out is real (the <eos> included), 0 for padding
 };
-Seq2SeqBatch pad_pairs(const std::vector<std::pair<std::vector<int>, std::vector<int>>>& pairs);
+Seq2SeqBatch pad_pairs(const std::vector<IdPair>& pairs);
+// `batch` pairs drawn at random (with replacement), padded.
+Seq2SeqBatch sample_pairs(const std::vector<IdPair>& pairs, int64_t batch, Generator& gen);
 
 }  // namespace ladder::data

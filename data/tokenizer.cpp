@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
+#include <string_view>
 
 #include "core/error.h"
 #include "data/text.h"
@@ -15,8 +17,24 @@ namespace {
 
 const std::vector<std::string> kSpecials = {"<pad>", "<bos>", "<eos>", "<unk>"};
 
+// ASCII capitals and the Latin-1 capitals À-Þ (U+00C0-U+00DE, except ×) in lower case: enough
+// for English, French, German, Spanish; other characters are left as they are.
+std::string to_lower(std::string text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto u = static_cast<unsigned char>(text[i]);
+    if (u < 0x80) {
+      text[i] = static_cast<char>(std::tolower(u));
+    } else if (u == 0xC3 && i + 1 < text.size()) {  // U+00C0-U+00FF are 0xC3 0x80-0xBF in UTF-8
+      const auto next = static_cast<unsigned char>(text[i + 1]);
+      if (next <= 0x9E && next != 0x97) text[i + 1] = static_cast<char>(next + 0x20);
+      ++i;
+    }
+  }
+  return text;
+}
+
 // Words split on white space, with each ASCII punctuation mark a word of its own.
-std::vector<std::string> split_words(const std::string& text, bool lowercase) {
+std::vector<std::string> split_words(const std::string& text) {
   std::vector<std::string> words;
   std::string word;
   auto flush = [&] {
@@ -31,17 +49,40 @@ std::vector<std::string> split_words(const std::string& text, bool lowercase) {
       flush();
       words.emplace_back(1, c);
     } else {
-      word += lowercase && u < 0x80 ? static_cast<char>(std::tolower(u)) : c;
+      word += c;
     }
   }
   flush();
   return words;
 }
 
+// d2l's preprocessing of translation pairs, then the words between white space.
+std::vector<std::string> split_d2l(const std::string& text) {
+  constexpr std::string_view kNoBreakSpaces[] = {"\u00A0", "\u202F"};
+  std::string spaced;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const std::string_view rest = std::string_view(text).substr(i);
+    if (const auto nbsp = std::find_if(std::begin(kNoBreakSpaces), std::end(kNoBreakSpaces),
+                                       [&](std::string_view s) { return rest.starts_with(s); });
+        nbsp != std::end(kNoBreakSpaces)) {
+      spaced += ' ';
+      i += nbsp->size() - 1;
+      continue;
+    }
+    if (std::string_view(",.!?").find(text[i]) != std::string_view::npos && !spaced.empty() && spaced.back() != ' ')
+      spaced += ' ';
+    spaced += text[i];
+  }
+  std::vector<std::string> words;
+  std::istringstream in(spaced);
+  for (std::string word; in >> word;) words.push_back(word);
+  return words;
+}
+
 }  // namespace
 
-Tokenizer::Tokenizer(bool char_level, bool lowercase, std::vector<std::string> tokens)
-    : char_level_(char_level), lowercase_(lowercase), tokens_(std::move(tokens)) {
+Tokenizer::Tokenizer(bool char_level, bool lowercase, WordSplit split, std::vector<std::string> tokens)
+    : char_level_(char_level), lowercase_(lowercase), split_(split), tokens_(std::move(tokens)) {
   for (size_t i = 0; i < tokens_.size(); ++i) ids_[tokens_[i]] = static_cast<int>(i);
 }
 
@@ -51,22 +92,25 @@ Tokenizer Tokenizer::chars(const std::vector<std::string>& texts) {
     for_each_char(text, [&seen](std::string_view c) { seen.insert(std::string(c)); });
   std::vector<std::string> tokens = kSpecials;
   tokens.insert(tokens.end(), seen.begin(), seen.end());
-  return Tokenizer(true, false, std::move(tokens));
+  return Tokenizer(true, false, WordSplit::punctuation, std::move(tokens));
 }
 
-Tokenizer Tokenizer::words(const std::vector<std::string>& texts, int64_t min_count, bool lowercase) {
+Tokenizer Tokenizer::words(const std::vector<std::string>& texts, int64_t min_count, bool lowercase, WordSplit split) {
   if (min_count < 1) fail("Tokenizer::words", "min_count must be at least 1, got ", min_count);
+  const Tokenizer splitter(false, lowercase, split, {});
   std::map<std::string, int64_t> counts;
   for (const std::string& text : texts)
-    for (const std::string& w : split_words(text, lowercase)) ++counts[w];
+    for (const std::string& w : splitter.split(text)) ++counts[w];
   std::vector<std::string> tokens = kSpecials;
   for (const auto& [w, n] : counts)
     if (n >= min_count) tokens.push_back(w);
-  return Tokenizer(false, lowercase, std::move(tokens));
+  return Tokenizer(false, lowercase, split, std::move(tokens));
 }
 
 std::vector<std::string> Tokenizer::split(const std::string& text) const {
-  return char_level_ ? utf8_chars(text) : split_words(text, lowercase_);
+  if (char_level_) return utf8_chars(text);
+  const std::string words = lowercase_ ? to_lower(text) : text;
+  return split_ == WordSplit::d2l ? split_d2l(words) : split_words(words);
 }
 
 std::vector<int> Tokenizer::encode(const std::string& text) const {
@@ -76,7 +120,7 @@ std::vector<int> Tokenizer::encode(const std::string& text) const {
     ids.reserve(text.size());  // at most one id per byte; growing by doubling would need up to 3x
     for_each_char(text, add);  // not split(): a string per character would cost 32 bytes each
   } else {
-    for (const std::string& word : split_words(text, lowercase_)) add(word);
+    for (const std::string& word : split(text)) add(word);
   }
   return ids;
 }
@@ -102,7 +146,11 @@ int Tokenizer::id(const std::string& token) const {
 }
 
 std::string Tokenizer::to_json() const {
-  return nlohmann::json{{"level", char_level_ ? "char" : "word"}, {"lowercase", lowercase_}, {"tokens", tokens_}}.dump();
+  return nlohmann::json{{"level", char_level_ ? "char" : "word"},
+                        {"lowercase", lowercase_},
+                        {"split", split_ == WordSplit::d2l ? "d2l" : "punctuation"},
+                        {"tokens", tokens_}}
+      .dump();
 }
 
 EncodedText encode_text(const TextData& text, const Tokenizer& tokenizer, bool lines) {
@@ -150,7 +198,11 @@ Tokenizer Tokenizer::from_json(const std::string& text) {
     auto tokens = j.at("tokens").get<std::vector<std::string>>();
     if (tokens.size() < kSpecials.size() || !std::equal(kSpecials.begin(), kSpecials.end(), tokens.begin()))
       fail("Tokenizer::from_json", "the vocabulary does not start with the special tokens");
-    return Tokenizer(j.at("level").get<std::string>() == "char", j.at("lowercase").get<bool>(), std::move(tokens));
+    const auto split = j.value("split", std::string("punctuation"));  // files from before d2l's rule have none
+    if (split != "punctuation" && split != "d2l")
+      fail("Tokenizer::from_json", "unknown word split \"", split, "\"; expected \"punctuation\" or \"d2l\"");
+    return Tokenizer(j.at("level").get<std::string>() == "char", j.at("lowercase").get<bool>(),
+                     split == "d2l" ? WordSplit::d2l : WordSplit::punctuation, std::move(tokens));
   } catch (const nlohmann::json::exception& e) {
     fail("Tokenizer::from_json", "malformed tokenizer: ", e.what());
   }

@@ -16,10 +16,20 @@ class Tokenizer {
   // Special tokens, the same ids in every vocabulary.
   static constexpr int kPad = 0, kBos = 1, kEos = 2, kUnk = 3;
 
+  // How a text is cut into words (lower-casing, when asked, comes first and covers ASCII and the
+  // Latin-1 capitals À-Þ):
+  enum class WordSplit {
+    punctuation,  // every ASCII punctuation mark is a word of its own: "don't." -> don ' t .
+    d2l,          // d2l's rule for translation pairs: no-break spaces (U+00A0, U+202F) become
+                  // spaces, a space goes before , . ! ? that follow a non-space, and the words are
+                  // what white space separates: "don't." -> don't .   "va !" -> va !
+  };
+
   // Every character (UTF-8 code point) in the texts, sorted.
   static Tokenizer chars(const std::vector<std::string>& texts);
-  // Words seen at least min_count times; punctuation marks are words of their own.
-  static Tokenizer words(const std::vector<std::string>& texts, int64_t min_count = 1, bool lowercase = true);
+  // Words seen at least min_count times.
+  static Tokenizer words(const std::vector<std::string>& texts, int64_t min_count = 1, bool lowercase = true,
+                         WordSplit split = WordSplit::punctuation);
 
   int64_t vocab_size() const { return static_cast<int64_t>(tokens_.size()); }
   bool is_char_level() const { return char_level_; }
@@ -34,8 +44,9 @@ class Tokenizer {
   static Tokenizer from_json(const std::string& json);
 
  private:
-  Tokenizer(bool char_level, bool lowercase, std::vector<std::string> tokens);
+  Tokenizer(bool char_level, bool lowercase, WordSplit split, std::vector<std::string> tokens);
   bool char_level_, lowercase_;
+  WordSplit split_;
   std::vector<std::string> tokens_;
   std::map<std::string, int> ids_;
 };

@@ -1,0 +1,68 @@
+// Sequence pairs for translation (lessons 07, 09, 10): pairs read from a tab-separated file, their
+// train/validation/test split, the source and target tokenizers, and the pairs as token ids that
+// pad_pairs / sample_pairs (batcher.h) turn into padded batches.
+//
+// A pairs file has one pair a line: source<TAB>target, and any further columns are ignored. That is
+// the format of the Tatoeba English-French file (fra.txt) that d2l's seq2seq chapter uses:
+//   Go.<TAB>Va !<TAB>CC-BY 2.0 (France) Attribution: tatoeba.org #2877272 (CM) & #1158250 (Wittydev)
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "data/batcher.h"
+#include "data/tokenizer.h"
+
+namespace ladder::data {
+
+// One pair, as written: the tokenizer does the normalising (lower case, spaces before punctuation).
+struct TextPair {
+  std::string source, target;
+  bool operator==(const TextPair&) const = default;
+};
+
+// The three parts of a set of pairs. A source string is never in two parts (all the pairs that share
+// a source, such as the several translations of "Go.", stay together).
+struct PairSplits {
+  std::vector<TextPair> train, val, test;
+  std::string description;  // where they came from, for printing
+  int64_t dropped = 0;      // pairs left out for being longer than max_len
+};
+
+// The tokens of a pair: words by d2l's rule (lower-cased, a space before , . ! ?, no-break spaces
+// as spaces; "Va !" -> va !), or characters as written.
+enum class PairLevel { word, chars };
+
+struct PairsOptions {
+  std::string data;        // the pairs file (--data)
+  std::string val;         // a pairs file for validation (--val); empty: held out from `data`
+  PairLevel level = PairLevel::word;
+  int64_t max_len = 0;     // pairs whose source or target has more tokens are dropped; 0 keeps all
+  int64_t batch = 1;       // the training part must hold at least one batch
+  float val_fraction = 0.1f, test_fraction = 0.1f;  // shares of the distinct sources held out
+  uint64_t seed = 0;       // which sources are held out
+};
+
+// Reads, checks and splits a pairs file (test always from `data`; validation from `val` when given).
+// Throws ladder::Error naming the file (and the line, for a line without a tab or with an empty side)
+// for a missing, empty, binary or non-UTF-8 file, a bad line, too few pairs to hold out, or fewer
+// training pairs than one batch.
+PairSplits load_pairs(const PairsOptions& options);
+
+// The source and the target vocabularies, built from the training pairs only.
+struct PairTokenizers {
+  Tokenizer source, target;
+  // Both, for a checkpoint's metadata: {"source_tokenizer": JSON, "target_tokenizer": JSON}.
+  std::map<std::string, std::string> metadata() const;
+  // Throws ladder::Error when either is missing (the checkpoint was not written with them).
+  static PairTokenizers from_metadata(const std::map<std::string, std::string>& metadata);
+};
+// Words seen fewer than min_count times become <unk> (min_count applies to word level only).
+PairTokenizers pair_tokenizers(const std::vector<TextPair>& train, PairLevel level, int64_t min_count = 1);
+
+// Each pair as ids (source, target), without <bos> or <eos>: pad_pairs adds them.
+std::vector<IdPair> encode_pairs(const std::vector<TextPair>& pairs, const PairTokenizers& tokenizers);
+
+}  // namespace ladder::data
