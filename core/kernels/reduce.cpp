@@ -1,0 +1,267 @@
+#include "core/kernels/reduce.h"
+
+#include <cmath>
+#include <vector>
+
+#include "core/kernels/fast_math.h"
+
+namespace ladder {
+
+namespace {
+
+// The value a slice of logsumexp is shifted by: its largest value, or 0 when that is infinite
+// (all -inf: nothing to shift by; +inf: the result is +inf either way).
+float finite_shift(float largest) { return std::isinf(largest) ? 0.0f : largest; }
+
+// One long sum (outer = inner = 1): per-thread partial sums, added in block order so that the
+// result does not depend on timing.
+float long_sum(const float* x, int64_t n) {
+  std::vector<double> partial(parallel_blocks(n, 1), 0.0);
+  parallel_for_blocks(n, 1, [&](int64_t begin, int64_t end, int block) {
+    double s = 0;
+#pragma omp simd reduction(+ : s)
+    for (int64_t k = begin; k < end; ++k) s += x[k];
+    partial[block] = s;
+  });
+  double s = 0;
+  for (double p : partial) s += p;
+  return static_cast<float>(s);
+}
+
+}  // namespace
+
+void sum_reduce(const float* x, float* out, const ReduceShape& s) {
+  if (s.inner == 1 && s.outer == 1) {
+    out[0] = long_sum(x, s.n);
+  } else if (s.inner == 1) {  // x (outer, n): one contiguous row per output
+    parallel_for(s.outer, s.n, [&](int64_t begin, int64_t end) {
+      for (int64_t o = begin; o < end; ++o) {
+        const float* row = x + o * s.n;
+        double acc = 0;
+#pragma omp simd reduction(+ : acc)
+        for (int64_t k = 0; k < s.n; ++k) acc += row[k];
+        out[o] = static_cast<float>(acc);
+      }
+    });
+  } else {
+    for_column_blocks(s, [&](int64_t o, int64_t j0, int64_t j1) {
+      double acc[kColumnBlock] = {};
+      for (int64_t k = 0; k < s.n; ++k) {
+        const float* row = x + (o * s.n + k) * s.inner + j0;
+#pragma omp simd
+        for (int64_t j = 0; j < j1 - j0; ++j) acc[j] += row[j];
+      }
+      for (int64_t j = 0; j < j1 - j0; ++j) out[o * s.inner + j0 + j] = static_cast<float>(acc[j]);
+    });
+  }
+}
+
+// The smallest value is minus the largest of -x (negation is exact), so one loop serves both.
+void extreme_reduce(const float* x, float* out, const ReduceShape& s, bool largest) {
+  const float sign = largest ? 1.0f : -1.0f;
+  if (s.inner == 1) {
+    parallel_for(s.outer, s.n, [&](int64_t begin, int64_t end) {
+      for (int64_t o = begin; o < end; ++o) {
+        const float* row = x + o * s.n;
+        float m = -INFINITY;
+        int any_nan = 0;
+#pragma omp simd reduction(max : m) reduction(| : any_nan)
+        for (int64_t k = 0; k < s.n; ++k) {
+          const float v = sign * row[k];
+          m = v > m ? v : m;
+          any_nan |= v != v;
+        }
+        out[o] = any_nan ? NAN : sign * m;
+      }
+    });
+    return;
+  }
+  for_column_blocks(s, [&](int64_t o, int64_t j0, int64_t j1) {
+    float m[kColumnBlock];
+    std::fill_n(m, j1 - j0, -INFINITY);
+    for (int64_t k = 0; k < s.n; ++k) {
+      const float* row = x + (o * s.n + k) * s.inner + j0;
+      // Once m[j] is NaN neither test holds again, so a NaN sticks.
+#pragma omp simd
+      for (int64_t j = 0; j < j1 - j0; ++j) {
+        const float v = sign * row[j];
+        m[j] = v > m[j] || v != v ? v : m[j];
+      }
+    }
+    for (int64_t j = 0; j < j1 - j0; ++j) out[o * s.inner + j0 + j] = sign * m[j];
+  });
+}
+
+void extreme_backward(const float* x, const float* y, const float* gy, float* gx, const ReduceShape& s) {
+  if (s.inner == 1) {
+    parallel_for(s.outer, 2 * s.n, [&](int64_t begin, int64_t end) {
+      for (int64_t o = begin; o < end; ++o) {
+        const float* row = x + o * s.n;
+        float* g = gx + o * s.n;
+        const float best = y[o];
+        if (best != best) {
+          std::fill_n(g, s.n, NAN);
+          continue;
+        }
+        int64_t ties = 0;
+#pragma omp simd reduction(+ : ties)
+        for (int64_t k = 0; k < s.n; ++k) ties += row[k] == best;
+        const float share = gy[o] / static_cast<float>(ties);
+#pragma omp simd
+        for (int64_t k = 0; k < s.n; ++k) g[k] = row[k] == best ? share : 0.0f;
+      }
+    });
+    return;
+  }
+  for_column_blocks(s, [&](int64_t o, int64_t j0, int64_t j1) {
+    const float* best = y + o * s.inner + j0;
+    float share[kColumnBlock] = {};  // first the count of ties, then gy divided by it
+    for (int64_t k = 0; k < s.n; ++k) {
+      const float* row = x + (o * s.n + k) * s.inner + j0;
+#pragma omp simd
+      for (int64_t j = 0; j < j1 - j0; ++j) share[j] += row[j] == best[j] ? 1.0f : 0.0f;
+    }
+    for (int64_t j = 0; j < j1 - j0; ++j)
+      share[j] = best[j] != best[j] ? NAN : gy[o * s.inner + j0 + j] / share[j];
+    for (int64_t k = 0; k < s.n; ++k) {
+      const float* row = x + (o * s.n + k) * s.inner + j0;
+      float* g = gx + (o * s.n + k) * s.inner + j0;
+#pragma omp simd
+      for (int64_t j = 0; j < j1 - j0; ++j) g[j] = row[j] == best[j] || best[j] != best[j] ? share[j] : 0.0f;
+    }
+  });
+}
+
+void logsumexp_reduce(const float* x, float* out, const ReduceShape& s) {
+  if (s.inner == 1) {
+    parallel_for(s.outer, s.n, [&](int64_t begin, int64_t end) {
+      for (int64_t o = begin; o < end; ++o) {
+        const float* row = x + o * s.n;
+        float m = -INFINITY;
+#pragma omp simd reduction(max : m)
+        for (int64_t k = 0; k < s.n; ++k) m = row[k] > m ? row[k] : m;
+        const float shift = finite_shift(m);
+        float total = 0;  // a NaN in the row makes its exp, and so the total, NaN
+#pragma omp simd reduction(+ : total)
+        for (int64_t k = 0; k < s.n; ++k) total += fast_exp(row[k] - shift);
+        out[o] = shift + std::log(total);
+      }
+    });
+    return;
+  }
+  for_column_blocks(s, [&](int64_t o, int64_t j0, int64_t j1) {
+    float shift[kColumnBlock];
+    double total[kColumnBlock] = {};  // n values added one after the other: double keeps the error small
+    std::fill_n(shift, j1 - j0, -INFINITY);
+    for (int64_t k = 0; k < s.n; ++k) {
+      const float* row = x + (o * s.n + k) * s.inner + j0;
+#pragma omp simd
+      for (int64_t j = 0; j < j1 - j0; ++j) shift[j] = row[j] > shift[j] ? row[j] : shift[j];
+    }
+    for (int64_t j = 0; j < j1 - j0; ++j) shift[j] = finite_shift(shift[j]);
+    for (int64_t k = 0; k < s.n; ++k) {
+      const float* row = x + (o * s.n + k) * s.inner + j0;
+#pragma omp simd
+      for (int64_t j = 0; j < j1 - j0; ++j) total[j] += fast_exp(row[j] - shift[j]);
+    }
+    for (int64_t j = 0; j < j1 - j0; ++j)
+      out[o * s.inner + j0 + j] = shift[j] + static_cast<float>(std::log(total[j]));
+  });
+}
+
+void logsumexp_backward(const float* x, const float* y, const float* gy, float* gx, const ReduceShape& s) {
+  if (s.inner == 1) {
+    parallel_for(s.outer, s.n, [&](int64_t begin, int64_t end) {
+      for (int64_t o = begin; o < end; ++o) {
+        const float* row = x + o * s.n;
+        float* g = gx + o * s.n;
+        const float lse = y[o], scale = gy[o];
+        if (lse == -INFINITY) {
+          std::fill_n(g, s.n, 0.0f);
+          continue;
+        }
+#pragma omp simd
+        for (int64_t k = 0; k < s.n; ++k) g[k] = scale * fast_exp(row[k] - lse);
+      }
+    });
+    return;
+  }
+  // One line (o, k) of inner values at a time, against the outputs of row o.
+  parallel_for(s.outer * s.n, s.inner, [&](int64_t begin, int64_t end) {
+    for (int64_t line = begin; line < end; ++line) {
+      const float* row = x + line * s.inner;
+      const float* lse = y + (line / s.n) * s.inner;
+      const float* scale = gy + (line / s.n) * s.inner;
+      float* g = gx + line * s.inner;
+#pragma omp simd
+      for (int64_t j = 0; j < s.inner; ++j)
+        g[j] = lse[j] == -INFINITY ? 0.0f : scale[j] * fast_exp(row[j] - lse[j]);
+    }
+  });
+}
+
+// ---- naive twins ----
+
+namespace {
+
+// Calls body(o, j, at) for every output, with at(k) the position of its k-th input.
+template <class Body>
+void for_each_output(const ReduceShape& s, const Body& body) {
+  for (int64_t o = 0; o < s.outer; ++o)
+    for (int64_t j = 0; j < s.inner; ++j)
+      body(o * s.inner + j, [&](int64_t k) { return (o * s.n + k) * s.inner + j; });
+}
+
+}  // namespace
+
+void sum_reduce_naive(const float* x, float* out, const ReduceShape& s) {
+  for_each_output(s, [&](int64_t i, auto at) {
+    double acc = 0;
+    for (int64_t k = 0; k < s.n; ++k) acc += x[at(k)];
+    out[i] = static_cast<float>(acc);
+  });
+}
+
+void extreme_reduce_naive(const float* x, float* out, const ReduceShape& s, bool largest) {
+  for_each_output(s, [&](int64_t i, auto at) {
+    float best = largest ? -INFINITY : INFINITY;
+    for (int64_t k = 0; k < s.n; ++k) {
+      const float v = x[at(k)];
+      if (std::isnan(v)) {
+        best = v;
+        break;
+      }
+      if (largest ? v > best : v < best) best = v;
+    }
+    out[i] = best;
+  });
+}
+
+void extreme_backward_naive(const float* x, const float* y, const float* gy, float* gx, const ReduceShape& s) {
+  for_each_output(s, [&](int64_t i, auto at) {
+    int64_t ties = 0;
+    for (int64_t k = 0; k < s.n; ++k) ties += x[at(k)] == y[i];
+    for (int64_t k = 0; k < s.n; ++k)
+      gx[at(k)] = std::isnan(y[i]) ? NAN : x[at(k)] == y[i] ? gy[i] / static_cast<float>(ties) : 0.0f;
+  });
+}
+
+void logsumexp_reduce_naive(const float* x, float* out, const ReduceShape& s) {
+  for_each_output(s, [&](int64_t i, auto at) {
+    float m = -INFINITY;
+    for (int64_t k = 0; k < s.n; ++k) m = std::fmax(m, x[at(k)]);
+    const double shift = finite_shift(m);
+    double total = 0;
+    for (int64_t k = 0; k < s.n; ++k) total += std::exp(x[at(k)] - shift);
+    out[i] = static_cast<float>(shift + std::log(total));
+  });
+}
+
+void logsumexp_backward_naive(const float* x, const float* y, const float* gy, float* gx, const ReduceShape& s) {
+  for_each_output(s, [&](int64_t i, auto at) {
+    for (int64_t k = 0; k < s.n; ++k)
+      gx[at(k)] = y[i] == -INFINITY ? 0.0f : static_cast<float>(gy[i] * std::exp(static_cast<double>(x[at(k)]) - y[i]));
+  });
+}
+
+}  // namespace ladder
