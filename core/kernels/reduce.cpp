@@ -1,5 +1,6 @@
 #include "core/kernels/reduce.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -13,16 +14,50 @@ namespace {
 // (all -inf: nothing to shift by; +inf: the result is +inf either way).
 float finite_shift(float largest) { return std::isinf(largest) ? 0.0f : largest; }
 
+// Reducing n contiguous values into one accumulator would make every step wait for the one before
+// (a vector add takes 4 cycles). row_sum and row_max keep kPartials partial results instead (4 or
+// 8 vector registers, independent), and combine them pairwise at the end: 5 steps, not 32.
+constexpr int64_t kPartials = 32;
+
+template <class T, class Op>
+T combine_partials(T* partial, Op op) {
+  for (int64_t width = kPartials / 2; width >= 1; width /= 2)
+#pragma omp simd
+    for (int64_t u = 0; u < width; ++u) partial[u] = op(partial[u], partial[u + width]);
+  return partial[0];
+}
+
+// The sum of n contiguous values, in double.
+double row_sum(const float* row, int64_t n) {
+  double partial[kPartials] = {};
+  int64_t k = 0;
+  for (; k + kPartials <= n; k += kPartials)
+#pragma omp simd
+    for (int64_t u = 0; u < kPartials; ++u) partial[u] += row[k + u];
+  for (int64_t u = 0; k + u < n; ++u) partial[u] += row[k + u];
+  return combine_partials(partial, [](double a, double b) { return a + b; });
+}
+
+// The larger of m and v, or NaN if either is: once m is NaN neither test holds, so a NaN sticks.
+inline float max_or_nan(float m, float v) { return v > m || v != v ? v : m; }
+
+// The largest of sign * row[k] over n contiguous values; NaN if any is NaN.
+float row_max(const float* row, int64_t n, float sign) {
+  float partial[kPartials];
+  std::fill_n(partial, kPartials, -INFINITY);
+  int64_t k = 0;
+  for (; k + kPartials <= n; k += kPartials)
+#pragma omp simd
+    for (int64_t u = 0; u < kPartials; ++u) partial[u] = max_or_nan(partial[u], sign * row[k + u]);
+  for (int64_t u = 0; k + u < n; ++u) partial[u] = max_or_nan(partial[u], sign * row[k + u]);
+  return combine_partials(partial, max_or_nan);
+}
+
 // One long sum (outer = inner = 1): per-thread partial sums, added in block order so that the
 // result does not depend on timing.
 float long_sum(const float* x, int64_t n) {
   std::vector<double> partial(parallel_blocks(n, 1), 0.0);
-  parallel_for_blocks(n, 1, [&](int64_t begin, int64_t end, int block) {
-    double s = 0;
-#pragma omp simd reduction(+ : s)
-    for (int64_t k = begin; k < end; ++k) s += x[k];
-    partial[block] = s;
-  });
+  parallel_for_blocks(n, 1, [&](int64_t begin, int64_t end, int block) { partial[block] = row_sum(x + begin, end - begin); });
   double s = 0;
   for (double p : partial) s += p;
   return static_cast<float>(s);
@@ -35,13 +70,7 @@ void sum_reduce(const float* x, float* out, const ReduceShape& s) {
     out[0] = long_sum(x, s.n);
   } else if (s.inner == 1) {  // x (outer, n): one contiguous row per output
     parallel_for(s.outer, s.n, [&](int64_t begin, int64_t end) {
-      for (int64_t o = begin; o < end; ++o) {
-        const float* row = x + o * s.n;
-        double acc = 0;
-#pragma omp simd reduction(+ : acc)
-        for (int64_t k = 0; k < s.n; ++k) acc += row[k];
-        out[o] = static_cast<float>(acc);
-      }
+      for (int64_t o = begin; o < end; ++o) out[o] = static_cast<float>(row_sum(x + o * s.n, s.n));
     });
   } else {
     for_column_blocks(s, [&](int64_t o, int64_t j0, int64_t j1) {
@@ -61,18 +90,7 @@ void extreme_reduce(const float* x, float* out, const ReduceShape& s, bool large
   const float sign = largest ? 1.0f : -1.0f;
   if (s.inner == 1) {
     parallel_for(s.outer, s.n, [&](int64_t begin, int64_t end) {
-      for (int64_t o = begin; o < end; ++o) {
-        const float* row = x + o * s.n;
-        float m = -INFINITY;
-        int any_nan = 0;
-#pragma omp simd reduction(max : m) reduction(| : any_nan)
-        for (int64_t k = 0; k < s.n; ++k) {
-          const float v = sign * row[k];
-          m = v > m ? v : m;
-          any_nan |= v != v;
-        }
-        out[o] = any_nan ? NAN : sign * m;
-      }
+      for (int64_t o = begin; o < end; ++o) out[o] = sign * row_max(x + o * s.n, s.n, sign);
     });
     return;
   }
@@ -81,12 +99,8 @@ void extreme_reduce(const float* x, float* out, const ReduceShape& s, bool large
     std::fill_n(m, j1 - j0, -INFINITY);
     for (int64_t k = 0; k < s.n; ++k) {
       const float* row = x + (o * s.n + k) * s.inner + j0;
-      // Once m[j] is NaN neither test holds again, so a NaN sticks.
 #pragma omp simd
-      for (int64_t j = 0; j < j1 - j0; ++j) {
-        const float v = sign * row[j];
-        m[j] = v > m[j] || v != v ? v : m[j];
-      }
+      for (int64_t j = 0; j < j1 - j0; ++j) m[j] = max_or_nan(m[j], sign * row[j]);
     }
     for (int64_t j = 0; j < j1 - j0; ++j) out[o * s.inner + j0 + j] = sign * m[j];
   });
@@ -137,11 +151,8 @@ void logsumexp_reduce(const float* x, float* out, const ReduceShape& s) {
     parallel_for(s.outer, s.n, [&](int64_t begin, int64_t end) {
       for (int64_t o = begin; o < end; ++o) {
         const float* row = x + o * s.n;
-        float m = -INFINITY;
-#pragma omp simd reduction(max : m)
-        for (int64_t k = 0; k < s.n; ++k) m = row[k] > m ? row[k] : m;
-        const float shift = finite_shift(m);
-        float total = 0;  // a NaN in the row makes its exp, and so the total, NaN
+        const float shift = finite_shift(row_max(row, s.n, 1.0f));
+        float total = 0;  // a NaN in the row (and so in shift) makes the total NaN
 #pragma omp simd reduction(+ : total)
         for (int64_t k = 0; k < s.n; ++k) total += fast_exp(row[k] - shift);
         out[o] = shift + std::log(total);
@@ -159,10 +170,14 @@ void logsumexp_reduce(const float* x, float* out, const ReduceShape& s) {
       for (int64_t j = 0; j < j1 - j0; ++j) shift[j] = row[j] > shift[j] ? row[j] : shift[j];
     }
     for (int64_t j = 0; j < j1 - j0; ++j) shift[j] = finite_shift(shift[j]);
+    float e[kColumnBlock];
     for (int64_t k = 0; k < s.n; ++k) {
       const float* row = x + (o * s.n + k) * s.inner + j0;
+      // Two loops: GCC does not vectorise fast_exp's branches in a loop that also converts to double.
 #pragma omp simd
-      for (int64_t j = 0; j < j1 - j0; ++j) total[j] += fast_exp(row[j] - shift[j]);
+      for (int64_t j = 0; j < j1 - j0; ++j) e[j] = fast_exp(row[j] - shift[j]);
+#pragma omp simd
+      for (int64_t j = 0; j < j1 - j0; ++j) total[j] += e[j];
     }
     for (int64_t j = 0; j < j1 - j0; ++j)
       out[o * s.inner + j0 + j] = shift[j] + static_cast<float>(std::log(total[j]));

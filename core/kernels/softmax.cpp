@@ -111,19 +111,15 @@ void column_max_and_exp_sum(const float* x, float* y, int64_t at, int64_t width,
 #pragma omp simd
     for (int64_t j = 0; j < width; ++j) m[j] = xk[j] > m[j] ? xk[j] : m[j];
   }
+  float scratch[kColumnBlock];
   for (int64_t k = 0; k < s.n; ++k) {
     const float* xk = x + at + k * s.inner;
-    if (y) {
-      float* yk = y + at + k * s.inner;
+    float* e = y ? y + at + k * s.inner : scratch;
+    // Two loops: GCC does not vectorise fast_exp's branches in a loop that also converts to double.
 #pragma omp simd
-      for (int64_t j = 0; j < width; ++j) {
-        yk[j] = fast_exp(xk[j] - m[j]);
-        total[j] += yk[j];
-      }
-    } else {
+    for (int64_t j = 0; j < width; ++j) e[j] = fast_exp(xk[j] - m[j]);
 #pragma omp simd
-      for (int64_t j = 0; j < width; ++j) total[j] += fast_exp(xk[j] - m[j]);
-    }
+    for (int64_t j = 0; j < width; ++j) total[j] += e[j];
   }
 }
 
