@@ -27,15 +27,26 @@ T combine_partials(T* partial, Op op) {
   return partial[0];
 }
 
-// The sum of n contiguous values, in double.
+// Sums are kept in float over chunks of kChunk values and added up in double chunk by chunk:
+// float adds run twice as many lanes per instruction as double ones, and a float partial sum of
+// at most kChunk values keeps its rounding error small (the naive twin sums all in double).
+constexpr int64_t kChunk = 1024;
+
+// The sum of n contiguous values.
 double row_sum(const float* row, int64_t n) {
-  double partial[kPartials] = {};
-  int64_t k = 0;
-  for (; k + kPartials <= n; k += kPartials)
+  double total = 0;
+  for (int64_t c = 0; c < n; c += kChunk) {
+    const float* chunk = row + c;
+    const int64_t length = std::min(kChunk, n - c);
+    float partial[kPartials] = {};
+    int64_t k = 0;
+    for (; k + kPartials <= length; k += kPartials)
 #pragma omp simd
-    for (int64_t u = 0; u < kPartials; ++u) partial[u] += row[k + u];
-  for (int64_t u = 0; k + u < n; ++u) partial[u] += row[k + u];
-  return combine_partials(partial, [](double a, double b) { return a + b; });
+      for (int64_t u = 0; u < kPartials; ++u) partial[u] += chunk[k + u];
+    for (int64_t u = 0; k + u < length; ++u) partial[u] += chunk[k + u];
+    total += combine_partials(partial, [](float x, float y) { return x + y; });
+  }
+  return total;
 }
 
 // The larger of m and v, or NaN if either is: once m is NaN neither test holds, so a NaN sticks.
@@ -74,13 +85,17 @@ void sum_reduce(const float* x, float* out, const ReduceShape& s) {
     });
   } else {
     for_column_blocks(s, [&](int64_t o, int64_t j0, int64_t j1) {
-      double acc[kColumnBlock] = {};
-      for (int64_t k = 0; k < s.n; ++k) {
-        const float* row = x + (o * s.n + k) * s.inner + j0;
+      double total[kColumnBlock] = {};
+      for (int64_t c = 0; c < s.n; c += kChunk) {  // chunks of rows, summed in float (see row_sum)
+        float acc[kColumnBlock] = {};
+        for (int64_t k = c; k < std::min(s.n, c + kChunk); ++k) {
+          const float* row = x + (o * s.n + k) * s.inner + j0;
 #pragma omp simd
-        for (int64_t j = 0; j < j1 - j0; ++j) acc[j] += row[j];
+          for (int64_t j = 0; j < j1 - j0; ++j) acc[j] += row[j];
+        }
+        for (int64_t j = 0; j < j1 - j0; ++j) total[j] += acc[j];
       }
-      for (int64_t j = 0; j < j1 - j0; ++j) out[o * s.inner + j0 + j] = static_cast<float>(acc[j]);
+      for (int64_t j = 0; j < j1 - j0; ++j) out[o * s.inner + j0 + j] = static_cast<float>(total[j]);
     });
   }
 }

@@ -44,7 +44,7 @@ void for_column_blocks(const ReduceShape& s, const Body& body) {
   });
 }
 
-// out = sum over n, accumulated in double.
+// out = sum over n: float partial sums over chunks of 1024 values, added up in double.
 void sum_reduce(const float* x, float* out, const ReduceShape& s);
 
 // out = the largest (largest = true) or smallest value over n; NaN if any value is NaN (as in PyTorch).
