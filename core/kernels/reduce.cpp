@@ -15,9 +15,10 @@ namespace {
 float finite_shift(float largest) { return std::isinf(largest) ? 0.0f : largest; }
 
 // Reducing n contiguous values into one accumulator would make every step wait for the one before
-// (a vector add takes 4 cycles). row_sum and row_max keep kPartials partial results instead (4 or
-// 8 vector registers, independent), and combine them pairwise at the end: 5 steps, not 32.
-constexpr int64_t kPartials = 32;
+// (a vector add takes 4 cycles). row_sum and row_max keep kPartials partial results instead (two
+// independent vector registers), and combine them pairwise at the end: 4 steps, not 16. (32
+// partials were slower on rows of 128: combining them costs more than the wider loop gains.)
+constexpr int64_t kPartials = 16;
 
 template <class T, class Op>
 T combine_partials(T* partial, Op op) {
@@ -52,16 +53,27 @@ double row_sum(const float* row, int64_t n) {
 // The larger of m and v, or NaN if either is: once m is NaN neither test holds, so a NaN sticks.
 inline float max_or_nan(float m, float v) { return v > m || v != v ? v : m; }
 
-// The largest of sign * row[k] over n contiguous values; NaN if any is NaN.
+// The largest of sign * row[k] over n contiguous values; NaN if any is NaN. The partial maxima
+// use a plain comparison (which skips NaN); a count of NaNs, kept beside them, decides at the end.
+// (Testing for NaN inside the maximum itself lengthens each step's dependency: 1.5x slower.)
 float row_max(const float* row, int64_t n, float sign) {
-  float partial[kPartials];
+  float partial[kPartials], nans[kPartials] = {};
   std::fill_n(partial, kPartials, -INFINITY);
   int64_t k = 0;
   for (; k + kPartials <= n; k += kPartials)
 #pragma omp simd
-    for (int64_t u = 0; u < kPartials; ++u) partial[u] = max_or_nan(partial[u], sign * row[k + u]);
-  for (int64_t u = 0; k + u < n; ++u) partial[u] = max_or_nan(partial[u], sign * row[k + u]);
-  return combine_partials(partial, max_or_nan);
+    for (int64_t u = 0; u < kPartials; ++u) {
+      const float v = sign * row[k + u];
+      partial[u] = v > partial[u] ? v : partial[u];
+      nans[u] += v != v ? 1.0f : 0.0f;
+    }
+  for (int64_t u = 0; k + u < n; ++u) {
+    const float v = sign * row[k + u];
+    partial[u] = v > partial[u] ? v : partial[u];
+    nans[u] += v != v ? 1.0f : 0.0f;
+  }
+  if (combine_partials(nans, [](float x, float y) { return x + y; }) > 0) return NAN;
+  return combine_partials(partial, [](float x, float y) { return x > y ? x : y; });
 }
 
 // One long sum (outer = inner = 1): per-thread partial sums, added in block order so that the
