@@ -135,6 +135,9 @@ Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& targ
 // (optional) have that shape.
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = {},
                   const Tensor& bias = {}, float eps = 1e-5f);
+// RMS norm over the same trailing dims: y = x / sqrt(mean(x^2) + eps) * weight (no centring, no
+// bias); weight (optional) has shape normalized_shape.
+Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = {}, float eps = 1e-6f);
 Tensor dropout(const Tensor& x, float p, bool training, Generator& gen = default_generator());
 Tensor cumsum(const Tensor& x, int64_t dim);
 

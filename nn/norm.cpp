@@ -19,6 +19,15 @@ std::string LayerNorm::describe() const {
   return cat(shape_str(normalized_shape_), ", eps=", eps_, ", affine=", weight.defined() ? "true" : "false");
 }
 
+RMSNorm::RMSNorm(int64_t dim, float eps) : Module("RMSNorm"), eps_(eps) {
+  if (dim <= 0) fail("RMSNorm", "dim must be positive, got ", dim);
+  weight = register_parameter("weight", ones({dim}), ParamKind::norm);
+}
+
+Tensor RMSNorm::forward(const Tensor& x) { return rms_norm(x, {weight.size(0)}, weight, eps_); }
+
+std::string RMSNorm::describe() const { return cat(weight.size(0), ", eps=", eps_); }
+
 BatchNorm::BatchNorm(const char* type_name, int64_t channels, int64_t input_dims, float eps, float momentum)
     : Module(type_name), input_dims_(input_dims), eps_(eps), momentum_(momentum) {
   if (channels <= 0) fail(type_name, "channels must be positive, got ", channels);

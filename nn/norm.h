@@ -1,4 +1,4 @@
-// Normalisation layers: LayerNorm (per example) and BatchNorm (per channel, over the batch).
+// Normalisation layers: LayerNorm and RMSNorm (per example) and BatchNorm (per channel, over the batch).
 #pragma once
 
 #include "nn/module.h"
@@ -17,6 +17,22 @@ class LayerNorm : public Module {
 
  private:
   Shape normalized_shape_;
+  float eps_;
+};
+
+// RMSNorm over the last dim, of size dim: x / sqrt(mean(x^2) + eps) * weight (rms_norm in
+// core/ops.h). As torch.nn.RMSNorm: one parameter, `weight` (dim), starting at ones.
+class RMSNorm : public Module {
+ public:
+  explicit RMSNorm(int64_t dim, float eps = 1e-6f);
+  Tensor forward(const Tensor& x) override;
+
+  Tensor weight;  // (dim)
+
+ protected:
+  std::string describe() const override;
+
+ private:
   float eps_;
 };
 

@@ -1,7 +1,10 @@
-// Softmax and log-softmax over the rows of a (rows, cols) buffer, forward and backward.
+// Softmax and log-softmax, forward and backward: over the rows of a (rows, cols) buffer (the
+// last dim), or over the middle dim of a buffer seen as (outer, n, inner) (any other dim).
 #pragma once
 
 #include <cstdint>
+
+#include "core/kernels/reduce.h"
 
 namespace ladder {
 
@@ -14,7 +17,21 @@ void softmax_backward_rows(const float* y, const float* gy, float* gx, int64_t r
 // From the log-softmax output y: gx = gy - exp(y) * sum(gy), per row.
 void log_softmax_backward_rows(const float* y, const float* gy, float* gx, int64_t rows, int64_t cols);
 
-// Naive twins: std::exp and double sums, one row at a time. Tested to agree with the fast ones.
+// The same four over the middle dim of (outer, n, inner): x, y, gy, gx (outer, n, inner). With
+// inner == 1 they are the row kernels; else, for each outer index, the n rows of inner values are
+// combined elementwise (a block of inner columns at a time, contiguous and vectorised) instead of
+// walking each column with stride inner.
+void softmax_dim(const float* x, float* y, const ReduceShape& s);
+void log_softmax_dim(const float* x, float* y, const ReduceShape& s);
+void softmax_backward_dim(const float* y, const float* gy, float* gx, const ReduceShape& s);
+void log_softmax_backward_dim(const float* y, const float* gy, float* gx, const ReduceShape& s);
+
+// Naive twins: std::exp and double sums, one column of n values at a time. Tested to agree with
+// the fast ones. The *_rows_naive are the same with (outer, n, inner) = (rows, cols, 1).
+void softmax_dim_naive(const float* x, float* y, const ReduceShape& s);
+void log_softmax_dim_naive(const float* x, float* y, const ReduceShape& s);
+void softmax_backward_dim_naive(const float* y, const float* gy, float* gx, const ReduceShape& s);
+void log_softmax_backward_dim_naive(const float* y, const float* gy, float* gx, const ReduceShape& s);
 void softmax_rows_naive(const float* x, float* y, int64_t rows, int64_t cols);
 void log_softmax_rows_naive(const float* x, float* y, int64_t rows, int64_t cols);
 void softmax_backward_rows_naive(const float* y, const float* gy, float* gx, int64_t rows, int64_t cols);

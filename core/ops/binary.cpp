@@ -3,7 +3,9 @@
 
 namespace ladder {
 
-Broadcast::Broadcast(const Shape& a, const Shape& b, const char* op) : out_(broadcast_shapes(a, b, op)) {
+template <size_t N>
+BroadcastN<N>::BroadcastN(const std::array<Shape, N>& inputs, const char* op) : out_(inputs[0]) {
+  for (size_t n = 1; n < N; ++n) out_ = broadcast_shapes(out_, inputs[n], op);
   const size_t rank = out_.size();
   // Strides of an input measured in the output's dims: 0 where the input is broadcast.
   auto strides_of = [rank](const Shape& s) {
@@ -16,28 +18,30 @@ Broadcast::Broadcast(const Shape& a, const Shape& b, const char* op) : out_(broa
     }
     return strides;
   };
-  const std::vector<int64_t> sa = strides_of(a), sb = strides_of(b);
-  // Merge each dim into the one inside it when both inputs step through them as one block.
+  std::array<std::vector<int64_t>, N> full;
+  for (size_t n = 0; n < N; ++n) full[n] = strides_of(inputs[n]);
+  // Merge each dim into the one inside it when every input steps through them as one block.
   for (size_t d = rank; d-- > 0;) {
     if (out_[d] == 1) continue;
-    const bool mergeable = !sizes_.empty() && sa[d] == stride_a_.back() * sizes_.back() &&
-                           sb[d] == stride_b_.back() * sizes_.back();
+    bool mergeable = !sizes_.empty();
+    for (size_t n = 0; n < N && mergeable; ++n) mergeable = full[n][d] == strides_[n].back() * sizes_.back();
     if (mergeable) {
       sizes_.back() *= out_[d];
     } else {
       sizes_.push_back(out_[d]);
-      stride_a_.push_back(sa[d]);
-      stride_b_.push_back(sb[d]);
+      for (size_t n = 0; n < N; ++n) strides_[n].push_back(full[n][d]);
     }
   }
   if (sizes_.empty()) {  // every dim is 1: one element
     sizes_ = {1};
-    stride_a_ = stride_b_ = {0};
+    for (auto& strides : strides_) strides = {0};
   }
   std::reverse(sizes_.begin(), sizes_.end());  // built inside-out; store outermost first
-  std::reverse(stride_a_.begin(), stride_a_.end());
-  std::reverse(stride_b_.begin(), stride_b_.end());
+  for (auto& strides : strides_) std::reverse(strides.begin(), strides.end());
 }
+
+template class BroadcastN<2>;
+template class BroadcastN<3>;
 
 Tensor add(const Tensor& a, const Tensor& b) {
   return binary_op("add", a, b, [](float x, float y) { return x + y; },

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "core/autograd.h"
@@ -38,45 +40,52 @@ Tensor unary_op(const char* op, const Tensor& x, F f, DF df) {
   });
 }
 
-// Walks the elements of a broadcast result and finds, for each, the element of a and of b it
-// reads. Dims are first merged where both inputs are laid out alike, so that the common cases
-// (same shape; a row vector added to every row) become one long contiguous inner loop.
-class Broadcast {
+// Walks the elements of a broadcast result and finds, for each, the element of every input it
+// reads (N inputs: two for binary ops, three for where). Dims are first merged where all inputs
+// are laid out alike, so that the common cases (same shape; a row vector added to every row; a
+// (T,T) mask over (B,H,T,T) scores) become one long inner loop.
+template <size_t N>
+class BroadcastN {
  public:
-  Broadcast(const Shape& a, const Shape& b, const char* op);
+  BroadcastN(const std::array<Shape, N>& inputs, const char* op);
+  BroadcastN(const Shape& a, const Shape& b, const char* op)
+    requires(N == 2)
+      : BroadcastN(std::array<Shape, 2>{a, b}, op) {}
   const Shape& out_shape() const { return out_; }
 
-  // Calls body(i, ia, ib) for the output elements i in [begin, end).
+  // Calls body(i, offset_0, ..., offset_N-1) for the output elements i in [begin, end).
   template <class Body>
   void for_range(int64_t begin, int64_t end, const Body& body) const {
     const size_t rank = sizes_.size();
     std::vector<int64_t> index(rank);
-    int64_t ia = 0, ib = 0, rest = begin;
+    std::array<int64_t, N> at{};
+    int64_t rest = begin;
     for (size_t d = rank; d-- > 0;) {
       index[d] = rest % sizes_[d];
       rest /= sizes_[d];
-      ia += index[d] * stride_a_[d];
-      ib += index[d] * stride_b_[d];
+      for (size_t n = 0; n < N; ++n) at[n] += index[d] * strides_[n][d];
     }
-    const int64_t inner = sizes_[rank - 1], sa = stride_a_[rank - 1], sb = stride_b_[rank - 1];
+    std::array<int64_t, N> step;  // the inputs' strides along the innermost dim
+    unsigned unit = 0;            // bit n set: input n steps by 1; clear: by 0
+    bool zero_or_one = true;
+    for (size_t n = 0; n < N; ++n) {
+      step[n] = strides_[n][rank - 1];
+      unit |= (step[n] == 1 ? 1u : 0u) << n;
+      zero_or_one = zero_or_one && (step[n] == 0 || step[n] == 1);
+    }
+    const int64_t inner = sizes_[rank - 1];
     for (int64_t i = begin; i < end;) {
       const int64_t run = std::min(inner - index[rank - 1], end - i);
-      // Separate loops for the common stride patterns let the compiler vectorise them.
-      if (sa == 1 && sb == 1)
-        for (int64_t k = 0; k < run; ++k) body(i + k, ia + k, ib + k);
-      else if (sa == 1 && sb == 0)
-        for (int64_t k = 0; k < run; ++k) body(i + k, ia + k, ib);
-      else if (sa == 0 && sb == 1)
-        for (int64_t k = 0; k < run; ++k) body(i + k, ia, ib + k);
+      // With every inner stride 0 or 1 known at compile time the compiler vectorises the loop.
+      if (zero_or_one)
+        with_unit_mask(unit, [&](auto mask) { run_inner<decltype(mask)::value>(i, run, at, step, body); });
       else
-        for (int64_t k = 0; k < run; ++k) body(i + k, ia + k * sa, ib + k * sb);
+        run_inner<kRuntimeStrides>(i, run, at, step, body);
       i += run;
       index[rank - 1] += run;
-      ia += run * sa;
-      ib += run * sb;
+      for (size_t n = 0; n < N; ++n) at[n] += run * step[n];
       for (size_t d = rank - 1; d > 0 && index[d] == sizes_[d]; --d) {  // carry into outer dims
-        ia += stride_a_[d - 1] - sizes_[d] * stride_a_[d];
-        ib += stride_b_[d - 1] - sizes_[d] * stride_b_[d];
+        for (size_t n = 0; n < N; ++n) at[n] += strides_[n][d - 1] - sizes_[d] * strides_[n][d];
         index[d] = 0;
         ++index[d - 1];
       }
@@ -84,9 +93,36 @@ class Broadcast {
   }
 
  private:
+  static constexpr unsigned kRuntimeStrides = 1u << N;  // a mask value no input pattern has
+
+  // body(i + k, at[n] + k * step[n]...) for k in [0, run), with step[n] taken from Mask (bit n:
+  // 1, else 0) or, for kRuntimeStrides, read at run time.
+  template <unsigned Mask, class Body>
+  static void run_inner(int64_t i, int64_t run, const std::array<int64_t, N>& at, const std::array<int64_t, N>& step,
+                        const Body& body) {
+    [&]<size_t... n>(std::index_sequence<n...>) {
+      if constexpr (Mask == kRuntimeStrides)
+        for (int64_t k = 0; k < run; ++k) body(i + k, (at[n] + k * step[n])...);
+      else
+        for (int64_t k = 0; k < run; ++k) body(i + k, (at[n] + ((Mask >> n) & 1u ? k : 0))...);
+    }(std::make_index_sequence<N>{});
+  }
+
+  // Calls f(std::integral_constant<unsigned, mask>) with the run-time mask as a compile-time one.
+  template <unsigned Mask = 0, class F>
+  static void with_unit_mask(unsigned mask, const F& f) {
+    if constexpr (Mask < kRuntimeStrides) {
+      if (mask == Mask) f(std::integral_constant<unsigned, Mask>{});
+      else with_unit_mask<Mask + 1>(mask, f);
+    }
+  }
+
   Shape out_;
-  std::vector<int64_t> sizes_, stride_a_, stride_b_;  // merged dims; stride 0 where broadcast
+  std::vector<int64_t> sizes_;                  // merged dims, outermost first
+  std::array<std::vector<int64_t>, N> strides_;  // per input, per merged dim; 0 where broadcast
 };
+
+using Broadcast = BroadcastN<2>;
 
 // out = f(a, b) with broadcasting.
 // Backward: ga = sum_to(gy * dfa(a, b, out), shape of a), and the same for b with dfb. As in

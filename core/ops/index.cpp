@@ -101,32 +101,53 @@ Tensor gather(const Tensor& x, int64_t dim_in, const Tensor& index) {
   });
 }
 
+namespace {
+
+// out = condition != 0 ? a : b, the three broadcast together. Backward: each output element sends
+// its gradient to the one of a and b it came from, and the other gets exactly 0: selected, never
+// multiplied by 0, so that an inf or NaN gradient of a discarded value (log(0) under a mask) stays out.
+Tensor select(const char* op, const Tensor& condition, const Tensor& a, const Tensor& b) {
+  const BroadcastN<3> plan({condition.shape(), a.shape(), b.shape()}, op);
+  Tensor out = empty(plan.out_shape());
+  const float *pc = condition.data(), *pa = a.data(), *pb = b.data();
+  float* po = out.data();
+  parallel_for(out.numel(), 1, [&](int64_t begin, int64_t end) {
+    plan.for_range(begin, end,
+                   [&](int64_t i, int64_t ic, int64_t ia, int64_t ib) { po[i] = pc[ic] != 0 ? pa[ia] : pb[ib]; });
+  });
+  if (!any_requires_grad({a, b})) return out;
+  return record(op, out, {a, b}, Saved{condition},
+                [op, c = condition.detach(), a_shape = a.shape(), b_shape = b.shape(), out_shape = out.shape()](
+                    const Tensor& gy, NeedsGrad needs) -> Grads {
+                  // gy where the condition is `taken` (a's elements) or not (b's), 0 elsewhere,
+                  // summed back to the input's shape.
+                  auto routed = [&](bool taken, const Shape& shape) {
+                    const Broadcast walk(c.shape(), out_shape, op);
+                    Tensor g = empty(out_shape);
+                    const float *pc = c.data(), *pg = gy.data();
+                    float* pd = g.data();
+                    parallel_for(g.numel(), 1, [&](int64_t begin, int64_t end) {
+                      walk.for_range(begin, end, [&](int64_t i, int64_t ic, int64_t) {
+                        pd[i] = (pc[ic] != 0) == taken ? pg[i] : 0.0f;
+                      });
+                    });
+                    return sum_to(g, shape);
+                  };
+                  return {needs[0] ? routed(true, a_shape) : Tensor(), needs[1] ? routed(false, b_shape) : Tensor()};
+                });
+}
+
+}  // namespace
+
 Tensor masked_fill(const Tensor& x, const Tensor& mask, float value) {
   if (broadcast_shapes(x.shape(), mask.shape(), "masked_fill") != x.shape())
     fail("masked_fill", "mask of shape ", shape_str(mask.shape()), " does not broadcast to x of shape ",
          shape_str(x.shape()), " without growing x");
   // The filled positions are constants: no gradient flows back through them.
-  return binary_op("masked_fill", x, mask, [value](float v, float m) { return m != 0 ? value : v; },
-                   [](float, float m, float) { return m != 0 ? 0.0f : 1.0f; },
-                   [](float, float, float) { return 0.0f; });
+  return select("masked_fill", mask, scalar(value), x);
 }
 
-Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
-  const Shape shape = broadcast_shapes(broadcast_shapes(condition.shape(), a.shape(), "where"), b.shape(), "where");
-  const Tensor c = expand(condition.detach(), shape), ea = expand(a, shape), eb = expand(b, shape);
-  Tensor out = empty(shape);
-  for (int64_t i = 0; i < out.numel(); ++i) out.data()[i] = c.data()[i] != 0 ? ea.data()[i] : eb.data()[i];
-  // Each output element came from exactly one of a and b; it sends its gradient there.
-  return record("where", out, {ea, eb}, [c](const Tensor& gy, NeedsGrad) -> Grads {
-    Tensor ga = empty(gy.shape()), gb = empty(gy.shape());
-    for (int64_t i = 0; i < gy.numel(); ++i) {
-      const bool take_a = c.data()[i] != 0;
-      ga.data()[i] = take_a ? gy.data()[i] : 0.0f;
-      gb.data()[i] = take_a ? 0.0f : gy.data()[i];
-    }
-    return {ga, gb};
-  });
-}
+Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) { return select("where", condition, a, b); }
 
 Tensor one_hot(const Tensor& index, int64_t num_classes) {
   if (num_classes <= 0) fail("one_hot", "num_classes must be positive, got ", num_classes);

@@ -1,11 +1,12 @@
-// The math of neural networks: softmax, the losses, layer norm, dropout, cumsum.
-// Softmax, log-softmax, cross entropy and layer norm are fused: one kernel forward, one backward.
+// The math of neural networks: softmax, the losses, layer and RMS norm, dropout, cumsum.
+// Softmax, log-softmax, cross entropy and the norms are fused: one kernel forward, one backward.
 #include <cmath>
 
 #include "core/autograd.h"
 #include "core/error.h"
 #include "core/kernels/layer_norm.h"
 #include "core/kernels/parallel.h"
+#include "core/kernels/rms_norm.h"
 #include "core/kernels/softmax.h"
 #include "core/ops.h"
 #include "core/ops/elementwise.h"
@@ -14,20 +15,19 @@ namespace ladder {
 
 namespace {
 
-using RowKernel = void (*)(const float*, float*, int64_t, int64_t);
-using RowBackward = void (*)(const float*, const float*, float*, int64_t, int64_t);
+using DimKernel = void (*)(const float*, float*, const ReduceShape&);
+using DimBackward = void (*)(const float*, const float*, float*, const ReduceShape&);
 
-// Softmax and log-softmax share everything but their two kernels. Both run over the last dim;
-// another dim is moved to the end and back.
-Tensor softmax_like(const char* op, const Tensor& x, int64_t dim_in, RowKernel forward, RowBackward backward) {
+// Softmax and log-softmax share everything but their two kernels, which run over any dim: x is
+// seen as (outer, n, inner) with n the size of that dim.
+Tensor softmax_like(const char* op, const Tensor& x, int64_t dim_in, DimKernel forward, DimBackward backward) {
   const int64_t dim = normalize_dim(dim_in, x.dim(), op);
-  if (dim != x.dim() - 1) return transpose(softmax_like(op, transpose(x, dim, -1), -1, forward, backward), dim, -1);
+  const ReduceShape s = reduce_shape(x.shape(), dim, dim);
   Tensor y = empty(x.shape());
-  const int64_t cols = x.size(-1), rows = cols == 0 ? 0 : x.numel() / cols;
-  forward(x.data(), y.data(), rows, cols);
-  return record(op, y, {x}, Saved{y}, [y = y.detach(), rows, cols, backward](const Tensor& gy, NeedsGrad) -> Grads {
+  forward(x.data(), y.data(), s);
+  return record(op, y, {x}, Saved{y}, [y = y.detach(), s, backward](const Tensor& gy, NeedsGrad) -> Grads {
     Tensor gx = empty(y.shape());
-    backward(y.data(), gy.data(), gx.data(), rows, cols);
+    backward(y.data(), gy.data(), gx.data(), s);
     return {gx};
   });
 }
@@ -41,6 +41,19 @@ Tensor reduce_loss(const Tensor& losses, Reduction reduction) {
   return losses;
 }
 
+// normalized_shape must be x's trailing dims, and weight and bias (when given) of that shape.
+void check_norm_shapes(const char* op, const Tensor& x, const Shape& normalized_shape, const Tensor& weight,
+                       const Tensor& bias) {
+  const auto k = static_cast<int64_t>(normalized_shape.size());
+  if (k == 0 || k > x.dim() || !std::equal(normalized_shape.begin(), normalized_shape.end(), x.shape().end() - k))
+    fail(op, "normalized_shape ", shape_str(normalized_shape), " must be the trailing dims of x ",
+         shape_str(x.shape()));
+  for (const Tensor* p : {&weight, &bias})
+    if (p->defined() && p->shape() != normalized_shape)
+      fail(op, p == &weight ? "weight" : "bias", " has shape ", shape_str(p->shape()), " but normalized_shape is ",
+           shape_str(normalized_shape));
+}
+
 void check_same_shape(const Tensor& input, const Tensor& target, const char* op) {
   if (input.shape() != target.shape())
     fail(op, "input has shape ", shape_str(input.shape()), " but target has ", shape_str(target.shape()),
@@ -50,11 +63,11 @@ void check_same_shape(const Tensor& input, const Tensor& target, const char* op)
 }  // namespace
 
 Tensor softmax(const Tensor& x, int64_t dim) {
-  return softmax_like("softmax", x, dim, softmax_rows, softmax_backward_rows);
+  return softmax_like("softmax", x, dim, softmax_dim, softmax_backward_dim);
 }
 
 Tensor log_softmax(const Tensor& x, int64_t dim) {
-  return softmax_like("log_softmax", x, dim, log_softmax_rows, log_softmax_backward_rows);
+  return softmax_like("log_softmax", x, dim, log_softmax_dim, log_softmax_backward_dim);
 }
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEntropyOptions& options) {
@@ -144,14 +157,7 @@ Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& targ
 
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight, const Tensor& bias,
                   float eps) {
-  const auto k = static_cast<int64_t>(normalized_shape.size());
-  if (k == 0 || k > x.dim() || !std::equal(normalized_shape.begin(), normalized_shape.end(), x.shape().end() - k))
-    fail("layer_norm", "normalized_shape ", shape_str(normalized_shape), " must be the trailing dims of x ",
-         shape_str(x.shape()));
-  for (const Tensor* p : {&weight, &bias})
-    if (p->defined() && p->shape() != normalized_shape)
-      fail("layer_norm", p == &weight ? "weight" : "bias", " has shape ", shape_str(p->shape()),
-           " but normalized_shape is ", shape_str(normalized_shape));
+  check_norm_shapes("layer_norm", x, normalized_shape, weight, bias);
   const int64_t cols = numel(normalized_shape), rows = cols == 0 ? 0 : x.numel() / cols;
   Tensor y = empty(x.shape()), mean = empty({rows}), rstd = empty({rows});
   const float* gamma = weight.defined() ? weight.data() : nullptr;
@@ -167,6 +173,22 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
                                            rstd.data(), gy.data(), gx.data(), gw.defined() ? gw.data() : nullptr,
                                            gb.defined() ? gb.data() : nullptr, rows, cols);
                   return {gx, gw, gb};
+                });
+}
+
+Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight, float eps) {
+  check_norm_shapes("rms_norm", x, normalized_shape, weight, Tensor());
+  const int64_t cols = numel(normalized_shape), rows = cols == 0 ? 0 : x.numel() / cols;
+  Tensor y = empty(x.shape()), rstd = empty({rows});
+  rms_norm_rows(x.data(), weight.defined() ? weight.data() : nullptr, y.data(), rstd.data(), rows, cols, eps);
+  return record("rms_norm", y, {x, weight}, Saved{x, weight},
+                [x = x.detach(), weight = weight.defined() ? weight.detach() : Tensor(), rstd, normalized_shape, rows,
+                 cols](const Tensor& gy, NeedsGrad needs) -> Grads {
+                  Tensor gx = empty(x.shape());
+                  Tensor gw = needs[1] ? empty(normalized_shape) : Tensor();
+                  rms_norm_backward_rows(x.data(), weight.defined() ? weight.data() : nullptr, rstd.data(), gy.data(),
+                                         gx.data(), gw.defined() ? gw.data() : nullptr, rows, cols);
+                  return {gx, gw};
                 });
 }
 

@@ -1,60 +1,21 @@
-// Reductions. The primitive ones (sum, amax/amin, max/min along a dim) see the input as
-// (outer, n, inner) and reduce the middle; mean, var and logsumexp are built from them.
+// Reductions. Each sees its input as (outer, n, inner) and reduces the middle
+// (core/kernels/reduce.h); mean and var are built from sum. max and min along a dim, which also
+// give the position, keep a simple loop of their own.
 #include <cmath>
+#include <numeric>
 
 #include "core/autograd.h"
 #include "core/error.h"
 #include "core/kernels/parallel.h"
+#include "core/kernels/reduce.h"
 #include "core/ops.h"
 
 namespace ladder {
 
 namespace {
 
-// The input seen as (outer, n, inner), reducing the n dims [first, last] (consecutive).
-struct ReduceView {
-  int64_t outer = 1, n = 1, inner = 1;
-  ReduceView(const Shape& shape, int64_t first, int64_t last) {
-    for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
-      (d < first ? outer : d <= last ? n : inner) *= shape[d];
-  }
-};
-
-// out (outer, inner) = sum over n of x (outer, n, inner), accumulated in double.
-void sum_kernel(const float* x, float* out, const ReduceView& v) {
-  if (v.outer == 1 && v.inner == 1) {  // one long sum: per-block partials, added in block order
-    std::vector<double> partial(parallel_blocks(v.n, 1), 0.0);
-    parallel_for_blocks(v.n, 1, [&](int64_t begin, int64_t end, int block) {
-      double s = 0;
-#pragma omp simd reduction(+ : s)
-      for (int64_t k = begin; k < end; ++k) s += x[k];
-      partial[block] = s;
-    });
-    double s = 0;
-    for (double p : partial) s += p;
-    out[0] = static_cast<float>(s);
-    return;
-  }
-  parallel_for(v.outer * v.inner, v.n, [&](int64_t begin, int64_t end) {
-    std::vector<double> acc;
-    // Walk the outputs [begin, end) one outer row at a time, reading x row by row (contiguous).
-    for (int64_t first = begin; first < end;) {
-      const int64_t o = first / v.inner, j0 = first % v.inner;
-      const int64_t j1 = std::min(v.inner, j0 + (end - first));
-      acc.assign(static_cast<size_t>(j1 - j0), 0.0);
-      for (int64_t k = 0; k < v.n; ++k) {
-        const float* row = x + (o * v.n + k) * v.inner;
-#pragma omp simd
-        for (int64_t j = j0; j < j1; ++j) acc[j - j0] += row[j];
-      }
-      for (int64_t j = j0; j < j1; ++j) out[o * v.inner + j] = static_cast<float>(acc[j - j0]);
-      first += j1 - j0;
-    }
-  });
-}
-
 // values and indices (outer, inner) = the largest (or smallest) over n, and its first position.
-void extreme_kernel(const float* x, float* values, float* indices, const ReduceView& v, bool largest) {
+void extreme_with_index(const float* x, float* values, float* indices, const ReduceShape& v, bool largest) {
   parallel_for(v.outer * v.inner, v.n, [&](int64_t begin, int64_t end) {
     for (int64_t out = begin; out < end; ++out) {
       const float* p = x + (out / v.inner) * v.n * v.inner + out % v.inner;
@@ -69,7 +30,7 @@ void extreme_kernel(const float* x, float* values, float* indices, const ReduceV
         }
       }
       values[out] = best;
-      if (indices) indices[out] = static_cast<float>(at);
+      indices[out] = static_cast<float>(at);
     }
   });
 }
@@ -97,13 +58,12 @@ void check_not_empty(const Tensor& x, const Dims& dims, const char* op) {
 }
 
 // Reduces each run of dims in turn (innermost first), keeping reduced dims as size 1.
-template <class Kernel>
-Tensor reduce_runs(const Tensor& x, const Dims& dims, Kernel kernel) {
+Tensor reduce_runs(const Tensor& x, const Dims& dims, void (*kernel)(const float*, float*, const ReduceShape&)) {
   Tensor current = x;
   const auto runs = consecutive_runs(dims);
   for (auto run = runs.rbegin(); run != runs.rend(); ++run) {
     Shape shape = current.shape();
-    const ReduceView view(shape, run->first, run->second);
+    const ReduceShape view = reduce_shape(shape, run->first, run->second);
     for (int64_t d = run->first; d <= run->second; ++d) shape[d] = 1;
     Tensor next = empty(shape);
     kernel(current.data(), next.data(), view);
@@ -112,22 +72,50 @@ Tensor reduce_runs(const Tensor& x, const Dims& dims, Kernel kernel) {
   return runs.empty() ? x.detach().clone() : current;
 }
 
-// amax / amin: the gradient is shared equally by every element equal to the extreme value.
-Tensor extreme(const Tensor& x, const Dims& dims_in, bool keepdim, bool largest) {
-  const char* op = largest ? "amax" : "amin";
+Shape kept_shape(const Shape& shape, const Dims& dims) {  // reduced dims set to 1
+  Shape out = shape;
+  for (int64_t d : dims) out[d] = 1;
+  return out;
+}
+
+// A reduction with its own forward and backward kernels (amax, amin, logsumexp): one pass over
+// the input seen as (outer, n, inner). Dims that are not consecutive are first moved to the end
+// (a permute and a reshape, through autograd) to make them one run.
+template <class Forward, class Backward>
+Tensor fused_reduction(const char* op, const Tensor& x, const Dims& dims_in, bool keepdim, Forward forward,
+                       Backward backward) {
   const Dims dims = normalize_dims(dims_in, x.dim(), op);
   check_not_empty(x, dims, op);
-  Tensor kept = reduce_runs(x, dims, [largest](const float* in, float* out, const ReduceView& v) {
-    extreme_kernel(in, out, nullptr, v, largest);
-  });
-  Tensor y = keepdim ? kept.detach() : reshape(kept, dropped_shape(x.shape(), dims));
-  return record(op, y, {x}, Saved{x}, [x = x.detach(), kept, dims](const Tensor& gy, NeedsGrad) -> Grads {
-    const Tensor hit = expand(kept, x.shape());
-    Tensor mask = empty(x.shape());
-    for (int64_t i = 0; i < x.numel(); ++i) mask.data()[i] = x.data()[i] == hit.data()[i] ? 1.0f : 0.0f;
-    const Tensor ties = sum(mask, dims, /*keepdim=*/true);
-    return {mask * expand(reshape(gy, kept.shape()) / ties, x.shape())};
-  });
+  // in seen as s; y has `shape`, in's with the reduced dims set to 1.
+  auto run = [&](const Tensor& in, const ReduceShape& s, const Shape& shape) {
+    Tensor y = empty(shape);
+    forward(in.data(), y.data(), s);
+    return record(op, y, {in}, Saved{in, y}, [in = in.detach(), y = y.detach(), s, backward](const Tensor& gy, NeedsGrad) -> Grads {
+      Tensor gx = empty(in.shape());
+      backward(in.data(), y.data(), gy.data(), gx.data(), s);
+      return {gx};
+    });
+  };
+  Tensor kept;
+  if (dims.empty() || dims.back() - dims.front() + 1 == static_cast<int64_t>(dims.size())) {
+    kept = run(x, dims.empty() ? ReduceShape{} : reduce_shape(x.shape(), dims.front(), dims.back()),
+               kept_shape(x.shape(), dims));
+  } else {
+    Dims order;
+    Shape moved_shape;
+    for (int64_t d = 0; d < x.dim(); ++d)
+      if (std::find(dims.begin(), dims.end(), d) == dims.end()) {
+        order.push_back(d);
+        moved_shape.push_back(x.shape()[d]);
+      }
+    order.insert(order.end(), dims.begin(), dims.end());
+    moved_shape.push_back(-1);
+    const Tensor moved = reshape(permute(x, order), moved_shape);
+    const int64_t last = moved.dim() - 1;
+    kept = reshape(run(moved, reduce_shape(moved.shape(), last, last), kept_shape(moved.shape(), {last})),
+                   kept_shape(x.shape(), dims));
+  }
+  return keepdim ? kept : reshape(kept, dropped_shape(x.shape(), dims));
 }
 
 // max / min along one dim, with the position; the gradient goes to that position only.
@@ -138,8 +126,8 @@ ValuesIndices extreme_along(const Tensor& x, int64_t dim_in, bool keepdim, bool 
   Shape shape = x.shape();
   shape[dim] = 1;
   Tensor values = empty(shape), indices = empty(shape);
-  const ReduceView view(x.shape(), dim, dim);
-  extreme_kernel(x.data(), values.data(), indices.data(), view, largest);
+  const ReduceShape view = reduce_shape(x.shape(), dim, dim);
+  extreme_with_index(x.data(), values.data(), indices.data(), view, largest);
   if (!keepdim) {
     shape.erase(shape.begin() + dim);
     values = reshape(values, shape);
@@ -162,7 +150,7 @@ ValuesIndices extreme_along(const Tensor& x, int64_t dim_in, bool keepdim, bool 
 
 Tensor sum(const Tensor& x, const Dims& dims_in, bool keepdim) {
   const Dims dims = normalize_dims(dims_in, x.dim(), "sum");
-  Tensor kept = reduce_runs(x, dims, sum_kernel);
+  Tensor kept = reduce_runs(x, dims, sum_reduce);
   Tensor y = keepdim ? kept : reshape(kept, dropped_shape(x.shape(), dims));
   // d(sum)/dx = 1 for every element: the gradient is gy copied back over the reduced dims.
   return record("sum", y, {x}, [x_shape = x.shape(), kept_shape = kept.shape()](const Tensor& gy, NeedsGrad) -> Grads {
@@ -189,20 +177,21 @@ Tensor var(const Tensor& x, const Dims& dims_in, bool keepdim, int correction) {
   return sum(centred * centred, dims, keepdim) / static_cast<float>(count - correction);
 }
 
-Tensor logsumexp(const Tensor& x, const Dims& dims_in, bool keepdim) {
-  const Dims dims = normalize_dims(dims_in, x.dim(), "logsumexp");
-  check_not_empty(x, dims, "logsumexp");
-  // log sum e^x = m + log sum e^(x - m) with m the max, so that no e^x overflows. m is a constant
-  // for autograd: its gradient through the two terms cancels exactly.
-  Tensor shift = amax(x.detach(), dims, /*keepdim=*/true);
-  for (int64_t i = 0; i < shift.numel(); ++i)
-    if (std::isinf(shift.data()[i])) shift.data()[i] = 0;  // all -inf (or +inf): nothing to shift by
-  const Tensor y = log(sum(exp(x - shift), dims, /*keepdim=*/true)) + shift;
-  return keepdim ? y : reshape(y, dropped_shape(x.shape(), dims));
+// The gradient, gy * exp(x - y), is the softmax of x times gy.
+Tensor logsumexp(const Tensor& x, const Dims& dims, bool keepdim) {
+  return fused_reduction("logsumexp", x, dims, keepdim, logsumexp_reduce, logsumexp_backward);
 }
 
-Tensor amax(const Tensor& x, const Dims& dims, bool keepdim) { return extreme(x, dims, keepdim, true); }
-Tensor amin(const Tensor& x, const Dims& dims, bool keepdim) { return extreme(x, dims, keepdim, false); }
+// The gradient is shared equally by every element equal to the extreme value.
+Tensor amax(const Tensor& x, const Dims& dims, bool keepdim) {
+  auto forward = [](const float* in, float* out, const ReduceShape& s) { extreme_reduce(in, out, s, true); };
+  return fused_reduction("amax", x, dims, keepdim, forward, extreme_backward);
+}
+
+Tensor amin(const Tensor& x, const Dims& dims, bool keepdim) {
+  auto forward = [](const float* in, float* out, const ReduceShape& s) { extreme_reduce(in, out, s, false); };
+  return fused_reduction("amin", x, dims, keepdim, forward, extreme_backward);
+}
 
 ValuesIndices max(const Tensor& x, int64_t dim, bool keepdim) { return extreme_along(x, dim, keepdim, true); }
 ValuesIndices min(const Tensor& x, int64_t dim, bool keepdim) { return extreme_along(x, dim, keepdim, false); }

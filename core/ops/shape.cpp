@@ -1,44 +1,19 @@
 // Ops that move values around without computing with them. Tensors are always contiguous, so
-// all of these copy, except reshape (and what is built on it), which shares the values.
+// all of these copy, except reshape (and what is built on it), which shares the values. permute,
+// transpose and slice copy through core/kernels/strided_copy.h.
 #include <algorithm>
 #include <numeric>
 
 #include "core/autograd.h"
 #include "core/error.h"
 #include "core/kernels/parallel.h"
+#include "core/kernels/strided_copy.h"
 #include "core/ops.h"
 #include "core/ops/elementwise.h"
 
 namespace ladder {
 
 namespace {
-
-// dst (sizes, contiguous) = src read at base + sum(index[d] * strides[d]).
-// With add = true it runs the other way: src (sizes, contiguous) is added into dst at those offsets.
-void strided_copy(const float* src, float* dst, const Shape& sizes, const Shape& strides, int64_t base,
-                  bool add = false) {
-  const int64_t rank = static_cast<int64_t>(sizes.size());
-  if (rank == 0) {
-    if (add) dst[base] += src[0];
-    else dst[0] = src[base];
-    return;
-  }
-  const int64_t inner = sizes.back(), inner_stride = strides.back();
-  const int64_t rows = numel(sizes) / std::max<int64_t>(inner, 1);
-  parallel_for(rows, inner, [&](int64_t begin, int64_t end) {
-    for (int64_t row = begin; row < end; ++row) {
-      int64_t offset = base, rest = row;
-      for (int64_t d = rank - 2; d >= 0; --d) {
-        offset += (rest % sizes[d]) * strides[d];
-        rest /= sizes[d];
-      }
-      if (add)
-        for (int64_t j = 0; j < inner; ++j) dst[offset + j * inner_stride] += src[row * inner + j];
-      else
-        for (int64_t j = 0; j < inner; ++j) dst[row * inner + j] = src[offset + j * inner_stride];
-    }
-  });
-}
 
 Shape inferred_shape(const Tensor& x, const Shape& shape) {
   Shape out = shape;
@@ -106,7 +81,7 @@ Tensor permute(const Tensor& x, const Dims& order) {
     strides[i] = x_strides[dims[i]];
   }
   Tensor out = empty(sizes);
-  strided_copy(x.data(), out.data(), sizes, strides, 0);
+  strided_copy(x.data(), strides, out.data(), contiguous_strides(sizes), sizes);
   return record("permute", out, {x}, [dims](const Tensor& gy, NeedsGrad) -> Grads {
     Dims inverse(dims.size());
     for (size_t i = 0; i < dims.size(); ++i) inverse[dims[i]] = static_cast<int64_t>(i);
@@ -133,10 +108,10 @@ Tensor slice(const Tensor& x, int64_t dim_in, int64_t start, int64_t end, int64_
   const int64_t base = first * strides[dim];
   if (sizes[dim] > 1) strides[dim] *= step;  // then step < size: no overflow
   Tensor out = empty(sizes);
-  strided_copy(x.data(), out.data(), sizes, strides, base);
+  strided_copy(x.data() + base, strides, out.data(), contiguous_strides(sizes), sizes);
   return record("slice", out, {x}, [x_shape = x.shape(), sizes, strides, base](const Tensor& gy, NeedsGrad) -> Grads {
     Tensor gx = zeros(x_shape);  // the elements the slice skipped get no gradient
-    strided_copy(gy.data(), gx.data(), sizes, strides, base, /*add=*/true);
+    strided_copy(gy.data(), contiguous_strides(sizes), gx.data() + base, strides, sizes);
     return {gx};
   });
 }

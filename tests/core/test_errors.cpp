@@ -77,6 +77,8 @@ TEST_CASE("loss errors explain the expected target") {
 TEST_CASE("layer, convolution and pooling errors") {
   check_error([] { layer_norm(zeros({2, 3}), {4}); }, {"layer_norm: normalized_shape (4) must be the trailing dims of x (2,3)"});
   check_error([] { layer_norm(zeros({2, 3}), {3}, ones({2})); }, {"layer_norm: weight has shape (2)"});
+  check_error([] { rms_norm(zeros({2, 3}), {2}); }, {"rms_norm: normalized_shape (2) must be the trailing dims of x (2,3)"});
+  check_error([] { rms_norm(zeros({2, 3}), {3}, ones({3, 1})); }, {"rms_norm: weight has shape (3,1)", "normalized_shape is (3)"});
   check_error([] { conv2d(zeros({1, 3, 8, 8}), zeros({4, 2, 3, 3})); },
               {"conv2d: weight must be (out_channels, 3, KH, KW) for input (1,3,8,8)", "(4,2,3,3)"});
   check_error([] { conv2d(zeros({3, 8, 8}), zeros({4, 3, 3, 3})); }, {"conv2d", "(N,C,H,W)", "(3,8,8)"});

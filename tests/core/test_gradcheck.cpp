@@ -91,7 +91,10 @@ const std::vector<GradCase>& cases() {
       {"var", {{{3, 5}}}, [](Inputs x) { return var(x[0], {1}); }},
       {"var/population_all", {{{2, 3}}}, [](Inputs x) { return var(x[0], {}, false, 0); }},
       {"logsumexp", {{{3, 4}, -5, 5}}, [](Inputs x) { return logsumexp(x[0], {-1}); }},
+      {"logsumexp/dim0", {{{5, 3}, -5, 5}}, [](Inputs x) { return logsumexp(x[0], {0}); }},
+      {"logsumexp/dims_0_2_keepdim", {{{3, 2, 4}, -5, 5}}, [](Inputs x) { return logsumexp(x[0], {0, 2}, true); }},
       {"amax", {{{3, 4, 2}}}, [](Inputs x) { return amax(x[0], {0, 2}); }},
+      {"amax/last_dim", {{{3, 5}}}, [](Inputs x) { return amax(x[0], {-1}); }},
       {"amin", {{{3, 4}}}, [](Inputs x) { return amin(x[0], {1}, true); }},
       {"max", {{{3, 4}}}, [](Inputs x) { return max(x[0], 1).values; }},
       {"min", {{{2, 3, 2}}}, [](Inputs x) { return min(x[0], 0, true).values; }},
@@ -124,10 +127,12 @@ const std::vector<GradCase>& cases() {
       {"gather", {{{3, 4}}}, [](Inputs x) { return gather(x[0], 1, tensor({0, 0, 3, 2, 1, 1}, {3, 2})); }},
       {"masked_fill", {{{3, 4}}, indices({4}, 2)}, [](Inputs x) { return masked_fill(x[0], x[1], -9); }},
       {"where", {indices({2, 3}, 2), {{2, 3}}, {{3}}}, [](Inputs x) { return where(x[0], x[1], x[2]); }},
+      {"where/all_three_broadcast", {indices({2, 1, 3}, 2), {{4, 1}}, {{}}}, [](Inputs x) { return where(x[0], x[1], x[2]); }},
       // ---- neural-network math ----
       {"softmax", {{{3, 5}}}, [](Inputs x) { return softmax(x[0]); }},
       {"softmax/dim0", {{{3, 2, 2}}}, [](Inputs x) { return softmax(x[0], 0); }},
       {"log_softmax", {{{2, 6}}}, [](Inputs x) { return log_softmax(x[0], -1); }},
+      {"log_softmax/middle_dim", {{{2, 3, 4}}}, [](Inputs x) { return log_softmax(x[0], 1); }},
       {"cross_entropy", {{{6, 4}}, indices({6}, 4)}, [](Inputs x) { return cross_entropy(x[0], x[1]); }},
       {"cross_entropy/weights_ignore_3d", {{{2, 3, 4}}, indices({2, 3}, 4)},
        [](Inputs x) {
@@ -140,6 +145,8 @@ const std::vector<GradCase>& cases() {
        [](Inputs x) { return binary_cross_entropy_with_logits(x[0], x[1], Reduction::sum); }},
       {"layer_norm", {{{3, 6}}, {{6}}, {{6}}}, [](Inputs x) { return layer_norm(x[0], {6}, x[1], x[2]); }},
       {"layer_norm/plain_two_dims", {{{2, 2, 3}}}, [](Inputs x) { return layer_norm(x[0], {2, 3}); }},
+      {"rms_norm", {{{3, 6}}, {{6}}}, [](Inputs x) { return rms_norm(x[0], {6}, x[1]); }},
+      {"rms_norm/plain_two_dims", {{{2, 2, 3}}}, [](Inputs x) { return rms_norm(x[0], {2, 3}); }},
       {"dropout", {{{4, 5}}},
        [](Inputs x) {
          Generator gen(3);  // the same mask on every call

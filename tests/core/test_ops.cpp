@@ -93,6 +93,12 @@ TEST_CASE("var, logsumexp, amax and amin") {
   check_tensor(amax(x, {1}), {2}, {3, 8});
   check_tensor(amin(x, {0}, true), {1, 3}, {1, 2, 3});
   check_tensor(amax(x), {}, {8});
+  check_tensor(logsumexp(x, {0}), {3}, {std::log(std::exp(1.0f) + std::exp(4.0f)), std::log(std::exp(2.0f) + std::exp(6.0f)),
+                                        std::log(std::exp(3.0f) + std::exp(8.0f))});
+  check_tensor(logsumexp(reshape(x, {2, 1, 3}), {0, 2}), {1}, {std::log(std::exp(1.0f) + std::exp(2.0f) + std::exp(3.0f) +
+                                                                        std::exp(4.0f) + std::exp(6.0f) + std::exp(8.0f))});
+  check_tensor(logsumexp(tensor({INFINITY, 1})), {}, {INFINITY});
+  check_tensor(amin(tensor({2, 5, -1, 7, -3, 0}, {3, 2}), {0}), {2}, {-3, 0});
 }
 
 TEST_CASE("max and min along a dim return values and indices") {
@@ -236,6 +242,18 @@ TEST_CASE("layer_norm normalises the trailing dims and applies the affine") {
   check_tensor(y, {2, 4}, {-1.5f * s, -0.5f * s + 1, 1 * s, 3 * s + 1, 0, 1, 0, 1}, 1e-5f);
   const Tensor z = layer_norm(reshape(x, {1, 2, 4}), {2, 4});  // over both trailing dims
   CHECK(std::fabs(sum(z).item()) < 1e-5f);
+}
+
+TEST_CASE("rms_norm divides by the root mean square of the trailing dims and applies the weight") {
+  const Tensor x = tensor({1, 2, 3, 4, 2, -2, 2, -2}, {2, 4});
+  // row 0: mean of squares (1 + 4 + 9 + 16) / 4 = 7.5; row 1: 4, so it becomes +-1 (up to eps)
+  const float r = 1 / std::sqrt(7.5f + 1e-6f);
+  check_tensor(rms_norm(x, {4}), {2, 4}, {r, 2 * r, 3 * r, 4 * r, 1, -1, 1, -1}, 1e-5f);
+  check_tensor(rms_norm(x, {4}, tensor({1, 1, 2, 2})), {2, 4}, {r, 2 * r, 6 * r, 8 * r, 1, -1, 2, -2}, 1e-5f);
+  // over both trailing dims: mean of squares (30 + 16) / 8 = 5.75
+  const float q = 1 / std::sqrt(5.75f + 0.5f);
+  check_tensor(rms_norm(reshape(x, {1, 2, 4}), {2, 4}, {}, 0.5f), {1, 2, 4},
+               {q, 2 * q, 3 * q, 4 * q, 2 * q, -2 * q, 2 * q, -2 * q}, 1e-5f);
 }
 
 TEST_CASE("dropout keeps the expected value, and is the identity in eval") {

@@ -83,6 +83,20 @@ TEST_CASE("LayerNorm and BatchNorm modules") {
   CHECK(bn2(randn({2, 3, 4, 4})).shape() == Shape{2, 3, 4, 4});
 }
 
+TEST_CASE("RMSNorm: one parameter named weight, rms_norm over the last dim") {
+  RMSNorm norm(4, 1e-5f);
+  CHECK(norm.named_parameters().size() == 1);
+  CHECK(norm.named_parameters()[0].name == "weight");
+  CHECK(norm.weight.to_vector() == std::vector<float>(4, 1));
+  CHECK(norm.repr() == "RMSNorm(4, eps=1e-05)");
+  norm.weight.data()[3] = 2;
+  const Tensor x = tensor({1, 2, 3, 4, 2, -2, 2, -2}, {2, 1, 4});
+  const float r = 1 / std::sqrt(7.5f + 1e-5f), q = 1 / std::sqrt(4 + 1e-5f);
+  check_tensor(norm(x), {2, 1, 4}, {r, 2 * r, 3 * r, 8 * r, 2 * q, -2 * q, 2 * q, -4 * q});
+  check_error([&] { norm(zeros({2, 3})); }, {"rms_norm", "(4)", "(2,3)"});
+  check_error([] { RMSNorm(0); }, {"RMSNorm", "dim must be positive, got 0"});
+}
+
 TEST_CASE("Conv2d, pooling and Flatten shapes in a small CNN") {
   Sequential cnn{std::make_shared<Conv2d>(1, 4, 3, Conv2dOptions{.padding = 1}), std::make_shared<ReLU>(),
                  std::make_shared<MaxPool2d>(2), std::make_shared<Conv2d>(4, 8, 3), std::make_shared<AvgPool2d>(3),
