@@ -30,6 +30,7 @@ const std::map<std::string, std::string> kAllowed = {
     {"../shared/DESIGN.md", "the shared design document, outside the repository"},
     {"../shared/ATTENTION.md", "the shared design of the attention family, outside the repository"},
     {"key_padding_mask", "PyTorch's name for its padding mask"},
+    {"is_causal", "PyTorch's name for its causal flag"},
     {"valid_lens", "d2l's name for its valid lengths"},
     {"GFDL", "a file of /usr/share/common-licenses"},
     {"GPL", "a file of /usr/share/common-licenses"},
