@@ -6,7 +6,7 @@
 // those blocks at once. By default they differ only when other programs keep cores busy: a
 // thread that has to wait for a core stalls every loop at its end, which made lessons 10-50x
 // slower beside a busy program, so ladder then runs fewer threads, with the same blocks and so
-// the same results bit for bit.
+// the same results bit for bit in its own loops (BLAS may round differently on fewer threads).
 #pragma once
 
 #include <omp.h>
