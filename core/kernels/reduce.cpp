@@ -179,10 +179,17 @@ void logsumexp_reduce(const float* x, float* out, const ReduceShape& s) {
       for (int64_t o = begin; o < end; ++o) {
         const float* row = x + o * s.n;
         const float shift = finite_shift(row_max(row, s.n, 1.0f));
-        float total = 0;  // a NaN in the row (and so in shift) makes the total NaN
-#pragma omp simd reduction(+ : total)
-        for (int64_t k = 0; k < s.n; ++k) total += fast_exp(row[k] - shift);
-        out[o] = shift + std::log(total);
+        // The exps of a chunk go to a buffer and are summed by row_sum, so that a long row keeps
+        // row_sum's accuracy. A NaN in the row (and so in shift) makes the total NaN.
+        float e[kChunk];
+        double total = 0;
+        for (int64_t c = 0; c < s.n; c += kChunk) {
+          const int64_t length = std::min(kChunk, s.n - c);
+#pragma omp simd
+          for (int64_t k = 0; k < length; ++k) e[k] = fast_exp(row[c + k] - shift);
+          total += row_sum(e, length);
+        }
+        out[o] = shift + static_cast<float>(std::log(total));
       }
     });
     return;

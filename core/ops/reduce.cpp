@@ -2,7 +2,6 @@
 // (core/kernels/reduce.h); mean and var are built from sum. max and min along a dim, which also
 // give the position, keep a simple loop of their own.
 #include <cmath>
-#include <numeric>
 
 #include "core/autograd.h"
 #include "core/error.h"
@@ -57,8 +56,8 @@ void check_not_empty(const Tensor& x, const Dims& dims, const char* op) {
     if (x.shape()[d] == 0) fail(op, "cannot reduce over dim ", d, " of size 0 (shape ", shape_str(x.shape()), ")");
 }
 
-// Reduces each run of dims in turn (innermost first), keeping reduced dims as size 1.
-Tensor reduce_runs(const Tensor& x, const Dims& dims, void (*kernel)(const float*, float*, const ReduceShape&)) {
+// Sums over each run of dims in turn (innermost first), keeping reduced dims as size 1.
+Tensor sum_runs(const Tensor& x, const Dims& dims) {
   Tensor current = x;
   const auto runs = consecutive_runs(dims);
   for (auto run = runs.rbegin(); run != runs.rend(); ++run) {
@@ -66,7 +65,7 @@ Tensor reduce_runs(const Tensor& x, const Dims& dims, void (*kernel)(const float
     const ReduceShape view = reduce_shape(shape, run->first, run->second);
     for (int64_t d = run->first; d <= run->second; ++d) shape[d] = 1;
     Tensor next = empty(shape);
-    kernel(current.data(), next.data(), view);
+    sum_reduce(current.data(), next.data(), view);
     current = next;
   }
   return runs.empty() ? x.detach().clone() : current;
@@ -150,7 +149,7 @@ ValuesIndices extreme_along(const Tensor& x, int64_t dim_in, bool keepdim, bool 
 
 Tensor sum(const Tensor& x, const Dims& dims_in, bool keepdim) {
   const Dims dims = normalize_dims(dims_in, x.dim(), "sum");
-  Tensor kept = reduce_runs(x, dims, sum_reduce);
+  Tensor kept = sum_runs(x, dims);
   Tensor y = keepdim ? kept : reshape(kept, dropped_shape(x.shape(), dims));
   // d(sum)/dx = 1 for every element: the gradient is gy copied back over the reduced dims.
   return record("sum", y, {x}, [x_shape = x.shape(), kept_shape = kept.shape()](const Tensor& gy, NeedsGrad) -> Grads {
