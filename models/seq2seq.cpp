@@ -6,10 +6,14 @@
 
 namespace ladder::models {
 
-Seq2Seq::Seq2Seq(const Seq2SeqConfig& config, Generator& gen) : Module("Seq2Seq"), config_(config) {
+void check_config(const char* model, const Seq2SeqConfig& config) {
   if (config.src_vocab <= 0 || config.tgt_vocab <= 0 || config.embed <= 0 || config.hidden <= 0 || config.layers <= 0)
-    fail("Seq2Seq", "vocabularies and sizes must be positive, got src_vocab=", config.src_vocab,
+    fail(model, "vocabularies and sizes must be positive, got src_vocab=", config.src_vocab,
          " tgt_vocab=", config.tgt_vocab, " embed=", config.embed, " hidden=", config.hidden, " layers=", config.layers);
+}
+
+Seq2Seq::Seq2Seq(const Seq2SeqConfig& config, Generator& gen) : Module("Seq2Seq"), config_(config) {
+  check_config("Seq2Seq", config);
   const nn::RecurrentOptions rnn{.num_layers = config.layers, .dropout = config.layers > 1 ? config.dropout : 0,
                                  .batch_first = true};
   src_embedding = register_module("src_embedding", std::make_shared<nn::Embedding>(config.src_vocab, config.embed, 1.0f, gen));

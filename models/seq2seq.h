@@ -51,6 +51,9 @@ class Seq2Seq : public nn::Module, public EncoderDecoder {
 // The source with every row's padding moved to the front: src (B,S), src_valid (B,S) -> ids (B,S)
 // and their valid mask (B,S). A recurrent encoder then reads its real tokens last, so its final
 // state is not washed out by padding (the recurrent layers have no mask).
+// Throws naming `model` unless every vocabulary and size of `config` is positive.
+void check_config(const char* model, const Seq2SeqConfig& config);
+
 struct LeftAligned {
   Tensor ids, valid;
 };

@@ -7,9 +7,7 @@ namespace ladder::models {
 
 Seq2SeqAttention::Seq2SeqAttention(const Seq2SeqConfig& config, Generator& gen)
     : Module("Seq2SeqAttention"), config_(config) {
-  if (config.src_vocab <= 0 || config.tgt_vocab <= 0 || config.embed <= 0 || config.hidden <= 0 || config.layers <= 0)
-    fail("Seq2SeqAttention", "vocabularies and sizes must be positive, got src_vocab=", config.src_vocab,
-         " tgt_vocab=", config.tgt_vocab, " embed=", config.embed, " hidden=", config.hidden, " layers=", config.layers);
+  check_config("Seq2SeqAttention", config);
   const nn::RecurrentOptions rnn{.num_layers = config.layers, .dropout = config.layers > 1 ? config.dropout : 0,
                                  .batch_first = true};
   const int64_t H = config.hidden;
