@@ -113,7 +113,8 @@ void strided_copy(const float* src, const Shape& src_strides, float* dst, const 
       const float* s = src + at.src;
       float* d = dst + at.dst;
       if (inner.src == 1 && inner.dst == 1)
-        std::copy_n(s, inner.size, d);
+#pragma omp simd
+        for (int64_t j = 0; j < inner.size; ++j) d[j] = s[j];
       else
         for (int64_t j = 0; j < inner.size; ++j) d[j * inner.dst] = s[j * inner.src];
     }
