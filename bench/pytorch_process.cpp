@@ -5,9 +5,11 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 
 #include "core/error.h"
+#include "core/kernels/parallel.h"
 
 namespace ladder::bench {
 
@@ -23,6 +25,10 @@ PytorchProcess::PytorchProcess(const std::string& script) {
     dup2(up[1], STDOUT_FILENO);
     dup2(up[1], STDERR_FILENO);  // an import error reaches us as a remark line
     close(down[0]), close(down[1]), close(up[0]), close(up[1]);
+    // The same short spin as ladder's threads: with libgomp's default, PyTorch's idle threads spin on
+    // both cores for a while after each of its repeats, just when ladder's repeat needs them. It
+    // does not slow PyTorch's own repeats (docs/performance.md).
+    if (!std::getenv("OMP_WAIT_POLICY") && !std::getenv("GOMP_SPINCOUNT")) setenv("GOMP_SPINCOUNT", kDefaultSpinCount, 0);
     execl("/usr/bin/python3", "python3", path.c_str(), static_cast<char*>(nullptr));
     dprintf(STDOUT_FILENO, "# cannot run /usr/bin/python3: %s\n", std::strerror(errno));
     _exit(127);

@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "core/kernels/parallel.h"
 #include "core/ops.h"
+#include "core/ops/elementwise.h"
 
 namespace ladder {
 
@@ -11,18 +12,32 @@ namespace {
 thread_local bool grad_mode = true;
 uint64_t backward_passes = 0;
 
-// Adds g into a gradient slot. A fresh slot gets its own copy, because g may be shared with
-// other slots and optimizers later scale .grad in place (clip_grad_norm).
-void accumulate_owned(std::shared_ptr<TensorImpl>& slot, const Tensor& g) {
+// Adds g, which broadcasts to `shape`, into a gradient slot of that shape. A fresh slot gets its
+// own copy, because g may be shared with other slots and optimizers later scale .grad in place
+// (clip_grad_norm).
+void accumulate_owned(std::shared_ptr<TensorImpl>& slot, const Tensor& g, const Shape& shape) {
   if (!slot) {
-    slot = g.clone().impl_ptr();
+    slot = (g.shape() == shape ? g.clone() : expand(g, shape)).impl_ptr();
     return;
   }
   float* dst = slot->storage.get();
   const float* src = g.data();
-  parallel_for(g.numel(), 1, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) dst[i] += src[i];
+  if (g.shape() == shape) {
+    parallel_for(g.numel(), 1, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) dst[i] += src[i];
+    });
+    return;
+  }
+  const Broadcast plan(shape, g.shape(), "backward");
+  parallel_for(numel(shape), 1, [&](int64_t begin, int64_t end) {
+    plan.for_range(begin, end, [&](int64_t i, int64_t, int64_t ig) { dst[i] += src[ig]; });
   });
+}
+
+// The gradient pending at a node: the sum over its uses, always of the node's output shape.
+void accumulate_pending(Tensor& pending, const Tensor& g, const Shape& shape) {
+  if (pending.defined()) pending = pending + g;
+  else pending = g.shape() == shape ? g : expand(g, shape);
 }
 
 // Reverse post-order of the nodes reachable from root: every node comes before the nodes it
@@ -51,8 +66,15 @@ std::vector<std::shared_ptr<Node>> topological_order(const std::shared_ptr<Node>
   return {post_order.rbegin(), post_order.rend()};
 }
 
+bool broadcasts_to(const Shape& g, const Shape& shape) {
+  if (g.size() != shape.size()) return false;
+  for (size_t d = 0; d < g.size(); ++d)
+    if (g[d] != shape[d] && g[d] != 1) return false;
+  return true;
+}
+
 void check_gradient(const Node& node, size_t i, const Tensor& g) {
-  if (g.shape() != node.inputs[i].shape)
+  if (!broadcasts_to(g.shape(), node.inputs[i].shape))
     fail("backward", "op '", node.op, "' produced a gradient of shape ", shape_str(g.shape()),
          " for its input ", i, " of shape ", shape_str(node.inputs[i].shape),
          "; this is a bug in that op's backward");
@@ -85,7 +107,7 @@ void run_node(Node& node, bool retain_graph) {
     if (!retain_graph) node.release();
     return;
   }
-  if (auto out = node.output.lock(); out && out->retains_grad) accumulate_owned(out->grad, grad_out);
+  if (auto out = node.output.lock(); out && out->retains_grad) accumulate_owned(out->grad, grad_out, grad_out.shape());
 
   check_saved_versions(node);
   Grads grads = node.backward(grad_out, NeedsGrad(node.inputs));
@@ -96,12 +118,8 @@ void run_node(Node& node, bool retain_graph) {
     Edge& edge = node.inputs[i];
     if (!edge.needed() || !grads[i].defined()) continue;
     check_gradient(node, i, grads[i]);
-    if (edge.leaf) {
-      accumulate_owned(edge.leaf->grad, grads[i]);
-    } else {
-      Tensor& pending = edge.node->grad;
-      pending = pending.defined() ? pending + grads[i] : grads[i];
-    }
+    if (edge.leaf) accumulate_owned(edge.leaf->grad, grads[i], edge.shape);
+    else accumulate_pending(edge.node->grad, grads[i], edge.shape);
   }
   if (!retain_graph) node.release();
 }
@@ -210,7 +228,7 @@ void Tensor::backward(const Tensor& gradient, bool retain_graph) const {
 
   NoGradGuard no_grad;
   if (!self.grad_fn) {  // a leaf: its gradient is the seed itself
-    accumulate_owned(self.grad, seed);
+    accumulate_owned(self.grad, seed, seed.shape());
     return;
   }
   self.grad_fn->grad = seed;

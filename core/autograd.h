@@ -29,7 +29,7 @@ class NoGradGuard {
 struct Edge {
   std::shared_ptr<Node> node;        // the op that produced the input, when it has one;
   std::shared_ptr<TensorImpl> leaf;  // else the input itself, when it is a leaf that requires grad
-  Shape shape;                       // the input's shape; its gradient must have it
+  Shape shape;                       // the input's shape; its gradient broadcasts to it
   bool needed() const { return node || leaf; }
 };
 
@@ -43,7 +43,10 @@ class NeedsGrad {
   const std::vector<Edge>& inputs_;
 };
 
-// One gradient per op input, in order; an undefined Tensor where the input needs none.
+// One gradient per op input, in order; an undefined Tensor where the input needs none. A gradient
+// has the input's shape, or the same rank with size 1 where it is the same along that dim (sum's
+// backward returns gy with the reduced dims kept as 1): the engine broadcasts it as it adds it in,
+// without writing the expansion out first.
 using Grads = std::vector<Tensor>;
 // Given dL/d(output), returns dL/d(input) for each input. It runs under NoGradGuard.
 using BackwardFn = std::function<Grads(const Tensor& grad_out, NeedsGrad needs)>;

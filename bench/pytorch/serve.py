@@ -5,6 +5,7 @@ the script's: it writes a workload's name on a line, and the script runs one rep
 at each of the workload's thread settings and answers "<milliseconds per call> <threads>" for the
 faster. Lines starting with '#' are remarks; "ready" ends the start-up.
 """
+import os
 import sys
 import time
 
@@ -30,7 +31,8 @@ def repeat_ms(work, calls):
 
 def serve(workloads):
     """workloads: name -> (work, thread settings to try). Answers ladder_bench until its input ends."""
-    print(f"# torch {torch.__version__}, {torch.__config__.parallel_info().splitlines()[-1].strip()}")
+    waits = ", ".join(f"{v} {os.environ.get(v, '(unset)')}" for v in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT"))
+    print(f"# torch {torch.__version__}, {torch.__config__.parallel_info().splitlines()[-1].strip()}, {waits}")
     print("ready", flush=True)
     calls = {}
     for line in sys.stdin:

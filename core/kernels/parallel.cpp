@@ -21,15 +21,21 @@ namespace ladder {
 
 namespace {
 
-// OpenMP threads that wait for work spin on a core for a while before they sleep; beside a busy
-// program that spinning takes the very core another thread is waiting for. libgomp reads
-// OMP_WAIT_POLICY once, when it loads, before any constructor of ours runs, so the default is
-// set from .preinit_array, which runs before the libraries' constructors. The user's setting wins.
-// (The C library restores the original environment just before main, so getenv then shows the
-// user's setting, not this default; libgomp has read it by then.)
-void passive_wait_by_default(int, char**, char**) { setenv("OMP_WAIT_POLICY", "passive", /*overwrite=*/0); }
+// OpenMP threads that wait for work spin on a core before they sleep: libgomp's default is 300,000
+// turns, a fraction of a millisecond. Beside a busy program that spinning takes the very core
+// another thread is waiting for; sleeping at once (OMP_WAIT_POLICY=passive) costs a futex wake-up
+// per parallel region instead, 20% of a CNN step with its many short loops on an idle machine. A
+// short spin (GOMP_SPINCOUNT=10000, some microseconds) keeps the idle speed and is harmless under
+// load (bench busy). libgomp reads these once, when it loads, before any constructor of ours
+// runs, so the default is set from .preinit_array, which runs before the libraries' constructors.
+// The user's setting of either variable wins. (The C library restores the original environment
+// just before main, so getenv then shows the user's settings; libgomp has read ours by then.)
+void short_spin_by_default(int, char**, char**) {
+  if (!std::getenv("OMP_WAIT_POLICY") && !std::getenv("GOMP_SPINCOUNT"))
+    setenv("GOMP_SPINCOUNT", kDefaultSpinCount, /*overwrite=*/0);
+}
 [[gnu::section(".preinit_array"), gnu::used]] void (*const set_wait_policy)(int, char**, char**) =
-    passive_wait_by_default;
+    short_spin_by_default;
 
 struct ThreadState {
   int blocks = omp_get_max_threads();  // num_threads(): OMP_NUM_THREADS, or every core
@@ -100,10 +106,14 @@ std::string blas_config() {
   const int model = openblas_get_parallel();  // 0 sequential, 1 pthreads, 2 OpenMP
   const char* threading = model == 2 ? "OpenMP" : model == 1 ? "pthreads" : "sequential";
   const char* wait = std::getenv("OMP_WAIT_POLICY");
+  const char* spin = std::getenv("GOMP_SPINCOUNT");
+  const std::string waiting = wait || spin ? cat("OMP_WAIT_POLICY ", wait ? wait : "(unset)", ", GOMP_SPINCOUNT ",
+                                                 spin ? spin : "(unset)")
+                                           : cat("GOMP_SPINCOUNT ", kDefaultSpinCount, " (ladder's default)");
   return cat(openblas_get_config(), " | core ", openblas_get_corename(), " | threading ", threading,
              " | BLAS threads ", openblas_get_num_threads(), " | OpenMP threads ", omp_get_max_threads(),
              " | ladder threads ", num_threads(), state().adapt ? " (fewer while cores are busy)" : " (fixed)",
-             " | OMP_WAIT_POLICY ", wait ? wait : "passive (ladder's default)");
+             " | ", waiting);
 }
 
 }  // namespace ladder

@@ -30,6 +30,10 @@ std::string blas_config();  // library, version, kernel, threading model and thr
 // Below this much work (roughly: elements touched) waking a second thread costs more than it saves.
 constexpr int64_t kMinParallelWork = 1 << 15;
 
+// How long idle OpenMP threads spin before they sleep, unless the user set OMP_WAIT_POLICY or
+// GOMP_SPINCOUNT (the reason: core/kernels/parallel.cpp).
+constexpr const char* kDefaultSpinCount = "10000";
+
 // How many blocks the loops below split n items into: one per thread when the work is big
 // enough, else one. The split depends only on n and num_threads(), so results are reproducible
 // for a given thread count.

@@ -151,9 +151,10 @@ Tensor sum(const Tensor& x, const Dims& dims_in, bool keepdim) {
   const Dims dims = normalize_dims(dims_in, x.dim(), "sum");
   Tensor kept = sum_runs(x, dims);
   Tensor y = keepdim ? kept : reshape(kept, dropped_shape(x.shape(), dims));
-  // d(sum)/dx = 1 for every element: the gradient is gy copied back over the reduced dims.
-  return record("sum", y, {x}, [x_shape = x.shape(), kept_shape = kept.shape()](const Tensor& gy, NeedsGrad) -> Grads {
-    return {expand(reshape(gy, kept_shape), x_shape)};
+  // d(sum)/dx = 1 for every element: the gradient is gy over the reduced dims, which the engine
+  // broadcasts as it adds it in (no copy written out here).
+  return record("sum", y, {x}, [kept_shape = kept.shape()](const Tensor& gy, NeedsGrad) -> Grads {
+    return {reshape(gy, kept_shape)};
   });
 }
 

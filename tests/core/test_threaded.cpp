@@ -725,6 +725,26 @@ TEST_CASE("autograd adds a second gradient into an existing .grad on two threads
     check_close(h.grad(), a * 2.0f, 0);
     check_close(x.grad(), a * 6.0f, 0);
   }
+  SUBCASE("sum's gradient, kept reduced, broadcast into a fresh .grad, an existing one and a pending node") {
+    for (int64_t dim : {0, 1}) {
+      CAPTURE(dim);
+      const Shape reduced = dim == 0 ? Shape{191} : Shape{211};
+      const Tensor gy = randn(reduced, gen);
+      // expected[i][j] = gy[j] (dim 0 reduced) or gy[i] (dim 1 reduced), times the uses.
+      Tensor once = empty(shape);
+      for (int64_t i = 0; i < shape[0]; ++i)
+        for (int64_t j = 0; j < shape[1]; ++j) once.data()[i * shape[1] + j] = gy.data()[dim == 0 ? j : i];
+      const Tensor x = leaf(randn(shape, gen));
+      sum(x, {dim}).backward(gy);
+      check_close(x.grad(), once, 0);
+      sum(x, {dim}).backward(gy);
+      check_close(x.grad(), once * 2.0f, 0);
+      const Tensor y = leaf(randn(shape, gen));
+      const Tensor h = y * 1.0f;  // h's node gets the broadcast gradient first, then a full one
+      (sum(h, {dim}) + sum(h * a, {dim})).backward(gy);
+      check_close(y.grad(), once + once * a, 1e-6f, 1e-6f);
+    }
+  }
 }
 
 TEST_CASE("while other threads keep the cores busy, adapting runs one thread with the same blocks and results") {
