@@ -84,9 +84,10 @@ Batch sample_rows(const Batch& all, int64_t batch, Generator& gen) {
   return b;
 }
 
-Seq2SeqBatch pad_pairs(const std::vector<IdPair>& pairs) {
+Seq2SeqBatch pad_pairs(const std::vector<IdPair>& pairs, int64_t source_width) {
   if (pairs.empty()) fail("pad_pairs", "no pairs given");
-  size_t S = 1, T = 1;
+  if (source_width < 0) fail("pad_pairs", "source_width must be 0 or more, got ", source_width);
+  size_t S = std::max<size_t>(1, static_cast<size_t>(source_width)), T = 1;
   for (const auto& [src, tgt] : pairs) {
     S = std::max(S, src.size());
     T = std::max(T, tgt.size() + 1);
@@ -111,13 +112,13 @@ Seq2SeqBatch pad_pairs(const std::vector<IdPair>& pairs) {
   return b;
 }
 
-Seq2SeqBatch sample_pairs(const std::vector<IdPair>& pairs, int64_t batch, Generator& gen) {
+Seq2SeqBatch sample_pairs(const std::vector<IdPair>& pairs, int64_t batch, Generator& gen, int64_t source_width) {
   if (pairs.empty()) fail("sample_pairs", "there are no pairs to sample from");
   if (batch < 1) fail("sample_pairs", "batch must be at least 1, got ", batch);
   std::vector<IdPair> some;
   some.reserve(static_cast<size_t>(batch));
   for (int64_t r = 0; r < batch; ++r) some.push_back(pairs[static_cast<size_t>(gen.randint(0, static_cast<int64_t>(pairs.size())))]);
-  return pad_pairs(some);
+  return pad_pairs(some, source_width);
 }
 
 }  // namespace ladder::data

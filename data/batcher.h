@@ -56,7 +56,9 @@ Batch sample_rows(const Batch& all, int64_t batch, Generator& gen);
 using IdPair = std::pair<std::vector<int>, std::vector<int>>;
 
 // Source/target pairs padded to the longest in the batch with <pad> (id 0), at the end of each row.
-// S is the longest source, T the longest target + 1. The loss skips padding through
+// S is the longest source (or source_width, when that is longer), T the longest target + 1. A
+// fixed source_width for every batch keeps a recurrent encoder, which reads the padding too, from
+// encoding a source differently in different batches. The loss skips padding through
 // cross_entropy's ignore_index = Tokenizer::kPad: <pad> is never a real target.
 struct Seq2SeqBatch {
   Tensor src;       // (B,S) source ids
@@ -66,8 +68,8 @@ struct Seq2SeqBatch {
   Tensor tgt_out;   // (B,T) target + <eos>: what it should predict
   Tensor tgt_mask;  // (B,T) 1 where tgt_out is real (the <eos> included), 0 for padding
 };
-Seq2SeqBatch pad_pairs(const std::vector<IdPair>& pairs);
+Seq2SeqBatch pad_pairs(const std::vector<IdPair>& pairs, int64_t source_width = 0);
 // `batch` pairs drawn at random (with replacement), padded.
-Seq2SeqBatch sample_pairs(const std::vector<IdPair>& pairs, int64_t batch, Generator& gen);
+Seq2SeqBatch sample_pairs(const std::vector<IdPair>& pairs, int64_t batch, Generator& gen, int64_t source_width = 0);
 
 }  // namespace ladder::data

@@ -109,8 +109,10 @@ Part part_of(const std::string& source, uint64_t seed) {
 }
 
 // The source inside a sentence of n filler words, at a random place among them.
-std::string with_filler(const std::string& source, int64_t n, Generator& gen) {
+// The source among 0 to max_words filler words.
+std::string with_filler(const std::string& source, int64_t max_words, Generator& gen) {
   const std::vector<std::string>& words = filler_words();
+  const int64_t n = gen.randint(0, max_words + 1);
   std::vector<std::string> pieces;
   for (int64_t i = 0; i < n; ++i) pieces.push_back(words[static_cast<size_t>(gen.randint(0, static_cast<int64_t>(words.size())))]);
   pieces.insert(pieces.begin() + gen.randint(0, n + 1), source);
@@ -214,7 +216,7 @@ PairSplits make_date_task(const DateTaskOptions& options) {
 
   PairSplits out;
   out.description = cat("dates ", options.first_year, "-", options.last_year, " in ", F, " formats (seed ", options.seed,
-                        options.pad_words > 0 ? cat(", ", options.pad_words, " filler words") : "", ")");
+                        options.pad_words > 0 ? cat(", up to ", options.pad_words, " filler words") : "", ")");
   Generator gen(options.seed);
   Generator filler = gen.child();  // its own sequence: padding does not change which sources are drawn
   const struct {

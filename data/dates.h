@@ -1,7 +1,7 @@
 // The date translation task of lessons 07, 09 and 10, generated and seeded: a date as people write it
 // becomes the same date in ISO form, character by character.
 //   "Tuesday, March 3, 1998" -> "1998-03-03"      "3 mar 98" -> "1998-03-03"      "19980303" -> "1998-03-03"
-// With pad_words N the date sits inside a sentence of N filler words, so that sources get long:
+// With pad_words N the date sits inside a sentence of up to N filler words, so that sources get long:
 //   "please note that our meeting moved to 3 mar 98 as agreed" -> "1998-03-03"
 #pragma once
 
@@ -38,7 +38,8 @@ struct DateTaskOptions {
   int first_year = 1950, last_year = 2049;  // every day of these years; at most 100 years, so that a
                                             // two-digit year names one year ("98" is 1998, "03" 2003)
   int64_t train = 20000, val = 1000, test = 1000;  // pairs in each part, each source once
-  int64_t pad_words = 0;  // filler words around each date (0: the date alone)
+  int64_t pad_words = 0;  // at most this many filler words around each date, the count drawn for each
+                          // pair from 0 to pad_words, so that source lengths spread (0: the date alone)
   uint64_t seed = 0;      // which sources fall in which part, which are drawn, the filler words
 };
 

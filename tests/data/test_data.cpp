@@ -204,6 +204,14 @@ TEST_CASE("seq2seq pairs are padded, with <bos>/<eos> and masks") {
   check_tensor(b.tgt_in, {2, 3}, {1, 8, 0, 1, 10, 11});
   check_tensor(b.tgt_out, {2, 3}, {8, 2, 0, 10, 11, 2});
   check_tensor(b.tgt_mask, {2, 3}, {1, 1, 0, 1, 1, 1});
+  SUBCASE("to a fixed source width, which a longer source overrides") {
+    const Seq2SeqBatch wide = pad_pairs({{{5, 6, 7}, {8}}, {{9}, {10, 11}}}, 5);
+    check_tensor(wide.src, {2, 5}, {5, 6, 7, 0, 0, 9, 0, 0, 0, 0});
+    check_tensor(wide.src_mask, {2, 5}, {1, 1, 1, 0, 0, 1, 0, 0, 0, 0});
+    check_tensor(wide.tgt_in, {2, 3}, {1, 8, 0, 1, 10, 11});
+    CHECK(pad_pairs({{{5, 6, 7}, {8}}}, 2).src.shape() == Shape{1, 3});
+    check_error([] { pad_pairs({{{5}, {8}}}, -1); }, {"pad_pairs", "source_width must be 0 or more, got -1"});
+  }
 }
 
 TEST_CASE("encoding a text: a sequence per line, or one stream; keeping the first lines") {

@@ -1,0 +1,224 @@
+#include "lessons/common/translation.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+
+#include "core/autograd.h"
+#include "core/error.h"
+#include "core/ops.h"
+#include "data/dates.h"
+#include "lessons/common/progress.h"
+#include "models/bleu.h"
+#include "models/decoding.h"
+#include "optim/adam.h"
+
+namespace ladder::lessons {
+
+namespace {
+
+constexpr int64_t kEvalBatch = 256;  // pairs per batch when scoring or translating without a graph
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The decoder reads its own previous prediction at every step (greedy, no gradient through the
+// choice) instead of the true previous token: logits (B,T,V) for the T steps of tgt_in.
+Tensor own_prediction_logits(models::EncoderDecoder& model, const data::Seq2SeqBatch& batch) {
+  models::DecoderState state = model.encode(batch.src, batch.src_mask);
+  const int64_t B = batch.tgt_in.size(0), T = batch.tgt_in.size(1);
+  Tensor tokens = full({B}, static_cast<float>(data::Tokenizer::kBos));
+  std::vector<Tensor> steps;
+  for (int64_t t = 0; t < T; ++t) {
+    steps.push_back(model.decode_step(state, tokens));  // (B,V)
+    tokens = argmax(steps.back(), 1);
+  }
+  return stack(steps, 1);
+}
+
+// Every `size` consecutive pairs, the last batch shorter.
+template <class Body>
+void for_each_batch(const std::vector<data::IdPair>& pairs, size_t size, const Body& body) {
+  for (size_t begin = 0; begin < pairs.size(); begin += size) {
+    const std::vector<data::IdPair> chunk(pairs.begin() + static_cast<std::ptrdiff_t>(begin),
+                                          pairs.begin() + static_cast<std::ptrdiff_t>(std::min(pairs.size(), begin + size)));
+    body(begin, chunk);
+  }
+}
+
+data::PairSplits load_splits(const TranslationFlags& flags, const CommonFlags& common, const std::string& lesson) {
+  if (flags.data.empty()) {
+    if (!flags.val.empty()) fail(lesson.c_str(), "--val goes with --data (the date task makes its own validation pairs)");
+    if (flags.level != "word" || flags.max_len != 0)
+      fail(lesson.c_str(), "--level and --max-len go with --data (the date task is read character by character)");
+    const int64_t held_out = common.quick ? 200 : 1000;
+    const int64_t train = common.quick ? std::min<int64_t>(flags.pairs, 2000) : flags.pairs;
+    return data::make_date_task(
+        {.train = train, .val = held_out, .test = held_out, .pad_words = flags.pad_words, .seed = common.seed});
+  }
+  if (flags.pad_words != 0 || flags.pairs != TranslationFlags{}.pairs)
+    fail(lesson.c_str(), "--pad-words and --pairs shape the date task; they do not apply to --data");
+  if (flags.level != "word" && flags.level != "char")
+    fail(lesson.c_str(), "--level must be word or char, got '", flags.level, "'");
+  return data::load_pairs({.data = flags.data, .val = flags.val,
+                           .level = flags.level == "char" ? data::PairLevel::chars : data::PairLevel::word,
+                           .max_len = flags.max_len, .batch = common.batch, .seed = common.seed});
+}
+
+}  // namespace
+
+void add_translation_options(LessonCli& cli, TranslationFlags& flags) {
+  cli.option("--data", flags.data, "a pairs file, source<TAB>target a line (default: the generated date task)");
+  cli.option("--val", flags.val, "validation pairs for --data (default: held out from --data)");
+  cli.option("--level", flags.level, "with --data: word or char tokens");
+  cli.option("--max-len", flags.max_len, "with --data: drop pairs with more tokens on a side (0: keep all)",
+             lessons::non_negative);
+  cli.option("--pad-words", flags.pad_words, "date task: up to this many filler words around each date (long sources)",
+             {0, 500});
+  cli.option("--pairs", flags.pairs, "date task: training pairs", {1, 500000});
+}
+
+TranslationTask load_translation_task(const TranslationFlags& flags, const CommonFlags& common, const std::string& lesson) {
+  data::PairSplits splits = load_splits(flags, common, lesson);
+  if (common.quick && !flags.data.empty()) {  // a pairs file: a small part of it
+    splits.train.resize(std::min<size_t>(splits.train.size(), 2000));
+    splits.val.resize(std::min<size_t>(splits.val.size(), 200));
+    splits.test.resize(std::min<size_t>(splits.test.size(), 200));
+  }
+  if (static_cast<int64_t>(splits.train.size()) < common.batch)
+    fail(lesson.c_str(), "--batch ", common.batch, " is more than the ", splits.train.size(), " training pairs; give a smaller --batch");
+  if (splits.val.empty() || splits.test.empty())
+    fail(lesson.c_str(), "the validation and test parts must not be empty (", splits.val.size(), " and ", splits.test.size(),
+         " pairs); give more pairs");
+  const data::PairLevel level =
+      flags.data.empty() || flags.level == "char" ? data::PairLevel::chars : data::PairLevel::word;
+  TranslationTask task{.description = splits.description, .tokenizers = data::pair_tokenizers(splits.train, level)};
+  task.dropped = splits.dropped;
+  task.train = data::encode_pairs(splits.train, task.tokenizers);
+  task.val = data::encode_pairs(splits.val, task.tokenizers);
+  task.test = data::encode_pairs(splits.test, task.tokenizers);
+  task.test_text = std::move(splits.test);
+  for (const auto* part : {&task.train, &task.val, &task.test})
+    for (const auto& [src, tgt] : *part) {
+      task.longest_target = std::max(task.longest_target, static_cast<int64_t>(tgt.size()));
+      task.source_width = std::max(task.source_width, static_cast<int64_t>(src.size()));
+    }
+  return task;
+}
+
+double translation_loss(models::EncoderDecoder& model, const std::vector<data::IdPair>& pairs, int64_t source_width) {
+  NoGradGuard no_grad;
+  double total = 0, tokens = 0;
+  for_each_batch(pairs, kEvalBatch, [&](size_t, const std::vector<data::IdPair>& chunk) {
+    const data::Seq2SeqBatch b = data::pad_pairs(chunk, source_width);
+    const Tensor logits = model.forward(b.src, b.src_mask, b.tgt_in);
+    total += cross_entropy(logits, b.tgt_out, {.ignore_index = data::Tokenizer::kPad, .reduction = Reduction::sum}).item();
+    tokens += sum(b.tgt_mask).item();
+  });
+  return total / tokens;
+}
+
+TrainingReport train_translator(Run& run, nn::Module& module, models::EncoderDecoder& model, const TranslationTask& task,
+                                const CommonFlags& flags, const std::string& name, Feeding feeding, CsvWriter& metrics) {
+  optim::Adam adam(module.named_parameters(), {.lr = flags.lr});
+  Generator gen(flags.seed + 11);  // the same batches for every model of a lesson
+  Progress progress(flags.steps, "pairs", /*show_ppl=*/true);
+  const int64_t eval_every = std::max<int64_t>(1, flags.steps / 20);
+  const auto start = std::chrono::steady_clock::now();
+  TrainingReport report;
+  report.val_curve.name = name;
+  double recent = 0;
+  for (int64_t step = 1; step <= flags.steps; ++step) {
+    module.train();
+    const data::Seq2SeqBatch b = data::sample_pairs(task.train, flags.batch, gen, task.source_width);
+    const Tensor logits = feeding == Feeding::teacher_forcing ? model.forward(b.src, b.src_mask, b.tgt_in)
+                                                              : own_prediction_logits(model, b);
+    const Tensor loss = cross_entropy(logits, b.tgt_out, {.ignore_index = data::Tokenizer::kPad});
+    run.check_loss(step, loss.item(), LossKind::cross_entropy, "the " + name + "'s loss");
+    adam.zero_grad();
+    loss.backward();
+    optim::clip_grad_norm(module.parameters(), 1.0f);
+    adam.step();
+    recent += loss.item();
+    progress.update(step, loss.item(), step * flags.batch);
+    if (step % eval_every != 0 && step != flags.steps) continue;
+    report.train_loss = recent / static_cast<double>(step % eval_every == 0 ? eval_every : step % eval_every);
+    recent = 0;
+    module.eval();
+    report.val_loss = translation_loss(model, task.val, task.source_width);
+    metrics.row({std::to_string(step), name, std::to_string(report.train_loss), std::to_string(report.val_loss),
+                 std::to_string(std::exp(report.val_loss))});
+    report.val_curve.x.push_back(static_cast<double>(step));
+    report.val_curve.y.push_back(report.val_loss);
+  }
+  progress.finish();
+  report.seconds = seconds_since(start);
+  return report;
+}
+
+Translations translate(nn::Module& module, models::EncoderDecoder& model, const TranslationTask& task,
+                       const std::vector<data::IdPair>& pairs, int64_t beam) {
+  module.eval();
+  const auto start = std::chrono::steady_clock::now();
+  const models::DecodeOptions options{.max_len = task.longest_target + 1};  // the <eos> included
+  Translations out;
+  out.outputs.reserve(pairs.size());
+  for_each_batch(pairs, beam == 0 ? kEvalBatch : 1, [&](size_t, const std::vector<data::IdPair>& chunk) {
+    const data::Seq2SeqBatch b = data::pad_pairs(chunk, task.source_width);
+    if (beam == 0) {
+      for (std::vector<int>& tokens : models::greedy_decode(model, b.src, b.src_mask, options)) out.outputs.push_back(std::move(tokens));
+    } else {
+      out.outputs.push_back(models::beam_search(model, b.src, b.src_mask, beam, 0.75f, options).front().tokens);
+    }
+  });
+  out.seconds = seconds_since(start);
+  return out;
+}
+
+TranslationScores score(const Translations& translations, const std::vector<data::IdPair>& pairs) {
+  std::vector<std::vector<int>> references;
+  int64_t exact = 0;
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    references.push_back(pairs[i].second);
+    exact += translations.outputs[i] == pairs[i].second;
+  }
+  return {static_cast<double>(exact) / static_cast<double>(pairs.size()),
+          models::corpus_bleu(translations.outputs, references).bleu};
+}
+
+Series exact_match_by_length(const Translations& translations, const std::vector<data::IdPair>& pairs,
+                             const std::string& name, int bins) {
+  std::vector<size_t> order(pairs.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return pairs[a].first.size() < pairs[b].first.size(); });
+  Series series{name, {}, {}};
+  const size_t n = order.size(), parts = std::min(n, static_cast<size_t>(bins));
+  for (size_t bin = 0; bin < parts; ++bin) {
+    double length = 0, exact = 0;
+    const size_t begin = bin * n / parts, end = (bin + 1) * n / parts;
+    for (size_t k = begin; k < end; ++k) {
+      length += static_cast<double>(pairs[order[k]].first.size());
+      exact += translations.outputs[order[k]] == pairs[order[k]].second;
+    }
+    series.x.push_back(length / static_cast<double>(end - begin));
+    series.y.push_back(exact / static_cast<double>(end - begin));
+  }
+  return series;
+}
+
+void print_examples(const TranslationTask& task, const std::vector<std::pair<std::string, Translations>>& decoders,
+                    size_t rows) {
+  const data::Tokenizer& target = task.tokenizers.target;
+  for (size_t i = 0; i < std::min(rows, task.test_text.size()); ++i) {
+    std::printf("  %s\n      %-14s %s\n", task.test_text[i].source.c_str(), "target", task.test_text[i].target.c_str());
+    for (const auto& [name, translations] : decoders) {
+      const bool exact = translations.outputs[i] == task.test[i].second;
+      std::printf("      %-14s %s%s\n", name.c_str(), target.decode(translations.outputs[i]).c_str(), exact ? "   ok" : "");
+    }
+  }
+}
+
+}  // namespace ladder::lessons

@@ -1,0 +1,92 @@
+// The translation task of lessons 07, 09 and 10: its flags, its pairs (the generated date task or a
+// pairs file), training an encoder-decoder on them, and scoring what it translates (exact match and
+// BLEU, greedy and beam search, by source length). Each lesson brings its model; the same task,
+// budget, metric names and files make the lessons' summary.json files directly comparable.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "data/batcher.h"
+#include "data/pairs.h"
+#include "lessons/common/cli.h"
+#include "lessons/common/plot.h"
+#include "lessons/common/run.h"
+#include "models/encoder_decoder.h"
+#include "nn/module.h"
+
+namespace ladder::lessons {
+
+struct TranslationFlags {
+  std::string data;           // a pairs file (source<TAB>target); empty: the generated date task
+  std::string val;            // validation pairs; empty: held out from data
+  std::string level = "word";  // pairs files: word or char (the date task is always characters)
+  int64_t max_len = 0;        // pairs files: drop pairs longer than this many tokens (0: keep all)
+  int64_t pad_words = 0;      // date task: up to this many filler words around each date
+  int64_t pairs = 20000;      // date task: training pairs
+};
+// --data, --val, --level, --max-len, --pad-words, --pairs.
+void add_translation_options(LessonCli& cli, TranslationFlags& flags);
+
+struct TranslationTask {
+  std::string description;
+  data::PairTokenizers tokenizers;
+  std::vector<data::TextPair> test_text;     // the test pairs as written, for the example table
+  std::vector<data::IdPair> train, val, test;  // as token ids
+  int64_t longest_target = 0;                // tokens, over every part: how long decoding may run
+  // Tokens, over every part: every batch pads its sources to this width. The recurrent encoders
+  // read the padding too, so with one width for all a source is encoded the same in any batch
+  // (and beam search of width 1 chooses what greedy decoding chooses).
+  int64_t source_width = 0;
+  int64_t dropped = 0;                       // pairs over --max-len
+};
+// The date task or the pairs file, split, tokenized and checked against the batch size. --quick
+// keeps a small part of it. Throws ladder::Error for bad flags or data, before any training.
+TranslationTask load_translation_task(const TranslationFlags& flags, const CommonFlags& common, const std::string& lesson);
+
+// How the decoder's inputs are chosen in training: the true previous token (teacher forcing), or
+// the token it predicted itself at the step before (what it will have when translating).
+enum class Feeding { teacher_forcing, own_predictions };
+
+struct TrainingReport {
+  double train_loss = 0, val_loss = 0;  // nats per target token (padding left out)
+  Series val_curve;                     // validation loss against step
+  double seconds = 0;
+};
+
+// Trains `model` (the same object as `module`, seen as an encoder-decoder) with Adam at the common
+// flags' steps, lr and batch, clipping the gradient norm to 1: cross entropy over the target tokens,
+// padding ignored. Writes a row of metrics.csv every twentieth of the run; `name` labels the rows
+// and the curve.
+TrainingReport train_translator(Run& run, nn::Module& module, models::EncoderDecoder& model, const TranslationTask& task,
+                                const CommonFlags& flags, const std::string& name, Feeding feeding, CsvWriter& metrics);
+
+// The mean loss per target token over `pairs` (sources padded to source_width), teacher forcing,
+// without a graph.
+double translation_loss(models::EncoderDecoder& model, const std::vector<data::IdPair>& pairs, int64_t source_width);
+
+struct Translations {
+  std::vector<std::vector<int>> outputs;  // one per pair, without <bos> and <eos>
+  double seconds = 0;
+};
+// Translates the sources of `pairs` (pairs of `task`): beam = 0 greedy (in batches), else beam search
+// of that width, for at most the task's longest target. The model is put in eval mode.
+Translations translate(nn::Module& module, models::EncoderDecoder& model, const TranslationTask& task,
+                       const std::vector<data::IdPair>& pairs, int64_t beam);
+
+struct TranslationScores {
+  double exact_match = 0;  // the share of outputs equal to their target, token for token
+  double bleu = 0;         // corpus BLEU-4 over the task's tokens (characters for the date task)
+};
+TranslationScores score(const Translations& translations, const std::vector<data::IdPair>& pairs);
+
+// Exact match by source length: the test pairs grouped into `bins` ranges of source tokens of about
+// equal counts. x: the mean source length of each bin, y: its exact match.
+Series exact_match_by_length(const Translations& translations, const std::vector<data::IdPair>& pairs,
+                             const std::string& name, int bins = 6);
+
+// Prints the first `rows` test pairs: source, target, and each decoder's output ("ok" when exact).
+void print_examples(const TranslationTask& task, const std::vector<std::pair<std::string, Translations>>& decoders,
+                    size_t rows);
+
+}  // namespace ladder::lessons
