@@ -27,15 +27,12 @@ constexpr int64_t kBeamWidths[] = {1, 2, 4, 8};
 int main(int argc, char** argv) {
   return lessons::lesson_main([&] {
     lessons::LessonCli cli("07_seq2seq", "Lesson 07: a GRU encoder-decoder translates dates; greedy and beam search, BLEU.",
-                           {.steps = 1500, .lr = 3e-3f, .batch = 64});
+                           {.steps = 600, .lr = 3e-3f, .batch = 64});
     lessons::TranslationFlags task_flags;
     lessons::add_translation_options(cli, task_flags);
     models::Seq2SeqConfig config{.embed = 32, .hidden = 128, .layers = 2, .dropout = 0};
     bool skip_own_predictions = false;
-    cli.option("--embed", config.embed, "embedding size", lessons::positive);
-    cli.option("--hidden", config.hidden, "GRU hidden units", lessons::positive);
-    cli.option("--layers", config.layers, "GRU layers", {1, 8});
-    cli.option("--dropout", config.dropout, "dropout between the GRU layers in training", {0.0f, 0.9f});
+    lessons::add_model_options(cli, config);
     cli.flag("--no-part3", skip_own_predictions, "skip part 3 (training again without teacher forcing)");
     cli.parse(argc, argv);
     if (cli.common.quick) cli.common.steps = std::min<int64_t>(cli.common.steps, 40);
@@ -121,7 +118,7 @@ int main(int argc, char** argv) {
                                       {"val_ppl", std::exp(taught.val_loss)}, {"test_exact_match", greedy_scores.exact_match},
                                       {"test_bleu", greedy_scores.bleu}};
     summary.update(beam_json);
-    summary.update(own_json);
+    if (!own_json.is_null()) summary.update(own_json);
     lessons::MetricNotes notes = {
         {"train_loss", "mean training loss of the last steps, nats per target token"},
         {"val_loss", "validation pairs, teacher forcing, nats per target token"},

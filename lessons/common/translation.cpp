@@ -4,7 +4,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <numeric>
+#include <sstream>
 
 #include "core/autograd.h"
 #include "core/error.h"
@@ -79,6 +82,13 @@ void add_translation_options(LessonCli& cli, TranslationFlags& flags) {
   cli.option("--pad-words", flags.pad_words, "date task: up to this many filler words around each date (long sources)",
              {0, 500});
   cli.option("--pairs", flags.pairs, "date task: training pairs", {1, 500000});
+}
+
+void add_model_options(LessonCli& cli, models::Seq2SeqConfig& config) {
+  cli.option("--embed", config.embed, "embedding size", lessons::positive);
+  cli.option("--hidden", config.hidden, "GRU hidden units", lessons::positive);
+  cli.option("--layers", config.layers, "GRU layers", {1, 8});
+  cli.option("--dropout", config.dropout, "dropout between the GRU layers in training", {0.0f, 0.9f});
 }
 
 TranslationTask load_translation_task(const TranslationFlags& flags, const CommonFlags& common, const std::string& lesson) {
@@ -205,6 +215,41 @@ Series exact_match_by_length(const Translations& translations, const std::vector
     }
     series.x.push_back(length / static_cast<double>(end - begin));
     series.y.push_back(exact / static_cast<double>(end - begin));
+  }
+  return series;
+}
+
+std::optional<Series> other_run_by_length(const std::string& folder, const LessonCli& cli, const std::string& name,
+                                          std::string& why_not) {
+  const std::filesystem::path summary_path = std::filesystem::path(folder) / "summary.json",
+                              csv_path = std::filesystem::path(folder) / "exact_match_by_length.csv";
+  std::ifstream summary_file(summary_path), csv(csv_path);
+  if (!summary_file || !csv) {
+    why_not = cat("no finished run in ", folder);
+    return std::nullopt;
+  }
+  const nlohmann::json summary = nlohmann::json::parse(summary_file, nullptr, /*allow_exceptions=*/false);
+  if (!summary.is_object() || !summary.contains("flags")) {
+    why_not = cat(summary_path.string(), " is not a lesson's summary");
+    return std::nullopt;
+  }
+  const nlohmann::json ours = cli.flags_json();
+  for (const char* flag : {"data", "val", "level", "max-len", "pad-words", "pairs", "seed", "quick"})
+    if (summary["flags"].value(flag, nlohmann::json()) != ours.value(flag, nlohmann::json())) {
+      why_not = cat("the run in ", folder, " translated another task (its --", flag, " differs)");
+      return std::nullopt;
+    }
+  Series series{name, {}, {}};
+  std::string line;
+  std::getline(csv, line);  // the header
+  for (double x, y; std::getline(csv, line);) {
+    std::replace(line.begin(), line.end(), ',', ' ');
+    std::istringstream cells(line);
+    if (!(cells >> x >> y)) {
+      why_not = cat(csv_path.string(), " has a line that is not two numbers: '", line, "'");
+      return std::nullopt;
+    }
+    series.x.push_back(x), series.y.push_back(y);
   }
   return series;
 }

@@ -4,6 +4,7 @@
 // budget, metric names and files make the lessons' summary.json files directly comparable.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "lessons/common/plot.h"
 #include "lessons/common/run.h"
 #include "models/encoder_decoder.h"
+#include "models/seq2seq.h"
 #include "nn/module.h"
 
 namespace ladder::lessons {
@@ -27,6 +29,9 @@ struct TranslationFlags {
 };
 // --data, --val, --level, --max-len, --pad-words, --pairs.
 void add_translation_options(LessonCli& cli, TranslationFlags& flags);
+
+// --embed, --hidden, --layers, --dropout: the sizes of lessons 07's and 09's GRU encoder-decoders.
+void add_model_options(LessonCli& cli, models::Seq2SeqConfig& config);
 
 struct TranslationTask {
   std::string description;
@@ -84,6 +89,12 @@ TranslationScores score(const Translations& translations, const std::vector<data
 // equal counts. x: the mean source length of each bin, y: its exact match.
 Series exact_match_by_length(const Translations& translations, const std::vector<data::IdPair>& pairs,
                              const std::string& name, int bins = 6);
+
+// The exact_match_by_length.csv of another lesson's run folder (lesson 09 reads lesson 07's), when
+// that run exists and translated the same task: its summary.json names the same task flags (and
+// seed) as `cli`. Else says why not in `why_not`.
+std::optional<Series> other_run_by_length(const std::string& folder, const LessonCli& cli, const std::string& name,
+                                          std::string& why_not);
 
 // Prints the first `rows` test pairs: source, target, and each decoder's output ("ok" when exact).
 void print_examples(const TranslationTask& task, const std::vector<std::pair<std::string, Translations>>& decoders,

@@ -28,8 +28,9 @@ using namespace ladder::testing;
 
 namespace {
 
-const std::vector<std::string> kLessons = {"00_autograd", "01_ngram", "02_regression", "03_mlp",
-                                           "04_cnn",      "05_rnn",   "06_gated_rnn"};
+const std::vector<std::string> kLessons = {"00_autograd", "01_ngram",     "02_regression",
+                                           "03_mlp",      "04_cnn",       "05_rnn",
+                                           "06_gated_rnn", "07_seq2seq",  "09_attention_seq2seq"};
 
 // parse_number's message for `text`, or "" when the value is accepted.
 template <class T>
@@ -148,7 +149,10 @@ TEST_CASE("every lesson refuses each bad flag value in one line, with status 2, 
       {"03_mlp", "--context", "17"},     {"03_mlp", "--embed", "0"},         {"03_mlp", "--hidden", "0"},
       {"05_rnn", "--embed", "0"},        {"05_rnn", "--hidden", "-3"},       {"05_rnn", "--block", "0"},
       {"05_rnn", "--clip", "-1"},        {"05_rnn", "--clip", "inf"},        {"06_gated_rnn", "--layers", "0"},
-      {"06_gated_rnn", "--layers", "9"}, {"06_gated_rnn", "--hidden", "0"},  {"06_gated_rnn", "--block", "x"}};
+      {"06_gated_rnn", "--layers", "9"}, {"06_gated_rnn", "--hidden", "0"},  {"06_gated_rnn", "--block", "x"},
+      {"07_seq2seq", "--hidden", "0"},   {"07_seq2seq", "--layers", "9"},    {"07_seq2seq", "--pad-words", "-1"},
+      {"07_seq2seq", "--pad-words", "501"}, {"07_seq2seq", "--max-len", "-2"}, {"09_attention_seq2seq", "--dropout", "1"},
+      {"09_attention_seq2seq", "--pairs", "0"}, {"09_attention_seq2seq", "--embed", "nan"}};
   std::vector<std::tuple<std::string, std::string, std::string>> cases = own;
   for (const std::string& lesson : kLessons)
     for (const auto& [flag, value] : common) cases.emplace_back(lesson, flag, value);

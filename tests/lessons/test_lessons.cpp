@@ -323,3 +323,68 @@ TEST_CASE("lesson 06_gated_rnn --quick: every cell learns; LSTM and GRU gates pl
   check_refused("06_gated_rnn", "--quick --cell tree --out " + out.path.string(), "unknown cell 'tree'");
   check_refused("06_gated_rnn", "--quick --layers 2 --out " + out.path.string(), "go with --cell");
 }
+
+TEST_CASE("lesson 07_seq2seq --quick: the encoder-decoder learns dates; greedy is beam search of width 1; both feedings") {
+  TempDir out("lesson07");
+  const Ran ran = run_lesson("07_seq2seq", "--quick --out " + out.path.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  check_files(out.path, {"metrics.csv", "summary.json", "model.safetensors", "loss.png", "loss.svg", "beam_search.png",
+                         "beam_seconds.png", "exact_match_by_length.png", "exact_match_by_length.csv"});
+  std::map<std::string, std::vector<double>> val;
+  for (const auto& row : rows(out.path / "metrics.csv")) val[row.at("model")].push_back(std::stod(row.at("val_loss")));
+  for (const char* model : {"teacher forcing", "own predictions"}) {
+    REQUIRE_MESSAGE(val[model].size() >= 5, model);
+    CHECK_MESSAGE(val[model].back() < val[model].front() - 0.3, model, ": the loss did not fall");
+  }
+  const nlohmann::json m = summary_of(out.path)["metrics"];
+  // Every source padded to one width: a translation does not depend on its batch, and beam search of
+  // width 1 makes exactly the greedy choices.
+  CHECK(m["test_bleu_beam1"].get<double>() == m["test_bleu"].get<double>());
+  CHECK(m["test_bleu"].get<double>() > 0.1);
+  CHECK(ran.output.find("examples (ok: exactly the target):\n  ") != std::string::npos);
+  check_ending(ran.output, out.path, {{"test_exact_match", "greedy decoding"}, {"test_bleu_beam8", "width 8"}});
+  CHECK(rows(out.path / "exact_match_by_length.csv").size() == 6);
+}
+
+TEST_CASE("lesson 09_attention_seq2seq --quick: attention maps; exact match by length beside lesson 07's run of the same task") {
+  TempDir plain("lesson09_plain"), out("lesson09");
+  REQUIRE(run_lesson("07_seq2seq", "--quick --no-part3 --out " + plain.path.string()).status == 0);
+  const Ran ran = run_lesson("09_attention_seq2seq", "--quick --compare " + plain.path.string() + " --out " + out.path.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  check_files(out.path, {"metrics.csv", "summary.json", "model.safetensors", "loss.png", "beam_search.png",
+                         "attention_map_1.png", "attention_map_4.svg", "exact_match_by_length.png"});
+  const std::vector<double> val = column(out.path / "metrics.csv", "val_loss");
+  REQUIRE(val.size() >= 5);
+  CHECK(val.back() < val.front() - 0.3);
+  CHECK(ran.output.find("beside lesson 07's run in " + plain.path.string()) != std::string::npos);
+  // The same metric names as lesson 07, so that the two summaries compare directly.
+  const nlohmann::json ours = summary_of(out.path)["metrics"], theirs = summary_of(plain.path)["metrics"];
+  for (const auto& [name, value] : ours.items()) CHECK_MESSAGE(theirs.contains(name), name);
+  check_ending(ran.output, out.path, {{"test_exact_match", "greedy decoding"}});
+  const Ran other = run_lesson("09_attention_seq2seq",
+                               "--quick --steps 2 --pad-words 2 --compare " + plain.path.string() + " --out " + out.path.string());
+  CHECK(other.status == 0);
+  CHECK(other.output.find("translated another task (its --pad-words differs)") != std::string::npos);
+}
+
+TEST_CASE("lessons 07 and 09: pairs files and task flags that cannot work are refused before training") {
+  TempDir out("lesson07_bad");
+  const std::string to = " --quick --out " + out.path.string();
+  const std::string no_tab = write_file("no_tab.tsv", "Go.\tVa !\nHi. Salut !\n");
+  const std::string small = write_file("small.tsv", "Go.\tVa !\nHi.\tSalut !\nRun!\tCours !\n");
+  for (const char* lesson : {"07_seq2seq", "09_attention_seq2seq"}) {
+    check_refused(lesson, "--data " + no_tab + to, no_tab + ":2: no tab in \"Hi. Salut !\"");
+    check_refused(lesson, "--data " + write_file("empty.tsv", "\n\n") + to, "the file is empty");
+    check_refused(lesson, "--data " + write_file("binary.tsv", std::string("Go.\tVa !\n\0\x01", 11)) + to, "binary");
+    check_refused(lesson, "--data " + small + to, "are fewer than one batch of 64; give more pairs or a smaller --batch");
+    check_refused(lesson, "--data " + write_file("two.tsv", "Go.\tVa !\nHi.\tSalut !\n") + to, "too few to hold out");
+    check_refused(lesson, "--data " + small + " --pad-words 3" + to, "--pad-words and --pairs shape the date task");
+    check_refused(lesson, "--data " + small + " --level byte" + to, "--level must be word or char, got 'byte'");
+    check_refused(lesson, "--val " + small + to, "--val goes with --data");
+    check_refused(lesson, "--max-len 5" + to, "--level and --max-len go with --data");
+    check_refused(lesson, "--pairs 900000" + to, "--pairs must be");
+    CHECK_FALSE(fs::exists(out.path));
+  }
+}

@@ -1,0 +1,157 @@
+// Lesson 09: the encoder-decoder with Bahdanau attention.
+//
+//  1. The same task, split and budget as lesson 07, but before every step the decoder looks back
+//     at all the encoder's outputs and takes a weighted average of them (additive attention);
+//  2. translating: greedy decoding and beam search, exact match and BLEU, as in lesson 07;
+//  3. attention maps: which source characters each output character looked at;
+//  4. exact match by source length, beside lesson 07's when its run folder holds the same task.
+// The note that goes with it: docs/09_attention_seq2seq.md.
+#include <cstdio>
+
+#include "core/autograd.h"
+#include "core/ops.h"
+#include "lessons/common/cli.h"
+#include "lessons/common/plot.h"
+#include "lessons/common/run.h"
+#include "lessons/common/translation.h"
+#include "models/seq2seq_attention.h"
+
+using namespace ladder;
+
+namespace {
+
+constexpr int64_t kBeamWidths[] = {1, 2, 4, 8};
+constexpr size_t kMaps = 4;  // test examples drawn as attention maps
+
+// The attention weights of one greedy translation of `pair`'s source: a row per output token (the
+// <eos> included), a column per source token.
+lessons::Heatmap attention_map(models::Seq2SeqAttention& model, const lessons::TranslationTask& task,
+                               const data::IdPair& pair, const std::string& title) {
+  NoGradGuard no_grad;
+  model.eval();
+  const data::Seq2SeqBatch b = data::pad_pairs({pair}, task.source_width);
+  models::DecoderState state = model.encode(b.src, b.src_mask);
+  const auto S = static_cast<int64_t>(b.src.size(1)), length = static_cast<int64_t>(pair.first.size());
+  lessons::Heatmap map{title, "source", "output", "attention weight", {}, {}, {}};
+  for (const int id : pair.first) map.col_labels.push_back(task.tokenizers.source.token(id));
+  Tensor token = full({1}, static_cast<float>(data::Tokenizer::kBos));
+  for (int64_t t = 0; t <= task.longest_target; ++t) {
+    token = argmax(model.decode_step(state, token), 1);
+    // The weights are over the source as the encoder read it, padding first (pad_on_the_left):
+    // the real tokens are the last `length` columns.
+    const float* w = model.last_weights().data() + (S - length);
+    map.values.emplace_back(w, w + length);
+    const int id = static_cast<int>(token.item());
+    map.row_labels.push_back(id == data::Tokenizer::kEos ? "<eos>" : task.tokenizers.target.token(id));
+    if (id == data::Tokenizer::kEos) break;
+  }
+  return map;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return lessons::lesson_main([&] {
+    lessons::LessonCli cli("09_attention_seq2seq",
+                           "Lesson 09: the encoder-decoder with Bahdanau attention on lesson 07's task; attention maps.",
+                           {.steps = 600, .lr = 3e-3f, .batch = 64});
+    lessons::TranslationFlags task_flags;
+    lessons::add_translation_options(cli, task_flags);
+    models::Seq2SeqConfig config{.embed = 32, .hidden = 128, .layers = 2, .dropout = 0};
+    lessons::add_model_options(cli, config);
+    std::string compare = "runs/07_seq2seq";
+    cli.option("--compare", compare, "lesson 07's run folder, whose exact match by length part 4 plots beside ours");
+    cli.parse(argc, argv);
+    if (cli.common.quick) cli.common.steps = std::min<int64_t>(cli.common.steps, 40);
+
+    const lessons::TranslationTask task = lessons::load_translation_task(task_flags, cli.common, "09_attention_seq2seq");
+    config.src_vocab = task.tokenizers.source.vocab_size();
+    config.tgt_vocab = task.tokenizers.target.vocab_size();
+    models::check_config("09_attention_seq2seq", config);
+    lessons::Run run(cli);
+    std::printf("data: %s\n  %zu training, %zu validation, %zu test pairs; vocabularies %lld (source) and %lld (target)\n",
+                task.description.c_str(), task.train.size(), task.val.size(), task.test.size(),
+                static_cast<long long>(config.src_vocab), static_cast<long long>(config.tgt_vocab));
+    if (task.dropped > 0) std::printf("  %lld pairs longer than --max-len left out\n", static_cast<long long>(task.dropped));
+
+    std::printf("\n== 1. the encoder-decoder with attention, teacher forcing: %lld steps of %lld pairs ==\n",
+                static_cast<long long>(cli.common.steps), static_cast<long long>(cli.common.batch));
+    Generator init(cli.common.seed + 1);
+    models::Seq2SeqAttention model(config, init);
+    std::printf("%s", model.summary().c_str());
+    lessons::CsvWriter metrics(run.file("metrics.csv"), {"step", "model", "train_loss", "val_loss", "val_ppl"});
+    const lessons::TrainingReport report = lessons::train_translator(run, model, model, task, cli.common, "attention",
+                                                                     lessons::Feeding::teacher_forcing, metrics);
+    run.save_checkpoint(model, [&] {
+      auto metadata = task.tokenizers.metadata();
+      metadata["lesson"] = "09_attention_seq2seq";
+      return metadata;
+    }());
+    run.wrote(lessons::save_line_chart(run.path("loss"), {"Validation loss per target token", "step",
+                                                          "validation loss (nats, log scale)", {report.val_curve}, /*log_y=*/true}));
+
+    std::printf("\n== 2. translating the %zu test sources: greedy and beam search ==\n", task.test.size());
+    const lessons::Translations greedy = lessons::translate(model, model, task, task.test, 0);
+    const lessons::TranslationScores greedy_scores = lessons::score(greedy, task.test);
+    std::printf("%-10s %12s %8s %10s\n", "decoder", "exact match", "BLEU", "seconds");
+    std::printf("%-10s %12.3f %8.3f %10.2f\n", "greedy", greedy_scores.exact_match, greedy_scores.bleu, greedy.seconds);
+    nlohmann::ordered_json beam_json;
+    lessons::Series beam_bleu{"BLEU", {}, {}}, beam_exact{"exact match", {}, {}};
+    lessons::Translations beam4;
+    for (const int64_t width : kBeamWidths) {
+      lessons::Translations beam = lessons::translate(model, model, task, task.test, width);
+      const lessons::TranslationScores s = lessons::score(beam, task.test);
+      std::printf("beam %-5lld %12.3f %8.3f %10.2f\n", static_cast<long long>(width), s.exact_match, s.bleu, beam.seconds);
+      beam_bleu.x.push_back(static_cast<double>(width)), beam_bleu.y.push_back(s.bleu);
+      beam_exact.x.push_back(static_cast<double>(width)), beam_exact.y.push_back(s.exact_match);
+      beam_json["test_bleu_beam" + std::to_string(width)] = s.bleu;
+      if (width == 4) beam4 = std::move(beam);
+    }
+    run.wrote(lessons::save_line_chart(run.path("beam_search"),
+                                       {"Test scores against beam width", "beam width", "score", {beam_exact, beam_bleu}}));
+    std::printf("\nexamples (ok: exactly the target):\n");
+    lessons::print_examples(task, {{"greedy", greedy}, {"beam 4", beam4}}, 6);
+
+    std::printf("\n== 3. attention maps of %zu test translations ==\n", std::min(kMaps, task.test.size()));
+    for (size_t i = 0; i < std::min(kMaps, task.test.size()); ++i) {
+      const std::string title = "Attention while translating \"" + task.test_text[i].source + "\"";
+      run.wrote(lessons::save_heatmap(run.path("attention_map_" + std::to_string(i + 1)),
+                                      attention_map(model, task, task.test[i], title)));
+    }
+    std::printf("each row: one output token; each column: one source token; a row sums to 1\n");
+
+    std::printf("\n== 4. greedy exact match by source length ==\n");
+    const lessons::Series by_length = lessons::exact_match_by_length(greedy, task.test, "with attention (lesson 09)");
+    lessons::CsvWriter length_csv(run.file("exact_match_by_length.csv"), {"source_tokens", "exact_match"});
+    for (size_t i = 0; i < by_length.x.size(); ++i) {
+      std::printf("  sources of %5.1f tokens on average: %.3f\n", by_length.x[i], by_length.y[i]);
+      length_csv.row({by_length.x[i], by_length.y[i]});
+    }
+    std::vector<lessons::Series> curves = {by_length};
+    std::string why_not;
+    if (auto plain = lessons::other_run_by_length(compare, cli, "encoder-decoder (lesson 07)", why_not)) {
+      std::printf("beside lesson 07's run in %s\n", compare.c_str());
+      curves.push_back(*plain);
+    } else {
+      std::printf("lesson 07 is not beside it: %s. Run lesson 07 with the same task flags first.\n", why_not.c_str());
+    }
+    run.wrote(lessons::save_line_chart(run.path("exact_match_by_length"),
+                                       {"Greedy exact match by source length (test pairs in equal groups)",
+                                        "mean source length (tokens)", "exact match", curves}));
+
+    nlohmann::ordered_json summary = {{"train_loss", report.train_loss}, {"val_loss", report.val_loss},
+                                      {"val_ppl", std::exp(report.val_loss)}, {"test_exact_match", greedy_scores.exact_match},
+                                      {"test_bleu", greedy_scores.bleu}};
+    summary.update(beam_json);
+    lessons::MetricNotes notes = {{"train_loss", "mean training loss of the last steps, nats per target token"},
+                                  {"val_loss", "validation pairs, teacher forcing, nats per target token"},
+                                  {"val_ppl", "exp(val_loss)"},
+                                  {"test_exact_match", "greedy decoding: share of test outputs equal to the target"},
+                                  {"test_bleu", "greedy decoding: corpus BLEU-4 over the test set's tokens"}};
+    for (const int64_t width : kBeamWidths)
+      notes["test_bleu_beam" + std::to_string(width)] = "beam search of width " + std::to_string(width) + ": corpus BLEU-4";
+    run.finish(summary, notes,
+               "docs/09_attention_seq2seq.md, section 4 (Reading the attention maps); then exercise 2: lessons 07 and 09\n"
+               "      with --pad-words 8");
+  });
+}
