@@ -111,8 +111,8 @@ int main(int argc, char** argv) {
       length_csv.row({by_length.x[i], by_length.y[i]});
     }
     run.wrote(lessons::save_line_chart(run.path("exact_match_by_length"),
-                                       {"Greedy exact match by source length (test pairs in equal groups)",
-                                        "mean source length (tokens)", "exact match", {by_length}}));
+                                       {"Greedy exact match by source length",
+                                        "mean source length of a sixth of the test pairs (tokens)", "exact match", {by_length}}));
 
     nlohmann::ordered_json summary = {{"train_loss", taught.train_loss}, {"val_loss", taught.val_loss},
                                       {"val_ppl", std::exp(taught.val_loss)}, {"test_exact_match", greedy_scores.exact_match},

@@ -136,8 +136,8 @@ int main(int argc, char** argv) {
       std::printf("lesson 07 is not beside it: %s. Run lesson 07 with the same task flags first.\n", why_not.c_str());
     }
     run.wrote(lessons::save_line_chart(run.path("exact_match_by_length"),
-                                       {"Greedy exact match by source length (test pairs in equal groups)",
-                                        "mean source length (tokens)", "exact match", curves}));
+                                       {"Greedy exact match by source length",
+                                        "mean source length of a sixth of the test pairs (tokens)", "exact match", curves}));
 
     nlohmann::ordered_json summary = {{"train_loss", report.train_loss}, {"val_loss", report.val_loss},
                                       {"val_ppl", std::exp(report.val_loss)}, {"test_exact_match", greedy_scores.exact_match},

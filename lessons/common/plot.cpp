@@ -26,6 +26,26 @@ double x_tick_spacing() {
   return 10 * power;
 }
 
+// Tick labels as plain numbers: PLplot's own labels take a factor out of narrow ranges
+// (0.986 ... 0.996 became 9.86 ... 9.96 and "(x10^-1)" above the axis, cut off by the page's edge).
+void plain_tick_label(PLINT, PLFLT value, char* label, PLINT length, PLPointer) {
+  if (std::fabs(value) < 1e-12) value = 0;  // a tick at 0 computed as 1e-17
+  std::snprintf(label, static_cast<size_t>(length), "%.6g", value);
+}
+
+// The title centred above the plot, `above` title-line heights over it, in a smaller font when it
+// would run off a page `page_width` pixels wide (a long source sentence in an attention map's title).
+void draw_title(const std::string& title, double above, double page_width) {
+  constexpr double kTitleScale = 1.3;
+  PLFLT vx0, vx1, vy0, vy1;
+  plgvpd(&vx0, &vx1, &vy0, &vy1);
+  const double centre = (vx0 + vx1) / 2, room = 2 * std::min(centre, 1 - centre) * page_width - 20;
+  const double width = 1.1 * page::measure({title}, kTitleScale).widths[0];  // measured a little short
+  const double scale = width > room ? kTitleScale * room / width : kTitleScale;
+  plschr(0, scale);
+  plmtex("t", above * kTitleScale / scale, 0.5, 0.5, page::escaped(title).c_str());
+}
+
 // The title goes at the top of the page's plot area (kTop), above a legend that may sit between
 // it and a plot that reaches up to `plot_top`. x_tick 0: chosen by x_tick_spacing.
 void axes_and_title(const std::string& title, const std::string& x_label, const std::string& y_label, const char* y_options,
@@ -36,9 +56,9 @@ void axes_and_title(const std::string& title, const std::string& x_label, const 
   plcol0(2);
   plbox("g", x_tick, 0, log_y ? "" : "g", 0, 0);  // grid lines first, under the data
   plcol0(1);
-  plbox("bcnst", x_tick, x_minor, y_options, 0, 0);
-  plschr(0, 1.3);
-  plmtex("t", 1.5 + (page::kTop - plot_top) * page::kHeight / page::line_height(1.3), 0.5, 0.5, page::escaped(title).c_str());
+  plslabelfunc(plain_tick_label, nullptr);
+  plbox("bcnsto", x_tick, x_minor, (std::string(y_options) + "o").c_str(), 0, 0);
+  draw_title(title, 1.5 + (page::kTop - plot_top) * page::kHeight / page::line_height(1.3), page::kWidth);
   plschr(0, page::kTextScale);
   plmtex("b", 3.0, 0.5, 0.5, page::escaped(x_label).c_str());
   plmtex("l", 5.2, 0.5, 0.5, page::escaped(y_label).c_str());
@@ -326,14 +346,14 @@ std::vector<std::string> save_heatmap(const std::string& stem, const Heatmap& ma
         plschr(0, fit.row_scale);
         for (PLINT i = 0; i < rows && i < static_cast<PLINT>(row_labels.size()); ++i)
           plmtex("lv", 0.6, 1 - (i + 0.5) / rows, 1.0, page::escaped(row_labels[i]).c_str());
-        plschr(0, 1.3);
-        plmtex("t", 1.5, 0.5, 0.5, page::escaped(map.title).c_str());
+        draw_title(map.title, 1.5, width);
         plschr(0, page::kTextScale);
         plmtex("b", fit.below / axis_line + 1.3, 0.5, 0.5, page::escaped(map.x_label).c_str());
         plmtex("l", fit.left / axis_line + 1.2, 0.5, 0.5, page::escaped(map.y_label).c_str());
         // The colour bar on the right, with its scale.
         PLFLT bar_width, bar_height;
-        const char* axis_options[] = {"bcvtm"};
+        plslabelfunc(plain_tick_label, nullptr);
+        const char* axis_options[] = {"bcvtmo"};
         const char* label_text[] = {map.value_label.c_str()};
         PLINT label_opts[] = {PL_COLORBAR_LABEL_RIGHT};
         PLFLT ticks[] = {0};
