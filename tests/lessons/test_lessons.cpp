@@ -369,6 +369,36 @@ TEST_CASE("lesson 09_attention_seq2seq --quick: attention maps; exact match by l
   CHECK(other.output.find("translated another task (its --pad-words differs)") != std::string::npos);
 }
 
+TEST_CASE("lessons 07 and 09 translate a pairs file at word level and at character level") {
+  // A toy language: each English number word becomes its French one, two to four words a line.
+  const char* en[] = {"one", "two", "three", "four", "five", "six"};
+  const char* fr[] = {"un", "deux", "trois", "quatre", "cinq", "six"};
+  std::string pairs;
+  for (int i = 0; i < 300; ++i) {
+    std::string source, target;
+    for (int w = 0; w < 2 + i % 3; ++w) {
+      const int k = (i * 7 + w * 5) % 6;
+      source += std::string(w ? " " : "") + en[k];
+      target += std::string(w ? " " : "") + fr[k];
+    }
+    pairs += source + (i % 2 ? "." : "!") + "\t" + target + (i % 2 ? "." : " !") + "\tCC-BY 2.0\n";
+  }
+  const std::string file = write_file("numbers.tsv", pairs);
+  TempDir out("lesson07_pairs");
+  for (const char* lesson : {"07_seq2seq", "09_attention_seq2seq"})
+    for (const char* level : {"word", "char"}) {
+      const std::string skip = std::string(lesson) == "07_seq2seq" ? " --no-part3" : "";
+      const Ran ran = run_lesson(lesson, std::string("--quick --steps 5 --batch 8 --level ") + level + skip + " --data " + file +
+                                             " --out " + out.path.string());
+      INFO(lesson, " ", level, "\n", ran.output);
+      REQUIRE(ran.status == 0);
+      CHECK(ran.output.find(file) != std::string::npos);
+      // Word level: the vocabulary is the six words, the punctuation and the four special tokens.
+      if (std::string(level) == "word") CHECK(ran.output.find("vocabularies 12 (source) and 12 (target)") != std::string::npos);
+      check_files(out.path, {"summary.json", "model.safetensors", "exact_match_by_length.csv"});
+    }
+}
+
 TEST_CASE("lessons 07 and 09: pairs files and task flags that cannot work are refused before training") {
   TempDir out("lesson07_bad");
   const std::string to = " --quick --out " + out.path.string();
