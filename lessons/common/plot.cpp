@@ -109,8 +109,9 @@ Drawn drawn(const Series& s, bool log_y, const std::string& x_label) {
   Drawn d;
   d.runs.emplace_back();
   for (size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i) {
-    if (std::isfinite(s.x[i]) && unplottable(s.y[i], log_y).empty()) d.runs.back().push_back({s.x[i], log_y ? std::log10(s.y[i]) : s.y[i]});
-    else if (!d.runs.back().empty()) d.runs.emplace_back();  // the line breaks here
+    const bool drawable = std::isfinite(s.x[i]) && unplottable(s.y[i], log_y).empty();
+    if (drawable) d.runs.back().push_back({s.x[i], log_y ? std::log10(s.y[i]) : s.y[i]});
+    if ((!drawable || s.dots) && !d.runs.back().empty()) d.runs.emplace_back();  // the line breaks here (dots: after each point)
   }
   const std::vector<OffScale> off = off_scale(s, log_y);
   for (const OffScale& run : off)
@@ -209,7 +210,7 @@ std::vector<std::string> save_line_chart(const std::string& stem, const LineChar
   for (size_t k = 0; k < series.size(); ++k) {
     const std::string& name = chart.series[k].name;
     const std::string& note = series[k].note;
-    entries.push_back({note.empty() ? name : name.empty() ? note : name + " (" + note + ")", k});
+    entries.push_back({note.empty() ? name : name.empty() ? note : name + " (" + note + ")", k, chart.series[k].dots});
     for (const auto& run : series[k].runs) ink.push_back(as_fractions(run, x_min, x_max, bottom, top));
     for (const double x : series[k].above) ink.push_back(as_fractions({{x, top}, {x, top - mark}}, x_min, x_max, bottom, top));
     for (const double x : series[k].below) ink.push_back(as_fractions({{x, bottom}, {x, bottom + mark}}, x_min, x_max, bottom, top));
@@ -229,6 +230,7 @@ std::vector<std::string> save_line_chart(const std::string& stem, const LineChar
       plcol0(page::series_colour(k));
       plwidth(page::kLineWidth);
       page::set_dashes(k);
+      plschr(0, chart.series[k].dots ? 0.7 : page::kTextScale);  // scattered data: small dots, there are many
       for (const auto& run : series[k].runs) {
         std::vector<PLFLT> xs, ys;
         for (const Point& p : run) xs.push_back(p.x), ys.push_back(p.y);
@@ -285,19 +287,27 @@ LabelFit fit_labels(const page::TextSizes& cols, const page::TextSizes& rows, do
 
 }  // namespace
 
+std::pair<double, double> colour_scale(const Heatmap& map) {
+  double lo = INFINITY, hi = -INFINITY;
+  for (const auto& row : map.values)
+    for (double v : row)
+      if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
+  if (map.diverging) hi = std::max(std::fabs(lo), std::fabs(hi)), lo = -hi;
+  if (!std::isnan(map.scale_min)) lo = map.scale_min;
+  if (!std::isnan(map.scale_max)) hi = map.scale_max;
+  if (!std::isfinite(lo)) lo = 0;  // no finite value
+  if (!(hi > lo)) hi = lo + 1;
+  return {lo, hi};
+}
+
 std::vector<std::string> save_heatmap(const std::string& stem, const Heatmap& map) {
   const auto rows = static_cast<PLINT>(map.values.size());
   const auto cols = static_cast<PLINT>(rows ? map.values[0].size() : 0);
   if (rows == 0 || cols == 0) fail("save_heatmap", stem, ": no values");
-  double lo = INFINITY, hi = -INFINITY;
-  for (const auto& row : map.values) {
+  for (const auto& row : map.values)
     if (static_cast<PLINT>(row.size()) != cols) fail("save_heatmap", stem, ": rows of different lengths");
-    for (double v : row)
-      if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
-  }
-  if (map.diverging) hi = std::max(std::fabs(lo), std::fabs(hi)), lo = -hi;
-  if (!(hi > lo)) hi = lo + 1;
-  // plimage wants data[x][y] with y growing upwards; row 0 goes on top.
+  const auto [lo, hi] = colour_scale(map);
+  // plimagefr wants data[x][y] with y growing upwards; row 0 goes on top.
   std::vector<std::vector<PLFLT>> columns(cols, std::vector<PLFLT>(rows));
   for (PLINT i = 0; i < rows; ++i)
     for (PLINT j = 0; j < cols; ++j) columns[j][rows - 1 - i] = map.values[i][j];
@@ -332,9 +342,10 @@ std::vector<std::string> save_heatmap(const std::string& stem, const Heatmap& ma
           const PLFLT at[] = {0, 1}, r[] = {1, 0.03}, g[] = {1, 0.19}, b[] = {1, 0.42};
           plscmap1l(1, 2, at, r, g, b, nullptr);
         }
-        // plimage draws cell i over [xmin + i dx, xmin + (i+1) dx] with dx = (xmax - xmin) / (n - 1):
-        // giving n - 1 as the extent makes every cell one unit wide.
-        plimage(pointers.data(), cols, rows, 0, cols - 1, 0, rows - 1, lo, hi, 0, cols - 1, 0, rows - 1);
+        // plimagefr draws cell i over [xmin + i dx, xmin + (i+1) dx] with dx = (xmax - xmin) / (n - 1):
+        // giving n - 1 as the extent makes every cell one unit wide. Colours run from lo to hi (plimage
+        // would stretch them over the values' own range); zmin = zmax = 0: every value is drawn.
+        plimagefr(pointers.data(), cols, rows, 0, cols - 1, 0, rows - 1, 0, 0, lo, hi, nullptr, nullptr);
         plcol0(1);
         plbox("bc", 0, 0, "bc", 0, 0);
         plschr(0, fit.col_scale);

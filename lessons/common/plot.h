@@ -3,18 +3,21 @@
 // the image. A legend goes into a corner of the plot where it hides no data, else beside it.
 #pragma once
 
+#include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ladder::lessons {
 
-// Each series is drawn in its own colour and dash pattern, so that curves lying on top of each
-// other stay visible. A value that cannot be drawn breaks the line and is named in the legend:
-// an infinite one gets a mark at the top edge ("infinite from step 120"), a 0 on a log axis one
-// at the bottom edge, a NaN only the note.
+// Each series is drawn in its own colour and dash pattern (or as dots), so that curves lying on
+// top of each other stay visible. A value that cannot be drawn breaks the line and is named in
+// the legend: an infinite one gets a mark at the top edge ("infinite from step 120"), a 0 on a
+// log axis one at the bottom edge, a NaN only the note.
 struct Series {
   std::string name;
   std::vector<double> x, y;
+  bool dots = false;  // a dot at each point and no line between them: scattered data
 };
 
 struct LineChart {
@@ -32,7 +35,14 @@ struct Heatmap {
   std::vector<std::string> row_labels, col_labels;
   bool diverging = false;  // blue (negative), white (0), red (positive), symmetric around 0: for weights
   bool square_cells = false;  // keep each cell square (images, filters) instead of filling the page
+  // The ends of the colour scale, so that maps drawn to be compared share one; NaN: the values' own.
+  double scale_min = NAN, scale_max = NAN;
 };
+
+// The values at the two ends of a heatmap's colour scale (and of its colour bar): those of
+// scale_min and scale_max where given, else the values' own lowest and highest (for a diverging
+// map, symmetric around 0). Values beyond either end take its colour.
+std::pair<double, double> colour_scale(const Heatmap& map);
 
 // The values a line chart cannot draw, in runs of one kind: "infinite", "minus infinite", "NaN",
 // and on a log axis "0" and "negative".

@@ -20,7 +20,9 @@ constexpr double kInset = 0.015;      // between a legend and the plot's edge, o
 constexpr double kPad = 0.7, kSample = 3.5, kGap = 0.8, kColumnGap = 1.5, kRow = 1.8;
 
 // Starts a page of width x height pixels in `file` with a PLplot device ("pngcairo" or
-// "svgcairo"): white background, dark text, light grid lines, then the series' colours.
+// "svgcairo"): white background, dark text, light grid lines, then the series' colours. Text
+// and ticks are as large as on a kWidth x kHeight page, where `measure` measures them (PLplot
+// scales its default sizes with the page's mean side).
 void start_page(const std::string& file, const char* device, PLINT width, PLINT height) {
   plsdev(device);
   plsfnam(file.c_str());
@@ -33,7 +35,12 @@ void start_page(const std::string& file, const char* device, PLINT width, PLINT 
   for (size_t i = 0; i < kPalette.size(); ++i)
     plscol0(kFirstSeriesColour + static_cast<PLINT>(i), kPalette[i][0], kPalette[i][1], kPalette[i][2]);
   plinit();
-  plschr(0, kTextScale);
+  const double to_reference = static_cast<double>(kWidth + kHeight) / (width + height);
+  PLFLT default_height, height_now;
+  plgchr(&default_height, &height_now);
+  plschr(default_height * to_reference, kTextScale);
+  plsmaj(0, to_reference);
+  plsmin(0, to_reference);
   pladv(0);
 }
 

@@ -40,6 +40,7 @@ TEST_CASE("every plot writes a PNG and an SVG") {
   TempDir dir;
   LineChart chart = small_chart();
   chart.series.push_back({"diverged", {1, 2, 3}, {1, INFINITY, NAN}});
+  chart.series.push_back({"data points", {1, 2, 3}, {2, 2.5, 1.5}, /*dots=*/true});
   chart.log_y = true;
   const std::vector<std::string> paths = save_line_chart((dir.path / "chart").string(), chart);
   REQUIRE(paths.size() == 2);
@@ -73,6 +74,40 @@ TEST_CASE("a plot whose file cannot be written throws, naming the file, before P
   // A folder that does not exist.
   testing::check_error([&] { save_line_chart((dir.path / "missing" / "loss").string(), small_chart()); },
                        {"cannot write " + (dir.path / "missing" / "loss.png").string(), "No such file or directory"});
+}
+
+TEST_CASE("text is as large on a page of any size as on the page where the kit measures it") {
+  TempDir dir;
+  // The current character height in pixels, as PLplot holds it while it draws a page of this size.
+  auto char_pixels = [&](PLINT width, PLINT height) {
+    double pixels = 0;
+    page::render_both("test", (dir.path / "page").string(), [&] {
+      PLFLT default_mm, current_mm, x0, x1, y0, y1;
+      plgchr(&default_mm, &current_mm);
+      plgspa(&x0, &x1, &y0, &y1);  // the page, in millimetres
+      pixels = current_mm * width / (x1 - x0);
+    }, width, height);
+    return pixels;
+  };
+  const double reference = char_pixels(page::kWidth, page::kHeight);
+  CHECK(reference > 5);
+  // PLplot's own default grows with the page's mean side: a tall heatmap's labels outgrew the room measured for them.
+  CHECK(char_pixels(1400, 1300) == doctest::Approx(reference).epsilon(0.01));
+  CHECK(char_pixels(700, 500) == doctest::Approx(reference).epsilon(0.01));
+}
+
+TEST_CASE("a heatmap's colours span its values, symmetric around 0 when diverging, or the ends given") {
+  Heatmap map{"t", "x", "y", "v", {{0.02, 0.03}, {0.025, NAN}}, {}, {}};
+  CHECK(colour_scale(map) == std::pair{0.02, 0.03});
+  map.diverging = true;
+  CHECK(colour_scale(map) == std::pair{-0.03, 0.03});
+  // Maps to be compared share a scale: the ends given win, whatever the values.
+  map.scale_min = 0, map.scale_max = 1;
+  CHECK(colour_scale(map) == std::pair{0.0, 1.0});
+  map.scale_max = NAN;  // one end given, the other the values'
+  CHECK(colour_scale(map) == std::pair{0.0, 0.03});
+  // One value throughout: a scale one unit wide, so that the colour bar is not empty.
+  CHECK(colour_scale({"t", "x", "y", "v", {{2, 2}}, {}, {}}) == std::pair{2.0, 3.0});
 }
 
 TEST_CASE("values a chart cannot draw come in runs, and the legend names them") {
