@@ -28,9 +28,9 @@ using namespace ladder::testing;
 
 namespace {
 
-const std::vector<std::string> kLessons = {"00_autograd", "01_ngram",     "02_regression",
-                                           "03_mlp",      "04_cnn",       "05_rnn",
-                                           "06_gated_rnn", "07_seq2seq",  "09_attention_seq2seq"};
+const std::vector<std::string> kLessons = {"00_autograd", "01_ngram",     "02_regression", "03_mlp",
+                                           "04_cnn",      "05_rnn",       "06_gated_rnn",  "07_seq2seq",
+                                           "08_attention_pooling",        "09_attention_seq2seq"};
 
 // parse_number's message for `text`, or "" when the value is accepted.
 template <class T>
@@ -152,7 +152,10 @@ TEST_CASE("every lesson refuses each bad flag value in one line, with status 2, 
       {"06_gated_rnn", "--layers", "9"}, {"06_gated_rnn", "--hidden", "0"},  {"06_gated_rnn", "--block", "x"},
       {"07_seq2seq", "--hidden", "0"},   {"07_seq2seq", "--layers", "9"},    {"07_seq2seq", "--pad-words", "-1"},
       {"07_seq2seq", "--pad-words", "501"}, {"07_seq2seq", "--max-len", "-2"}, {"09_attention_seq2seq", "--dropout", "1"},
-      {"09_attention_seq2seq", "--pairs", "0"}, {"09_attention_seq2seq", "--embed", "nan"}};
+      {"09_attention_seq2seq", "--pairs", "0"}, {"09_attention_seq2seq", "--embed", "nan"},
+      {"08_attention_pooling", "--points", "2"}, {"08_attention_pooling", "--points", "1001"},
+      {"08_attention_pooling", "--noise", "-1"}, {"08_attention_pooling", "--noise", "nan"},
+      {"08_attention_pooling", "--trials", "0"}, {"08_attention_pooling", "--keys", "1"}};
   std::vector<std::tuple<std::string, std::string, std::string>> cases = own;
   for (const std::string& lesson : kLessons)
     for (const auto& [flag, value] : common) cases.emplace_back(lesson, flag, value);
@@ -182,7 +185,8 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
       // --block 8 fits the short text, but the fill-in task's window of 32 does not (was: after every model trained).
       {"06_gated_rnn", "--block 8 --val " + tiny.string(), "too few for a window of 32 and the token after it; the fill-in task"},
       {"06_gated_rnn", "--cell tree", "unknown cell 'tree'"},
-      {"06_gated_rnn", "--layers 2", "go with --cell"}};
+      {"06_gated_rnn", "--layers 2", "go with --cell"},
+      {"08_attention_pooling", "--trials 100 --keys 1024", "--trials 100 x --keys 1024 = 102400 random keys per d, more than 65536"}};
   for (const auto& [lesson, args, expected] : cases) {
     const Ran ran = run_lesson(lesson, "--quick --threads 1 " + args + to);
     INFO(lesson, " ", args, ":\n", ran.output);
@@ -236,7 +240,7 @@ TEST_CASE("a checkpoint of weights that are not finite is refused, and not writt
 }
 
 TEST_CASE("a lesson at --lr 1e30 stops with status 3, says where it diverged, and saves no weights") {
-  for (const std::string lesson : {"00_autograd", "03_mlp", "04_cnn", "05_rnn", "06_gated_rnn"}) {
+  for (const std::string lesson : {"00_autograd", "03_mlp", "04_cnn", "05_rnn", "06_gated_rnn", "08_attention_pooling"}) {
     TempDir out("kit_diverge");
     const Ran ran = run_lesson(lesson, "--quick --threads 1 --lr 1e30 --out " + out.path.string());
     INFO(lesson, ":\n", ran.output);

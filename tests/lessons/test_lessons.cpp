@@ -418,3 +418,35 @@ TEST_CASE("lessons 07 and 09: pairs files and task flags that cannot work are re
     CHECK_FALSE(fs::exists(out.path));
   }
 }
+
+TEST_CASE("lesson 08_attention_pooling --quick: the kernel learns its width; scoring, the 1/sqrt(d) scale and masks") {
+  TempDir out("lesson08");
+  const Ran ran = run_lesson("08_attention_pooling", "--quick --out " + out.path.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  check_files(out.path, {"metrics.csv", "summary.json", "model.safetensors", "fits.png", "fits.svg", "weights_nonparametric.png",
+                         "weights_before_training.png", "weights_after_training.svg", "loss_against_w.png", "scores_dot.png",
+                         "scores_scaled_dot.svg", "scores_additive.png", "scores_general.png", "scaling.csv", "scaling_variance.png",
+                         "scaling_largest_weight.svg", "scaling_gradient.png"});
+  const std::vector<double> loss = column(out.path / "metrics.csv", "train_loss");
+  REQUIRE(loss.size() == 20);
+  CHECK(loss.back() < 0.6 * loss.front());
+  const nlohmann::json m = summary_of(out.path)["metrics"];
+  // Each estimate beats the one before it on the noise-free curve.
+  CHECK(m["mse_parametric"].get<double>() < m["mse_nonparametric"].get<double>());
+  CHECK(m["mse_nonparametric"].get<double>() < m["mse_average"].get<double>());
+  CHECK(m["learned_w"].get<double>() > m["initial_w"].get<double>() + 1);
+  CHECK(m["train_loss"].get<double>() == doctest::Approx(loss.back()).epsilon(1e-6));
+  // Scaling changes how sharp the weights are, never which key is on top.
+  CHECK(m["top_key_right_dot"] == m["top_key_right_scaled_dot"]);
+  CHECK(m["var_dot_d512"].get<double>() > 400);
+  CHECK(m["var_dot_d512"].get<double>() < 640);
+  CHECK(m["var_scaled_dot_d512"].get<double>() == doctest::Approx(1).epsilon(0.25));
+  CHECK(m["max_weight_d512"].get<double>() > 0.8);
+  CHECK(m["max_weight_scaled_d512"].get<double>() < 0.5);
+  CHECK(m["grad_median_d512"].get<double>() < 0.05 * m["grad_median_scaled_d512"].get<double>());
+  CHECK(m["masked_weight_max"].get<double>() == 0);
+  CHECK(m["padded_values_effect"].get<double>() == 0);
+  CHECK(ran.output.find("      1     0        [0]      [0]      [0]      [0]    0.000") != std::string::npos);  // no visible key
+  check_ending(ran.output, out.path, {{"mse_parametric", "learned w"}, {"masked_weight_max", "exactly 0"}});
+}
