@@ -212,7 +212,7 @@ struct Softmaxed {
 };
 
 struct Scoring {
-  std::vector<std::pair<std::string, double>> top_key_right;  // per scoring function: share of queries whose top key is their own
+  std::vector<std::pair<std::string, double>> top_key_right;  // per scoring function: its metric's name and value
   Softmaxed plain{}, scaled{};                                // at the largest d, without and with 1/sqrt(d)
 };
 
@@ -238,15 +238,18 @@ void scoring_side_by_side(lessons::Run& run, Scoring& result, Generator& gen) {
   nn::GeneralAttention general(kDim, kDim, 0, gen);              // untrained: random W
   struct Scored {
     const char* name;
+    const char* metric;  // in summary.json: the share of queries whose top key is the one they copy
     const char* stem;
     const char* title;
     Tensor weights;  // (1,Q,S)
   };
   const std::vector<Scored> scored = {
-      {"dot", "scores_dot", "Dot product: q . k", nn::dot_attention(queries, keys, keys).weights},
-      {"scaled_dot", "scores_scaled_dot", "Scaled dot product: q . k / sqrt(d)", nn::scaled_dot_attention(queries, keys, keys).weights},
-      {"additive", "scores_additive", "Additive (untrained): w_v . tanh(W_q q + W_k k)", additive.forward(queries, keys, keys).weights},
-      {"general", "scores_general", "General (untrained): q^T W k", general.forward(queries, keys, keys).weights}};
+      {"dot", "top_key_right_dot", "scores_dot", "Dot product: q . k", nn::dot_attention(queries, keys, keys).weights},
+      {"scaled dot", "top_key_right_scaled_dot", "scores_scaled_dot", "Scaled dot product: q . k / sqrt(d)",
+       nn::scaled_dot_attention(queries, keys, keys).weights},
+      {"additive", "top_key_right_additive", "scores_additive", "Additive (untrained): w_v . tanh(W_q q + W_k k)",
+       additive.forward(queries, keys, keys).weights},
+      {"general", "top_key_right_general", "scores_general", "General (untrained): q^T W k", general.forward(queries, keys, keys).weights}};
   std::vector<std::string> query_names, key_names;
   for (int64_t q = 0; q < kQueries; ++q) query_names.push_back("q" + std::to_string(q) + " ~ k" + std::to_string(copied[static_cast<size_t>(q)]));
   for (int64_t k = 0; k < kKeys; ++k) key_names.push_back("k" + std::to_string(k));
@@ -259,7 +262,7 @@ void scoring_side_by_side(lessons::Run& run, Scoring& result, Generator& gen) {
     for (int64_t q = 0; q < kQueries; ++q) right += static_cast<int64_t>(top.data()[q]) == copied[static_cast<size_t>(q)];
     const double largest = mean(amax(s.weights, {-1})).item();
     std::printf("  %-12s %22.3f %20lld of %lld\n", s.name, largest, static_cast<long long>(right), static_cast<long long>(kQueries));
-    result.top_key_right.emplace_back(s.name, static_cast<double>(right) / kQueries);
+    result.top_key_right.emplace_back(s.metric, static_cast<double>(right) / kQueries);
     lessons::Heatmap map{s.title, "key", "query (~ the key it copies)", "attention weight", {}, query_names, key_names};
     map.scale_min = 0, map.scale_max = 1;  // one scale for the four
     for (int64_t q = 0; q < kQueries; ++q) map.values.emplace_back(s.weights.data() + q * kKeys, s.weights.data() + (q + 1) * kKeys);
@@ -417,7 +420,7 @@ int main(int argc, char** argv) {
                                       {"best_w_on_grid", pooling.best_w},
                                       {"train_loss_first", pooling.first_loss},
                                       {"train_loss", pooling.last_loss}};
-    for (const auto& [name, right] : scoring.top_key_right) metrics["top_key_right_" + name] = right;
+    for (const auto& [name, right] : scoring.top_key_right) metrics[name] = right;
     metrics.update({{"var_dot_d512", scoring.plain.variance},
                     {"var_scaled_dot_d512", scoring.scaled.variance},
                     {"max_weight_d512", scoring.plain.largest_weight},
@@ -444,7 +447,7 @@ int main(int argc, char** argv) {
         {"masked_weight_max", "part 3: the largest weight on a masked key (exactly 0)"},
         {"padded_values_effect", "part 3: how far the context moves when the padded keys' values grow by 1000"}};
     for (const auto& [name, right] : scoring.top_key_right)
-      notes["top_key_right_" + name] = "part 2: share of queries whose largest weight is on the key they copy";
+      notes[name] = "part 2: share of queries whose largest weight is on the key they copy";
     run.finish(metrics, notes,
                "docs/08_attention_pooling.md, section 3 (Learning the width); then exercise 1: --noise 0 and --noise 1.5,\n"
                "      and compare learned_w");
