@@ -33,6 +33,7 @@ lessons::Heatmap attention_map(models::Seq2SeqAttention& model, const lessons::T
   models::DecoderState state = model.encode(b.src, b.src_mask);
   const auto S = static_cast<int64_t>(b.src.size(1)), length = static_cast<int64_t>(pair.first.size());
   lessons::Heatmap map{title, "source", "output", "attention weight", {}, {}, {}};
+  map.scale_min = 0, map.scale_max = 1;  // every map on the same scale: a weight of 1 is all attention on one token
   for (const int id : pair.first) map.col_labels.push_back(task.tokenizers.source.token(id));
   Tensor token = full({1}, static_cast<float>(data::Tokenizer::kBos));
   for (int64_t t = 0; t <= task.longest_target; ++t) {
