@@ -12,20 +12,12 @@ import math
 import pathlib
 
 import torch
+
+from golden_values import values
 import torch.nn.functional as F
 
 torch.manual_seed(0)
 CASES = {}
-
-
-def number(v):
-    if math.isfinite(v):
-        return float(f"{v:.9g}")  # nine significant digits give back every float32 exactly
-    return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
-
-
-def values(t):
-    return [number(v) for v in t.detach().flatten().tolist()]
 
 
 def case(name, fn, inputs, grad):

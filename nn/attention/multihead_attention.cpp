@@ -1,0 +1,113 @@
+#include "nn/attention/multihead_attention.h"
+
+#include "core/error.h"
+#include "nn/attention/rotary.h"
+#include "nn/init.h"
+
+namespace ladder::nn {
+
+namespace {
+
+// x (B,L,H*D) -> (B,H,L,D): each head gets its own slice of the features.
+Tensor split_heads(const Tensor& x, int64_t num_heads) {
+  const int64_t B = x.size(0), L = x.size(1), E = x.size(2);
+  return permute(reshape(x, {B, L, num_heads, E / num_heads}), {0, 2, 1, 3});
+}
+
+// x (B,H,L,D) -> (B,L,H*D): the heads' outputs side by side again.
+Tensor merge_heads(const Tensor& x) {
+  const int64_t B = x.size(0), H = x.size(1), L = x.size(2), D = x.size(3);
+  return reshape(permute(x, {0, 2, 1, 3}), {B, L, H * D});
+}
+
+// x (B,L,E) @ w^T + b, with w (n,E) and b (n) rows [start, start + n) of the stacked projections.
+Tensor project(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t start, int64_t n) {
+  const Tensor y = matmul(x, narrow(weight, 0, start, n), {.transpose_b = true});
+  return bias.defined() ? y + narrow(bias, 0, start, n) : y;
+}
+
+}  // namespace
+
+MultiheadAttention::MultiheadAttention(int64_t embed_dim, int64_t num_heads, MultiheadAttentionOptions options,
+                                       Generator& gen)
+    : Module("MultiheadAttention"), num_heads_(num_heads), options_(options), gen_(gen.child()) {
+  if (embed_dim <= 0 || num_heads <= 0)
+    fail("MultiheadAttention", "embed_dim and num_heads must be positive, got ", embed_dim, " and ", num_heads);
+  if (embed_dim % num_heads != 0)
+    fail("MultiheadAttention", "embed_dim ", embed_dim, " is not divisible by num_heads ", num_heads,
+         "; each head takes embed_dim / num_heads features, so choose num_heads dividing embed_dim");
+  if (options.rotary && (embed_dim / num_heads) % 2 != 0)
+    fail("MultiheadAttention", "rotary needs an even head size, got embed_dim / num_heads = ", embed_dim, " / ",
+         num_heads, " = ", embed_dim / num_heads);
+  if (!(options.dropout >= 0 && options.dropout < 1))
+    fail("MultiheadAttention", "dropout must be in [0, 1), got ", options.dropout);
+  in_proj_weight = register_parameter("in_proj_weight", empty({3 * embed_dim, embed_dim}));
+  init_weight(in_proj_weight, Init::xavier, gen);
+  if (options.bias) in_proj_bias = register_parameter("in_proj_bias", zeros({3 * embed_dim}), ParamKind::bias);
+  out_proj = register_module("out_proj", std::make_shared<Linear>(embed_dim, embed_dim, LinearOptions{.bias = options.bias}, gen));
+  if (options.bias) out_proj->bias.fill_(0);
+}
+
+void MultiheadAttention::check_inputs(const Tensor& query, const Tensor& key, const Tensor& value,
+                                      const MultiheadAttentionCall& call) const {
+  const int64_t E = embed_dim();
+  for (const auto& [name, t] : {std::pair{"query", &query}, {"key", &key}, {"value", &value}})
+    if (t->dim() != 3 || t->size(2) != E)
+      fail("MultiheadAttention", name, " must be (B,L,", E, ") (batch first, embed_dim last), got ",
+           shape_str(t->shape()));
+  if (key.size(0) != query.size(0) || value.size(0) != query.size(0) || key.size(1) != value.size(1))
+    fail("MultiheadAttention", "query (B,T,E), key and value (B,S,E) must agree on B and S, got query ",
+         shape_str(query.shape()), ", key ", shape_str(key.shape()), ", value ", shape_str(value.shape()));
+  const Tensor& mask = call.key_padding_mask;
+  if (mask.defined() && (mask.dim() != 2 || mask.size(0) != key.size(0) || mask.size(1) != key.size(1)))
+    fail("MultiheadAttention", "key_padding_mask must be (B,S) = (", key.size(0), ",", key.size(1),
+         ") (1 = real key, 0 = padding), got ", shape_str(mask.shape()));
+}
+
+MultiheadAttentionOutput MultiheadAttention::forward(const Tensor& query, const Tensor& key, const Tensor& value,
+                                                     const MultiheadAttentionCall& call) {
+  check_inputs(query, key, value, call);
+  const int64_t E = embed_dim();
+  Tensor q, k, v;
+  if (query.is_same(key) && key.is_same(value)) {
+    // Self attention: one GEMM for the three projections, as PyTorch does.
+    const Tensor qkv = matmul(query, in_proj_weight, {.transpose_b = true});  // (B,T,3E)
+    const std::vector<Tensor> parts = chunk(in_proj_bias.defined() ? qkv + in_proj_bias : qkv, 3, -1);
+    q = parts[0], k = parts[1], v = parts[2];
+  } else {
+    q = project(query, in_proj_weight, in_proj_bias, 0, E);
+    k = project(key, in_proj_weight, in_proj_bias, E, E);
+    v = project(value, in_proj_weight, in_proj_bias, 2 * E, E);
+  }
+  q = split_heads(q, num_heads_), k = split_heads(k, num_heads_), v = split_heads(v, num_heads_);  // (B,H,L,D)
+  if (options_.rotary) {
+    q = rotary_embedding(q, call.position_offset, options_.rotary_base);
+    k = rotary_embedding(k, call.position_offset, options_.rotary_base);
+  }
+  const SdpaOptions attention{.causal = call.causal,
+                              .causal_offset = call.causal_offset,
+                              .key_padding_mask = call.key_padding_mask,
+                              .dropout = options_.dropout,
+                              .training = is_training(),
+                              .generator = &gen_};
+  MultiheadAttentionOutput out;
+  Tensor heads;  // (B,H,T,D)
+  if (call.weights == AttentionWeights::none) {
+    heads = scaled_dot_product_attention(q, k, v, attention);
+  } else {
+    const Tensor weights = attention_weights(q, k, attention);  // (B,H,T,S)
+    heads = matmul(weights, v);
+    out.weights = call.weights == AttentionWeights::averaged ? mean(weights, {1}) : weights;
+  }
+  out.output = out_proj->forward(merge_heads(heads));
+  return out;
+}
+
+Tensor MultiheadAttention::forward(const Tensor& x) { return forward(x, x, x).output; }
+
+std::string MultiheadAttention::describe() const {
+  return cat("embed_dim=", embed_dim(), ", num_heads=", num_heads_, ", dropout=", options_.dropout,
+             ", bias=", in_proj_bias.defined() ? "true" : "false", options_.rotary ? ", rotary" : "");
+}
+
+}  // namespace ladder::nn

@@ -1,0 +1,70 @@
+// Multi-head attention as torch.nn.MultiheadAttention (batch_first=True) computes it, with its
+// parameter names and layouts, so that weights move between the two unchanged:
+//   in_proj_weight (3E,E) = W_q, W_k, W_v stacked; in_proj_bias (3E); out_proj.weight (E,E), out_proj.bias (E).
+// query (B,T,E), key and value (B,S,E) -> output (B,T,E). Inside, each of the H heads attends with
+// its own D = E/H features: (B,H,T,D) through core's fused scaled_dot_product_attention.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "core/ops.h"
+#include "nn/linear.h"
+#include "nn/module.h"
+
+namespace ladder::nn {
+
+struct MultiheadAttentionOptions {
+  float dropout = 0;   // on the attention weights, in training mode only
+  bool bias = true;    // in_proj_bias and out_proj.bias
+  bool rotary = false;  // rotate q and k by their positions (rotary_embedding) instead of adding positions
+  float rotary_base = 10000.0f;
+};
+
+// Which attention weights forward returns. Asking for them runs the naive path, which holds the
+// (B,H,T,S) weights; without them the fused op never builds that matrix.
+enum class AttentionWeights { none, averaged, per_head };
+
+// What one call attends to. Masks follow ladder's polarity: key_padding_mask is 1 for a real key
+// and 0 for padding, the opposite of PyTorch's boolean key_padding_mask (True = ignore).
+struct MultiheadAttentionCall {
+  Tensor key_padding_mask;  // (B,S), or undefined: every key is real
+  bool causal = false;      // query i sees keys j <= i + causal_offset
+  int64_t causal_offset = 0;
+  int64_t position_offset = 0;  // rotary only: the position of the first query and of the first key
+  AttentionWeights weights = AttentionWeights::none;
+};
+
+struct MultiheadAttentionOutput {
+  Tensor output;   // (B,T,E)
+  Tensor weights;  // (B,T,S) averaged over heads, (B,H,T,S) per head, or undefined; after dropout, as PyTorch's
+};
+
+class MultiheadAttention : public Module {
+ public:
+  MultiheadAttention(int64_t embed_dim, int64_t num_heads, MultiheadAttentionOptions options = {},
+                     Generator& gen = default_generator());
+  // Self attention: query = key = value; cross attention: key = value = the source (memory).
+  MultiheadAttentionOutput forward(const Tensor& query, const Tensor& key, const Tensor& value,
+                                   const MultiheadAttentionCall& call = {});
+  Tensor forward(const Tensor& x) override;  // self attention without masks -> (B,T,E)
+
+  int64_t embed_dim() const { return in_proj_weight.size(1); }
+  int64_t num_heads() const { return num_heads_; }
+
+  Tensor in_proj_weight;  // (3E,E), xavier-uniform as in PyTorch
+  Tensor in_proj_bias;    // (3E), zeros; undefined without bias
+  std::shared_ptr<Linear> out_proj;  // E -> E; its bias starts at zero, as in PyTorch
+
+ protected:
+  std::string describe() const override;
+
+ private:
+  void check_inputs(const Tensor& query, const Tensor& key, const Tensor& value,
+                    const MultiheadAttentionCall& call) const;
+  int64_t num_heads_;
+  MultiheadAttentionOptions options_;
+  Generator gen_;  // draws the dropout masks; a child of the constructor's generator, as Dropout's
+};
+
+}  // namespace ladder::nn

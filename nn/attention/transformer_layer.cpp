@@ -1,0 +1,87 @@
+#include "nn/attention/transformer_layer.h"
+
+#include "core/error.h"
+#include "core/ops.h"
+
+namespace ladder::nn {
+
+TransformerLayer::TransformerLayer(const char* type_name, int64_t d_model, int64_t nhead,
+                                   const TransformerLayerOptions& options)
+    : Module(type_name), options_(options), d_model_(d_model), nhead_(nhead) {
+  if (d_model <= 0 || nhead <= 0 || options.dim_feedforward <= 0)
+    fail(type_name, "d_model, nhead and dim_feedforward must be positive, got ", d_model, ", ", nhead, ", ",
+         options.dim_feedforward);
+  if (!(options.dropout >= 0 && options.dropout < 1))
+    fail(type_name, "dropout must be in [0, 1), got ", options.dropout);
+}
+
+void TransformerLayer::add_feed_forward(Generator& gen) {
+  linear1 = register_module("linear1", std::make_shared<Linear>(d_model_, options_.dim_feedforward, LinearOptions{}, gen));
+  dropout = register_module("dropout", std::make_shared<Dropout>(options_.dropout, gen));
+  linear2 = register_module("linear2", std::make_shared<Linear>(options_.dim_feedforward, d_model_, LinearOptions{}, gen));
+}
+
+Tensor TransformerLayer::feed_forward(const Tensor& x) {
+  const Tensor hidden = linear1->forward(x);  // (B,T,F)
+  const Tensor active = options_.activation == FeedForwardActivation::relu ? relu(hidden) : gelu(hidden);
+  return linear2->forward(dropout->forward(active));
+}
+
+std::string TransformerLayer::describe() const {
+  return cat("d_model=", d_model_, ", nhead=", nhead_, ", dim_feedforward=", options_.dim_feedforward,
+             ", dropout=", options_.dropout, ", activation=",
+             options_.activation == FeedForwardActivation::relu ? "relu" : "gelu",
+             ", norm_first=", options_.norm_first ? "true" : "false");
+}
+
+namespace {
+
+std::shared_ptr<MultiheadAttention> attention(int64_t d_model, int64_t nhead, const TransformerLayerOptions& options,
+                                              bool rotary, Generator& gen) {
+  return std::make_shared<MultiheadAttention>(
+      d_model, nhead, MultiheadAttentionOptions{.dropout = options.dropout, .rotary = rotary}, gen);
+}
+
+}  // namespace
+
+TransformerEncoderLayer::TransformerEncoderLayer(int64_t d_model, int64_t nhead, TransformerLayerOptions options,
+                                                 Generator& gen)
+    : TransformerLayer("TransformerEncoderLayer", d_model, nhead, options) {
+  self_attn = register_module("self_attn", attention(d_model, nhead, options, options.rotary, gen));
+  add_feed_forward(gen);
+  norm1 = register_module("norm1", std::make_shared<LayerNorm>(Shape{d_model}, options.layer_norm_eps));
+  norm2 = register_module("norm2", std::make_shared<LayerNorm>(Shape{d_model}, options.layer_norm_eps));
+  dropout1 = register_module("dropout1", std::make_shared<Dropout>(options.dropout, gen));
+  dropout2 = register_module("dropout2", std::make_shared<Dropout>(options.dropout, gen));
+}
+
+Tensor TransformerEncoderLayer::forward(const Tensor& src, const EncoderMasks& masks) {
+  const MultiheadAttentionCall call{.key_padding_mask = masks.src_key_padding_mask, .causal = masks.causal};
+  const Tensor x = residual(src, *norm1, *dropout1, [&](const Tensor& h) { return self_attn->forward(h, h, h, call).output; });
+  return residual(x, *norm2, *dropout2, [&](const Tensor& h) { return feed_forward(h); });
+}
+
+TransformerDecoderLayer::TransformerDecoderLayer(int64_t d_model, int64_t nhead, TransformerLayerOptions options,
+                                                 Generator& gen)
+    : TransformerLayer("TransformerDecoderLayer", d_model, nhead, options) {
+  self_attn = register_module("self_attn", attention(d_model, nhead, options, options.rotary, gen));
+  // Queries (target positions) and keys (source positions) count different sequences: no rotary here.
+  multihead_attn = register_module("multihead_attn", attention(d_model, nhead, options, false, gen));
+  add_feed_forward(gen);
+  norm1 = register_module("norm1", std::make_shared<LayerNorm>(Shape{d_model}, options.layer_norm_eps));
+  norm2 = register_module("norm2", std::make_shared<LayerNorm>(Shape{d_model}, options.layer_norm_eps));
+  norm3 = register_module("norm3", std::make_shared<LayerNorm>(Shape{d_model}, options.layer_norm_eps));
+  dropout1 = register_module("dropout1", std::make_shared<Dropout>(options.dropout, gen));
+  dropout2 = register_module("dropout2", std::make_shared<Dropout>(options.dropout, gen));
+  dropout3 = register_module("dropout3", std::make_shared<Dropout>(options.dropout, gen));
+}
+
+Tensor TransformerDecoderLayer::forward(const Tensor& tgt, const Tensor& memory, const DecoderMasks& masks) {
+  const MultiheadAttentionCall self{.key_padding_mask = masks.tgt_key_padding_mask, .causal = masks.causal};
+  const MultiheadAttentionCall cross{.key_padding_mask = masks.memory_key_padding_mask};
+  Tensor x = residual(tgt, *norm1, *dropout1, [&](const Tensor& h) { return self_attn->forward(h, h, h, self).output; });
+  x = residual(x, *norm2, *dropout2, [&](const Tensor& h) { return multihead_attn->forward(h, memory, memory, cross).output; });
+  return residual(x, *norm3, *dropout3, [&](const Tensor& h) { return feed_forward(h); });
+}
+
+}  // namespace ladder::nn
