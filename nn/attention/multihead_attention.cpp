@@ -64,9 +64,8 @@ void MultiheadAttention::check_inputs(const Tensor& query, const Tensor& key, co
          ") (1 = real key, 0 = padding), got ", shape_str(mask.shape()));
 }
 
-MultiheadAttentionOutput MultiheadAttention::forward(const Tensor& query, const Tensor& key, const Tensor& value,
-                                                     const MultiheadAttentionCall& call) {
-  check_inputs(query, key, value, call);
+MultiheadAttention::Heads MultiheadAttention::project_heads(const Tensor& query, const Tensor& key,
+                                                            const Tensor& value, int64_t position_offset) const {
   const int64_t E = embed_dim();
   Tensor q, k, v;
   if (query.is_same(key) && key.is_same(value)) {
@@ -81,9 +80,13 @@ MultiheadAttentionOutput MultiheadAttention::forward(const Tensor& query, const 
   }
   q = split_heads(q, num_heads_), k = split_heads(k, num_heads_), v = split_heads(v, num_heads_);  // (B,H,L,D)
   if (options_.rotary) {
-    q = rotary_embedding(q, call.position_offset, options_.rotary_base);
-    k = rotary_embedding(k, call.position_offset, options_.rotary_base);
+    q = rotary_embedding(q, position_offset, options_.rotary_base);
+    k = rotary_embedding(k, position_offset, options_.rotary_base);
   }
+  return {q, k, v};
+}
+
+MultiheadAttentionOutput MultiheadAttention::attend(const Heads& heads, const MultiheadAttentionCall& call) {
   const SdpaOptions attention{.causal = call.causal,
                               .causal_offset = call.causal_offset,
                               .key_padding_mask = call.key_padding_mask,
@@ -91,16 +94,37 @@ MultiheadAttentionOutput MultiheadAttention::forward(const Tensor& query, const 
                               .training = is_training(),
                               .generator = &gen_};
   MultiheadAttentionOutput out;
-  Tensor heads;  // (B,H,T,D)
+  Tensor attended;  // (B,H,T,D)
   if (call.weights == AttentionWeights::none) {
-    heads = scaled_dot_product_attention(q, k, v, attention);
+    attended = scaled_dot_product_attention(heads.q, heads.k, heads.v, attention);
   } else {
-    const Tensor weights = attention_weights(q, k, attention);  // (B,H,T,S)
-    heads = matmul(weights, v);
+    const Tensor weights = attention_weights(heads.q, heads.k, attention);  // (B,H,T,S)
+    attended = matmul(weights, heads.v);
     out.weights = call.weights == AttentionWeights::averaged ? mean(weights, {1}) : weights;
   }
-  out.output = out_proj->forward(merge_heads(heads));
+  out.output = out_proj->forward(merge_heads(attended));
   return out;
+}
+
+MultiheadAttentionOutput MultiheadAttention::forward(const Tensor& query, const Tensor& key, const Tensor& value,
+                                                     const MultiheadAttentionCall& call) {
+  check_inputs(query, key, value, call);
+  return attend(project_heads(query, key, value, call.position_offset), call);
+}
+
+Tensor MultiheadAttention::forward_cached(const Tensor& x, KVCache& cache) {
+  check_inputs(x, x, x, {});
+  const int64_t L = cache.length();
+  if (L > 0 && cache.keys.size(0) != x.size(0))
+    fail("MultiheadAttention::forward_cached", "the cache holds ", cache.keys.size(0), " sequences but x ",
+         shape_str(x.shape()), " has B = ", x.size(0), "; keep one cache per batch (clear() it to start again)");
+  Heads heads = project_heads(x, x, x, L);
+  if (L > 0) {
+    heads.k = concat({cache.keys, heads.k}, 2);  // (B,H,L+T_new,D)
+    heads.v = concat({cache.values, heads.v}, 2);
+  }
+  cache.keys = heads.k, cache.values = heads.v;
+  return attend(heads, {.causal = true, .causal_offset = L}).output;
 }
 
 Tensor MultiheadAttention::forward(const Tensor& x) { return forward(x, x, x).output; }

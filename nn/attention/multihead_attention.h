@@ -35,6 +35,16 @@ struct MultiheadAttentionCall {
   AttentionWeights weights = AttentionWeights::none;
 };
 
+// The projected keys and values of the positions a self-attention layer has seen so far, kept while
+// generating: each step projects only its new tokens, appends their keys and values here and
+// attends to all of them, instead of projecting the whole sequence again.
+struct KVCache {
+  Tensor keys;    // (B,H,L,D), rotated when the attention is rotary; undefined while empty
+  Tensor values;  // (B,H,L,D)
+  int64_t length() const { return keys.defined() ? keys.size(2) : 0; }  // L, the positions seen
+  void clear() { keys = values = Tensor(); }
+};
+
 struct MultiheadAttentionOutput {
   Tensor output;   // (B,T,E)
   Tensor weights;  // (B,T,S) averaged over heads, (B,H,T,S) per head, or undefined; after dropout, as PyTorch's
@@ -48,6 +58,11 @@ class MultiheadAttention : public Module {
   MultiheadAttentionOutput forward(const Tensor& query, const Tensor& key, const Tensor& value,
                                    const MultiheadAttentionCall& call = {});
   Tensor forward(const Tensor& x) override;  // self attention without masks -> (B,T,E)
+  // Causal self attention of new tokens x (B,T_new,E) that continue the sequence held in `cache`:
+  // projects only x, appends its keys and values to the cache, and lets new token i see the L cached
+  // positions and new tokens j <= i (causal_offset = L; rotary positions start at L) -> (B,T_new,E).
+  // Equals the rows of a causal forward over the whole sequence that belong to the new tokens.
+  Tensor forward_cached(const Tensor& x, KVCache& cache);
 
   int64_t embed_dim() const { return in_proj_weight.size(1); }
   int64_t num_heads() const { return num_heads_; }
@@ -62,6 +77,13 @@ class MultiheadAttention : public Module {
  private:
   void check_inputs(const Tensor& query, const Tensor& key, const Tensor& value,
                     const MultiheadAttentionCall& call) const;
+  struct Heads {
+    Tensor q, k, v;  // (B,H,T,D), (B,H,S,D), (B,H,S,D)
+  };
+  // The input projections split into heads (and rotated from position_offset when rotary).
+  Heads project_heads(const Tensor& query, const Tensor& key, const Tensor& value, int64_t position_offset) const;
+  // Attention of the heads, merged and projected out: fills out.output (and out.weights when asked).
+  MultiheadAttentionOutput attend(const Heads& heads, const MultiheadAttentionCall& call);
   int64_t num_heads_;
   MultiheadAttentionOptions options_;
   Generator gen_;  // draws the dropout masks; a child of the constructor's generator, as Dropout's

@@ -1,0 +1,132 @@
+// GPT: a decoder-only Transformer language model, designed as nanoGPT's (GPT-2's) and written our
+// own way. Tokens and learned positions are added, n_layer pre-LN blocks of causal self-attention
+// and a GELU MLP follow, then a final LayerNorm and a linear head to the vocabulary:
+//   x = wte(idx) + wpe(0..T-1)
+//   x = x + attn(ln_1(x));  x = x + mlp(ln_2(x))     (each block; mlp = c_proj(gelu(c_fc(x))), 4x wide)
+//   logits = lm_head(ln_f(x))                        (lm_head's weight is wte's when tie_weights)
+// Parameter names follow nanoGPT's (transformer.wte, transformer.h.0.ln_1, ..., lm_head), except the
+// attention, which is our MultiheadAttention with PyTorch's names (attn.in_proj_weight, attn.out_proj).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "nn/attention/multihead_attention.h"
+#include "nn/dropout.h"
+#include "nn/embedding.h"
+#include "nn/linear.h"
+#include "nn/module.h"
+#include "nn/norm.h"
+
+namespace ladder::models {
+
+struct GPTConfig {
+  int64_t vocab_size = 65;
+  int64_t block_size = 64;  // the longest context: wpe has this many rows
+  int64_t n_layer = 4;
+  int64_t n_head = 4;
+  int64_t n_embd = 128;
+  float dropout = 0;        // on the embeddings, the attention weights and each block's two outputs
+  bool bias = true;         // in the Linears and the attention (the LayerNorms always have theirs)
+  bool tie_weights = true;  // lm_head.weight is transformer.wte.weight (one tensor, counted once)
+};
+
+// The position-wise feed-forward block: c_proj(gelu(c_fc(x))), then dropout.
+class GPTMLP : public nn::Module {
+ public:
+  GPTMLP(const GPTConfig& config, Generator& gen);
+  Tensor forward(const Tensor& x) override;  // x (B,T,C) -> (B,T,C)
+
+  std::shared_ptr<nn::Linear> c_fc;    // C -> 4C
+  std::shared_ptr<nn::Linear> c_proj;  // 4C -> C
+  std::shared_ptr<nn::Dropout> dropout;
+};
+
+// One pre-LN block: x + drop(attn(ln_1(x))), then x + mlp(ln_2(x)).
+class GPTBlock : public nn::Module {
+ public:
+  GPTBlock(const GPTConfig& config, Generator& gen);
+  // x (B,T,C) -> (B,T,C). Without a cache the attention is causal over x; with one, x continues the
+  // cached sequence and its keys and values are appended (MultiheadAttention::forward_cached).
+  Tensor forward(const Tensor& x, nn::KVCache* cache);
+  Tensor forward(const Tensor& x) override { return forward(x, nullptr); }
+
+  std::shared_ptr<nn::LayerNorm> ln_1, ln_2;
+  std::shared_ptr<nn::MultiheadAttention> attn;
+  std::shared_ptr<nn::Dropout> resid_dropout;  // on the attention's output
+  std::shared_ptr<GPTMLP> mlp;
+};
+
+// The body nanoGPT calls `transformer`: the embeddings, the blocks (h.0, h.1, ...) and ln_f.
+class GPTTransformer : public nn::Module {
+ public:
+  GPTTransformer(const GPTConfig& config, Generator& gen);
+
+  std::shared_ptr<nn::Embedding> wte;  // (vocab_size, n_embd)
+  std::shared_ptr<nn::Embedding> wpe;  // (block_size, n_embd)
+  std::shared_ptr<nn::Dropout> drop;
+  std::vector<std::shared_ptr<GPTBlock>> h;
+  std::shared_ptr<nn::LayerNorm> ln_f;
+};
+
+// What generation keeps between steps: every layer's keys and values of the positions fed so far.
+struct GPTCache {
+  std::vector<nn::KVCache> layers;  // one per block
+  int64_t length() const { return layers.empty() ? 0 : layers.front().length(); }
+  void clear() { layers.clear(); }
+};
+
+struct GenerateOptions {
+  float temperature = 1.0f;  // > 0; the logits are divided by it (small: nearly greedy)
+  int64_t top_k = 0;         // keep only the k most likely tokens; 0: all
+  float top_p = 1.0f;        // in (0, 1]: keep the smallest set of most likely tokens whose probability reaches p
+  bool use_cache = true;     // a KV cache: each step feeds one token instead of the whole context
+};
+
+class GPT : public nn::Module {
+ public:
+  explicit GPT(const GPTConfig& config, Generator& gen = default_generator());
+
+  // idx (B,T) of token ids, T <= block_size -> logits (B,T,V): the scores of the token after each position.
+  Tensor forward(const Tensor& idx) override;
+  // New tokens idx (B,T_new) continuing the sequence in `cache` (empty: a new sequence), at positions
+  // L .. L+T_new-1 with L = cache.length(); appends their keys and values -> logits (B,T_new,V),
+  // equal to the last T_new rows of forward() over the whole sequence. L + T_new <= block_size.
+  Tensor forward_cached(const Tensor& idx, GPTCache& cache);
+
+  // Continues each row of prompt (B,T) by max_new_tokens sampled tokens -> (B, T + max_new_tokens),
+  // in eval mode and without recording a graph. Each token is drawn from
+  // softmax(logits / temperature), cut to top_k and then to top_p (next_token_distribution).
+  // The model sees at most block_size tokens. Without the cache every step runs forward() on the
+  // last block_size tokens. With the cache, when the next token would not fit, the cache starts
+  // again from the last block_size / 2 tokens (fed at once), so that positions stay those the
+  // model was trained on and the cost of refilling is paid once every block_size / 2 tokens; its
+  // samples then differ from the uncached ones, which always see a full block_size of context.
+  Tensor generate(const Tensor& prompt, int64_t max_new_tokens, const GenerateOptions& options,
+                  Generator& gen);
+
+  const GPTConfig& config() const { return config_; }
+
+  std::shared_ptr<GPTTransformer> transformer;
+  std::shared_ptr<nn::Linear> lm_head;  // n_embd -> vocab_size, without bias
+
+ protected:
+  std::string describe() const override;
+
+ private:
+  // The blocks over idx at positions offset.. (with the cache's keys and values when it is given).
+  Tensor run(const Tensor& idx, GPTCache* cache);
+  void check_ids(const Tensor& idx) const;  // (B,T), whole numbers in [0, vocab_size)
+  GPTConfig config_;
+};
+
+// The distribution generate draws the next token from, for one row of logits (V): softmax of
+// logits / temperature, zero outside the top_k most likely tokens (when top_k > 0), then zero
+// outside the smallest set of most likely tokens whose probability reaches top_p, renormalised.
+// Ties in probability keep the lower token id first.
+std::vector<float> next_token_distribution(const float* logits, int64_t V, const GenerateOptions& options);
+// Checks temperature > 0, top_k >= 0 and top_p in (0, 1]; throws naming `op` otherwise.
+void check_generate_options(const GenerateOptions& options, const char* op);
+
+}  // namespace ladder::models
