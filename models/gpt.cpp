@@ -121,6 +121,9 @@ Tensor GPT::run(const Tensor& idx, GPTCache* cache) {
   const Tensor positions = arange(static_cast<float>(offset), static_cast<float>(offset + T));  // (T)
   Tensor x = transformer->drop->forward(transformer->wte->forward(idx) + transformer->wpe->forward(positions));  // (B,T,C)
   if (cache && cache->layers.empty()) cache->layers.resize(transformer->h.size());
+  if (cache && cache->layers.size() != transformer->h.size())
+    fail("GPT", "the cache has ", cache->layers.size(), " layers but the model ", transformer->h.size(),
+         "; a cache belongs to the model that filled it (clear() it to start again)");
   for (size_t i = 0; i < transformer->h.size(); ++i)
     x = transformer->h[i]->forward(x, cache ? &cache->layers[i] : nullptr);
   return lm_head->forward(transformer->ln_f->forward(x));  // (B,T,V)

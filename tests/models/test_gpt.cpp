@@ -118,6 +118,10 @@ TEST_CASE("GPT: cached logits equal the full forward at every position (prompt a
 
   check_error([&] { model.forward_cached(tensor({1}, {1, 1}), cache); },
               {"GPT", "cache holds 8 positions", "1 more make 9", "block_size 8"});
+  GPTCache three_layers;
+  three_layers.layers.resize(3);
+  check_error([&] { model.forward_cached(tensor({1}, {1, 1}), three_layers); },
+              {"GPT", "cache has 3 layers", "model 2"});
   GPTCache two;
   model.forward_cached(narrow(seq, 1, 0, 2), two);
   check_error([&] { model.forward_cached(tensor({1}, {1, 1}), two); },
