@@ -66,9 +66,8 @@ void compare_with_pytorch(const std::string& script, const std::vector<Workload>
       std::tie(ours, ref) =
           time_side_by_side(repeats_of(workload.step), [&] { return torch.repeat_ms(workload.name); });
       const int torch_threads = torch.fastest_threads(workload.name);
-      if (workload.threads == 0)
-        note += torch_threads == 1 ? " [PyTorch fastest at 1 thread]"
-                                   : " [PyTorch fastest at " + std::to_string(torch_threads) + " threads]";
+      note += std::string(workload.threads == 0 ? " [PyTorch fastest at " : " [PyTorch at ") +
+              (torch_threads == 1 ? "1 thread]" : std::to_string(torch_threads) + " threads]");
     } else {
       ours = time_ms(workload.step);
     }

@@ -41,6 +41,7 @@ void report(const std::string& name, double ours_ms, double ref_ms, const std::s
 void run_core();
 void run_cnn();
 void run_rnn();
+void run_seq2seq();
 void run_attention();
 // The peak memory one attention forward + backward at this length adds, printed in bytes (run by
 // run_attention in a fresh process: ladder_bench --attention-peak-memory T).

@@ -1,4 +1,4 @@
-// ladder_bench [core|cnn|rnn|attention|all]: each workload in ladder and in its reference, side by side.
+// ladder_bench [core|cnn|rnn|seq2seq|attention|all]: each workload in ladder and in its reference, side by side.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -18,14 +18,15 @@ int main(int argc, char** argv) {
   std::printf("OPENBLAS_CORETYPE=%s  OMP_NUM_THREADS=%s\n", coretype ? coretype : "(unset)",
               std::getenv("OMP_NUM_THREADS") ? std::getenv("OMP_NUM_THREADS") : "(unset)");
   try {
-    if (which != "core" && which != "cnn" && which != "rnn" && which != "attention" && which != "all") {
-      std::fprintf(stderr, "ladder_bench: unknown benchmark '%s'; available: core, cnn, rnn, attention, all\n",
+    if (which != "core" && which != "cnn" && which != "rnn" && which != "seq2seq" && which != "attention" && which != "all") {
+      std::fprintf(stderr, "ladder_bench: unknown benchmark '%s'; available: core, cnn, rnn, seq2seq, attention, all\n",
                    which.c_str());
       return 2;
     }
     if (which == "core" || which == "all") ladder::bench::run_core();
     if (which == "cnn" || which == "all") ladder::bench::run_cnn();
     if (which == "rnn" || which == "all") ladder::bench::run_rnn();
+    if (which == "seq2seq" || which == "all") ladder::bench::run_seq2seq();
     if (which == "attention" || which == "all") ladder::bench::run_attention();
   } catch (const ladder::Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
