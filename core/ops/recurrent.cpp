@@ -249,20 +249,27 @@ Tensor gru_layer(const Tensor& x, const Tensor& h0, const Tensor& w_ih, const Te
     for (int64_t b = 0; b < B; ++b) std::copy_n(pb, classic ? 2 * H : G, phw + b * G);
     gemm(false, true, B, classic ? 2 * H : G, H, 1.0f, h_prev, H, pw, H, 1.0f, phw, G);
     parallel_for(B, 16 * H, [&](int64_t begin, int64_t end) {  // r and z; for pytorch also n and h
-      for (int64_t b = begin; b < end; ++b)
-#pragma omp simd
-      for (int64_t j = 0; j < H; ++j) {
-        const int64_t k = b * H + j;
-        float* g = gt + b * G;
-        const float* w = phw + b * G;
-        g[j] = fast_sigmoid(g[j] + w[j]);
-        g[H + j] = fast_sigmoid(g[H + j] + w[H + j]);
+      for (int64_t b = begin; b < end; ++b) {
+        float *g = gt + b * G, *svb = sv + b * H, *hb = ht + b * H;
+        const float *w = phw + b * G, *hp = h_prev + b * H;
+        // Two loops, not one with a branch inside: GCC vectorises neither half of a loop whose
+        // stores depend on the variant.
         if (classic) {
-          sv[k] = g[j] * h_prev[k];
+#pragma omp simd
+          for (int64_t j = 0; j < H; ++j) {
+            g[j] = fast_sigmoid(g[j] + w[j]);
+            g[H + j] = fast_sigmoid(g[H + j] + w[H + j]);
+            svb[j] = g[j] * hp[j];
+          }
         } else {
-          sv[k] = w[2 * H + j];
-          g[2 * H + j] = fast_tanh(g[2 * H + j] + g[j] * w[2 * H + j]);
-          ht[k] = g[H + j] * h_prev[k] + (1 - g[H + j]) * g[2 * H + j];
+#pragma omp simd
+          for (int64_t j = 0; j < H; ++j) {
+            g[j] = fast_sigmoid(g[j] + w[j]);
+            g[H + j] = fast_sigmoid(g[H + j] + w[H + j]);
+            svb[j] = w[2 * H + j];
+            g[2 * H + j] = fast_tanh(g[2 * H + j] + g[j] * w[2 * H + j]);
+            hb[j] = g[H + j] * hp[j] + (1 - g[H + j]) * g[2 * H + j];
+          }
         }
       }
     });
@@ -300,22 +307,25 @@ Tensor gru_layer(const Tensor& x, const Tensor& h0, const Tensor& w_ih, const Te
                     float* dhh = classic ? d : dpre_h.data() + t * B * G;
                     for (int64_t b = 0; b < B; ++b)
 #pragma omp simd
-                    for (int64_t j = 0; j < H; ++j) {  // everything but the classic reset gate
+                    for (int64_t j = 0; j < H; ++j) {  // the update gate and the candidate
                       const int64_t k = b * H + j;
                       const float* g = pgates + (t * B + b) * G;
-                      const float r = g[j], z = g[H + j], n = g[2 * H + j];
+                      const float z = g[H + j], n = g[2 * H + j];
                       const float dht = pg[t * B * H + k] + dh.data()[k];
-                      const float dn = dht * (1 - z) * (1 - n * n);
                       d[b * G + H + j] = dht * (h_prev[k] - n) * z * (1 - z);
-                      d[b * G + 2 * H + j] = dn;
+                      d[b * G + 2 * H + j] = dht * (1 - z) * (1 - n * n);
                       dh_direct.data()[k] = dht * z;
-                      if (!classic) {
-                        d[b * G + j] = dn * psaved[t * B * H + k] * r * (1 - r);
+                    }
+                    if (!classic) {  // the reset gate, and the pre-activations fed by h (a loop of its own: see the forward)
+                      for (int64_t b = 0; b < B; ++b)
+#pragma omp simd
+                      for (int64_t j = 0; j < H; ++j) {
+                        const float r = pgates[(t * B + b) * G + j], dn = d[b * G + 2 * H + j];
+                        d[b * G + j] = dn * psaved[(t * B + b) * H + j] * r * (1 - r);
                         dhh[b * G + j] = d[b * G + j], dhh[b * G + H + j] = d[b * G + H + j];
                         dhh[b * G + 2 * H + j] = dn * r;
                       }
-                    }
-                    if (classic) {  // d(r h) = dn W_hn, then the reset gate and r's share of dh_prev
+                    } else {  // d(r h) = dn W_hn, then the reset gate and r's share of dh_prev
                       gemm(false, false, B, H, H, 1.0f, d + 2 * H, G, pw + 2 * H * H, H, 0.0f, drh.data(), H);
                       for (int64_t b = 0; b < B; ++b)
 #pragma omp simd
