@@ -148,6 +148,15 @@ Tensor cumsum(const Tensor& x, int64_t dim);
 // visible key is all 0 and passes no gradient (a plain softmax over -inf would give NaN).
 Tensor masked_softmax(const Tensor& x, const Tensor& visible);
 
+// ---- additive attention scores (core/ops/additive_scores.cpp) ----
+// Bahdanau's score of every query against every key, from their projections q = W_q queries
+// (B,Q,H) and k = W_k keys (B,S,H), and w_v (1,H) -> (B,Q,S): score = w_v . tanh(q + k). Dims between
+// B and Q (heads) are allowed when q and k agree on them. Fused: one pass over the (B,Q,S,H) pairs
+// forward and one backward.
+Tensor additive_scores_projected(const Tensor& q, const Tensor& k, const Tensor& w_v);
+// The same from plain ops (add, tanh, matmul): the version to read, and the fused op's reference.
+Tensor additive_scores_projected_naive(const Tensor& q, const Tensor& k, const Tensor& w_v);
+
 // ---- images (core/ops/conv.cpp); layout (N,C,H,W) ----
 struct Conv2dOptions {
   int64_t stride = 1;

@@ -25,15 +25,16 @@ DecoderState Seq2SeqAttention::encode(const Tensor& src, const Tensor& src_valid
          " and ", shape_str(src_valid.shape()));
   const LeftAligned left = pad_on_the_left(src, src_valid);
   const nn::RecurrentOutput enc = encoder->forward((*src_embedding)(left.ids));
-  return {.tensors = {enc.output, left.valid, enc.h_n}, .batch_dims = {0, 0, 1}};
+  // The keys stay the encoder's outputs at every step: their half of the scores is computed once here.
+  return {.tensors = {enc.output, left.valid, enc.h_n, attention->project_keys(enc.output)}, .batch_dims = {0, 0, 1, 0}};
 }
 
 Tensor Seq2SeqAttention::decode_step(DecoderState& state, const Tensor& tokens) {
-  const Tensor &outputs = state.tensors[0], &valid = state.tensors[1], &h = state.tensors[2];
+  const Tensor &outputs = state.tensors[0], &valid = state.tensors[1], &h = state.tensors[2], &keys = state.tensors[3];
   const int64_t B = tokens.numel();
   // query: the top layer's state after the previous step (B,1,H)
   const Tensor query = unsqueeze(squeeze(narrow(h, 0, config_.layers - 1, 1), 0), 1);
-  const nn::AttentionOutput attended = attention->forward(query, outputs, outputs, {.key_padding = valid});
+  const nn::AttentionOutput attended = attention->forward_projected(query, keys, outputs, {.key_padding = valid});
   const Tensor x = concat({(*tgt_embedding)(reshape(tokens, {B, 1})), attended.context}, -1);  // (B,1,E+H)
   const nn::RecurrentOutput step = decoder->forward(x, h);
   state.tensors[2] = step.h_n;

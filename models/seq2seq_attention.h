@@ -16,8 +16,9 @@ class Seq2SeqAttention : public nn::Module, public EncoderDecoder {
  public:
   explicit Seq2SeqAttention(const Seq2SeqConfig& config, Generator& gen = default_generator());
 
-  // src (B,S), src_valid (B,S) -> state {outputs (B,S,H), valid (B,S), h (layers,B,H)}; the source is
-  // read with its padding in front (pad_on_the_left), and `valid` says where it is.
+  // src (B,S), src_valid (B,S) -> state {outputs (B,S,H), valid (B,S), h (layers,B,H), the keys
+  // projected for the attention (B,S,H)}; the source is read with its padding in front
+  // (pad_on_the_left), and `valid` says where it is.
   DecoderState encode(const Tensor& src, const Tensor& src_valid) override;
   // tokens (B) -> logits (B,V); h moves on one step; last_weights() holds this step's weights.
   Tensor decode_step(DecoderState& state, const Tensor& tokens) override;

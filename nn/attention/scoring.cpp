@@ -70,11 +70,10 @@ Tensor additive_scores(const Tensor& queries, const Tensor& keys, const Tensor& 
   const int64_t hidden = w_v.size(1);
   check_weight(op, "W_q", W_q, {hidden, queries.size(-1)}, "(H,Dq)");
   check_weight(op, "W_k", W_k, {hidden, keys.size(-1)}, "(H,Dk)");
-  // Project first, then pair up by broadcasting: (B,Q,1,H) + (B,1,S,H) -> (B,Q,S,H).
-  const Tensor q = matmul(queries, W_q, {.transpose_b = true});  // (B,Q,H)
-  const Tensor k = matmul(keys, W_k, {.transpose_b = true});     // (B,S,H)
-  const Tensor features = tanh(unsqueeze(q, -2) + unsqueeze(k, -3));
-  return squeeze(matmul(features, w_v, {.transpose_b = true}), -1);  // (B,Q,S,H) @ (1,H)^T -> (B,Q,S)
+  // Project first, then score every pair: tanh(q + k) over (B,Q,S,H), times w_v (core/ops.h).
+  return additive_scores_projected(matmul(queries, W_q, {.transpose_b = true}),  // (B,Q,H)
+                                   matmul(keys, W_k, {.transpose_b = true}),     // (B,S,H)
+                                   w_v);
 }
 
 Tensor general_scores(const Tensor& queries, const Tensor& keys, const Tensor& W) {

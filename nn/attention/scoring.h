@@ -35,7 +35,9 @@ Tensor dot_scores(const Tensor& queries, const Tensor& keys);
 Tensor scaled_dot_scores(const Tensor& queries, const Tensor& keys);
 // Bahdanau: score(q, k) = w_v . tanh(W_q q + W_k k), an MLP with one hidden layer of H units.
 // W_q (H,Dq), W_k (H,Dk), w_v (1,H): Linear layouts. Holds (B,Q,S,H) values: every query-key pair's
-// hidden layer.
+// hidden layer. After the projections, the fused op additive_scores_projected (core/ops.h) does
+// the rest; a decoder that asks new queries of the same keys at every step calls it itself, with
+// the keys projected once (AdditiveAttention::project_keys).
 Tensor additive_scores(const Tensor& queries, const Tensor& keys, const Tensor& W_q, const Tensor& W_k,
                        const Tensor& w_v);
 // Luong's "general" (bilinear): score(q, k) = q^T W k, W (Dq,Dk).

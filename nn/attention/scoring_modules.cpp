@@ -1,6 +1,7 @@
 #include "nn/attention/scoring_modules.h"
 
 #include "core/error.h"
+#include "core/ops.h"
 #include "nn/init.h"
 
 namespace ladder::nn {
@@ -40,6 +41,13 @@ AdditiveAttention::AdditiveAttention(int64_t query_size, int64_t key_size, int64
 AttentionOutput AdditiveAttention::forward(const Tensor& queries, const Tensor& keys, const Tensor& values,
                                            const KeyMask& mask) {
   return additive_attention(queries, keys, values, W_q->weight, W_k->weight, w_v->weight, options(mask));
+}
+
+Tensor AdditiveAttention::project_keys(const Tensor& keys) { return (*W_k)(keys); }
+
+AttentionOutput AdditiveAttention::forward_projected(const Tensor& queries, const Tensor& projected_keys,
+                                                     const Tensor& values, const KeyMask& mask) {
+  return attend(additive_scores_projected((*W_q)(queries), projected_keys, w_v->weight), values, options(mask));
 }
 
 std::string AdditiveAttention::describe() const {

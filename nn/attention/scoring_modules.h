@@ -44,6 +44,12 @@ class AdditiveAttention : public ScoringModule {
                     Generator& gen = default_generator());
   AttentionOutput forward(const Tensor& queries, const Tensor& keys, const Tensor& values, const KeyMask& mask = {});
 
+  // A decoder asks new queries of the same keys at every step: it projects them once, keys (B,S,Dk)
+  // -> W_k k (B,S,H), and passes the projection to forward_projected, which gives what forward gives.
+  Tensor project_keys(const Tensor& keys);
+  AttentionOutput forward_projected(const Tensor& queries, const Tensor& projected_keys, const Tensor& values,
+                                    const KeyMask& mask = {});
+
   // Linear layers without bias, named as in d2l: W_q.weight (H,Dq), W_k.weight (H,Dk), w_v.weight (1,H).
   std::shared_ptr<Linear> W_q, W_k, w_v;
 

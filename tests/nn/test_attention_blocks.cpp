@@ -1,8 +1,8 @@
 // The attention building blocks (nn/attention, core/ops/attention.cpp): masked softmax and key
 // masks, the four scoring functions and their modules, Nadaraya-Watson regression. Values by hand,
-// the fused masked softmax against its naive twin (also threaded), gradient checks with masks, and
-// what masking promises: weights 0 on masked keys, nothing changes when a padded key changes, and a
-// query with no visible key gives zeros and zero gradients, never NaN.
+// the fused masked softmax and additive scores against their naive twins (also threaded), gradient
+// checks with masks, and what masking promises: weights 0 on masked keys, nothing changes when a
+// padded key changes, and a query with no visible key gives zeros and zero gradients, never NaN.
 #include "helpers.h"
 
 #include <cmath>
@@ -283,6 +283,55 @@ TEST_CASE("additive and general scores equal their formulas written as loops") {
       }
 }
 
+namespace {
+
+// The fused additive scores and their naive twin on q (..,Q,H), k (..,S,H): the same scores, and the
+// same gradients for q, k and w_v under an output gradient with zeros in it (masked keys send none).
+void check_additive_fused_matches_naive(const Shape& q_shape, const Shape& k_shape, Generator& gen) {
+  const int64_t H = q_shape.back();
+  const Tensor q = randn(q_shape, gen), k = randn(k_shape, gen), w_v = randn({1, H}, gen);
+  const std::vector<Tensor> a = {leaf(q), leaf(k), leaf(w_v)}, b = {leaf(q), leaf(k), leaf(w_v)};
+  const Tensor fused = additive_scores_projected(a[0], a[1], a[2]), naive = additive_scores_projected_naive(b[0], b[1], b[2]);
+  check_close(fused, naive, 1e-5f, 1e-5f);
+  const Tensor g = randn(fused.shape(), gen) * randint(0, 2, fused.shape(), gen);
+  fused.backward(g);
+  naive.backward(g);
+  for (size_t i = 0; i < a.size(); ++i) {
+    CAPTURE(i);
+    check_close(a[i].grad(), b[i].grad(), 1e-4f, 1e-4f);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("additive_scores_projected: the fused op equals its naive twin, values and gradients, on one and two threads") {
+  Generator gen(14);
+  check_additive_fused_matches_naive({2, 3, 5}, {2, 4, 5}, gen);
+  check_additive_fused_matches_naive({2, 1, 5}, {2, 1, 5}, gen);           // one query, one key
+  check_additive_fused_matches_naive({2, 3, 4, 6}, {2, 3, 7, 6}, gen);     // heads between B and Q
+  const Shape q_shape{2, 2, 5, 64}, k_shape{2, 2, 33, 64};                // odd sizes: the split falls inside rows
+  const Tensor q = randn(q_shape, gen), k = randn(k_shape, gen), w_v = randn({1, 64}, gen);
+  const Tensor one_thread = additive_scores_projected(q, k, w_v);
+  TwoThreads two;
+  require_threaded(2 * 2 * 5, 33 * 64);   // forward: the query rows
+  require_threaded(2 * 2, 5 * 33 * 64);   // backward: the batch
+  check_additive_fused_matches_naive(q_shape, k_shape, gen);
+  // Every row is summed by one thread whatever the split: two threads give the one-thread scores exactly.
+  CHECK(additive_scores_projected(q, k, w_v).to_vector() == one_thread.to_vector());
+}
+
+TEST_CASE("additive_scores_projected passes the gradient check, with heads and single queries and keys") {
+  Generator gen(15);
+  for (const auto& [q_shape, k_shape] : std::vector<std::pair<Shape, Shape>>{
+           {{2, 3, 4}, {2, 5, 4}}, {{1, 1, 3}, {1, 1, 3}}, {{2, 2, 1, 3}, {2, 2, 4, 3}}}) {
+    CAPTURE(shape_str(q_shape));
+    const std::vector<Tensor> in = {leaf(randn(q_shape, gen)), leaf(randn(k_shape, gen)),
+                                    leaf(uniform({1, q_shape.back()}, -0.8f, 0.8f, gen))};
+    const GradcheckResult r = gradcheck([](Inputs x) { return additive_scores_projected(x[0], x[1], x[2]); }, in);
+    CHECK_MESSAGE(r.ok, r.worst);
+  }
+}
+
 TEST_CASE("every scoring function: padded keys change nothing, in values or gradients") {
   Generator gen(8);
   const int64_t B = 2, Q = 3, S = 5;
@@ -374,6 +423,14 @@ TEST_CASE("scoring functions refuse shapes that do not fit, saying why") {
   check_error([&] { additive_scores(q, k, zeros({6, 4}), zeros({6, 4}), zeros({6})); },
               {"additive_scores", "w_v (6)", "(1,H)"});
   check_error([&] { general_scores(q, k, zeros({4, 3})); }, {"general_scores", "W (4,3)", "(Dq,Dk) = (4,4)"});
+  check_error([&] { additive_scores_projected(zeros({2, 3, 6}), zeros({2, 5, 4}), zeros({1, 6})); },
+              {"additive_scores_projected", "(2,3,6)", "(2,5,4)", "must both end in H = 6", "W_k (H,Dk)"});
+  check_error([&] { additive_scores_projected(zeros({2, 3, 6}), zeros({3, 5, 6}), zeros({1, 6})); },
+              {"additive_scores_projected", "(3,5,6)", "the same B"});
+  check_error([&] { additive_scores_projected(zeros({2, 3, 6}), zeros({2, 5, 6}), zeros({6})); },
+              {"additive_scores_projected", "w_v (6)", "(1,H)"});
+  check_error([&] { additive_scores_projected_naive(zeros({3, 6}), zeros({5, 6}), zeros({1, 6})); },
+              {"additive_scores_projected_naive", "(B,Q,H)"});
   check_error([&] { AdditiveAttention(4, 4, 8, 1.5f); }, {"AdditiveAttention", "dropout", "1.5"});
   check_error([&] { GeneralAttention(0, 4); }, {"GeneralAttention", "query=0"});
 }
@@ -404,6 +461,30 @@ TEST_CASE("scoring modules: PyTorch-style parameter names, and each equals its f
   CHECK(general.forward(q, k, v, mask).context.to_vector() == general_attention(q, k, v, general.weight, options).context.to_vector());
   CHECK(scaled.forward(q, k3, v, mask).context.to_vector() == scaled_dot_attention(q, k3, v, options).context.to_vector());
   CHECK(plain.forward(q, k3, v, mask).context.to_vector() == dot_attention(q, k3, v, options).context.to_vector());
+}
+
+TEST_CASE("AdditiveAttention: keys projected once give what forward gives, values and gradients") {
+  Generator gen(16);
+  AdditiveAttention attention(3, 4, 5, 0, gen);
+  const Tensor q = randn({2, 2, 3}, gen), k = randn({2, 6, 4}, gen), v = randn({2, 6, 2}, gen), g = randn({2, 2, 2}, gen);
+  const KeyMask mask{.key_padding = tensor({1, 1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1}, {2, 6})};
+  auto run = [&](bool projected) {
+    std::vector<Tensor> in = {leaf(q), leaf(k), leaf(v)};
+    attention.zero_grad();
+    const AttentionOutput out = projected ? attention.forward_projected(in[0], attention.project_keys(in[1]), in[2], mask)
+                                          : attention.forward(in[0], in[1], in[2], mask);
+    out.context.backward(g);
+    std::vector<Tensor> results = {out.context.detach(), out.weights.detach()};
+    for (const Tensor& t : in) results.push_back(t.grad());
+    for (const Tensor& p : attention.parameters()) results.push_back(p.grad().clone());
+    return results;
+  };
+  CHECK(attention.project_keys(k).shape() == Shape{2, 6, 5});
+  const std::vector<Tensor> direct = run(false), projected = run(true);
+  for (size_t i = 0; i < direct.size(); ++i) {
+    CAPTURE(i);
+    check_close(projected[i], direct[i], 1e-6f);
+  }
 }
 
 TEST_CASE("scoring modules pass the gradient check through forward, and their parameters get gradients") {
