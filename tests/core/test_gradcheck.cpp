@@ -197,6 +197,15 @@ const std::vector<GradCase>& cases() {
          return attention_weights(x[0], x[1], {.causal = true, .causal_offset = 2,
                                                .key_padding_mask = tensor({1, 1, 0, 1, 1, 0, 0, 0, 0, 0}, {2, 5})});
        }},
+      // ---- additive scores: q (B,..,Q,H), k (B,..,S,H), w_v (1,H) ----
+      {"additive_scores_projected", {{{2, 3, 4}}, {{2, 5, 4}}, {{1, 4}}},
+       [](Inputs x) { return additive_scores_projected(x[0], x[1], x[2]); }},
+      {"additive_scores_projected/heads_one_query", {{{2, 2, 1, 3}}, {{2, 2, 4, 3}}, {{1, 3}}},
+       [](Inputs x) { return additive_scores_projected(x[0], x[1], x[2]); }},
+      {"additive_scores_projected/one_key", {{{1, 3, 3}}, {{1, 1, 3}}, {{1, 3}}},
+       [](Inputs x) { return additive_scores_projected(x[0], x[1], x[2]); }},
+      {"additive_scores_projected_naive", {{{2, 3, 4}}, {{2, 5, 4}}, {{1, 4}}},
+       [](Inputs x) { return additive_scores_projected_naive(x[0], x[1], x[2]); }},
       // ---- recurrent layers: x (T,B,I), h0 (B,H), w_ih (G*H,I), w_hh (G*H,H), b_ih, b_hh ----
       {"rnn_layer", {{{3, 2, 3}}, {{2, 4}}, {{4, 3}, -0.7f, 0.7f}, {{4, 4}, -0.7f, 0.7f}, {{4}}, {{4}}},
        [](Inputs x) { return rnn_layer(x[0], x[1], x[2], x[3], x[4], x[5]); }},
