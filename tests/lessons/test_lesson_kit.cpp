@@ -30,7 +30,7 @@ namespace {
 
 const std::vector<std::string> kLessons = {"00_autograd", "01_ngram",     "02_regression", "03_mlp",
                                            "04_cnn",      "05_rnn",       "06_gated_rnn",  "07_seq2seq",
-                                           "08_attention_pooling",        "09_attention_seq2seq"};
+                                           "08_attention_pooling",        "09_attention_seq2seq", "11_gpt"};
 
 // parse_number's message for `text`, or "" when the value is accepted.
 template <class T>
@@ -155,7 +155,11 @@ TEST_CASE("every lesson refuses each bad flag value in one line, with status 2, 
       {"09_attention_seq2seq", "--pairs", "0"}, {"09_attention_seq2seq", "--embed", "nan"},
       {"08_attention_pooling", "--points", "2"}, {"08_attention_pooling", "--points", "1001"},
       {"08_attention_pooling", "--noise", "-1"}, {"08_attention_pooling", "--noise", "nan"},
-      {"08_attention_pooling", "--trials", "0"}, {"08_attention_pooling", "--keys", "1"}};
+      {"08_attention_pooling", "--trials", "0"}, {"08_attention_pooling", "--keys", "1"},
+      {"11_gpt", "--layers", "0"},       {"11_gpt", "--layers", "49"},       {"11_gpt", "--heads", "0"},
+      {"11_gpt", "--embd", "-8"},        {"11_gpt", "--block", "0"},         {"11_gpt", "--dropout", "1"},
+      {"11_gpt", "--weight-decay", "nan"}, {"11_gpt", "--warmup", "-1"},     {"11_gpt", "--eval-every", "0"},
+      {"11_gpt", "--sample", "0"},       {"11_gpt", "--temperature", "0"}};
   std::vector<std::tuple<std::string, std::string, std::string>> cases = own;
   for (const std::string& lesson : kLessons)
     for (const auto& [flag, value] : common) cases.emplace_back(lesson, flag, value);
@@ -186,7 +190,13 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
       {"06_gated_rnn", "--block 8 --val " + tiny.string(), "too few for a window of 32 and the token after it; the fill-in task"},
       {"06_gated_rnn", "--cell tree", "unknown cell 'tree'"},
       {"06_gated_rnn", "--layers 2", "go with --cell"},
-      {"08_attention_pooling", "--trials 100 --keys 1024", "--trials 100 x --keys 1024 = 102400 random keys per d, more than 65536"}};
+      {"08_attention_pooling", "--trials 100 --keys 1024", "--trials 100 x --keys 1024 = 102400 random keys per d, more than 65536"},
+      {"11_gpt", "--heads 3", "--heads 3 does not divide --embd 128"},
+      {"11_gpt", "--block 5000", "too few for 12 rows of a window of 5000 and the token after it; give a smaller --batch"},
+      {"11_gpt", "--val " + tiny.string(), "the validation text has 22 tokens, too few for a window of 64"},
+      {"11_gpt", "--steps 500 --warmup 500", "--warmup 500 leaves no step of --steps 500"},
+      {"11_gpt", "--prompt \"\x01\"", "has characters the model's vocabulary lacks"},
+      {"11_gpt", "--lines", "--lines does not apply"}};
   for (const auto& [lesson, args, expected] : cases) {
     const Ran ran = run_lesson(lesson, "--quick --threads 1 " + args + to);
     INFO(lesson, " ", args, ":\n", ran.output);

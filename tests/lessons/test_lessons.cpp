@@ -450,3 +450,41 @@ TEST_CASE("lesson 08_attention_pooling --quick: the kernel learns its width; sco
   CHECK(ran.output.find("      1     0        [0]      [0]      [0]      [0]    0.000") != std::string::npos);  // no visible key
   check_ending(ran.output, out.path, {{"mse_parametric", "learned w"}, {"masked_weight_max", "exactly 0"}});
 }
+
+TEST_CASE("lesson 11_gpt --quick: the GPT learns; samples at three temperatures; KV-cache speed; attention maps; --load samples") {
+  TempDir out("lesson11");
+  const Ran ran = run_lesson("11_gpt", "--quick --out " + out.path.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  check_files(out.path, {"metrics.csv", "summary.json", "perplexity.png", "perplexity.svg", "samples.txt", "model.safetensors",
+                         "generation_speed.csv", "generation_speed.png", "generation_speed.svg", "attention_layer1_head1.png",
+                         "attention_layer4_head4.svg"});
+  const std::vector<double> val = column(out.path / "metrics.csv", "val_loss");
+  REQUIRE(val.size() >= 5);
+  CHECK(val.back() < val.front() - 0.3);
+  const std::vector<double> lr = column(out.path / "metrics.csv", "lr");
+  CHECK(lr.back() < lr[1]);  // the cosine decay, after the warmup
+  std::ifstream samples(out.path / "samples.txt");
+  const std::string text((std::istreambuf_iterator<char>(samples)), std::istreambuf_iterator<char>());
+  for (const char* t : {"-- temperature 0.5:", "-- temperature 1.0:", "-- temperature 1.5:"}) CHECK(text.find(t) != std::string::npos);
+  CHECK(rows(out.path / "generation_speed.csv").size() == 4);  // contexts 8, 16, 32, 64
+  const nlohmann::json m = summary_of(out.path)["metrics"];
+  CHECK(m["val_ppl"].get<double>() == doctest::Approx(std::exp(m["val_loss"].get<double>())));
+  CHECK(m["cached_tokens_per_s"].get<double>() > 0);
+  check_ending(ran.output, out.path, {{"val_loss", "the GPT"}, {"cached_tokens_per_s", "KV cache"}});
+
+  // The checkpoint samples without training: the prompt comes back, continued by --sample characters.
+  const std::string model = (out.path / "model.safetensors").string();
+  const Ran sampled = run_lesson("11_gpt", "--load " + model + " --sample 40 --prompt \"The \"");
+  INFO(sampled.output);
+  REQUIRE(sampled.status == 0);
+  CHECK(sampled.output.find("a GPT of ") != std::string::npos);
+  CHECK(sampled.output.find("\nThe ") != std::string::npos);
+  check_refused("11_gpt", "--load " + model + " --prompt \"caf\xc3\xa9\"", "has characters the model's vocabulary lacks: '\xc3\xa9'");
+
+  // A checkpoint of another lesson, and a file that is no checkpoint.
+  TempDir other("lesson11_other");
+  REQUIRE(run_lesson("00_autograd", "--quick --out " + other.path.string()).status == 0);
+  check_refused("11_gpt", "--load " + (other.path / "model.safetensors").string(), "is a checkpoint of lesson 00_autograd, not a GPT of lesson 11");
+  check_refused("11_gpt", "--load " + write_file("not_a_model.safetensors", "hello"), "not_a_model.safetensors");
+}
