@@ -192,7 +192,7 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
       {"06_gated_rnn", "--layers 2", "go with --cell"},
       {"08_attention_pooling", "--trials 100 --keys 1024", "--trials 100 x --keys 1024 = 102400 random keys per d, more than 65536"},
       {"11_gpt", "--heads 3", "--heads 3 does not divide --embd 128"},
-      {"11_gpt", "--block 5000", "too few for 12 rows of a window of 5000 and the token after it; give a smaller --batch"},
+      {"11_gpt", "--block 4000", "too few for 12 rows of a window of 4000 and the token after it; give a smaller --batch"},
       {"11_gpt", "--val " + tiny.string(), "the validation text has 22 tokens, too few for a window of 64"},
       {"11_gpt", "--steps 500 --warmup 500", "--warmup 500 leaves no step of --steps 500"},
       {"11_gpt", "--prompt \"\x01\"", "has characters the model's vocabulary lacks"},
@@ -250,7 +250,7 @@ TEST_CASE("a checkpoint of weights that are not finite is refused, and not writt
 }
 
 TEST_CASE("a lesson at --lr 1e30 stops with status 3, says where it diverged, and saves no weights") {
-  for (const std::string lesson : {"00_autograd", "03_mlp", "04_cnn", "05_rnn", "06_gated_rnn", "08_attention_pooling"}) {
+  for (const std::string lesson : {"00_autograd", "03_mlp", "04_cnn", "05_rnn", "06_gated_rnn", "08_attention_pooling", "11_gpt"}) {
     TempDir out("kit_diverge");
     const Ran ran = run_lesson(lesson, "--quick --threads 1 --lr 1e30 --out " + out.path.string());
     INFO(lesson, ":\n", ran.output);
