@@ -48,7 +48,7 @@ void for_each_batch(const std::vector<data::IdPair>& pairs, size_t size, const B
   for (size_t begin = 0; begin < pairs.size(); begin += size) {
     const std::vector<data::IdPair> chunk(pairs.begin() + static_cast<std::ptrdiff_t>(begin),
                                           pairs.begin() + static_cast<std::ptrdiff_t>(std::min(pairs.size(), begin + size)));
-    body(begin, chunk);
+    body(chunk);
   }
 }
 
@@ -122,7 +122,7 @@ TranslationTask load_translation_task(const TranslationFlags& flags, const Commo
 double translation_loss(models::EncoderDecoder& model, const std::vector<data::IdPair>& pairs, int64_t source_width) {
   NoGradGuard no_grad;
   double total = 0, tokens = 0;
-  for_each_batch(pairs, kEvalBatch, [&](size_t, const std::vector<data::IdPair>& chunk) {
+  for_each_batch(pairs, kEvalBatch, [&](const std::vector<data::IdPair>& chunk) {
     const data::Seq2SeqBatch b = data::pad_pairs(chunk, source_width);
     const Tensor logits = model.forward(b.src, b.src_mask, b.tgt_in);
     total += cross_entropy(logits, b.tgt_out, {.ignore_index = data::Tokenizer::kPad, .reduction = Reduction::sum}).item();
@@ -176,7 +176,7 @@ Translations translate(nn::Module& module, models::EncoderDecoder& model, const 
   const models::DecodeOptions options{.max_len = task.longest_target + 1};  // the <eos> included
   Translations out;
   out.outputs.reserve(pairs.size());
-  for_each_batch(pairs, beam == 0 ? kEvalBatch : 1, [&](size_t, const std::vector<data::IdPair>& chunk) {
+  for_each_batch(pairs, beam == 0 ? kEvalBatch : 1, [&](const std::vector<data::IdPair>& chunk) {
     const data::Seq2SeqBatch b = data::pad_pairs(chunk, task.source_width);
     if (beam == 0) {
       for (std::vector<int>& tokens : models::greedy_decode(model, b.src, b.src_mask, options)) out.outputs.push_back(std::move(tokens));
