@@ -108,8 +108,7 @@ Part part_of(const std::string& source, uint64_t seed) {
   return u < kTestShare ? kTest : u < kTestShare + kValShare ? kVal : kTrain;
 }
 
-// The source inside a sentence of n filler words, at a random place among them.
-// The source among 0 to max_words filler words.
+// The source at a random place among 0 to max_words filler words.
 std::string with_filler(const std::string& source, int64_t max_words, Generator& gen) {
   const std::vector<std::string>& words = filler_words();
   const int64_t n = gen.randint(0, max_words + 1);

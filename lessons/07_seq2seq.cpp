@@ -6,7 +6,7 @@
 //     BLEU, with examples;
 //  3. training without teacher forcing, the decoder reading its own predictions: the two curves;
 //  4. exact match by source length: everything the decoder knows passes through one fixed-size
-//     vector, and long sources (--pad-words) suffer. Lesson 09 removes that bottleneck.
+//     vector (with --pad-words, long sources test it). Lesson 09 removes that bottleneck.
 // The note that goes with it: docs/07_seq2seq.md.
 #include <cstdio>
 
@@ -131,6 +131,6 @@ int main(int argc, char** argv) {
       notes["test_bleu_beam" + std::to_string(width)] = "beam search of width " + std::to_string(width) + ": corpus BLEU-4";
     run.finish(summary, notes,
                "docs/07_seq2seq.md, section 5 (Beam search); then exercise 3: --pad-words 8, and lesson 09 with\n"
-               "      the same flags, to see the bottleneck");
+               "      the same flags, to compare the two on long sources");
   });
 }
