@@ -18,12 +18,6 @@
 
 using namespace ladder;
 
-namespace {
-
-constexpr int64_t kBeamWidths[] = {1, 2, 4, 8};
-
-}  // namespace
-
 int main(int argc, char** argv) {
   return lessons::lesson_main([&] {
     lessons::LessonCli cli("07_seq2seq", "Lesson 07: a GRU encoder-decoder translates dates; greedy and beam search, BLEU.",
@@ -42,10 +36,7 @@ int main(int argc, char** argv) {
     config.tgt_vocab = task.tokenizers.target.vocab_size();
     models::check_config("07_seq2seq", config);
     lessons::Run run(cli);
-    std::printf("data: %s\n  %zu training, %zu validation, %zu test pairs; vocabularies %lld (source) and %lld (target)\n",
-                task.description.c_str(), task.train.size(), task.val.size(), task.test.size(),
-                static_cast<long long>(config.src_vocab), static_cast<long long>(config.tgt_vocab));
-    if (task.dropped > 0) std::printf("  %lld pairs longer than --max-len left out\n", static_cast<long long>(task.dropped));
+    lessons::print_task(task);
 
     std::printf("\n== 1. the encoder-decoder, trained with teacher forcing: %lld steps of %lld pairs ==\n",
                 static_cast<long long>(cli.common.steps), static_cast<long long>(cli.common.batch));
@@ -62,29 +53,10 @@ int main(int argc, char** argv) {
     }());
 
     std::printf("\n== 2. translating the %zu test sources: greedy and beam search ==\n", task.test.size());
-    const lessons::Translations greedy = lessons::translate(model, model, task, task.test, 0);
-    const lessons::TranslationScores greedy_scores = lessons::score(greedy, task.test);
-    std::printf("%-10s %12s %8s %10s\n", "decoder", "exact match", "BLEU", "seconds");
-    std::printf("%-10s %12.3f %8.3f %10.2f\n", "greedy", greedy_scores.exact_match, greedy_scores.bleu, greedy.seconds);
-    lessons::Series beam_bleu{"BLEU", {}, {}}, beam_exact{"exact match", {}, {}}, beam_seconds{"seconds", {}, {}};
-    nlohmann::ordered_json beam_json;
-    lessons::Translations beam4;
-    for (const int64_t width : kBeamWidths) {
-      lessons::Translations beam = lessons::translate(model, model, task, task.test, width);
-      const lessons::TranslationScores s = lessons::score(beam, task.test);
-      std::printf("beam %-5lld %12.3f %8.3f %10.2f\n", static_cast<long long>(width), s.exact_match, s.bleu, beam.seconds);
-      for (auto* series : {&beam_bleu, &beam_exact, &beam_seconds}) series->x.push_back(static_cast<double>(width));
-      beam_bleu.y.push_back(s.bleu), beam_exact.y.push_back(s.exact_match), beam_seconds.y.push_back(beam.seconds);
-      beam_json["test_bleu_beam" + std::to_string(width)] = s.bleu;
-      if (width == 4) beam4 = std::move(beam);
-    }
-    std::printf("\nexamples (ok: exactly the target):\n");
-    lessons::print_examples(task, {{"greedy", greedy}, {"beam 4", beam4}}, 6);
-    run.wrote(lessons::save_line_chart(run.path("beam_search"),
-                                       {"Test scores against beam width", "beam width", "score", {beam_exact, beam_bleu}}));
+    const lessons::DecoderComparison decoders = lessons::compare_decoders(run, model, model, task);
     run.wrote(lessons::save_line_chart(run.path("beam_seconds"),
                                        {"Seconds to translate the test set against beam width", "beam width", "seconds",
-                                        {beam_seconds}}));
+                                        {decoders.seconds}}));
 
     std::vector<lessons::Series> curves = {taught.val_curve};
     nlohmann::ordered_json own_json;
@@ -96,7 +68,7 @@ int main(int argc, char** argv) {
           run, free_running, free_running, task, cli.common, "own predictions", lessons::Feeding::own_predictions, metrics);
       const lessons::TranslationScores s = lessons::score(lessons::translate(free_running, free_running, task, task.test, 0), task.test);
       std::printf("validation loss %.4f (teacher forcing: %.4f); greedy test exact match %.3f (teacher forcing: %.3f)\n",
-                  own.val_loss, taught.val_loss, s.exact_match, greedy_scores.exact_match);
+                  own.val_loss, taught.val_loss, s.exact_match, decoders.greedy_scores.exact_match);
       curves.push_back(own.val_curve);
       own_json = {{"own_predictions_val_loss", own.val_loss}, {"own_predictions_exact_match", s.exact_match}};
     }
@@ -104,7 +76,7 @@ int main(int argc, char** argv) {
                                                           "validation loss (nats, log scale)", curves, /*log_y=*/true}));
 
     std::printf("\n== 4. greedy exact match by source length ==\n");
-    const lessons::Series by_length = lessons::exact_match_by_length(greedy, task.test, "encoder-decoder (lesson 07)");
+    const lessons::Series by_length = lessons::exact_match_by_length(decoders.greedy, task.test, "encoder-decoder (lesson 07)");
     lessons::CsvWriter length_csv(run.file("exact_match_by_length.csv"), {"source_tokens", "exact_match"});
     for (size_t i = 0; i < by_length.x.size(); ++i) {
       std::printf("  sources of %5.1f tokens on average: %.3f\n", by_length.x[i], by_length.y[i]);
@@ -115,9 +87,9 @@ int main(int argc, char** argv) {
                                         "mean source length of a sixth of the test pairs (tokens)", "exact match", {by_length}}));
 
     nlohmann::ordered_json summary = {{"train_loss", taught.train_loss}, {"val_loss", taught.val_loss},
-                                      {"val_ppl", std::exp(taught.val_loss)}, {"test_exact_match", greedy_scores.exact_match},
-                                      {"test_bleu", greedy_scores.bleu}};
-    summary.update(beam_json);
+                                      {"val_ppl", std::exp(taught.val_loss)}, {"test_exact_match", decoders.greedy_scores.exact_match},
+                                      {"test_bleu", decoders.greedy_scores.bleu}};
+    summary.update(decoders.bleu_by_width);
     if (!own_json.is_null()) summary.update(own_json);
     lessons::MetricNotes notes = {
         {"train_loss", "mean training loss of the last steps, nats per target token"},
@@ -127,7 +99,7 @@ int main(int argc, char** argv) {
         {"test_bleu", "greedy decoding: corpus BLEU-4 over the test set's tokens"},
         {"own_predictions_val_loss", "part 3: the model trained on its own predictions, teacher-forced validation loss"},
         {"own_predictions_exact_match", "part 3: that model's greedy test exact match"}};
-    for (const int64_t width : kBeamWidths)
+    for (const int64_t width : lessons::kBeamWidths)
       notes["test_bleu_beam" + std::to_string(width)] = "beam search of width " + std::to_string(width) + ": corpus BLEU-4";
     run.finish(summary, notes,
                "docs/07_seq2seq.md, section 5 (Beam search); then exercise 3: --pad-words 8, and lesson 09 with\n"

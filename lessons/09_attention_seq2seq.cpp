@@ -20,7 +20,6 @@ using namespace ladder;
 
 namespace {
 
-constexpr int64_t kBeamWidths[] = {1, 2, 4, 8};
 constexpr size_t kMaps = 4;  // test examples drawn as attention maps
 
 // The attention weights of one greedy translation of `pair`'s source: a row per output token (the
@@ -70,10 +69,7 @@ int main(int argc, char** argv) {
     config.tgt_vocab = task.tokenizers.target.vocab_size();
     models::check_config("09_attention_seq2seq", config);
     lessons::Run run(cli);
-    std::printf("data: %s\n  %zu training, %zu validation, %zu test pairs; vocabularies %lld (source) and %lld (target)\n",
-                task.description.c_str(), task.train.size(), task.val.size(), task.test.size(),
-                static_cast<long long>(config.src_vocab), static_cast<long long>(config.tgt_vocab));
-    if (task.dropped > 0) std::printf("  %lld pairs longer than --max-len left out\n", static_cast<long long>(task.dropped));
+    lessons::print_task(task);
 
     std::printf("\n== 1. the encoder-decoder with attention, teacher forcing: %lld steps of %lld pairs ==\n",
                 static_cast<long long>(cli.common.steps), static_cast<long long>(cli.common.batch));
@@ -92,26 +88,7 @@ int main(int argc, char** argv) {
                                                           "validation loss (nats, log scale)", {report.val_curve}, /*log_y=*/true}));
 
     std::printf("\n== 2. translating the %zu test sources: greedy and beam search ==\n", task.test.size());
-    const lessons::Translations greedy = lessons::translate(model, model, task, task.test, 0);
-    const lessons::TranslationScores greedy_scores = lessons::score(greedy, task.test);
-    std::printf("%-10s %12s %8s %10s\n", "decoder", "exact match", "BLEU", "seconds");
-    std::printf("%-10s %12.3f %8.3f %10.2f\n", "greedy", greedy_scores.exact_match, greedy_scores.bleu, greedy.seconds);
-    nlohmann::ordered_json beam_json;
-    lessons::Series beam_bleu{"BLEU", {}, {}}, beam_exact{"exact match", {}, {}};
-    lessons::Translations beam4;
-    for (const int64_t width : kBeamWidths) {
-      lessons::Translations beam = lessons::translate(model, model, task, task.test, width);
-      const lessons::TranslationScores s = lessons::score(beam, task.test);
-      std::printf("beam %-5lld %12.3f %8.3f %10.2f\n", static_cast<long long>(width), s.exact_match, s.bleu, beam.seconds);
-      beam_bleu.x.push_back(static_cast<double>(width)), beam_bleu.y.push_back(s.bleu);
-      beam_exact.x.push_back(static_cast<double>(width)), beam_exact.y.push_back(s.exact_match);
-      beam_json["test_bleu_beam" + std::to_string(width)] = s.bleu;
-      if (width == 4) beam4 = std::move(beam);
-    }
-    run.wrote(lessons::save_line_chart(run.path("beam_search"),
-                                       {"Test scores against beam width", "beam width", "score", {beam_exact, beam_bleu}}));
-    std::printf("\nexamples (ok: exactly the target):\n");
-    lessons::print_examples(task, {{"greedy", greedy}, {"beam 4", beam4}}, 6);
+    const lessons::DecoderComparison decoders = lessons::compare_decoders(run, model, model, task);
 
     std::printf("\n== 3. attention maps of %zu test translations ==\n", std::min(kMaps, task.test.size()));
     for (size_t i = 0; i < std::min(kMaps, task.test.size()); ++i) {
@@ -122,7 +99,7 @@ int main(int argc, char** argv) {
     std::printf("each row: one output token; each column: one source token; a row sums to 1\n");
 
     std::printf("\n== 4. greedy exact match by source length ==\n");
-    const lessons::Series by_length = lessons::exact_match_by_length(greedy, task.test, "with attention (lesson 09)");
+    const lessons::Series by_length = lessons::exact_match_by_length(decoders.greedy, task.test, "with attention (lesson 09)");
     lessons::CsvWriter length_csv(run.file("exact_match_by_length.csv"), {"source_tokens", "exact_match"});
     for (size_t i = 0; i < by_length.x.size(); ++i) {
       std::printf("  sources of %5.1f tokens on average: %.3f\n", by_length.x[i], by_length.y[i]);
@@ -141,15 +118,15 @@ int main(int argc, char** argv) {
                                         "mean source length of a sixth of the test pairs (tokens)", "exact match", curves}));
 
     nlohmann::ordered_json summary = {{"train_loss", report.train_loss}, {"val_loss", report.val_loss},
-                                      {"val_ppl", std::exp(report.val_loss)}, {"test_exact_match", greedy_scores.exact_match},
-                                      {"test_bleu", greedy_scores.bleu}};
-    summary.update(beam_json);
+                                      {"val_ppl", std::exp(report.val_loss)}, {"test_exact_match", decoders.greedy_scores.exact_match},
+                                      {"test_bleu", decoders.greedy_scores.bleu}};
+    summary.update(decoders.bleu_by_width);
     lessons::MetricNotes notes = {{"train_loss", "mean training loss of the last steps, nats per target token"},
                                   {"val_loss", "validation pairs, teacher forcing, nats per target token"},
                                   {"val_ppl", "exp(val_loss)"},
                                   {"test_exact_match", "greedy decoding: share of test outputs equal to the target"},
                                   {"test_bleu", "greedy decoding: corpus BLEU-4 over the test set's tokens"}};
-    for (const int64_t width : kBeamWidths)
+    for (const int64_t width : lessons::kBeamWidths)
       notes["test_bleu_beam" + std::to_string(width)] = "beam search of width " + std::to_string(width) + ": corpus BLEU-4";
     run.finish(summary, notes,
                "docs/09_attention_seq2seq.md, section 4 (Reading the attention maps); then exercise 2: lessons 07 and 09\n"

@@ -254,6 +254,37 @@ std::optional<Series> other_run_by_length(const std::string& folder, const Lesso
   return series;
 }
 
+void print_task(const TranslationTask& task) {
+  std::printf("data: %s\n  %zu training, %zu validation, %zu test pairs; vocabularies %lld (source) and %lld (target)\n",
+              task.description.c_str(), task.train.size(), task.val.size(), task.test.size(),
+              static_cast<long long>(task.tokenizers.source.vocab_size()),
+              static_cast<long long>(task.tokenizers.target.vocab_size()));
+  if (task.dropped > 0) std::printf("  %lld pairs longer than --max-len left out\n", static_cast<long long>(task.dropped));
+}
+
+DecoderComparison compare_decoders(Run& run, nn::Module& module, models::EncoderDecoder& model, const TranslationTask& task) {
+  DecoderComparison out{translate(module, model, task, task.test, 0), {}, {"seconds", {}, {}}, {}};
+  out.greedy_scores = score(out.greedy, task.test);
+  std::printf("%-10s %12s %8s %10s\n", "decoder", "exact match", "BLEU", "seconds");
+  std::printf("%-10s %12.3f %8.3f %10.2f\n", "greedy", out.greedy_scores.exact_match, out.greedy_scores.bleu,
+              out.greedy.seconds);
+  Series bleu{"BLEU", {}, {}}, exact{"exact match", {}, {}};
+  Translations beam4;
+  for (const int64_t width : kBeamWidths) {
+    Translations beam = translate(module, model, task, task.test, width);
+    const TranslationScores s = score(beam, task.test);
+    std::printf("beam %-5lld %12.3f %8.3f %10.2f\n", static_cast<long long>(width), s.exact_match, s.bleu, beam.seconds);
+    for (Series* series : {&bleu, &exact, &out.seconds}) series->x.push_back(static_cast<double>(width));
+    bleu.y.push_back(s.bleu), exact.y.push_back(s.exact_match), out.seconds.y.push_back(beam.seconds);
+    out.bleu_by_width["test_bleu_beam" + std::to_string(width)] = s.bleu;
+    if (width == 4) beam4 = std::move(beam);
+  }
+  std::printf("\nexamples (ok: exactly the target):\n");
+  print_examples(task, {{"greedy", out.greedy}, {"beam 4", beam4}}, 6);
+  run.wrote(save_line_chart(run.path("beam_search"), {"Test scores against beam width", "beam width", "score", {exact, bleu}}));
+  return out;
+}
+
 void print_examples(const TranslationTask& task, const std::vector<std::pair<std::string, Translations>>& decoders,
                     size_t rows) {
   const data::Tokenizer& target = task.tokenizers.target;

@@ -96,6 +96,22 @@ Series exact_match_by_length(const Translations& translations, const std::vector
 std::optional<Series> other_run_by_length(const std::string& folder, const LessonCli& cli, const std::string& name,
                                           std::string& why_not);
 
+// What the task is: its source, the sizes of its parts and vocabularies, the pairs left out.
+void print_task(const TranslationTask& task);
+
+// Beam widths every translation lesson compares with greedy decoding.
+inline constexpr int64_t kBeamWidths[] = {1, 2, 4, 8};
+
+struct DecoderComparison {
+  Translations greedy;
+  TranslationScores greedy_scores;
+  Series seconds;                       // seconds to translate the test set, against beam width
+  nlohmann::ordered_json bleu_by_width;  // {"test_bleu_beam1": ..., ...}
+};
+// Greedy decoding and beam search of every kBeamWidths width on the test pairs: prints the table
+// and six examples, writes beam_search.png (exact match and BLEU against beam width).
+DecoderComparison compare_decoders(Run& run, nn::Module& module, models::EncoderDecoder& model, const TranslationTask& task);
+
 // Prints the first `rows` test pairs: source, target, and each decoder's output ("ok" when exact).
 void print_examples(const TranslationTask& task, const std::vector<std::pair<std::string, Translations>>& decoders,
                     size_t rows);
