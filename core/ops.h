@@ -202,6 +202,30 @@ Tensor scaled_dot_product_attention_naive(const Tensor& q, const Tensor& k, cons
 // (0 for a query that sees no key), after dropout when it applies.
 Tensor attention_weights(const Tensor& q, const Tensor& k, const SdpaOptions& options = {});
 
+// ---- linear attention (core/ops/linear_attention.cpp) ----
+// On queries and keys already through a feature map phi with non-negative values (nn/attention
+// chooses phi): q (B,H,T,M), k (B,H,S,M), v (B,H,S,D).
+struct LinearAttentionOptions {
+  bool causal = false;      // query i sees keys j <= i; needs T = S
+  Tensor key_padding_mask;  // (B,S): 1 for a real key, 0 for padding
+  float eps = 1e-6f;        // added to the normaliser: a query that meets no key gets 0, not NaN
+  int64_t chunk = 64;       // causal: positions per chunk of the fused product
+};
+// out_i = sum_j (q_i . k_j) v_j / (sum_j q_i . k_j + eps) over the keys query i sees -> (B,H,T,D).
+// Non-causal: through S = sum_j k_j v_j^T and z = sum_j k_j, O(T M D). Causal: the fused chunked
+// product, O(T C (M + D) + T M D) for chunks of C positions. Neither holds a (T,S) matrix.
+Tensor linear_attention(const Tensor& q, const Tensor& k, const Tensor& v, const LinearAttentionOptions& options = {});
+// The same through the (B,H,T,S) matrix it implies: the reference the fast one is tested against.
+Tensor linear_attention_naive(const Tensor& q, const Tensor& k, const Tensor& v,
+                              const LinearAttentionOptions& options = {});
+// That matrix -> (B,H,T,S): q_i . k_j over the keys query i sees, each row divided by its sum + eps.
+Tensor linear_attention_weights(const Tensor& q, const Tensor& k, const LinearAttentionOptions& options = {});
+// out_i = sum_{j<=i} (q_i . k_j) v_j: q and k (B,H,T,M), v (B,H,T,E) -> (B,H,T,E), fused and chunked
+// (core/kernels/linear_attention.h); its memory grows as T*(M+E), never T*T or T*M*E.
+Tensor causal_linear_product(const Tensor& q, const Tensor& k, const Tensor& v, int64_t chunk = 64);
+// The same as tril(q k^T) v with plain ops.
+Tensor causal_linear_product_naive(const Tensor& q, const Tensor& k, const Tensor& v);
+
 // ---- recurrent layers (core/ops/recurrent.cpp) ----
 // One layer over a whole sequence, fused: the input projection of every step in one GEMM, one
 // GEMM per step for the hidden state, the gate nonlinearities in one loop, and a hand-written

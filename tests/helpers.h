@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <initializer_list>
 #include <string>
@@ -40,6 +41,50 @@ inline void check_close(const Tensor& a, const Tensor& b, float atol, float rtol
     }
   }
   CHECK_MESSAGE(at < 0, "element ", at, ": ", (at < 0 ? 0 : a.data()[at]), " vs ", (at < 0 ? 0 : b.data()[at]));
+}
+
+inline bool all_finite(const Tensor& t) {
+  for (int64_t i = 0; i < t.numel(); ++i)
+    if (!std::isfinite(t.data()[i])) return false;
+  return true;
+}
+
+inline float max_abs(const Tensor& t) {
+  float m = 0;
+  for (int64_t i = 0; i < t.numel(); ++i) m = std::max(m, std::fabs(t.data()[i]));
+  return m;
+}
+
+// A fast path against its reference: finite, and within 1e-5 relative to the reference's largest
+// element (fp32 sums taken in different orders).
+inline void check_agree(const Tensor& fast, const Tensor& reference, const char* what) {
+  INFO(what);
+  CHECK(all_finite(fast));
+  check_close(fast, reference, 1e-5f * std::max(1.0f, max_abs(reference)), 1e-5f);
+}
+
+// An attention-like op's output and the gradients of sum(out * gout) for q, k and v, taken on
+// copies of the inputs: f(q, k, v) -> out.
+struct AttentionRun {
+  Tensor out, dq, dk, dv;
+};
+template <class F>
+AttentionRun run_attention(const F& f, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& gout) {
+  Tensor q1 = q.clone(), k1 = k.clone(), v1 = v.clone();
+  q1.requires_grad_();
+  k1.requires_grad_();
+  v1.requires_grad_();
+  const Tensor out = f(q1, k1, v1);
+  out.backward(gout);
+  return {out.detach(), q1.grad(), k1.grad(), v1.grad()};
+}
+
+// The output and all three gradients agree (check_agree).
+inline void check_runs_agree(const AttentionRun& fast, const AttentionRun& reference) {
+  check_agree(fast.out, reference.out, "out");
+  check_agree(fast.dq, reference.dq, "dq");
+  check_agree(fast.dk, reference.dk, "dk");
+  check_agree(fast.dv, reference.dv, "dv");
 }
 
 // Two threads while it lives, whatever the machine has, so that the threaded paths run even on one core.

@@ -10,45 +10,21 @@
 
 using namespace ladder;
 using ladder::testing::check_close;
+using ladder::testing::all_finite;
+using ladder::testing::AttentionRun;
+using ladder::testing::check_agree;
+using ladder::testing::check_runs_agree;
 using ladder::testing::check_error;
+using ladder::testing::max_abs;
 
 namespace {
 
 using AttentionFn = Tensor (*)(const Tensor&, const Tensor&, const Tensor&, const SdpaOptions&);
 
-struct Run {
-  Tensor out, dq, dk, dv;
-};
-
-// out = f(q, k, v) and the gradients of sum(out * gout), on copies of the inputs.
-Run run(AttentionFn f, const Tensor& q, const Tensor& k, const Tensor& v, const SdpaOptions& options,
-        const Tensor& gout) {
-  Tensor q1 = q.clone(), k1 = k.clone(), v1 = v.clone();
-  q1.requires_grad_();
-  k1.requires_grad_();
-  v1.requires_grad_();
-  const Tensor out = f(q1, k1, v1, options);
-  out.backward(gout);
-  return {out.detach(), q1.grad(), k1.grad(), v1.grad()};
-}
-
-float max_abs(const Tensor& x) {
-  float m = 0;
-  for (int64_t i = 0; i < x.numel(); ++i) m = std::max(m, std::fabs(x.data()[i]));
-  return m;
-}
-
-bool all_finite(const Tensor& x) {
-  for (int64_t i = 0; i < x.numel(); ++i)
-    if (!std::isfinite(x.data()[i])) return false;
-  return true;
-}
-
-// Within 1e-5 relative to the tensor's largest element (fp32 sums in different orders).
-void check_agree(const Tensor& fused, const Tensor& naive, const char* what) {
-  INFO(what);
-  CHECK(all_finite(fused));
-  check_close(fused, naive, 1e-5f * std::max(1.0f, max_abs(naive)), 1e-5f);
+AttentionRun run(AttentionFn f, const Tensor& q, const Tensor& k, const Tensor& v, const SdpaOptions& options,
+                 const Tensor& gout) {
+  const auto call = [&](const Tensor& a, const Tensor& b, const Tensor& c) { return f(a, b, c, options); };
+  return ladder::testing::run_attention(call, q, k, v, gout);
 }
 
 struct Sizes {
@@ -66,12 +42,8 @@ void check_fused_against_naive(const Sizes& n, SdpaOptions options, float q_scal
   SdpaOptions fused_options = options, naive_options = options;
   fused_options.generator = &fused_gen;
   naive_options.generator = &naive_gen;
-  const Run fused = run(scaled_dot_product_attention, q, k, v, fused_options, gout);
-  const Run naive = run(scaled_dot_product_attention_naive, q, k, v, naive_options, gout);
-  check_agree(fused.out, naive.out, "out");
-  check_agree(fused.dq, naive.dq, "dq");
-  check_agree(fused.dk, naive.dk, "dk");
-  check_agree(fused.dv, naive.dv, "dv");
+  check_runs_agree(run(scaled_dot_product_attention, q, k, v, fused_options, gout),
+                   run(scaled_dot_product_attention_naive, q, k, v, naive_options, gout));
 }
 
 // Key padding (B,S): batch b keeps its first S - b*cut keys (b = 0 keeps all).
@@ -138,7 +110,7 @@ TEST_CASE("a query that sees no key gets zeros and passes no gradient") {
   // Offset -3: rows 0-2 see nothing, row 3 sees key 0. Batch 1 has every key padded.
   const SdpaOptions options{.causal = true, .causal_offset = -3, .key_padding_mask = padding_mask(2, 4, 4)};
   for (AttentionFn f : {scaled_dot_product_attention, scaled_dot_product_attention_naive}) {
-    const Run r = run(f, q, k, v, options, gout);
+    const AttentionRun r = run(f, q, k, v, options, gout);
     CHECK(all_finite(r.out));
     CHECK(all_finite(r.dq));
     CHECK(all_finite(r.dk));

@@ -197,6 +197,28 @@ const std::vector<GradCase>& cases() {
          return attention_weights(x[0], x[1], {.causal = true, .causal_offset = 2,
                                                .key_padding_mask = tensor({1, 1, 0, 1, 1, 0, 0, 0, 0, 0}, {2, 5})});
        }},
+      // ---- linear attention: feature-mapped (positive) q (B,H,T,M), k (B,H,S,M), v (B,H,S,D) ----
+      {"causal_linear_product", {{{2, 1, 5, 3}}, {{2, 1, 5, 3}}, {{2, 1, 5, 4}}},
+       [](Inputs x) { return causal_linear_product(x[0], x[1], x[2], /*chunk=*/2); }},  // 5 = 2 + 2 + 1
+      {"causal_linear_product_naive", {{{1, 2, 4, 3}}, {{1, 2, 4, 3}}, {{1, 2, 4, 2}}},
+       [](Inputs x) { return causal_linear_product_naive(x[0], x[1], x[2]); }},
+      {"linear_attention", {{{2, 1, 3, 4}, 0.1f, 1}, {{2, 1, 5, 4}, 0.1f, 1}, {{2, 1, 5, 3}}},
+       [](Inputs x) {
+         const Tensor padding = tensor({1, 1, 1, 1, 1, 1, 0, 1, 0, 1}, {2, 5});
+         return linear_attention(x[0], x[1], x[2], {.key_padding_mask = padding});
+       }},
+      {"linear_attention/causal_chunked_padding", {{{2, 1, 5, 3}, 0.1f, 1}, {{2, 1, 5, 3}, 0.1f, 1}, {{2, 1, 5, 2}}},
+       [](Inputs x) {
+         const Tensor padding = tensor({1, 1, 1, 1, 1, 1, 0, 1, 0, 1}, {2, 5});
+         return linear_attention(x[0], x[1], x[2], {.causal = true, .key_padding_mask = padding, .chunk = 2});
+       }},
+      {"linear_attention_naive", {{{1, 2, 4, 3}, 0.1f, 1}, {{1, 2, 4, 3}, 0.1f, 1}, {{1, 2, 4, 2}}},
+       [](Inputs x) { return linear_attention_naive(x[0], x[1], x[2], {.causal = true}); }},
+      {"linear_attention_weights", {{{2, 1, 3, 4}, 0.1f, 1}, {{2, 1, 5, 4}, 0.1f, 1}},
+       [](Inputs x) {
+         const Tensor padding = tensor({1, 1, 0, 1, 1, 0, 1, 1, 1, 1}, {2, 5});
+         return linear_attention_weights(x[0], x[1], {.key_padding_mask = padding});
+       }},
       // ---- additive scores: q (B,..,Q,H), k (B,..,S,H), w_v (1,H) ----
       {"additive_scores_projected", {{{2, 3, 4}}, {{2, 5, 4}}, {{1, 4}}},
        [](Inputs x) { return additive_scores_projected(x[0], x[1], x[2]); }},

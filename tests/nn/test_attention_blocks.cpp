@@ -18,6 +18,7 @@
 
 using namespace ladder;
 using namespace ladder::nn;
+using ladder::testing::all_finite;
 using ladder::testing::check_close;
 using ladder::testing::check_error;
 using ladder::testing::check_tensor;
@@ -31,12 +32,6 @@ using Inputs = const std::vector<Tensor>&;
 Tensor leaf(const Tensor& t) {
   Tensor copy = t.detach().clone();
   return copy.requires_grad_();
-}
-
-bool all_finite(const Tensor& t) {
-  for (int64_t i = 0; i < t.numel(); ++i)
-    if (!std::isfinite(t.data()[i])) return false;
-  return true;
 }
 
 // Every row of weights (..., S) sums to 1 over the keys visible[row] leaves open and is exactly 0

@@ -17,18 +17,13 @@
 
 using namespace ladder;
 using namespace ladder::nn;
+using ladder::testing::all_finite;
 using ladder::testing::check_close;
 using ladder::testing::check_error;
 
 namespace {
 
 using Inputs = const std::vector<Tensor>&;
-
-bool all_finite(const Tensor& t) {
-  for (int64_t i = 0; i < t.numel(); ++i)
-    if (!std::isfinite(t.data()[i])) return false;
-  return true;
-}
 
 // A gradcheck input: a leaf that requires grad.
 Tensor leaf(Tensor t) { return t.requires_grad_(); }
