@@ -1,0 +1,65 @@
+// The attention kinds: one interface that full softmax attention, linear attention, BigBird and
+// Transformer-VQ all offer, so that a model takes its attention as a setting (--attention NAME)
+// and never changes its own code. Every call works on heads already split: q (B,H,T,D) and
+// k, v (B,H,S,D). Adding a kind means its own file, one line in make_attention (attention_kind.cpp)
+// and its tests.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "nn/module.h"
+
+namespace ladder::nn {
+
+// Everything a kind may be built with; each kind reads its own fields and ignores the rest.
+struct AttentionSettings {
+  std::string kind = "full";  // one of attention_kind_names()
+  float dropout = 0;          // full: on the weights, in training mode
+  // linear: the feature map phi, one of feature_map_names(): "elu" (elu(x) + 1), "cos" ([1; x/|x|],
+  // so that phi(q) . phi(k) = 1 + cos(q, k)), "softmax" (double softmax: q over its features, k over
+  // the positions)
+  std::string feature_map = "elu";
+  int64_t chunk = 64;  // linear, causal: positions per chunk of the fused product
+};
+
+// Which keys a query may see: padding (B,S) 1 = real key, and causality (key j <= i + causal_offset).
+struct AttendMasks {
+  bool causal = false;
+  int64_t causal_offset = 0;  // full only; other kinds need T = S when causal
+  Tensor key_padding_mask;
+};
+
+// What generation carries from step to step, for one batch of sequences: the full kind keeps every
+// key and value (a KV cache), linear attention a fixed-size sum. Made by AttentionKind::start().
+class AttentionState {
+ public:
+  virtual ~AttentionState() = default;
+  virtual int64_t length() const = 0;  // positions fed so far
+};
+
+class AttentionKind : public Module {
+ public:
+  // q (B,H,T,D), k and v (B,H,S,D) -> (B,H,T,D), for a whole sequence (training, encoding).
+  virtual Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v, const AttendMasks& masks) = 0;
+  // An empty state for causal generation.
+  virtual std::unique_ptr<AttentionState> start() const = 0;
+  // q, k, v (B,H,T_new,D) of new positions continuing the sequence in `state` (causal): new
+  // position i sees every earlier position and itself -> (B,H,T_new,D), equal to the last T_new
+  // rows of attend() over the whole sequence; the state takes in the new keys and values.
+  virtual Tensor step(const Tensor& q, const Tensor& k, const Tensor& v, AttentionState& state) = 0;
+  // The (B,H,T,S) matrix that attend() multiplies v by, written out: for maps and tests, small sizes.
+  virtual Tensor implied_weights(const Tensor& q, const Tensor& k, const AttendMasks& masks) = 0;
+
+ protected:
+  using Module::Module;
+};
+
+std::vector<std::string> attention_kind_names();
+// The kind settings.kind names; an unknown name or setting fails with the names there are.
+std::shared_ptr<AttentionKind> make_attention(const AttentionSettings& settings, Generator& gen = default_generator());
+
+}  // namespace ladder::nn

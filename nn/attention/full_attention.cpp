@@ -1,0 +1,45 @@
+#include "nn/attention/full_attention.h"
+
+#include "core/error.h"
+#include "core/ops.h"
+
+namespace ladder::nn {
+
+FullAttention::FullAttention(const AttentionSettings& settings, Generator& gen)
+    : AttentionKind("FullAttention"), dropout_(settings.dropout), gen_(gen.child()) {
+  if (!(dropout_ >= 0 && dropout_ < 1)) fail("FullAttention", "dropout must be in [0, 1), got ", dropout_);
+}
+
+SdpaOptions FullAttention::sdpa_options(const AttendMasks& masks) {
+  return {.causal = masks.causal,
+          .causal_offset = masks.causal_offset,
+          .key_padding_mask = masks.key_padding_mask,
+          .dropout = dropout_,
+          .training = is_training(),
+          .generator = &gen_};
+}
+
+Tensor FullAttention::attend(const Tensor& q, const Tensor& k, const Tensor& v, const AttendMasks& masks) {
+  return scaled_dot_product_attention(q, k, v, sdpa_options(masks));
+}
+
+std::unique_ptr<AttentionState> FullAttention::start() const { return std::make_unique<KeyValueState>(); }
+
+// The new keys and values join the cache; the T_new queries are its last positions, so query i
+// sees the L earlier ones and new ones j <= i: causal_offset = L.
+Tensor FullAttention::step(const Tensor& q, const Tensor& k, const Tensor& v, AttentionState& state) {
+  auto& cache = dynamic_cast<KeyValueState&>(state);
+  const int64_t earlier = cache.length();
+  cache.keys = earlier ? concat({cache.keys, k}, 2) : k;
+  cache.values = earlier ? concat({cache.values, v}, 2) : v;
+  return scaled_dot_product_attention(q, cache.keys, cache.values,
+                                      sdpa_options({.causal = true, .causal_offset = earlier}));
+}
+
+Tensor FullAttention::implied_weights(const Tensor& q, const Tensor& k, const AttendMasks& masks) {
+  return attention_weights(q, k, sdpa_options(masks));
+}
+
+std::string FullAttention::describe() const { return cat("dropout=", dropout_); }
+
+}  // namespace ladder::nn

@@ -1,0 +1,34 @@
+// Full softmax attention as an attention kind: core's fused scaled_dot_product_attention for whole
+// sequences, a KV cache for generation, attention_weights for maps. Every query may see every key
+// (the masks allowing): time T*S*D, memory T*D (the fused op never holds the (T,S) scores).
+#pragma once
+
+#include "core/ops.h"
+#include "nn/attention/attention_kind.h"
+
+namespace ladder::nn {
+
+// The keys and values of every position fed so far: each step attends to all of them.
+struct KeyValueState : AttentionState {
+  Tensor keys, values;  // (B,H,L,D); undefined while empty
+  int64_t length() const override { return keys.defined() ? keys.size(2) : 0; }
+};
+
+class FullAttention : public AttentionKind {
+ public:
+  explicit FullAttention(const AttentionSettings& settings, Generator& gen = default_generator());
+  Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v, const AttendMasks& masks) override;
+  std::unique_ptr<AttentionState> start() const override;
+  Tensor step(const Tensor& q, const Tensor& k, const Tensor& v, AttentionState& state) override;
+  Tensor implied_weights(const Tensor& q, const Tensor& k, const AttendMasks& masks) override;
+
+ protected:
+  std::string describe() const override;
+
+ private:
+  SdpaOptions sdpa_options(const AttendMasks& masks);
+  float dropout_;
+  Generator gen_;  // draws the dropout masks
+};
+
+}  // namespace ladder::nn

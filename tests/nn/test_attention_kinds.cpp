@@ -1,0 +1,197 @@
+// The attention kinds behind one interface (nn/attention/attention_kind.h): full softmax attention
+// and linear attention with each feature map. What every kind is held to (ATTENTION.md): it equals
+// the dense matrix it implies times v (values and gradients), generation with a carried state
+// equals the whole-sequence pass position by position, causality, a gradient check through the
+// masks, finite results for large inputs; and what linear attention adds: the chunk size changes
+// nothing, 1 + cos really is 1 + cos, double-softmax rows sum to 1.
+#include "helpers.h"
+
+#include <cmath>
+
+#include "core/gradcheck.h"
+#include "nn/attention/attention_kind.h"
+#include "nn/attention/linear_attention.h"
+
+using namespace ladder;
+using namespace ladder::nn;
+using ladder::testing::all_finite;
+using ladder::testing::check_agree;
+using ladder::testing::check_close;
+using ladder::testing::check_error;
+using ladder::testing::check_runs_agree;
+using ladder::testing::max_abs;
+using ladder::testing::run_attention;
+
+namespace {
+
+// Every kind and feature map there is, as settings.
+std::vector<AttentionSettings> every_kind() {
+  std::vector<AttentionSettings> all;
+  for (const std::string& kind : attention_kind_names()) {
+    if (kind != "linear") {
+      all.push_back({.kind = kind});
+      continue;
+    }
+    for (const std::string& map : feature_map_names()) all.push_back({.kind = kind, .feature_map = map, .chunk = 8});
+  }
+  return all;
+}
+
+std::string label(const AttentionSettings& s) { return s.kind == "linear" ? s.kind + "/" + s.feature_map : s.kind; }
+
+struct Heads {
+  Tensor q, k, v, gout;
+};
+
+Heads random_heads(int64_t B, int64_t H, int64_t T, int64_t S, int64_t D, uint64_t seed) {
+  Generator gen(seed);
+  return {randn({B, H, T, D}, gen), randn({B, H, S, D}, gen), randn({B, H, S, D}, gen), randn({B, H, T, D}, gen)};
+}
+
+// Batch 1 of 2 has its last `padded` keys padded.
+Tensor padding_mask(int64_t S, int64_t padded) {
+  Tensor m = ones({2, S});
+  for (int64_t j = S - padded; j < S; ++j) m.data()[S + j] = 0;
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("every kind equals the matrix it implies times v, values and gradients") {
+  for (const AttentionSettings& settings : every_kind()) {
+    const std::shared_ptr<AttentionKind> kind = make_attention(settings);
+    const auto check = [&](const Heads& h, const AttendMasks& masks) {
+      const auto fast = [&](const Tensor& q, const Tensor& k, const Tensor& v) { return kind->attend(q, k, v, masks); };
+      const auto dense = [&](const Tensor& q, const Tensor& k, const Tensor& v) {
+        return matmul(kind->implied_weights(q, k, masks), v);
+      };
+      check_runs_agree(run_attention(fast, h.q, h.k, h.v, h.gout), run_attention(dense, h.q, h.k, h.v, h.gout));
+    };
+    SUBCASE((label(settings) + ": causal").c_str()) { check(random_heads(2, 2, 21, 21, 6, 1), {.causal = true}); }
+    SUBCASE((label(settings) + ": causal, padding").c_str()) {
+      check(random_heads(2, 2, 21, 21, 6, 2), {.causal = true, .key_padding_mask = padding_mask(21, 5)});
+    }
+    SUBCASE((label(settings) + ": more keys than queries, padding").c_str()) {
+      check(random_heads(2, 1, 9, 14, 5, 3), {.key_padding_mask = padding_mask(14, 4)});
+    }
+  }
+}
+
+TEST_CASE("generation with a carried state equals the whole sequence, position by position") {
+  for (const AttentionSettings& settings : every_kind()) {
+    SUBCASE(label(settings).c_str()) {
+      const std::shared_ptr<AttentionKind> kind = make_attention(settings);
+      const Heads h = random_heads(2, 3, 23, 23, 5, 4);
+      const Tensor whole = kind->attend(h.q, h.k, h.v, {.causal = true});
+      const std::unique_ptr<AttentionState> state = kind->start();
+      std::vector<Tensor> pieces;
+      for (const auto& [start, length] : {std::pair<int64_t, int64_t>{0, 1}, {1, 3}, {4, 1}, {5, 18}}) {
+        pieces.push_back(kind->step(narrow(h.q, 2, start, length), narrow(h.k, 2, start, length),
+                                    narrow(h.v, 2, start, length), *state));
+        CHECK(state->length() == start + length);
+      }
+      check_agree(concat(pieces, 2), whole, "stepped");
+    }
+  }
+}
+
+TEST_CASE("causal linear attention: recurrent == chunked (chunks 1, 7, 64, n) == the masked quadratic form") {
+  for (const std::string& map : feature_map_names()) {
+    SUBCASE(map.c_str()) {
+      const Heads h = random_heads(2, 2, 37, 37, 6, 5);
+      const std::shared_ptr<AttentionKind> reference = make_attention({.kind = "linear", .feature_map = map});
+      const Tensor quadratic = matmul(reference->implied_weights(h.q, h.k, {.causal = true}), h.v);
+      for (const int64_t chunk : {1, 7, 64, 37}) {
+        const auto kind = make_attention({.kind = "linear", .feature_map = map, .chunk = chunk});
+        const std::string what = "chunk " + std::to_string(chunk);
+        check_agree(kind->attend(h.q, h.k, h.v, {.causal = true}), quadratic, what.c_str());
+      }
+      const std::unique_ptr<AttentionState> state = reference->start();
+      check_agree(reference->step(h.q, h.k, h.v, *state), quadratic, "recurrent");
+    }
+  }
+}
+
+TEST_CASE("causal kinds: an output does not change when later inputs change") {
+  for (const AttentionSettings& settings : every_kind()) {
+    SUBCASE(label(settings).c_str()) {
+      const std::shared_ptr<AttentionKind> kind = make_attention(settings);
+      const Heads h = random_heads(1, 2, 30, 30, 4, 6);
+      const Tensor before = kind->attend(h.q, h.k, h.v, {.causal = true});
+      const Heads later = random_heads(1, 2, 30, 30, 4, 7);  // replaces positions 20.. of q, k and v
+      const auto mix = [](const Tensor& a, const Tensor& b) {
+        return concat({narrow(a, 2, 0, 20), narrow(b, 2, 20, 10)}, 2);
+      };
+      const Tensor after = kind->attend(mix(h.q, later.q), mix(h.k, later.k), mix(h.v, later.v), {.causal = true});
+      check_close(narrow(after, 2, 0, 20), narrow(before, 2, 0, 20), 1e-6f);
+      CHECK(max_abs(narrow(after, 2, 20, 10) - narrow(before, 2, 20, 10)) > 0.01f);
+    }
+  }
+}
+
+TEST_CASE("every kind passes a gradient check through its masks") {
+  for (const AttentionSettings& settings : every_kind()) {
+    const std::shared_ptr<AttentionKind> kind = make_attention(settings);
+    for (const bool causal : {false, true}) {
+      SUBCASE((label(settings) + (causal ? ": causal" : ": not causal")).c_str()) {
+        Generator gen(8);
+        std::vector<Tensor> inputs{randn({2, 1, 5, 3}, gen), randn({2, 1, 5, 3}, gen), randn({2, 1, 5, 3}, gen)};
+        for (Tensor& x : inputs) x.requires_grad_();
+        const AttendMasks masks{.causal = causal, .key_padding_mask = padding_mask(5, 2)};
+        const GradcheckResult r = gradcheck(
+            [&](const std::vector<Tensor>& x) { return kind->attend(x[0], x[1], x[2], masks); }, inputs);
+        CHECK_MESSAGE(r.ok, r.worst);
+      }
+    }
+  }
+}
+
+TEST_CASE("every kind stays finite for queries and keys scaled by 100") {
+  for (const AttentionSettings& settings : every_kind()) {
+    SUBCASE(label(settings).c_str()) {
+      const std::shared_ptr<AttentionKind> kind = make_attention(settings);
+      Heads h = random_heads(2, 2, 40, 40, 8, 9);
+      h.q = h.q * 100.0f;
+      h.k = h.k * 100.0f;
+      for (const bool causal : {false, true}) CHECK(all_finite(kind->attend(h.q, h.k, h.v, {.causal = causal})));
+      const std::unique_ptr<AttentionState> state = kind->start();
+      CHECK(all_finite(kind->step(h.q, h.k, h.v, *state)));
+    }
+  }
+}
+
+TEST_CASE("feature maps: 1 + cos, elu + 1 never negative, double-softmax rows that sum to 1") {
+  const Heads h = random_heads(2, 1, 6, 6, 4, 10);
+  SUBCASE("cos: phi(q) . phi(k) = 1 + cos(q, k)") {
+    LinearAttention cos({.kind = "linear", .feature_map = "cos"});
+    const Tensor dots = matmul(cos.query_features(h.q), cos.key_features(h.k), {.transpose_b = true});
+    const Tensor norms =
+        matmul(sqrt(sum(h.q * h.q, {-1}, true)), sqrt(sum(h.k * h.k, {-1}, true)), {.transpose_b = true});
+    check_close(dots, 1.0f + matmul(h.q, h.k, {.transpose_b = true}) / norms, 1e-5f);
+  }
+  SUBCASE("elu: no feature below 0 (elu(x) + 1 underflows to exactly 0 for x < -17: the eps covers it)") {
+    LinearAttention elu_map({.kind = "linear", .feature_map = "elu"});
+    const Tensor features = elu_map.query_features(h.q * 50.0f);
+    for (int64_t i = 0; i < features.numel(); ++i) REQUIRE(features.data()[i] >= 0);
+  }
+  SUBCASE("softmax: rows of the implied matrix sum to 1, padded keys get 0") {
+    const auto kind = make_attention({.kind = "linear", .feature_map = "softmax"});
+    for (const bool causal : {false, true}) {
+      const Tensor w = kind->implied_weights(h.q, h.k, {.causal = causal, .key_padding_mask = padding_mask(6, 2)});
+      check_close(sum(w, {3}), ones({2, 1, 6}), 1e-5f);
+      CHECK(max_abs(narrow(narrow(w, 0, 1, 1), 3, 4, 2)) == 0);
+    }
+  }
+}
+
+TEST_CASE("attention kind errors name the setting and the choices") {
+  check_error([] { make_attention({.kind = "sparse"}); }, {"unknown attention kind 'sparse'", "full, linear"});
+  check_error([] { make_attention({.kind = "linear", .feature_map = "relu"}); },
+              {"unknown feature map 'relu'", "elu, cos and softmax"});
+  check_error([] { make_attention({.kind = "linear", .chunk = 0}); }, {"chunk must be >= 1, got 0"});
+  check_error([] { make_attention({.kind = "full", .dropout = 1.0f}); }, {"dropout must be in [0, 1), got 1"});
+  const auto kind = make_attention({.kind = "linear"});
+  const Heads h = random_heads(1, 1, 4, 4, 3, 11);
+  check_error([&] { kind->attend(h.q, h.k, h.v, {.causal = true, .causal_offset = 2}); },
+              {"causal_offset 2 is not supported", "start() and step()"});
+}
