@@ -1,0 +1,46 @@
+// BigBird's block pattern (Zaheer et al. 2020, the ITC variant): which key blocks each query block
+// attends to. The sequence is cut into blocks of b positions; query block i sees
+//   global blocks  the first and the last block, and every block when i itself is one of them;
+//   the window     blocks i-1, i, i+1;
+//   random blocks  r more, drawn per (seed, layer, query block) from the blocks not already listed.
+// Causal: only blocks <= i; block 0 is the one global block, the window is i-1 and i, the random
+// blocks come from the past, and inside block i positions see only earlier ones (the kernel's job).
+// When fewer than r blocks are left to draw from, a query block gets as many as there are (short
+// sequences then become full attention: every block listed).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace ladder::nn {
+
+struct BigBirdSettings {
+  int64_t block = 64;         // b, positions per block
+  int64_t random_blocks = 3;  // r per query block
+  bool causal = false;
+  uint64_t seed = 0;  // with the layer: the same pair gives the same random blocks
+  int64_t layer = 0;
+};
+
+enum class BlockRole { global, window, random };
+
+struct BlockPattern {
+  int64_t block = 0, blocks = 0;  // b, and how many blocks cover the sequence (the last may be short)
+  bool causal = false;            // inside a block, query i sees keys j <= i only
+  // keys[i]: the key blocks query block i sees, in increasing order, each once; roles[i][n] says why
+  // keys[i][n] is there (global first, then window, then random, when a block has several reasons).
+  std::vector<std::vector<int64_t>> keys;
+  std::vector<std::vector<BlockRole>> roles;
+  int64_t visible_blocks() const;  // the sum of keys[i].size(): the work, in (b,b) tiles
+};
+
+// The pattern of a sequence of `length` positions (length >= 1).
+BlockPattern bigbird_pattern(int64_t length, const BigBirdSettings& settings);
+
+// The (T,T) matrix of 0 and 1 the pattern means, position by position (1: query i sees key j),
+// including the causal mask inside blocks: for tests and for drawing.
+Tensor pattern_mask(const BlockPattern& pattern, int64_t length);
+
+}  // namespace ladder::nn

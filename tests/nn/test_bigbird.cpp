@@ -1,0 +1,93 @@
+// BigBird's block pattern (nn/attention/bigbird_pattern.h): which key blocks each query block sees,
+// bidirectional and causal; no block twice, the same blocks for the same seed and layer, random
+// blocks never where the window or the global blocks already are, short sequences fully visible,
+// and the position mask it means when the length is not a multiple of the block.
+#include "helpers.h"
+
+#include <algorithm>
+#include <set>
+
+#include "nn/attention/bigbird_pattern.h"
+
+using namespace ladder;
+using namespace ladder::nn;
+using ladder::testing::check_error;
+
+namespace {
+
+// The key blocks of query block i that have this role.
+std::set<int64_t> with_role(const BlockPattern& p, int64_t i, BlockRole role) {
+  std::set<int64_t> blocks;
+  for (size_t n = 0; n < p.keys[i].size(); ++n)
+    if (p.roles[i][n] == role) blocks.insert(p.keys[i][n]);
+  return blocks;
+}
+
+}  // namespace
+
+TEST_CASE("bidirectional pattern: global first and last blocks, a window of 3, r random blocks, no repeats") {
+  const BlockPattern p = bigbird_pattern(1000, {.block = 50, .random_blocks = 3, .seed = 7});
+  REQUIRE(p.blocks == 20);
+  for (const int64_t global : {0, 19}) CHECK(p.keys[global].size() == 20);  // global queries see every block
+  for (int64_t i = 1; i < 19; ++i) {
+    INFO("query block ", i);
+    const std::vector<int64_t>& keys = p.keys[i];
+    CHECK(std::is_sorted(keys.begin(), keys.end()));
+    CHECK(std::set<int64_t>(keys.begin(), keys.end()).size() == keys.size());
+    CHECK(with_role(p, i, BlockRole::global) == std::set<int64_t>{0, 19});
+    std::set<int64_t> window{i - 1, i, i + 1};
+    window.erase(0);
+    window.erase(19);  // already there as global blocks
+    CHECK(with_role(p, i, BlockRole::window) == window);
+    const std::set<int64_t> random = with_role(p, i, BlockRole::random);
+    CHECK(random.size() == 3);
+    for (const int64_t j : random) CHECK((j != 0 && j != 19 && std::abs(j - i) > 1));
+  }
+  CHECK(p.visible_blocks() == 2 * 20 + 18 * (2 + 3 + 3) - 2);  // blocks 1 and 18 share a window block with a global one
+}
+
+TEST_CASE("the random blocks depend on the seed and the layer only") {
+  const BigBirdSettings s{.block = 16, .random_blocks = 2, .seed = 3, .layer = 1};
+  const BlockPattern a = bigbird_pattern(640, s), b = bigbird_pattern(640, s);
+  CHECK(a.keys == b.keys);
+  BigBirdSettings other_layer = s, other_seed = s;
+  other_layer.layer = 2;
+  other_seed.seed = 4;
+  CHECK(bigbird_pattern(640, other_layer).keys != a.keys);
+  CHECK(bigbird_pattern(640, other_seed).keys != a.keys);
+}
+
+TEST_CASE("causal pattern: block 0 global, the window and the random blocks from the past") {
+  const BlockPattern p = bigbird_pattern(700, {.block = 50, .random_blocks = 3, .causal = true, .seed = 1});
+  REQUIRE(p.blocks == 14);
+  CHECK(p.keys[0] == std::vector<int64_t>{0});
+  for (int64_t i = 1; i < 14; ++i) {
+    INFO("query block ", i);
+    CHECK(p.keys[i].back() == i);  // nothing after its own block
+    CHECK(p.keys[i].front() == 0);
+    const std::set<int64_t> random = with_role(p, i, BlockRole::random);
+    CHECK(static_cast<int64_t>(random.size()) == std::clamp<int64_t>(i - 2, 0, 3));  // fewer when the past is short
+    for (const int64_t j : random) CHECK((j > 0 && j < i - 1));
+  }
+}
+
+TEST_CASE("a sequence short enough sees every block; the position mask covers a short last block") {
+  const BlockPattern p = bigbird_pattern(37, {.block = 8, .random_blocks = 3});  // 5 blocks, the last of 5 positions
+  REQUIRE(p.blocks == 5);
+  for (const auto& keys : p.keys) CHECK(keys.size() == 5);
+  const Tensor full = pattern_mask(p, 37);
+  CHECK(sum(full).item() == 37 * 37);
+
+  const BlockPattern causal = bigbird_pattern(37, {.block = 8, .random_blocks = 3, .causal = true});
+  const Tensor mask = pattern_mask(causal, 37);
+  for (int64_t i = 0; i < 37; ++i)
+    for (int64_t j = 0; j < 37; ++j) CHECK(mask.data()[i * 37 + j] == (j <= i ? 1.0f : 0.0f));
+}
+
+TEST_CASE("bigbird pattern errors") {
+  check_error([] { bigbird_pattern(0, {}); }, {"bigbird_pattern", "at least one position, got 0"});
+  check_error([] { bigbird_pattern(10, {.block = 0}); }, {"block size must be >= 1, got 0"});
+  check_error([] { bigbird_pattern(10, {.random_blocks = -1}); }, {"random blocks must be >= 0, got -1"});
+  const BlockPattern p = bigbird_pattern(64, {.block = 8});
+  check_error([&] { pattern_mask(p, 100); }, {"covers 8 blocks of 8 positions, not a sequence of 100"});
+}
