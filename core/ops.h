@@ -2,6 +2,7 @@
 // Definitions live in core/ops/*.cpp, one file per family, forward and backward side by side.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -178,6 +179,12 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
                   float eps = 1e-5f);
 
 // ---- attention (core/ops/attention.cpp); q (B,H,T,D), k and v (B,H,S,D) ----
+// Block-sparse attention (BigBird's pattern: nn/attention/bigbird_pattern.h): queries and keys cut
+// into blocks of `block` positions; query block t sees only the key blocks key_blocks[t].
+struct BlockSparsity {
+  int64_t block = 64;
+  std::vector<std::vector<int64_t>> key_blocks;  // ceil(T/block) lists, each increasing, no repeats
+};
 struct SdpaOptions {
   std::optional<float> scale;  // multiplies q . k; unset: 1/sqrt(D)
   // Query i sees keys j <= i + causal_offset. The queries are the last T positions of a sequence
@@ -189,6 +196,9 @@ struct SdpaOptions {
   float dropout = 0;        // drops weights (and scales the rest by 1/(1-p)) when training
   bool training = true;
   Generator* generator = nullptr;  // draws the dropout mask's seed; null: default_generator()
+  // When set, the fused op visits only the listed key blocks: time and memory grow with the
+  // blocks listed, not with T*S. The naive twin applies the same pattern as a dense mask.
+  std::shared_ptr<const BlockSparsity> block_sparsity;
 };
 // softmax(scale * q k^T, hidden keys removed) v -> (B,H,T,D). A query that sees no key gets zeros
 // and passes no gradient. Fused and tiled (FlashAttention): memory O(B*H*T*D), never (T,S).

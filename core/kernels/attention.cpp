@@ -12,10 +12,11 @@ namespace ladder {
 
 namespace {
 
-constexpr int64_t kRowTile = kAttentionRowTile;
-constexpr int64_t kKeyTile = kAttentionKeyTile;
-
 // ---- which keys a query sees ----
+
+// The tile sizes: a block-sparse pattern's blocks, else 64 by 64.
+int64_t row_tile(const AttentionProblem& p) { return p.key_blocks ? p.block : kAttentionRowTile; }
+int64_t key_tile(const AttentionProblem& p) { return p.key_blocks ? p.block : kAttentionKeyTile; }
 
 // Query i sees keys [0, visible_end) under the causal rule (every key without it). Written so that
 // no sum can overflow, whatever the offset.
@@ -23,6 +24,29 @@ int64_t visible_end(const AttentionProblem& p, int64_t i) {
   if (!p.causal || p.causal_offset >= p.keys - 1 - i) return p.keys;
   if (p.causal_offset <= -i - 1) return 0;
   return i + p.causal_offset + 1;
+}
+
+// Runs body(j0, cols) for each tile of keys j0 .. j0+cols-1 that the query rows i0 .. i0+rows-1
+// may see: every tile up to the causal end, or only the key blocks their block lists.
+template <class Body>
+void for_each_key_tile(const AttentionProblem& p, int64_t i0, int64_t rows, const Body& body) {
+  const int64_t key_end = visible_end(p, i0 + rows - 1), tile = key_tile(p);  // the last row sees the most
+  if (!p.key_blocks) {
+    for (int64_t j0 = 0; j0 < key_end; j0 += tile) body(j0, std::min(tile, key_end - j0));
+    return;
+  }
+  for (const int64_t key_block : (*p.key_blocks)[i0 / p.block]) {
+    const int64_t j0 = key_block * tile;
+    if (j0 >= key_end) break;
+    body(j0, std::min(tile, key_end - j0));
+  }
+}
+
+// Whether the block-sparse pattern lets query i see key j (always without one).
+bool block_visible(const AttentionProblem& p, int64_t i, int64_t j) {
+  if (!p.key_blocks) return true;
+  const std::vector<int64_t>& listed = (*p.key_blocks)[i / p.block];
+  return std::binary_search(listed.begin(), listed.end(), j / p.block);
 }
 
 // The key padding row of the batch that head bh belongs to, or null.
@@ -97,13 +121,19 @@ int64_t zigzag(int64_t t, int64_t n) { return t % 2 == 0 ? t / 2 : n - 1 - t / 2
 // every head, blocks of tiles split across the threads.
 template <class Body>
 void for_each_row_tile(const AttentionProblem& p, const Body& body) {
-  const int64_t tiles = (p.queries + kRowTile - 1) / kRowTile;
-  const int64_t rows = std::min(kRowTile, p.queries);
-  const int64_t work_per_tile = rows * std::max<int64_t>(p.keys, 1) * std::max<int64_t>(p.dim, 1);
+  const int64_t tile = row_tile(p), tiles = (p.queries + tile - 1) / tile;
+  const int64_t rows = std::min(tile, p.queries);
+  int64_t keys_per_tile = p.keys;  // block-sparse: the keys of an average tile's listed blocks
+  if (p.key_blocks) {
+    int64_t listed = 0;
+    for (const std::vector<int64_t>& blocks : *p.key_blocks) listed += static_cast<int64_t>(blocks.size());
+    keys_per_tile = std::min(p.keys, listed * p.block / std::max<int64_t>(tiles, 1));
+  }
+  const int64_t work_per_tile = rows * std::max<int64_t>(keys_per_tile, 1) * std::max<int64_t>(p.dim, 1);
   parallel_for_blocks(p.batch * p.heads * tiles, work_per_tile, [&](int64_t begin, int64_t end, int block) {
     for (int64_t item = begin; item < end; ++item) {
-      const int64_t i0 = zigzag(item % tiles, tiles) * kRowTile;
-      body(item / tiles, i0, std::min(kRowTile, p.queries - i0), block);
+      const int64_t i0 = zigzag(item % tiles, tiles) * tile;
+      body(item / tiles, i0, std::min(tile, p.queries - i0), block);
     }
   });
 }
@@ -125,13 +155,12 @@ void forward_row_tile(const AttentionProblem& p, int64_t bh, int64_t i0, int64_t
   std::fill_n(out_tile, rows * D, 0.0f);
   std::fill_n(lse_tile, rows, -INFINITY);
 
-  const int64_t key_end = visible_end(p, i0 + rows - 1);  // the tile's last row sees the most keys
-  for (int64_t j0 = 0; j0 < key_end; j0 += kKeyTile) {
-    const int64_t cols = std::min(kKeyTile, key_end - j0);
+  const int64_t ld = key_tile(p);  // the row stride of scores
+  for_each_key_tile(p, i0, rows, [&](int64_t j0, int64_t cols) {
     // scores (rows, cols) = scale * q_tile @ k_tile^T
-    gemm(false, true, rows, cols, D, p.scale, q_tile, D, k_head + j0 * D, D, 0.0f, scores, kKeyTile);
+    gemm(false, true, rows, cols, D, p.scale, q_tile, D, k_head + j0 * D, D, 0.0f, scores, ld);
     for (int64_t r = 0; r < rows; ++r) {
-      float* s = scores + r * kKeyTile;
+      float* s = scores + r * ld;
       const float m_old = lse_tile[r], m_new = std::max(m_old, hide_invisible(p, padding, i0 + r, j0, cols, s));
       if (m_new == -INFINITY) {  // nothing visible yet: this tile adds nothing to the row
         std::fill_n(s, cols, 0.0f);
@@ -154,8 +183,8 @@ void forward_row_tile(const AttentionProblem& p, int64_t bh, int64_t i0, int64_t
       }
     }
     // out_tile (rows, D) += weights (rows, cols) @ v_tile (cols, D)
-    gemm(false, false, rows, D, cols, 1.0f, scores, kKeyTile, v_head + j0 * D, D, 1.0f, out_tile, D);
-  }
+    gemm(false, false, rows, D, cols, 1.0f, scores, ld, v_head + j0 * D, D, 1.0f, out_tile, D);
+  });
   for (int64_t r = 0; r < rows; ++r) {
     if (sums[r] == 0) {  // no visible key: out stays 0 and lse is -inf
       lse_tile[r] = -INFINITY;
@@ -191,16 +220,15 @@ void backward_row_tile(const AttentionProblem& p, int64_t bh, int64_t i0, int64_
     for (int64_t d = 0; d < D; ++d) sum += g[d] * o[d];
     delta[r] = sum;
   }
+  const int64_t ld = key_tile(p);  // the row stride of the tile buffers
   std::fill_n(dq_tile, rows * D, 0.0f);
-  if (p.dropout == 0) std::fill_n(keep, kKeyTile, 1.0f);  // else drawn for each row below
+  if (p.dropout == 0) std::fill_n(keep, ld, 1.0f);  // else drawn for each row below
 
-  const int64_t key_end = visible_end(p, i0 + rows - 1);
-  for (int64_t j0 = 0; j0 < key_end; j0 += kKeyTile) {
-    const int64_t cols = std::min(kKeyTile, key_end - j0);
-    gemm(false, true, rows, cols, D, p.scale, q_tile, D, k_head + j0 * D, D, 0.0f, probs, kKeyTile);
-    gemm(false, true, rows, cols, D, 1.0f, dout_tile, D, v_head + j0 * D, D, 0.0f, dprobs, kKeyTile);
+  for_each_key_tile(p, i0, rows, [&](int64_t j0, int64_t cols) {
+    gemm(false, true, rows, cols, D, p.scale, q_tile, D, k_head + j0 * D, D, 0.0f, probs, ld);
+    gemm(false, true, rows, cols, D, 1.0f, dout_tile, D, v_head + j0 * D, D, 0.0f, dprobs, ld);
     for (int64_t r = 0; r < rows; ++r) {
-      float *pr = probs + r * kKeyTile, *dpr = dprobs + r * kKeyTile, *kpr = kept_probs + r * kKeyTile;
+      float *pr = probs + r * ld, *dpr = dprobs + r * ld, *kpr = kept_probs + r * ld;
       if (lse_tile[r] == -INFINITY) {  // a row that sees no key passes no gradient
         std::fill_n(pr, cols, 0.0f);
         std::fill_n(dpr, cols, 0.0f);
@@ -218,12 +246,12 @@ void backward_row_tile(const AttentionProblem& p, int64_t bh, int64_t i0, int64_
       }
     }
     // dv_tile (cols, D) += kept_probs^T (cols, rows) @ dout_tile (rows, D)
-    gemm(true, false, cols, D, rows, 1.0f, kept_probs, kKeyTile, dout_tile, D, 1.0f, dv_head + j0 * D, D);
+    gemm(true, false, cols, D, rows, 1.0f, kept_probs, ld, dout_tile, D, 1.0f, dv_head + j0 * D, D);
     // dq_tile (rows, D) += scale * dS (rows, cols) @ k_tile (cols, D)
-    gemm(false, false, rows, D, cols, p.scale, dprobs, kKeyTile, k_head + j0 * D, D, 1.0f, dq_tile, D);
+    gemm(false, false, rows, D, cols, p.scale, dprobs, ld, k_head + j0 * D, D, 1.0f, dq_tile, D);
     // dk_tile (cols, D) += scale * dS^T (cols, rows) @ q_tile (rows, D)
-    gemm(true, false, cols, D, rows, p.scale, dprobs, kKeyTile, q_tile, D, 1.0f, dk_head + j0 * D, D);
-  }
+    gemm(true, false, cols, D, rows, p.scale, dprobs, ld, q_tile, D, 1.0f, dk_head + j0 * D, D);
+  });
 }
 
 }  // namespace
@@ -235,7 +263,7 @@ void attention_forward(const AttentionProblem& p, const float* q, const float* k
     return;
   }
   for_each_row_tile(p, [&](int64_t bh, int64_t i0, int64_t rows, int) {
-    std::vector<float> scores(kRowTile * kKeyTile), keep(kKeyTile);
+    std::vector<float> scores(row_tile(p) * key_tile(p)), keep(key_tile(p));
     forward_row_tile(p, bh, i0, rows, q, k, v, out, lse, scores.data(), keep.data());
   });
 }
@@ -262,11 +290,12 @@ void attention_backward(const AttentionProblem& p, const float* q, const float* 
       part.dk.resize(need, 0.0f);
       part.dv.resize(need, 0.0f);
     }
-    std::vector<float> scratch(3 * kRowTile * kKeyTile + kKeyTile);
+    const int64_t tile_size = row_tile(p) * key_tile(p);
+    std::vector<float> scratch(3 * tile_size + key_tile(p));
     float* tile = scratch.data();
     const int64_t offset = (bh - part.first_head) * head_size;
     backward_row_tile(p, bh, i0, rows, q, k, v, out, lse, dout, dq, part.dk.data() + offset, part.dv.data() + offset,
-                      tile, tile + kRowTile * kKeyTile, tile + 2 * kRowTile * kKeyTile, tile + 3 * kRowTile * kKeyTile);
+                      tile, tile + tile_size, tile + 2 * tile_size, tile + 3 * tile_size);
   });
   for (const Partial& part : partials)
     for (size_t e = 0; e < part.dk.size(); ++e) {
@@ -303,7 +332,8 @@ NaiveRow naive_row(const AttentionProblem& p, int64_t bh, int64_t i, const float
   std::vector<double> scores(S, -INFINITY);
   double m = -INFINITY;
   for (int64_t j = 0; j < S; ++j) {
-    const bool visible = (!p.causal || j < visible_end(p, i)) && (!padding || padding[j] != 0);
+    const bool visible =
+        (!p.causal || j < visible_end(p, i)) && (!padding || padding[j] != 0) && block_visible(p, i, j);
     if (!visible) continue;
     double s = 0;
     for (int64_t d = 0; d < D; ++d) s += static_cast<double>(qi[d]) * k[(bh * S + j) * D + d];

@@ -1,5 +1,6 @@
 // Scaled dot-product attention: the fused op (core/kernels/attention.cpp does the work) and its
 // naive twin written with plain ops.
+#include <algorithm>
 #include <cmath>
 
 #include "core/autograd.h"
@@ -10,6 +11,25 @@
 namespace ladder {
 
 namespace {
+
+// One list of key blocks per query block, each increasing, within the keys' blocks.
+void check_block_sparsity(const char* op, const BlockSparsity& sparsity, int64_t T, int64_t S) {
+  const int64_t b = sparsity.block;
+  if (b < 1) fail(op, "block_sparsity.block must be >= 1, got ", b);
+  const int64_t query_blocks = (T + b - 1) / b, key_blocks = (S + b - 1) / b;
+  if (static_cast<int64_t>(sparsity.key_blocks.size()) != query_blocks)
+    fail(op, "block_sparsity lists key blocks for ", sparsity.key_blocks.size(), " query blocks, but T = ", T,
+         " queries make ", query_blocks, " blocks of ", b, "; build the pattern for this length");
+  for (size_t t = 0; t < sparsity.key_blocks.size(); ++t) {
+    int64_t previous = -1;
+    for (const int64_t kb : sparsity.key_blocks[t]) {
+      if (kb <= previous || kb >= key_blocks)
+        fail(op, "block_sparsity.key_blocks[", t, "] must increase and stay below the ", key_blocks,
+             " key blocks; it holds ", kb, " after ", previous);
+      previous = kb;
+    }
+  }
+}
 
 // Checks the shapes and options and turns them into the kernels' description. v may be undefined
 // (attention_weights has none). Draws the dropout seed when dropout applies.
@@ -47,18 +67,34 @@ AttentionProblem problem_of(const char* op, const Tensor& q, const Tensor& k, co
     p.dropout = options.dropout;
     p.dropout_seed = (options.generator ? *options.generator : default_generator()).next_u64();
   }
+  if (options.block_sparsity) {
+    check_block_sparsity(op, *options.block_sparsity, p.queries, S);
+    p.key_blocks = &options.block_sparsity->key_blocks;
+    p.block = options.block_sparsity->block;
+  }
   return p;
+}
+
+// The pattern as a (T,S) matrix of 0 and 1, for the naive twin.
+Tensor block_sparsity_mask(const AttentionProblem& p) {
+  Tensor visible = zeros({p.queries, p.keys});
+  for (int64_t i = 0; i < p.queries; ++i)
+    for (const int64_t kb : (*p.key_blocks)[i / p.block])
+      std::fill(visible.data() + i * p.keys + kb * p.block,
+                visible.data() + i * p.keys + std::min(p.keys, (kb + 1) * p.block), 1.0f);
+  return visible;
 }
 
 // The weights of the naive version: (B,H,T,S).
 Tensor naive_weights(const AttentionProblem& p, const Tensor& q, const Tensor& k, const Tensor& key_padding_mask) {
   const Tensor scores = matmul(q, k, {.transpose_b = true}) * p.scale;  // (B,H,T,S)
   Tensor weights;
-  if (!p.causal && !p.key_padding) {
+  if (!p.causal && !p.key_padding && !p.key_blocks) {
     weights = softmax(scores, -1);
   } else {
     // visible (B or 1, 1, T, S): 1 where query i may look at key j.
     Tensor visible = p.causal ? tril_mask(p.queries, p.keys, p.causal_offset) : ones({p.queries, p.keys});
+    if (p.key_blocks) visible = visible * block_sparsity_mask(p);
     if (p.key_padding) visible = visible * reshape(key_padding_mask.detach(), {p.batch, 1, 1, p.keys});
     // A row with no visible key is all -inf, and its softmax NaN; the outer where puts 0 there
     // instead, and where sends exactly 0 back, never 0 * NaN.
@@ -86,10 +122,11 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   Saved saved{q, k, v, out};
   if (padding.defined()) saved.push_back(padding);
   return record(op, out, {q, k, v}, saved,
-                [p, q = q.detach(), k = k.detach(), v = v.detach(), out = out.detach(), lse, padding](
-                    const Tensor& gout, NeedsGrad) -> Grads {
-                  AttentionProblem problem = p;  // the mask's values, kept alive by `padding`
+                [p, q = q.detach(), k = k.detach(), v = v.detach(), out = out.detach(), lse, padding,
+                 sparsity = options.block_sparsity](const Tensor& gout, NeedsGrad) -> Grads {
+                  AttentionProblem problem = p;  // the masks, kept alive by `padding` and `sparsity`
                   problem.key_padding = padding.defined() ? padding.data() : nullptr;
+                  problem.key_blocks = sparsity ? &sparsity->key_blocks : nullptr;
                   Tensor dq = empty(q.shape()), dk = empty(k.shape()), dv = empty(v.shape());
                   attention_backward(problem, q.data(), k.data(), v.data(), out.data(), lse.data(), gout.data(),
                                      dq.data(), dk.data(), dv.data());

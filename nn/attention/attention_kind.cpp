@@ -1,16 +1,18 @@
 #include "nn/attention/attention_kind.h"
 
 #include "core/error.h"
+#include "nn/attention/bigbird_attention.h"
 #include "nn/attention/full_attention.h"
 #include "nn/attention/linear_attention.h"
 
 namespace ladder::nn {
 
-std::vector<std::string> attention_kind_names() { return {"full", "linear"}; }
+std::vector<std::string> attention_kind_names() { return {"full", "linear", "bigbird"}; }
 
 std::shared_ptr<AttentionKind> make_attention(const AttentionSettings& settings, Generator& gen) {
   if (settings.kind == "full") return std::make_shared<FullAttention>(settings, gen);
   if (settings.kind == "linear") return std::make_shared<LinearAttention>(settings);
+  if (settings.kind == "bigbird") return std::make_shared<BigBirdAttention>(settings, gen);
   std::string names;
   for (const std::string& name : attention_kind_names()) names += (names.empty() ? "" : ", ") + name;
   fail("make_attention", "unknown attention kind '", settings.kind, "'; the kinds are ", names);

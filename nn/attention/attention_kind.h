@@ -24,6 +24,12 @@ struct AttentionSettings {
   // the positions)
   std::string feature_map = "elu";
   int64_t chunk = 64;  // linear, causal: positions per chunk of the fused product
+  // bigbird: blocks of `block` positions, `random_blocks` random key blocks per query block, drawn
+  // from (seed, layer): give each layer of a model its own index
+  int64_t block = 64;
+  int64_t random_blocks = 3;
+  uint64_t seed = 0;
+  int64_t layer = 0;
 };
 
 // Which keys a query may see: padding (B,S) 1 = real key, and causality (key j <= i + causal_offset).

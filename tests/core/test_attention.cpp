@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "core/kernels/attention.h"
 #include "core/kernels/parallel.h"
@@ -103,6 +104,41 @@ TEST_CASE("fused attention on two threads equals its naive twin") {
   }
 }
 
+// A block-sparse pattern by hand for T positions in blocks of `block`: query block t sees block 0,
+// itself, and block (t * 7) % blocks when that is not after it (a stand-in for random blocks).
+std::shared_ptr<const BlockSparsity> sparse_pattern(int64_t T, int64_t block) {
+  auto s = std::make_shared<BlockSparsity>();
+  s->block = block;
+  const int64_t blocks = (T + block - 1) / block;
+  for (int64_t t = 0; t < blocks; ++t) {
+    std::set<int64_t> listed{0, t, (t * 7) % blocks};
+    s->key_blocks.emplace_back(listed.begin(), listed.end());
+  }
+  return s;
+}
+
+TEST_CASE("block-sparse fused attention equals the naive twin with the pattern as a dense mask") {
+  SUBCASE("blocks of 8, a short last block") {
+    check_fused_against_naive({2, 2, 37, 37, 7}, {.block_sparsity = sparse_pattern(37, 8)});
+  }
+  SUBCASE("causal and padding") {
+    check_fused_against_naive({2, 2, 37, 37, 5}, {.causal = true, .key_padding_mask = padding_mask(2, 37, 12),
+                                                  .block_sparsity = sparse_pattern(37, 8)});
+  }
+  SUBCASE("dropout, blocks of 64") {
+    check_fused_against_naive({1, 2, 200, 200, 16}, {.dropout = 0.2f, .block_sparsity = sparse_pattern(200, 64)});
+  }
+  SUBCASE("blocks of 1") { check_fused_against_naive({1, 1, 9, 9, 4}, {.block_sparsity = sparse_pattern(9, 1)}); }
+}
+
+TEST_CASE("block-sparse fused attention on two threads equals its naive twin") {
+  ladder::testing::TwoThreads threads;
+  const Sizes n{1, 2, 300, 300, 32};
+  const auto pattern = sparse_pattern(300, 16);  // 19 query blocks of 16, at most 3 key blocks each
+  ladder::testing::require_threaded(n.B * n.H * 19, 16 * 16 * 2 * n.D);
+  check_fused_against_naive(n, {.causal = true, .block_sparsity = pattern});
+}
+
 TEST_CASE("a query that sees no key gets zeros and passes no gradient") {
   Generator gen(3);
   const Tensor q = randn({2, 1, 4, 5}, gen), k = randn({2, 1, 4, 5}, gen), v = randn({2, 1, 4, 5}, gen);
@@ -172,6 +208,15 @@ TEST_CASE("fused kernels agree with their naive twins on raw buffers, lse includ
   const Tensor gout = randn({B, H, T, D}, gen), padding = padding_mask(B, S, 40);
   AttentionProblem p{.batch = B, .heads = H, .queries = T, .keys = S, .dim = D, .scale = 0.4f, .causal = true,
                      .causal_offset = 11, .key_padding = padding.data(), .dropout = 0.25f, .dropout_seed = 42};
+  // Block-sparse: 7 query blocks of 10 against 9 key blocks, each seeing block 0, itself and block 8.
+  std::vector<std::vector<int64_t>> key_blocks;
+  for (int64_t t = 0; t < 7; ++t)
+    key_blocks.push_back(t == 0 ? std::vector<int64_t>{0, 8} : std::vector<int64_t>{0, t, 8});
+  SUBCASE("dense") {}
+  SUBCASE("block-sparse") {
+    p.key_blocks = &key_blocks;
+    p.block = 10;
+  }
   Tensor out = empty({B, H, T, D}), lse = empty({B, H, T}), out_naive = empty({B, H, T, D}), lse_naive = empty({B, H, T});
   attention_forward(p, q.data(), k.data(), v.data(), out.data(), lse.data());
   attention_forward_naive(p, q.data(), k.data(), v.data(), out_naive.data(), lse_naive.data());
@@ -253,6 +298,15 @@ TEST_CASE("attention errors name the op, the shapes and the fix") {
     check_error([&] { f(q, k, k, {.dropout = 1.5f}); }, {op, "dropout must be in [0, 1], got 1.5"});
     check_error([&] { f(q, k, k, {.scale = INFINITY}); }, {op, "scale must be a finite number"});
   }
+  auto blocks = std::make_shared<BlockSparsity>(BlockSparsity{.block = 2, .key_blocks = {{0}, {0, 1}, {2}}});
+  check_error([&] { scaled_dot_product_attention(q, k, k, {.block_sparsity = blocks}); },
+              {"lists key blocks for 3 query blocks, but T = 4 queries make 2 blocks of 2"});
+  blocks = std::make_shared<BlockSparsity>(BlockSparsity{.block = 2, .key_blocks = {{1, 0}, {0}}});
+  check_error([&] { scaled_dot_product_attention(q, k, k, {.block_sparsity = blocks}); },
+              {"key_blocks[0] must increase and stay below the 3 key blocks; it holds 0 after 1"});
+  blocks = std::make_shared<BlockSparsity>(BlockSparsity{.block = 2, .key_blocks = {{0}, {3}}});
+  check_error([&] { scaled_dot_product_attention_naive(q, k, k, {.block_sparsity = blocks}); },
+              {"scaled_dot_product_attention_naive", "key_blocks[1]", "it holds 3 after -1"});
   check_error([&] { attention_weights(q, zeros({2, 4, 5, 8})); },
               {"attention_weights", "q (2,3,4,8) and k (2,4,5,8) must agree"});
 }

@@ -187,6 +187,12 @@ const std::vector<GradCase>& cases() {
          Generator gen(3);  // the same mask on every call
          return scaled_dot_product_attention(x[0], x[1], x[2], {.scale = 0.8f, .dropout = 0.3f, .generator = &gen});
        }},
+      {"scaled_dot_product_attention/block_sparse", {{{1, 2, 5, 3}}, {{1, 2, 5, 3}}, {{1, 2, 5, 3}}},
+       [](Inputs x) {  // blocks of 2: query block 1 skips key block 0, block 2 (one position) sees 0 and 2
+         const auto blocks =
+             std::make_shared<BlockSparsity>(BlockSparsity{.block = 2, .key_blocks = {{0, 1}, {1, 2}, {0, 2}}});
+         return scaled_dot_product_attention(x[0], x[1], x[2], {.causal = true, .block_sparsity = blocks});
+       }},
       {"scaled_dot_product_attention_naive", {{{1, 2, 3, 4}}, {{1, 2, 4, 4}}, {{1, 2, 4, 4}}},
        [](Inputs x) {
          return scaled_dot_product_attention_naive(x[0], x[1], x[2], {.causal = true, .causal_offset = 1,

@@ -1,5 +1,5 @@
-// The attention kinds behind one interface (nn/attention/attention_kind.h): full softmax attention
-// and linear attention with each feature map. What every kind is held to (ATTENTION.md): it equals
+// The attention kinds behind one interface (nn/attention/attention_kind.h): full softmax attention,
+// linear attention with each feature map, and BigBird. What every kind is held to (ATTENTION.md): it equals
 // the dense matrix it implies times v (values and gradients), generation with a carried state
 // equals the whole-sequence pass position by position, causality, a gradient check through the
 // masks, finite results for large inputs; and what linear attention adds: the chunk size changes
@@ -28,6 +28,10 @@ namespace {
 std::vector<AttentionSettings> every_kind() {
   std::vector<AttentionSettings> all;
   for (const std::string& kind : attention_kind_names()) {
+    if (kind == "bigbird") {
+      all.push_back({.kind = kind, .block = 4, .random_blocks = 1});  // sparse already at 20 positions
+      continue;
+    }
     if (kind != "linear") {
       all.push_back({.kind = kind});
       continue;
@@ -71,6 +75,10 @@ TEST_CASE("every kind equals the matrix it implies times v, values and gradients
     SUBCASE((label(settings) + ": causal, padding").c_str()) {
       check(random_heads(2, 2, 21, 21, 6, 2), {.causal = true, .key_padding_mask = padding_mask(21, 5)});
     }
+    SUBCASE((label(settings) + ": not causal, padding").c_str()) {
+      check(random_heads(2, 1, 14, 14, 5, 3), {.key_padding_mask = padding_mask(14, 4)});
+    }
+    if (settings.kind == "bigbird") continue;  // self attention only
     SUBCASE((label(settings) + ": more keys than queries, padding").c_str()) {
       check(random_heads(2, 1, 9, 14, 5, 3), {.key_padding_mask = padding_mask(14, 4)});
     }
@@ -185,7 +193,7 @@ TEST_CASE("feature maps: 1 + cos, elu + 1 never negative, double-softmax rows th
 }
 
 TEST_CASE("attention kind errors name the setting and the choices") {
-  check_error([] { make_attention({.kind = "sparse"}); }, {"unknown attention kind 'sparse'", "full, linear"});
+  check_error([] { make_attention({.kind = "sparse"}); }, {"unknown attention kind 'sparse'", "full, linear, bigbird"});
   check_error([] { make_attention({.kind = "linear", .feature_map = "relu"}); },
               {"unknown feature map 'relu'", "elu, cos and softmax"});
   check_error([] { make_attention({.kind = "linear", .chunk = 0}); }, {"chunk must be >= 1, got 0"});

@@ -1,12 +1,17 @@
-// BigBird's block pattern (nn/attention/bigbird_pattern.h): which key blocks each query block sees,
-// bidirectional and causal; no block twice, the same blocks for the same seed and layer, random
-// blocks never where the window or the global blocks already are, short sequences fully visible,
-// and the position mask it means when the length is not a multiple of the block.
+// BigBird (nn/attention/bigbird_pattern.h, bigbird_attention.h). The pattern: which key blocks each
+// query block sees, bidirectional and causal; no block twice, the same blocks for the same seed and
+// layer, random blocks never where the window or the global blocks already are, short sequences
+// fully visible, the position mask when the length is not a multiple of the block. The attention:
+// equal to dense softmax attention masked by that pattern (values and gradients, with padding and
+// a short last block), full attention when every block is visible, the errors. The interface's
+// other promises (stepping, causality, gradient check, large inputs): tests/nn/test_attention_kinds.cpp.
 #include "helpers.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
+#include "nn/attention/bigbird_attention.h"
 #include "nn/attention/bigbird_pattern.h"
 
 using namespace ladder;
@@ -90,4 +95,60 @@ TEST_CASE("bigbird pattern errors") {
   check_error([] { bigbird_pattern(10, {.random_blocks = -1}); }, {"random blocks must be >= 0, got -1"});
   const BlockPattern p = bigbird_pattern(64, {.block = 8});
   check_error([&] { pattern_mask(p, 100); }, {"covers 8 blocks of 8 positions, not a sequence of 100"});
+}
+
+namespace {
+
+// softmax(q k^T / sqrt(D) where the pattern's mask allows (and the padding), -inf elsewhere) v,
+// from plain ops: the dense reference BigBird is held to.
+Tensor dense_reference(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask) {
+  const Tensor scores = matmul(q, k, {.transpose_b = true}) / std::sqrt(static_cast<float>(q.size(3)));
+  return matmul(where(mask, softmax(where(mask, scores, scalar(-INFINITY)), -1), scalar(0)), v);
+}
+
+}  // namespace
+
+TEST_CASE("BigBird attention equals dense softmax attention masked by its block pattern") {
+  for (const bool causal : {false, true}) {
+    SUBCASE(causal ? "causal" : "bidirectional") {
+      BigBirdAttention bigbird({.kind = "bigbird", .block = 8, .random_blocks = 2, .seed = 5, .layer = 1});
+      const int64_t T = 77;  // 10 blocks, the last of 5 positions
+      Generator gen(12);
+      const Tensor q = randn({2, 2, T, 6}, gen), k = randn(q.shape(), gen), v = randn(q.shape(), gen);
+      const Tensor gout = randn(q.shape(), gen);
+      Tensor padding = ones({2, T});
+      for (int64_t j = T - 9; j < T; ++j) padding.data()[T + j] = 0;
+      const Tensor mask = pattern_mask(bigbird.pattern(T, causal), T) * reshape(padding, {2, 1, 1, T});
+      CHECK(sum(mask).item() < 0.7f * 2 * T * T);  // the pattern really leaves blocks out
+      const auto fast = [&](const Tensor& a, const Tensor& b, const Tensor& c) {
+        return bigbird.attend(a, b, c, {.causal = causal, .key_padding_mask = padding});
+      };
+      const auto dense = [&](const Tensor& a, const Tensor& b, const Tensor& c) {
+        return dense_reference(a, b, c, mask);
+      };
+      ladder::testing::check_runs_agree(ladder::testing::run_attention(fast, q, k, v, gout),
+                                        ladder::testing::run_attention(dense, q, k, v, gout));
+    }
+  }
+}
+
+TEST_CASE("BigBird over a sequence of few blocks is full attention") {
+  BigBirdAttention bigbird({.kind = "bigbird", .block = 8, .random_blocks = 3});
+  Generator gen(13);
+  const Tensor q = randn({1, 2, 37, 4}, gen), k = randn(q.shape(), gen), v = randn(q.shape(), gen);
+  for (const bool causal : {false, true})
+    ladder::testing::check_agree(bigbird.attend(q, k, v, {.causal = causal}),
+                                 scaled_dot_product_attention(q, k, v, {.causal = causal}), "few blocks");
+}
+
+TEST_CASE("BigBird attention errors") {
+  BigBirdAttention bigbird({.kind = "bigbird", .block = 4});
+  const Tensor q = zeros({1, 1, 8, 4}), k = zeros({1, 1, 12, 4});
+  check_error([&] { bigbird.attend(q, k, k, {}); },
+              {"BigBird attends within one sequence", "need T = S", "(1,1,8,4)", "(1,1,12,4)", "full attention"});
+  check_error([&] { bigbird.attend(q, q, q, {.causal = true, .causal_offset = 3}); },
+              {"causal_offset 3 is not supported", "start() and step()"});
+  check_error([] { BigBirdAttention({.kind = "bigbird", .block = 0}); }, {"block must be >= 1, got 0"});
+  check_error([] { BigBirdAttention({.kind = "bigbird", .random_blocks = -2}); },
+              {"random_blocks must be >= 0, got -2"});
 }

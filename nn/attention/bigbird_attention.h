@@ -1,0 +1,42 @@
+// BigBird's block-sparse attention as an attention kind (Zaheer et al. 2020): softmax attention in
+// which each query block sees only the key blocks of its pattern (nn/attention/bigbird_pattern.h:
+// global, window and random blocks), computed by core's fused attention visiting those blocks alone
+// (SdpaOptions::block_sparsity): time and memory grow as T * (listed blocks) * b, not T * T.
+// Self attention only (the pattern is over one sequence: T = S). A sequence of few blocks has
+// fewer random blocks to draw from and becomes full attention (documented, not an error).
+#pragma once
+
+#include <map>
+#include <memory>
+
+#include "core/ops.h"
+#include "nn/attention/attention_kind.h"
+#include "nn/attention/bigbird_pattern.h"
+
+namespace ladder::nn {
+
+class BigBirdAttention : public AttentionKind {
+ public:
+  explicit BigBirdAttention(const AttentionSettings& settings, Generator& gen = default_generator());
+  Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v, const AttendMasks& masks) override;
+  std::unique_ptr<AttentionState> start() const override;  // a KeyValueState
+  // Each new position attends to the keys of the blocks its causal pattern lists, gathered from the
+  // cache: the work per token is bounded by the pattern, the memory grows with the context.
+  Tensor step(const Tensor& q, const Tensor& k, const Tensor& v, AttentionState& state) override;
+  Tensor implied_weights(const Tensor& q, const Tensor& k, const AttendMasks& masks) override;
+
+  // The pattern this layer uses for a sequence of `length` positions.
+  BlockPattern pattern(int64_t length, bool causal) const;
+
+ protected:
+  std::string describe() const override;
+
+ private:
+  SdpaOptions sdpa_options(const Tensor& q, const Tensor& k, const AttendMasks& masks);
+  BigBirdSettings settings_;  // the causal flag is set per call
+  float dropout_;
+  Generator gen_;  // draws the dropout masks
+  std::map<std::pair<int64_t, bool>, std::shared_ptr<const BlockSparsity>> patterns_;  // by (length, causal)
+};
+
+}  // namespace ladder::nn
