@@ -43,8 +43,8 @@ void run_cnn();
 void run_rnn();
 void run_seq2seq();
 void run_attention();
-// The peak memory one attention forward + backward at this length adds, printed in bytes (run by
-// run_attention in a fresh process: ladder_bench --attention-peak-memory T).
-void attention_peak_memory(int64_t length);
+// The peak memory one attention forward + backward of this kind at this length adds, printed in
+// bytes (run by run_attention in a fresh process: ladder_bench --attention-peak-memory KIND T).
+void attention_peak_memory(const std::string& kind, int64_t length);
 
 }  // namespace ladder::bench

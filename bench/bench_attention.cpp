@@ -1,46 +1,84 @@
-// Attention forward + backward against sequence length: the fused scaled_dot_product_attention
-// against PyTorch's composed attention (matmul, masked_fill, softmax, matmul), B=1, H=4, D=64,
-// causal. Each line gives both times, their growth from the previous length, and the peak memory
-// each side adds during one call, measured the same way on both sides: in a fresh process, the
-// rise of the peak resident set size (VmHWM, reset before the call) above the resident size
-// before it (VmRSS), after a small warm-up call.
+// Attention forward + backward against sequence length, for each attention kind (nn/attention):
+// full (the fused scaled_dot_product_attention, against PyTorch's composed attention: matmul,
+// masked_fill, softmax, matmul), linear (elu + 1, causal, chunked) and BigBird (blocks of 64, 3
+// random blocks, causal); B=1, H=4, D=64, causal. Each line gives the time, its growth from the
+// previous (half) length, and the peak memory the call adds, measured the same way on both sides:
+// in a fresh process, the rise of the peak resident set size (VmHWM, reset before the call) above
+// the resident size before it (VmRSS), after a small warm-up call. Then where the efficient kinds
+// overtake full attention, and the time of one generated token at a context of 4096: full
+// attention's KV cache against linear attention's recurrent state.
 #include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <tuple>
 
 #include "bench/bench.h"
 #include "bench/pytorch_process.h"
+#include "core/autograd.h"
 #include "core/error.h"
 #include "core/ops.h"
+#include "nn/attention/attention_kind.h"
 
 namespace ladder::bench {
 
 namespace {
 
 constexpr int64_t kHeads = 4, kDim = 64;
-constexpr int64_t kLengths[] = {256, 1024, 4096, 16384};
+constexpr int64_t kLengths[] = {256, 512, 1024, 2048, 4096, 8192, 16384, 32768};
+constexpr int64_t kGenerationContext = 4096;
+// A length whose call would take longer than this (predicted from the previous length and the
+// kind's growth) is left out: the repeats would take minutes.
+constexpr double kLongestCallMs = 15000;
 // PyTorch's peak holds about three (B,H,T,T) float tensors (measured: 0.81 GB at T = 4096); the
-// lengths where that passes this budget are left out.
+// lengths where that passes this budget are left out (bench_attention.py serves the others).
 constexpr double kTorchBudgetBytes = 8.0 * (1 << 30);
 
 double torch_peak_estimate(int64_t length) { return 3.0 * kHeads * length * length * 4; }
 
-// One forward + backward at this length on inputs made once, gradients reset on every call.
-std::function<void()> workload(int64_t length) {
+// The kinds measured, by the name bench lines and --attention-peak-memory use.
+std::map<std::string, nn::AttentionSettings> measured_kinds() {
+  return {{"full", {.kind = "full"}},
+          {"linear_elu", {.kind = "linear", .feature_map = "elu", .chunk = 64}},
+          {"bigbird", {.kind = "bigbird", .block = 64, .random_blocks = 3}}};
+}
+
+// One causal forward + backward of this kind at this length on inputs made once, gradients reset on
+// every call.
+std::function<void()> workload(const nn::AttentionSettings& settings, int64_t length) {
   Generator gen(length);
   auto q = std::make_shared<Tensor>(randn({1, kHeads, length, kDim}, gen));
   auto k = std::make_shared<Tensor>(randn({1, kHeads, length, kDim}, gen));
   auto v = std::make_shared<Tensor>(randn({1, kHeads, length, kDim}, gen));
   auto gout = std::make_shared<Tensor>(randn({1, kHeads, length, kDim}, gen));
   for (const auto& x : {q, k, v}) x->requires_grad_();
-  return [q, k, v, gout] {
+  std::shared_ptr<nn::AttentionKind> kind = nn::make_attention(settings);
+  return [q, k, v, gout, kind] {
     for (const auto& x : {q, k, v}) x->zero_grad();
-    scaled_dot_product_attention(*q, *k, *v, {.causal = true}).backward(*gout);
+    kind->attend(*q, *k, *v, {.causal = true}).backward(*gout);
+  };
+}
+
+// One generated token at a context of `context` positions: the state holds them, the token's
+// query, key and value go through step() on a copy of it, so that every call sees the same context.
+std::function<void()> generation_step(const nn::AttentionSettings& settings, int64_t context) {
+  Generator gen(context);
+  std::shared_ptr<nn::AttentionKind> kind = nn::make_attention(settings);
+  std::shared_ptr<nn::AttentionState> filled = kind->start();
+  const Tensor q = randn({1, kHeads, 1, kDim}, gen), k = randn(q.shape(), gen), v = randn(q.shape(), gen);
+  {
+    NoGradGuard no_grad;
+    const Tensor keys = randn({1, kHeads, context, kDim}, gen);
+    kind->step(keys, keys, randn(keys.shape(), gen), *filled);
+  }
+  return [kind, filled, q, k, v] {
+    NoGradGuard no_grad;
+    const std::unique_ptr<nn::AttentionState> state = filled->clone();
+    kind->step(q, k, v, *state);
   };
 }
 
@@ -87,9 +125,11 @@ std::string growth(double now, double before) {
 
 }  // namespace
 
-void attention_peak_memory(int64_t length) {
-  workload(64)();  // thread pool, allocator and BLAS buffers set up before measuring
-  const auto step = workload(length);
+void attention_peak_memory(const std::string& kind, int64_t length) {
+  const auto kinds = measured_kinds();
+  if (!kinds.count(kind)) fail("bench", "no attention kind '", kind, "' is measured");
+  workload(kinds.at(kind), 64)();  // thread pool, allocator and BLAS buffers set up before measuring
+  const auto step = workload(kinds.at(kind), length);
   std::ofstream("/proc/self/clear_refs") << "5";  // resets VmHWM to the current resident size
   const int64_t before = status_kib("VmRSS");
   step();
@@ -100,31 +140,61 @@ void run_attention() {
   PytorchProcess torch("bench_attention.py");
   const std::string script = std::string(LADDER_SOURCE_DIR) + "/bench/pytorch/bench_attention.py";
   std::printf("  attention: causal, B=1 H=%lld D=%lld; ours at the default threads (all cores, fewer while busy), "
-              "PyTorch at its faster of 1 and 2; growth = t(T)/t(T/4); peak = VmHWM rise in a fresh process\n",
+              "PyTorch at its faster of 1 and 2; growth = t(T)/t(T/2); peak = VmHWM rise in a fresh process\n",
               static_cast<long long>(kHeads), static_cast<long long>(kDim));
-  double previous_ours = 0, previous_ref = 0;
-  for (const int64_t length : kLengths) {
-    const std::string name = "attention_causal_T" + std::to_string(length);
-    const bool torch_fits = torch.available() && torch_peak_estimate(length) <= kTorchBudgetBytes;
-    double ours = 0, ref = -1;
-    if (torch_fits)
-      std::tie(ours, ref) = time_side_by_side(repeats_of(workload(length)), [&] { return torch.repeat_ms(name); });
-    else
-      ours = time_ms(workload(length));
-    const int64_t ours_peak = peak_bytes_from(self_path() + " --attention-peak-memory " + std::to_string(length));
-    std::string note = "growth ours " + growth(ours, previous_ours);
-    if (ref > 0) note += " ref " + growth(ref, previous_ref);
-    note += "; peak ours " + mib(static_cast<double>(ours_peak));
-    if (torch_fits) {
-      const std::string command = "/usr/bin/python3 " + script + " --peak-memory " + std::to_string(length);
-      note += ", PyTorch " + mib(static_cast<double>(peak_bytes_from(command)));
-      note += " [PyTorch fastest at " + std::to_string(torch.fastest_threads(name)) + " thread(s)]";
-    } else if (torch.available()) {
-      note += "; PyTorch skipped: about " + mib(torch_peak_estimate(length)) + " of (T,T) scores, over 8 GiB";
+  std::map<std::string, std::map<int64_t, double>> times;  // kind -> length -> ms
+  for (const auto& [kind, settings] : measured_kinds()) {
+    double previous_ours = 0, previous_ref = 0, growth_ours = 4;
+    for (const int64_t length : kLengths) {
+      const std::string name = "attention_" + kind + "_T" + std::to_string(length);
+      if (previous_ours * growth_ours > kLongestCallMs) {
+        std::printf("%-32s skipped: about %.0f s per call\n", name.c_str(), previous_ours * growth_ours / 1000);
+        continue;
+      }
+      const std::string torch_name = "attention_causal_T" + std::to_string(length);
+      const bool torch_fits = kind == "full" && torch.available() && torch_peak_estimate(length) <= kTorchBudgetBytes;
+      double ours = 0, ref = -1;
+      if (torch_fits)
+        std::tie(ours, ref) = time_side_by_side(repeats_of(workload(settings, length)),
+                                                [&] { return torch.repeat_ms(torch_name); });
+      else
+        ours = time_ms(workload(settings, length));
+      const int64_t ours_peak = peak_bytes_from(self_path() + " --attention-peak-memory " + kind + " " +
+                                                std::to_string(length));
+      std::string note = "growth ours " + growth(ours, previous_ours);
+      if (ref > 0) note += " ref " + growth(ref, previous_ref);
+      note += "; peak ours " + mib(static_cast<double>(ours_peak));
+      if (torch_fits) {
+        const std::string command = "/usr/bin/python3 " + script + " --peak-memory " + std::to_string(length);
+        note += ", PyTorch " + mib(static_cast<double>(peak_bytes_from(command)));
+        note += " [PyTorch fastest at " + std::to_string(torch.fastest_threads(torch_name)) + " thread(s)]";
+      }
+      report(name, ours, ref, note);
+      if (previous_ours > 0) growth_ours = ours / previous_ours;
+      previous_ours = ours;
+      previous_ref = ref;
+      times[kind][length] = ours;
     }
-    report(name, ours, ref, note);
-    previous_ours = ours;
-    previous_ref = ref;
+  }
+  // Where the efficient kinds overtake full attention, and by how much at each length both ran.
+  for (const std::string kind : {"linear_elu", "bigbird"}) {
+    std::string line = "  " + kind + " / full time:";
+    for (const auto& [length, ms] : times[kind])
+      if (times["full"].count(length)) {
+        char part[48];
+        std::snprintf(part, sizeof part, " T=%lld %.2f", static_cast<long long>(length), ms / times["full"][length]);
+        line += part;
+      }
+    std::printf("%s\n", line.c_str());
+  }
+  double full_token = 0;
+  for (const std::string kind : {"full", "linear_elu"}) {
+    const double ms = time_ms(generation_step(measured_kinds().at(kind), kGenerationContext));
+    if (kind == "full") full_token = ms;
+    report("generate_token_" + kind + "_context" + std::to_string(kGenerationContext), ms, -1,
+           kind == "full" ? "KV cache: attends to every cached key (and copies the cache to append)"
+                          : "recurrent state: the (M,D) sum, whatever the context; full / this = " +
+                                growth(full_token, ms).substr(1));
   }
 }
 

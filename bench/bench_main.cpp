@@ -9,8 +9,8 @@
 
 int main(int argc, char** argv) {
   const std::string which = argc > 1 ? argv[1] : "all";
-  if (which == "--attention-peak-memory" && argc == 3) {  // bench_attention.cpp runs this in a fresh process
-    ladder::bench::attention_peak_memory(std::atoll(argv[2]));
+  if (which == "--attention-peak-memory" && argc == 4) {  // bench_attention.cpp runs this in a fresh process
+    ladder::bench::attention_peak_memory(argv[2], std::atoll(argv[3]));
     return 0;
   }
   std::printf("BLAS: %s\n", ladder::blas_config().c_str());

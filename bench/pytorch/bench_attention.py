@@ -17,7 +17,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from serve import serve  # noqa: E402
 
 HEADS, DIM = 4, 64
-LENGTHS = (256, 1024, 4096)  # 16384 would need about 20 GiB: (T,T) scores are 4 GiB per tensor
+BUDGET_BYTES = 8 * 2**30  # as ladder_bench's: about three (H,T,T) float tensors must fit
+LENGTHS = [n for n in (256, 512, 1024, 2048, 4096, 8192, 16384, 32768) if 3 * HEADS * n * n * 4 <= BUDGET_BYTES]
 
 
 def attention(q, k, v, hidden):

@@ -45,6 +45,9 @@ class AttentionState {
  public:
   virtual ~AttentionState() = default;
   virtual int64_t length() const = 0;  // positions fed so far
+  // A copy that steps on independently (the tensors are shared: a step replaces them, never
+  // writes into them).
+  virtual std::unique_ptr<AttentionState> clone() const = 0;
 };
 
 class AttentionKind : public Module {

@@ -12,6 +12,7 @@ namespace ladder::nn {
 struct KeyValueState : AttentionState {
   Tensor keys, values;  // (B,H,L,D); undefined while empty
   int64_t length() const override { return keys.defined() ? keys.size(2) : 0; }
+  std::unique_ptr<AttentionState> clone() const override { return std::make_unique<KeyValueState>(*this); }
 };
 
 class FullAttention : public AttentionKind {

@@ -28,6 +28,7 @@ struct LinearState : AttentionState {
   Tensor shift;       // softmax only: (B,H,1,M), the largest key feature so far (keeps exp finite)
   int64_t positions = 0;
   int64_t length() const override { return positions; }
+  std::unique_ptr<AttentionState> clone() const override { return std::make_unique<LinearState>(*this); }
 };
 
 class LinearAttention : public AttentionKind {

@@ -99,6 +99,11 @@ TEST_CASE("generation with a carried state equals the whole sequence, position b
         CHECK(state->length() == start + length);
       }
       check_agree(concat(pieces, 2), whole, "stepped");
+      // A clone steps on independently: the same next position from both gives the same output.
+      const std::unique_ptr<AttentionState> copy = state->clone();
+      const Heads next = random_heads(2, 3, 1, 1, 5, 5);
+      check_agree(kind->step(next.q, next.k, next.v, *copy), kind->step(next.q, next.k, next.v, *state), "clone");
+      CHECK(copy->length() == 24);
     }
   }
 }
