@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "core/autograd.h"
@@ -19,7 +20,7 @@
 #include "data/batcher.h"
 #include "data/text.h"
 #include "data/tokenizer.h"
-#include "io/checkpoint.h"
+#include "io/safetensors.h"
 #include "lessons/common/cli.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/progress.h"
@@ -79,10 +80,18 @@ std::vector<int> prompt_ids(const data::Tokenizer& tokenizer, const std::string&
   return tokenizer.encode(prompt);
 }
 
+// The tokenizer's special tokens (<pad>, <bos>, <eos>, <unk>) are no characters of the text: the
+// model never saw one as a next character, and whatever probability it gives them is an accident
+// of its weights, so samples never draw them.
+std::vector<int64_t> special_ids() {
+  return {data::Tokenizer::kPad, data::Tokenizer::kBos, data::Tokenizer::kEos, data::Tokenizer::kUnk};
+}
+
 std::string sample_text(models::GPT& model, const data::Tokenizer& tokenizer, const std::vector<int>& prompt, int64_t length,
                         float temperature, Generator& gen) {
   const Tensor ids = tensor(std::vector<float>(prompt.begin(), prompt.end()), {1, static_cast<int64_t>(prompt.size())});
-  const std::vector<float> out = model.generate(ids, length, {.temperature = temperature}, gen).to_vector();
+  const std::vector<float> out =
+      model.generate(ids, length, {.temperature = temperature, .never_sample = special_ids()}, gen).to_vector();
   return tokenizer.decode(std::vector<int>(out.begin(), out.end()));
 }
 
@@ -267,9 +276,26 @@ void attention_maps(lessons::Run& run, models::GPT& model, const data::Tokenizer
   std::printf("each row: one position; each column: a position it may see (the causal mask hides the future); a row sums to 1\n");
 }
 
-// `--load FILE`: samples from a checkpoint that this lesson saved, without training.
-void sample_from(const std::string& file, const std::string& prompt, int64_t length, float temperature, uint64_t seed) {
-  const std::map<std::string, std::string> metadata = io::load_safetensors(file).metadata;
+// With --load the model, its settings and its tokenizer come from the checkpoint, and nothing is
+// trained or written: a flag that would change any of that is refused rather than ignored.
+void refuse_training_flags(const lessons::LessonCli& cli) {
+  std::string given;
+  for (const char* flag : {"--steps", "--lr", "--batch", "--layers", "--heads", "--embd", "--dropout", "--weight-decay", "--warmup",
+                           "--eval-every", "--data", "--val", "--lines", "--out", "--quick"})
+    if (cli.given(flag)) given += cat(given.empty() ? "" : ", ", flag);
+  if (!given.empty())
+    fail(kLesson, "--load samples from a trained model, so ", given,
+         " would be ignored (the model's settings come from the checkpoint, and nothing is trained); leave them out, "
+         "or train without --load");
+}
+
+// `--load FILE`: samples from a checkpoint that this lesson saved, without training. A `block`
+// shorter than the checkpoint's block_size keeps the first `block` learned positions, the only
+// ones the model then uses: its samples see at most `block` characters of context.
+void sample_from(const std::string& file, std::optional<int64_t> block, const std::string& prompt, int64_t length,
+                 float temperature, uint64_t seed) {
+  io::TensorFile checkpoint = io::load_safetensors(file);
+  const std::map<std::string, std::string>& metadata = checkpoint.metadata;
   const auto lesson = metadata.find("lesson");
   if (lesson == metadata.end() || lesson->second != kLesson || !metadata.count("gpt_config") || !metadata.count("tokenizer"))
     fail(kLesson, "--load ", file, " is a checkpoint of ", lesson == metadata.end() ? "an unknown lesson" : "lesson " + lesson->second,
@@ -277,20 +303,27 @@ void sample_from(const std::string& file, const std::string& prompt, int64_t len
          "of this lesson wrote");
   const data::Tokenizer tokenizer = data::Tokenizer::from_json(metadata.at("tokenizer"));
   const nlohmann::json c = nlohmann::json::parse(metadata.at("gpt_config"));
-  models::GPT model({.vocab_size = c.at("vocab_size").get<int64_t>(),
-                     .block_size = c.at("block_size").get<int64_t>(),
-                     .n_layer = c.at("n_layer").get<int64_t>(),
-                     .n_head = c.at("n_head").get<int64_t>(),
-                     .n_embd = c.at("n_embd").get<int64_t>(),
-                     .dropout = c.at("dropout").get<float>(),
-                     .bias = c.at("bias").get<bool>(),
-                     .tie_weights = c.at("tie_weights").get<bool>()});
-  io::load_module(file, model);
+  const int64_t learned = c.at("block_size").get<int64_t>(), context = block.value_or(learned);
+  if (context > learned)
+    fail(kLesson, "--block ", context, " is longer than the ", learned, " positions the model of ", file,
+         " learned (its block_size); give --block ", learned, " or less, or leave --block out");
+  const models::GPTConfig config{.vocab_size = c.at("vocab_size").get<int64_t>(),
+                                 .block_size = context,
+                                 .n_layer = c.at("n_layer").get<int64_t>(),
+                                 .n_head = c.at("n_head").get<int64_t>(),
+                                 .n_embd = c.at("n_embd").get<int64_t>(),
+                                 .dropout = c.at("dropout").get<float>(),
+                                 .bias = c.at("bias").get<bool>(),
+                                 .tie_weights = c.at("tie_weights").get<bool>()};
+  const auto wpe = checkpoint.tensors.find("transformer.wpe.weight");  // (learned, n_embd)
+  if (context < learned && wpe != checkpoint.tensors.end()) wpe->second = narrow(wpe->second, 0, 0, context);
+  models::GPT model(config);
+  model.load_state_dict(checkpoint.tensors);
   const std::vector<int> ids = prompt_ids(tokenizer, prompt);
-  std::printf("%s: a GPT of %lld parameters, %lld layers, %lld heads, %lld wide, context %lld\n", file.c_str(),
-              static_cast<long long>(model.num_parameters()), static_cast<long long>(model.config().n_layer),
-              static_cast<long long>(model.config().n_head), static_cast<long long>(model.config().n_embd),
-              static_cast<long long>(model.config().block_size));
+  std::printf("%s: a GPT of %s parameters, %lld layers, %lld heads, %lld wide, context %s\n", file.c_str(),
+              nn::with_commas(model.num_parameters()).c_str(), static_cast<long long>(config.n_layer),
+              static_cast<long long>(config.n_head), static_cast<long long>(config.n_embd),
+              (context < learned ? cat(context, " of the ", learned, " it learned") : cat(learned)).c_str());
   Generator gen(seed);
   std::printf("%s\n", sample_text(model, tokenizer, ids, length, temperature, gen).c_str());
 }
@@ -312,7 +345,8 @@ int main(int argc, char** argv) {
     cli.option("--layers", config.n_layer, "Transformer blocks (nanoGPT: n_layer)", {1, 48});
     cli.option("--heads", config.n_head, "attention heads per block, dividing --embd (n_head)", {1, 64});
     cli.option("--embd", config.n_embd, "width of the residual stream (n_embd)", {1, 4096});
-    cli.option("--block", config.block_size, "context length: the positions the model learns (block_size)", {1, 4096});
+    cli.option("--block", config.block_size,
+               "context length: the positions the model learns (block_size); with --load, at most the checkpoint's", {1, 4096});
     cli.option("--dropout", config.dropout, "dropout on embeddings, attention weights and residual branches", {0.0f, 0.9f});
     cli.option("--weight-decay", s.weight_decay, "AdamW's decoupled weight decay, on the weight matrices only", {0.0f, 1.0f});
     cli.option("--warmup", s.warmup, "steps of linear learning-rate warmup before the cosine decay", lessons::non_negative);
@@ -324,9 +358,13 @@ int main(int argc, char** argv) {
     cli.parse(argc, argv);
     if (text.lines) fail(kLesson, "the GPT reads one character stream; --lines does not apply");
     if (!load.empty()) {
-      sample_from(load, prompt, sample_length, temperature, cli.common.seed);
+      refuse_training_flags(cli);
+      sample_from(load, cli.given("--block") ? std::optional(config.block_size) : std::nullopt, prompt, sample_length, temperature,
+                  cli.common.seed);
       return;
     }
+    for (const char* flag : {"--sample", "--temperature"})
+      if (cli.given(flag)) fail(kLesson, flag, " applies to sampling from a checkpoint: give it with --load FILE");
     if (config.n_embd % config.n_head != 0)
       fail(kLesson, "--heads ", config.n_head, " does not divide --embd ", config.n_embd,
            "; each head takes --embd / --heads features: choose --heads dividing --embd");
