@@ -203,7 +203,8 @@ void samples(lessons::Run& run, const lessons::CommonFlags& flags, models::GPT& 
 void generation_speed(lessons::Run& run, const lessons::CommonFlags& flags, models::GPT& model, int first_token,
                       nlohmann::ordered_json& metrics) {
   std::printf("\n== 3. generation speed with and without the KV cache ==\n");
-  std::printf("%10s %16s %16s\n", "context", "cached tok/s", "uncached tok/s");
+  std::printf("tokens per second while generating a sequence of each length from one token\n");
+  std::printf("%10s %16s %16s %10s\n", "context", "cached tok/s", "uncached tok/s", "speed-up");
   lessons::CsvWriter csv(run.file("generation_speed.csv"), {"context", "cached_tokens_per_s", "uncached_tokens_per_s"});
   lessons::Series cached{"with the KV cache"}, uncached{"without"};
   const int64_t block = model.config().block_size;
@@ -217,7 +218,7 @@ void generation_speed(lessons::Run& run, const lessons::CommonFlags& flags, mode
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       speed[use_cache ? 0 : 1] = static_cast<double>(repeats * (context - 1)) / seconds;
     }
-    std::printf("%10lld %16.0f %16.0f\n", static_cast<long long>(context), speed[0], speed[1]);
+    std::printf("%10lld %16.0f %16.0f %9.1fx\n", static_cast<long long>(context), speed[0], speed[1], speed[0] / speed[1]);
     csv.row({static_cast<double>(context), speed[0], speed[1]});
     cached.x.push_back(static_cast<double>(context)), cached.y.push_back(speed[0]);
     uncached.x.push_back(static_cast<double>(context)), uncached.y.push_back(speed[1]);
