@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "core/autograd.h"
@@ -19,7 +20,7 @@
 #include "data/batcher.h"
 #include "data/text.h"
 #include "data/tokenizer.h"
-#include "io/checkpoint.h"
+#include "io/safetensors.h"
 #include "lessons/common/cli.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/progress.h"
@@ -33,6 +34,9 @@ using namespace ladder;
 namespace {
 
 constexpr const char* kLesson = "11_gpt";
+// As many steps as fit in about 2 minutes on 2 cores, the rest of the run taking a few seconds;
+// nanoGPT's CPU example runs 2000. Re-tune it when a training step gets faster.
+constexpr int64_t kDefaultSteps = 1500;
 
 struct TrainSettings {
   int64_t warmup, eval_every;
@@ -79,10 +83,18 @@ std::vector<int> prompt_ids(const data::Tokenizer& tokenizer, const std::string&
   return tokenizer.encode(prompt);
 }
 
+// The tokenizer's special tokens (<pad>, <bos>, <eos>, <unk>) are no characters of the text: the
+// model never saw one as a next character, and whatever probability it gives them is an accident
+// of its weights, so samples never draw them.
+std::vector<int64_t> special_ids() {
+  return {data::Tokenizer::kPad, data::Tokenizer::kBos, data::Tokenizer::kEos, data::Tokenizer::kUnk};
+}
+
 std::string sample_text(models::GPT& model, const data::Tokenizer& tokenizer, const std::vector<int>& prompt, int64_t length,
                         float temperature, Generator& gen) {
   const Tensor ids = tensor(std::vector<float>(prompt.begin(), prompt.end()), {1, static_cast<int64_t>(prompt.size())});
-  const std::vector<float> out = model.generate(ids, length, {.temperature = temperature}, gen).to_vector();
+  const std::vector<float> out =
+      model.generate(ids, length, {.temperature = temperature, .never_sample = special_ids()}, gen).to_vector();
   return tokenizer.decode(std::vector<int>(out.begin(), out.end()));
 }
 
@@ -191,7 +203,8 @@ void samples(lessons::Run& run, const lessons::CommonFlags& flags, models::GPT& 
 void generation_speed(lessons::Run& run, const lessons::CommonFlags& flags, models::GPT& model, int first_token,
                       nlohmann::ordered_json& metrics) {
   std::printf("\n== 3. generation speed with and without the KV cache ==\n");
-  std::printf("%10s %16s %16s\n", "context", "cached tok/s", "uncached tok/s");
+  std::printf("tokens per second while generating a sequence of each length from one token\n");
+  std::printf("%10s %16s %16s %10s\n", "context", "cached tok/s", "uncached tok/s", "speed-up");
   lessons::CsvWriter csv(run.file("generation_speed.csv"), {"context", "cached_tokens_per_s", "uncached_tokens_per_s"});
   lessons::Series cached{"with the KV cache"}, uncached{"without"};
   const int64_t block = model.config().block_size;
@@ -205,7 +218,7 @@ void generation_speed(lessons::Run& run, const lessons::CommonFlags& flags, mode
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       speed[use_cache ? 0 : 1] = static_cast<double>(repeats * (context - 1)) / seconds;
     }
-    std::printf("%10lld %16.0f %16.0f\n", static_cast<long long>(context), speed[0], speed[1]);
+    std::printf("%10lld %16.0f %16.0f %9.1fx\n", static_cast<long long>(context), speed[0], speed[1], speed[0] / speed[1]);
     csv.row({static_cast<double>(context), speed[0], speed[1]});
     cached.x.push_back(static_cast<double>(context)), cached.y.push_back(speed[0]);
     uncached.x.push_back(static_cast<double>(context)), uncached.y.push_back(speed[1]);
@@ -215,18 +228,11 @@ void generation_speed(lessons::Run& run, const lessons::CommonFlags& flags, mode
       break;
     }
   }
-  run.wrote(lessons::save_line_chart(run.path("generation_speed"), {"Generation speed", "context length (tokens)",
-                                                                    "tokens per second (log scale)", {cached, uncached}, /*log_y=*/true}));
+  run.wrote(lessons::save_line_chart(run.path("generation_speed"),
+                                     {"Generation speed", "context length (tokens)", "tokens per second", {cached, uncached}}));
 }
 
 // ---- 4. attention maps ----
-// A character as an axis label: white space made visible.
-std::string label(const std::string& piece) {
-  if (piece == "\n") return "\\n";
-  if (piece == " ") return "_";
-  return piece;
-}
-
 // The per-head attention weights (H,T,T) of layers `wanted` over ids (1,T): the blocks run one by
 // one, and each wanted layer's attention is run again on its input asking for the weights.
 std::vector<Tensor> attention_of(models::GPT& model, const Tensor& ids, const std::vector<size_t>& wanted) {
@@ -250,7 +256,7 @@ void attention_maps(lessons::Run& run, models::GPT& model, const data::Tokenizer
   std::printf("\n== 4. attention of every head over the first %lld validation characters ==\n", static_cast<long long>(T));
   const std::vector<int> passage(val_ids.begin(), val_ids.begin() + T);
   std::vector<std::string> labels;
-  for (const int id : passage) labels.push_back(label(tokenizer.token(id)));
+  for (const int id : passage) labels.push_back(tokenizer.token(id));  // the heatmap shows a space as ␣, a newline as ⏎
   const size_t last = model.transformer->h.size() - 1;
   const std::vector<size_t> layers = last == 0 ? std::vector<size_t>{0} : std::vector<size_t>{0, last};
   const std::vector<Tensor> maps = attention_of(model, tensor(std::vector<float>(passage.begin(), passage.end()), {1, T}), layers);
@@ -267,9 +273,26 @@ void attention_maps(lessons::Run& run, models::GPT& model, const data::Tokenizer
   std::printf("each row: one position; each column: a position it may see (the causal mask hides the future); a row sums to 1\n");
 }
 
-// `--load FILE`: samples from a checkpoint that this lesson saved, without training.
-void sample_from(const std::string& file, const std::string& prompt, int64_t length, float temperature, uint64_t seed) {
-  const std::map<std::string, std::string> metadata = io::load_safetensors(file).metadata;
+// With --load the model, its settings and its tokenizer come from the checkpoint, and nothing is
+// trained or written: a flag that would change any of that is refused rather than ignored.
+void refuse_training_flags(const lessons::LessonCli& cli) {
+  std::string given;
+  for (const char* flag : {"--steps", "--lr", "--batch", "--layers", "--heads", "--embd", "--dropout", "--weight-decay", "--warmup",
+                           "--eval-every", "--data", "--val", "--lines", "--out", "--quick"})
+    if (cli.given(flag)) given += cat(given.empty() ? "" : ", ", flag);
+  if (!given.empty())
+    fail(kLesson, "--load samples from a trained model, so ", given,
+         " would be ignored (the model's settings come from the checkpoint, and nothing is trained); leave them out, "
+         "or train without --load");
+}
+
+// `--load FILE`: samples from a checkpoint that this lesson saved, without training. A `block`
+// shorter than the checkpoint's block_size keeps the first `block` learned positions, the only
+// ones the model then uses: its samples see at most `block` characters of context.
+void sample_from(const std::string& file, std::optional<int64_t> block, const std::string& prompt, int64_t length,
+                 float temperature, uint64_t seed) {
+  io::TensorFile checkpoint = io::load_safetensors(file);
+  const std::map<std::string, std::string>& metadata = checkpoint.metadata;
   const auto lesson = metadata.find("lesson");
   if (lesson == metadata.end() || lesson->second != kLesson || !metadata.count("gpt_config") || !metadata.count("tokenizer"))
     fail(kLesson, "--load ", file, " is a checkpoint of ", lesson == metadata.end() ? "an unknown lesson" : "lesson " + lesson->second,
@@ -277,20 +300,27 @@ void sample_from(const std::string& file, const std::string& prompt, int64_t len
          "of this lesson wrote");
   const data::Tokenizer tokenizer = data::Tokenizer::from_json(metadata.at("tokenizer"));
   const nlohmann::json c = nlohmann::json::parse(metadata.at("gpt_config"));
-  models::GPT model({.vocab_size = c.at("vocab_size").get<int64_t>(),
-                     .block_size = c.at("block_size").get<int64_t>(),
-                     .n_layer = c.at("n_layer").get<int64_t>(),
-                     .n_head = c.at("n_head").get<int64_t>(),
-                     .n_embd = c.at("n_embd").get<int64_t>(),
-                     .dropout = c.at("dropout").get<float>(),
-                     .bias = c.at("bias").get<bool>(),
-                     .tie_weights = c.at("tie_weights").get<bool>()});
-  io::load_module(file, model);
+  const int64_t learned = c.at("block_size").get<int64_t>(), context = block.value_or(learned);
+  if (context > learned)
+    fail(kLesson, "--block ", context, " is longer than the ", learned, " positions the model of ", file,
+         " learned (its block_size); give --block ", learned, " or less, or leave --block out");
+  const models::GPTConfig config{.vocab_size = c.at("vocab_size").get<int64_t>(),
+                                 .block_size = context,
+                                 .n_layer = c.at("n_layer").get<int64_t>(),
+                                 .n_head = c.at("n_head").get<int64_t>(),
+                                 .n_embd = c.at("n_embd").get<int64_t>(),
+                                 .dropout = c.at("dropout").get<float>(),
+                                 .bias = c.at("bias").get<bool>(),
+                                 .tie_weights = c.at("tie_weights").get<bool>()};
+  const auto wpe = checkpoint.tensors.find("transformer.wpe.weight");  // (learned, n_embd)
+  if (context < learned && wpe != checkpoint.tensors.end()) wpe->second = narrow(wpe->second, 0, 0, context);
+  models::GPT model(config);
+  model.load_state_dict(checkpoint.tensors);
   const std::vector<int> ids = prompt_ids(tokenizer, prompt);
-  std::printf("%s: a GPT of %lld parameters, %lld layers, %lld heads, %lld wide, context %lld\n", file.c_str(),
-              static_cast<long long>(model.num_parameters()), static_cast<long long>(model.config().n_layer),
-              static_cast<long long>(model.config().n_head), static_cast<long long>(model.config().n_embd),
-              static_cast<long long>(model.config().block_size));
+  std::printf("%s: a GPT of %s parameters, %lld layers, %lld heads, %lld wide, context %s\n", file.c_str(),
+              nn::with_commas(model.num_parameters()).c_str(), static_cast<long long>(config.n_layer),
+              static_cast<long long>(config.n_head), static_cast<long long>(config.n_embd),
+              (context < learned ? cat(context, " of the ", learned, " it learned") : cat(learned)).c_str());
   Generator gen(seed);
   std::printf("%s\n", sample_text(model, tokenizer, ids, length, temperature, gen).c_str());
 }
@@ -299,9 +329,8 @@ void sample_from(const std::string& file, const std::string& prompt, int64_t len
 
 int main(int argc, char** argv) {
   return lessons::lesson_main([&] {
-    // nanoGPT's CPU example runs 2000 steps too; here they take about 2 minutes on 2 cores.
     lessons::LessonCli cli(kLesson, "Lesson 11: a GPT (decoder-only Transformer) as a character language model, with a KV cache.",
-                           {.steps = 2000, .lr = 1e-3f, .batch = 12});
+                           {.steps = kDefaultSteps, .lr = 1e-3f, .batch = 12});
     lessons::TextFlags text;
     cli.text_options(text, "/usr/share/common-licenses", /*default_lines=*/false);
     models::GPTConfig config{.block_size = 64, .n_layer = 4, .n_head = 4, .n_embd = 128, .dropout = 0};
@@ -312,7 +341,8 @@ int main(int argc, char** argv) {
     cli.option("--layers", config.n_layer, "Transformer blocks (nanoGPT: n_layer)", {1, 48});
     cli.option("--heads", config.n_head, "attention heads per block, dividing --embd (n_head)", {1, 64});
     cli.option("--embd", config.n_embd, "width of the residual stream (n_embd)", {1, 4096});
-    cli.option("--block", config.block_size, "context length: the positions the model learns (block_size)", {1, 4096});
+    cli.option("--block", config.block_size,
+               "context length: the positions the model learns (block_size); with --load, at most the checkpoint's", {1, 4096});
     cli.option("--dropout", config.dropout, "dropout on embeddings, attention weights and residual branches", {0.0f, 0.9f});
     cli.option("--weight-decay", s.weight_decay, "AdamW's decoupled weight decay, on the weight matrices only", {0.0f, 1.0f});
     cli.option("--warmup", s.warmup, "steps of linear learning-rate warmup before the cosine decay", lessons::non_negative);
@@ -324,9 +354,13 @@ int main(int argc, char** argv) {
     cli.parse(argc, argv);
     if (text.lines) fail(kLesson, "the GPT reads one character stream; --lines does not apply");
     if (!load.empty()) {
-      sample_from(load, prompt, sample_length, temperature, cli.common.seed);
+      refuse_training_flags(cli);
+      sample_from(load, cli.given("--block") ? std::optional(config.block_size) : std::nullopt, prompt, sample_length, temperature,
+                  cli.common.seed);
       return;
     }
+    for (const char* flag : {"--sample", "--temperature"})
+      if (cli.given(flag)) fail(kLesson, flag, " applies to sampling from a checkpoint: give it with --load FILE");
     if (config.n_embd % config.n_head != 0)
       fail(kLesson, "--heads ", config.n_head, " does not divide --embd ", config.n_embd,
            "; each head takes --embd / --heads features: choose --heads dividing --embd");

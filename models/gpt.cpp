@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "core/autograd.h"
@@ -182,9 +183,21 @@ void check_generate_options(const GenerateOptions& options, const char* op) {
 
 std::vector<float> next_token_distribution(const float* logits, int64_t V, const GenerateOptions& options) {
   check_generate_options(options, "next_token_distribution");
-  const float top = *std::max_element(logits, logits + V);
-  std::vector<double> p(static_cast<size_t>(V));
-  for (int64_t i = 0; i < V; ++i) p[i] = std::exp((static_cast<double>(logits[i]) - top) / options.temperature);
+  std::vector<bool> allowed(static_cast<size_t>(V), true);
+  for (const int64_t id : options.never_sample) {
+    if (id < 0 || id >= V) fail("next_token_distribution", "never_sample holds id ", id, ", outside the vocabulary [0, ", V, ")");
+    allowed[id] = false;
+  }
+  if (std::find(allowed.begin(), allowed.end(), true) == allowed.end())
+    fail("next_token_distribution", "never_sample holds all ", V, " ids: nothing is left to sample");
+  // The largest allowed logit is subtracted: with a tiny temperature a larger excluded one would
+  // make every allowed exp() underflow to 0.
+  float top = -std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < V; ++i)
+    if (allowed[i]) top = std::max(top, logits[i]);
+  std::vector<double> p(static_cast<size_t>(V), 0.0);
+  for (int64_t i = 0; i < V; ++i)
+    if (allowed[i]) p[i] = std::exp((static_cast<double>(logits[i]) - top) / options.temperature);
   std::vector<int64_t> order(static_cast<size_t>(V));  // token ids, most likely first
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return p[a] > p[b]; });

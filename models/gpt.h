@@ -82,6 +82,7 @@ struct GenerateOptions {
   int64_t top_k = 0;         // keep only the k most likely tokens; 0: all
   float top_p = 1.0f;        // in (0, 1]: keep the smallest set of most likely tokens whose probability reaches p
   bool use_cache = true;     // a KV cache: each step feeds one token instead of the whole context
+  std::vector<int64_t> never_sample;  // ids given probability 0, such as a tokenizer's <unk> and <pad>
 };
 
 class GPT : public nn::Module {
@@ -122,9 +123,10 @@ class GPT : public nn::Module {
 };
 
 // The distribution generate draws the next token from, for one row of logits (V): softmax of
-// logits / temperature, zero outside the top_k most likely tokens (when top_k > 0), then zero
-// outside the smallest set of most likely tokens whose probability reaches top_p, renormalised.
-// Ties in probability keep the lower token id first.
+// logits / temperature over the ids not in never_sample (those get 0), zero outside the top_k most
+// likely tokens (when top_k > 0), then zero outside the smallest set of most likely tokens whose
+// probability reaches top_p, renormalised. Ties in probability keep the lower token id first.
+// Throws when never_sample holds an id outside [0, V) or every id.
 std::vector<float> next_token_distribution(const float* logits, int64_t V, const GenerateOptions& options);
 // Checks temperature > 0, top_k >= 0 and top_p in (0, 1]; throws naming `op` otherwise.
 void check_generate_options(const GenerateOptions& options, const char* op);

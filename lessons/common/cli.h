@@ -126,6 +126,7 @@ class LessonCli {
   void parse(int argc, char** argv);
 
   const std::string& lesson() const { return lesson_; }
+  bool given(const std::string& flag) const { return app_.count(flag) > 0; }  // on the command line, after parse()
   nlohmann::json flags_json() const;  // every flag and its value, for summary.json
   CommonFlags common;
 

@@ -196,7 +196,8 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
       {"11_gpt", "--val " + tiny.string(), "the validation text has 22 tokens, too few for a window of 64"},
       {"11_gpt", "--steps 500 --warmup 500", "--warmup 500 leaves no step of --steps 500"},
       {"11_gpt", "--prompt \"\x01\"", "has characters the model's vocabulary lacks"},
-      {"11_gpt", "--lines", "--lines does not apply"}};
+      {"11_gpt", "--lines", "--lines does not apply"},
+      {"11_gpt", "--temperature 0.8", "--temperature applies to sampling from a checkpoint: give it with --load FILE"}};
   for (const auto& [lesson, args, expected] : cases) {
     const Ran ran = run_lesson(lesson, "--quick --threads 1 " + args + to);
     INFO(lesson, " ", args, ":\n", ran.output);

@@ -481,6 +481,20 @@ TEST_CASE("lesson 11_gpt --quick: the GPT learns; samples at three temperatures;
   CHECK(sampled.output.find("a GPT of ") != std::string::npos);
   CHECK(sampled.output.find("\nThe ") != std::string::npos);
   check_refused("11_gpt", "--load " + model + " --prompt \"caf\xc3\xa9\"", "has characters the model's vocabulary lacks: '\xc3\xa9'");
+  // At temperature 3 the barely trained model spreads its probability over all 90 ids; <unk> and
+  // the other special tokens are still never drawn.
+  const Ran hot = run_lesson("11_gpt", "--load " + model + " --sample 3000 --temperature 3");
+  REQUIRE(hot.status == 0);
+  CHECK(hot.output.find("<unk>") == std::string::npos);
+  // A shorter context keeps the first positions; a longer one than the model learned is refused, and so
+  // are the flags of training, which --load would ignore.
+  const Ran shorter = run_lesson("11_gpt", "--load " + model + " --block 16 --sample 100");
+  CHECK(shorter.status == 0);
+  CHECK(shorter.output.find("context 16 of the 64 it learned") != std::string::npos);
+  check_refused("11_gpt", "--load " + model + " --block 65", "--block 65 is longer than the 64 positions the model of " + model +
+                                                                  " learned (its block_size); give --block 64 or less");
+  check_refused("11_gpt", "--load " + model + " --steps 10 --embd 64 --quick",
+                "--load samples from a trained model, so --steps, --embd, --quick would be ignored");
 
   // A checkpoint of another lesson, and a file that is no checkpoint.
   TempDir other("lesson11_other");

@@ -57,6 +57,19 @@ void sharpen(GPT& model) {
 
 std::vector<float> values(const Tensor& t) { return std::vector<float>(t.data(), t.data() + t.numel()); }
 
+// next_token_distribution over five hand-made logits: probabilities 0.5, 0.25, 0.125, 0.0625,
+// 0.0625 at ids 3, 0, 4, 1, 2.
+std::vector<float> dist(const GenerateOptions& options) {
+  const std::vector<float> logits = {std::log(0.25f), std::log(0.0625f), std::log(0.0625f), std::log(0.5f),
+                                     std::log(0.125f)};
+  return next_token_distribution(logits.data(), 5, options);
+}
+
+void expect(const std::vector<float>& got, const std::vector<float>& want) {
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < want.size(); ++i) CHECK_MESSAGE(got[i] == doctest::Approx(want[i]).epsilon(1e-5), "id ", i);
+}
+
 }  // namespace
 
 TEST_CASE("GPT: nanoGPT's names, the parameter count, logits (B,T,V)") {
@@ -144,14 +157,6 @@ TEST_CASE("MultiheadAttention::forward_cached with rotary positions equals the c
 }
 
 TEST_CASE("next_token_distribution: temperature, top_k, and top_p on a hand-made distribution") {
-  // Probabilities 0.5, 0.25, 0.125, 0.0625, 0.0625 at ids 3, 0, 4, 1, 2.
-  const std::vector<float> logits = {std::log(0.25f), std::log(0.0625f), std::log(0.0625f), std::log(0.5f),
-                                     std::log(0.125f)};
-  auto dist = [&](GenerateOptions o) { return next_token_distribution(logits.data(), 5, o); };
-  auto expect = [](const std::vector<float>& got, const std::vector<float>& want) {
-    REQUIRE(got.size() == want.size());
-    for (size_t i = 0; i < want.size(); ++i) CHECK_MESSAGE(got[i] == doctest::Approx(want[i]).epsilon(1e-5), "id ", i);
-  };
   expect(dist({}), {0.25f, 0.0625f, 0.0625f, 0.5f, 0.125f});
   expect(dist({.top_p = 1.0f}), {0.25f, 0.0625f, 0.0625f, 0.5f, 0.125f});
   // top_p: the smallest most-likely set whose probability reaches p, renormalised.
@@ -172,6 +177,36 @@ TEST_CASE("next_token_distribution: temperature, top_k, and top_p on a hand-made
   for (float r : root) total += r;
   expect(dist({.temperature = 2.0f}), {root[0] / total, root[1] / total, root[2] / total, root[3] / total, root[4] / total});
   expect(dist({.temperature = 1e-4f}), {0, 0, 0, 1, 0});
+}
+
+TEST_CASE("next_token_distribution: never_sample ids get 0, before temperature, top_k and top_p") {
+  expect(dist({.never_sample = {3}}), {0.5f, 0.125f, 0.125f, 0, 0.25f});  // the rest renormalised
+  expect(dist({.never_sample = {3, 0}}), {0, 0.25f, 0.25f, 0, 0.5f});
+  expect(dist({.top_k = 1, .never_sample = {3}}), {1, 0, 0, 0, 0});
+  expect(dist({.top_k = 2, .never_sample = {3}}), {2 / 3.0f, 0, 0, 0, 1 / 3.0f});
+  expect(dist({.top_p = 0.6f, .never_sample = {3}}), {2 / 3.0f, 0, 0, 0, 1 / 3.0f});  // 0.5 < 0.6 <= 0.75
+  // The excluded id has the largest logit: a tiny temperature still gives the best allowed one, not NaN.
+  expect(dist({.temperature = 1e-4f, .never_sample = {3}}), {1, 0, 0, 0, 0});
+  check_error([&] { dist({.never_sample = {5}}); }, {"next_token_distribution", "never_sample", "id 5", "[0, 5)"});
+  check_error([&] { dist({.never_sample = {-1}}); }, {"next_token_distribution", "id -1"});
+  check_error([&] { dist({.never_sample = {0, 1, 2, 3, 4}}); }, {"next_token_distribution", "all 5 ids", "nothing is left"});
+}
+
+TEST_CASE("generate: never_sample ids are never drawn, with and without the cache") {
+  Generator init(12);
+  GPT model(tiny_config(), init);  // vocabulary 11, block_size 8: 60 tokens restart the cache several times
+  const Tensor prompt = tensor({5, 6}, {1, 2});
+  auto count_specials = [&](const GenerateOptions& options) {
+    Generator gen(13);
+    const std::vector<float> out = values(model.generate(prompt, 60, options, gen));
+    return std::count_if(out.begin(), out.end(), [](float id) { return id < 4; });
+  };
+  // A fresh model spreads its probability: without the exclusion ids 0-3 come up.
+  CHECK(count_specials({.temperature = 1.5f}) > 0);
+  for (const bool use_cache : {false, true}) {
+    CAPTURE(use_cache);
+    CHECK(count_specials({.temperature = 1.5f, .use_cache = use_cache, .never_sample = {0, 1, 2, 3}}) == 0);
+  }
 }
 
 TEST_CASE("generate: top_k 1 and a tiny temperature are greedy, with and without the cache") {
