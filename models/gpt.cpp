@@ -53,11 +53,15 @@ GPTMLP::GPTMLP(const GPTConfig& config, Generator& gen) : Module("GPTMLP") {
 
 Tensor GPTMLP::forward(const Tensor& x) { return dropout->forward(c_proj->forward(gelu(c_fc->forward(x)))); }
 
-GPTBlock::GPTBlock(const GPTConfig& config, Generator& gen) : Module("GPTBlock") {
+GPTBlock::GPTBlock(const GPTConfig& config, int64_t layer, Generator& gen) : Module("GPTBlock") {
   ln_1 = register_module("ln_1", std::make_shared<nn::LayerNorm>(Shape{config.n_embd}));
+  nn::AttentionSettings attention = config.attention;
+  attention.layer = layer;
   attn = register_module("attn", std::make_shared<nn::MultiheadAttention>(
                                      config.n_embd, config.n_head,
-                                     nn::MultiheadAttentionOptions{.dropout = config.dropout, .bias = config.bias}, gen));
+                                     nn::MultiheadAttentionOptions{
+                                         .dropout = config.dropout, .bias = config.bias, .attention = attention},
+                                     gen));
   nn::init_normal(attn->in_proj_weight, 0, kInitStd, gen);
   nn::init_normal(attn->out_proj->weight, 0, residual_std(config), gen);
   resid_dropout = register_module("resid_dropout", std::make_shared<nn::Dropout>(config.dropout, gen));
@@ -65,9 +69,9 @@ GPTBlock::GPTBlock(const GPTConfig& config, Generator& gen) : Module("GPTBlock")
   mlp = register_module("mlp", std::make_shared<GPTMLP>(config, gen));
 }
 
-Tensor GPTBlock::forward(const Tensor& x, nn::KVCache* cache) {
+Tensor GPTBlock::forward(const Tensor& x, nn::AttentionState* state) {
   const Tensor h = ln_1->forward(x);
-  const Tensor attended = cache ? attn->forward_cached(h, *cache) : attn->forward(h, h, h, {.causal = true}).output;
+  const Tensor attended = state ? attn->forward_step(h, *state) : attn->forward(h, h, h, {.causal = true}).output;
   const Tensor y = x + resid_dropout->forward(attended);
   return y + mlp->forward(ln_2->forward(y));
 }
@@ -78,7 +82,7 @@ GPTTransformer::GPTTransformer(const GPTConfig& config, Generator& gen) : Module
   drop = register_module("drop", std::make_shared<nn::Dropout>(config.dropout, gen));
   auto blocks = register_module("h", std::make_shared<nn::Sequential>());  // names the blocks h.0, h.1, ...
   for (int64_t i = 0; i < config.n_layer; ++i) {
-    h.push_back(std::make_shared<GPTBlock>(config, gen));
+    h.push_back(std::make_shared<GPTBlock>(config, i, gen));
     blocks->push_back(h.back());
   }
   ln_f = register_module("ln_f", std::make_shared<nn::LayerNorm>(Shape{config.n_embd}));
@@ -125,8 +129,10 @@ Tensor GPT::run(const Tensor& idx, GPTCache* cache) {
   if (cache && cache->layers.size() != transformer->h.size())
     fail("GPT", "the cache has ", cache->layers.size(), " layers but the model ", transformer->h.size(),
          "; a cache belongs to the model that filled it (clear() it to start again)");
-  for (size_t i = 0; i < transformer->h.size(); ++i)
-    x = transformer->h[i]->forward(x, cache ? &cache->layers[i] : nullptr);
+  for (size_t i = 0; i < transformer->h.size(); ++i) {
+    if (cache && !cache->layers[i]) cache->layers[i] = transformer->h[i]->attn->start_state();
+    x = transformer->h[i]->forward(x, cache ? cache->layers[i].get() : nullptr);
+  }
   return lm_head->forward(transformer->ln_f->forward(x));  // (B,T,V)
 }
 

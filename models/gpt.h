@@ -30,6 +30,9 @@ struct GPTConfig {
   float dropout = 0;        // on the embeddings, the attention weights and each block's two outputs
   bool bias = true;         // in the Linears and the attention (the LayerNorms always have theirs)
   bool tie_weights = true;  // lm_head.weight is transformer.wte.weight (one tensor, counted once)
+  // The attention of every block (nn/attention/attention_kind.h): full by default, or linear, bigbird, ...
+  // Block i gets layer = i (BigBird draws its random blocks per layer); dropout is the field above.
+  nn::AttentionSettings attention;
 };
 
 // The position-wise feed-forward block: c_proj(gelu(c_fc(x))), then dropout.
@@ -46,10 +49,10 @@ class GPTMLP : public nn::Module {
 // One pre-LN block: x + drop(attn(ln_1(x))), then x + mlp(ln_2(x)).
 class GPTBlock : public nn::Module {
  public:
-  GPTBlock(const GPTConfig& config, Generator& gen);
-  // x (B,T,C) -> (B,T,C). Without a cache the attention is causal over x; with one, x continues the
-  // cached sequence and its keys and values are appended (MultiheadAttention::forward_cached).
-  Tensor forward(const Tensor& x, nn::KVCache* cache);
+  GPTBlock(const GPTConfig& config, int64_t layer, Generator& gen);
+  // x (B,T,C) -> (B,T,C). Without a state the attention is causal over x; with one, x continues the
+  // sequence the state holds (MultiheadAttention::forward_step: for full attention a KV cache).
+  Tensor forward(const Tensor& x, nn::AttentionState* state);
   Tensor forward(const Tensor& x) override { return forward(x, nullptr); }
 
   std::shared_ptr<nn::LayerNorm> ln_1, ln_2;
@@ -70,10 +73,11 @@ class GPTTransformer : public nn::Module {
   std::shared_ptr<nn::LayerNorm> ln_f;
 };
 
-// What generation keeps between steps: every layer's keys and values of the positions fed so far.
+// What generation keeps between steps: every layer's attention state over the positions fed so far
+// (full attention: their keys and values; linear attention: a sum of fixed size).
 struct GPTCache {
-  std::vector<nn::KVCache> layers;  // one per block
-  int64_t length() const { return layers.empty() ? 0 : layers.front().length(); }
+  std::vector<std::unique_ptr<nn::AttentionState>> layers;  // one per block, started on first use
+  int64_t length() const { return layers.empty() || !layers.front() ? 0 : layers.front()->length(); }
   void clear() { layers.clear(); }
 };
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "core/tensor.h"
 #include "nn/module.h"
 
@@ -49,6 +50,14 @@ class AttentionState {
   // writes into them).
   virtual std::unique_ptr<AttentionState> clone() const = 0;
 };
+
+// The state as the kind that made it (a state of another kind fails, naming `kind`).
+template <class State>
+State& state_of(AttentionState& state, const char* kind) {
+  auto* own = dynamic_cast<State*>(&state);
+  if (!own) fail(kind, "this state was started by another attention kind; start() one from this layer's kind");
+  return *own;
+}
 
 class AttentionKind : public Module {
  public:

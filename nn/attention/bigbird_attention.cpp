@@ -52,7 +52,7 @@ Tensor BigBirdAttention::implied_weights(const Tensor& q, const Tensor& k, const
 std::unique_ptr<AttentionState> BigBirdAttention::start() const { return std::make_unique<KeyValueState>(); }
 
 Tensor BigBirdAttention::step(const Tensor& q, const Tensor& k, const Tensor& v, AttentionState& state) {
-  auto& cache = dynamic_cast<KeyValueState&>(state);
+  auto& cache = state_of<KeyValueState>(state, "BigBirdAttention::step");
   const int64_t earlier = cache.length(), b = settings_.block;
   cache.keys = earlier ? concat({cache.keys, k}, 2) : k;
   cache.values = earlier ? concat({cache.values, v}, 2) : v;

@@ -28,8 +28,11 @@ std::unique_ptr<AttentionState> FullAttention::start() const { return std::make_
 // The new keys and values join the cache; the T_new queries are its last positions, so query i
 // sees the L earlier ones and new ones j <= i: causal_offset = L.
 Tensor FullAttention::step(const Tensor& q, const Tensor& k, const Tensor& v, AttentionState& state) {
-  auto& cache = dynamic_cast<KeyValueState&>(state);
+  auto& cache = state_of<KeyValueState>(state, "FullAttention::step");
   const int64_t earlier = cache.length();
+  if (earlier > 0 && cache.keys.size(0) != q.size(0))
+    fail("FullAttention::step", "the state holds ", cache.keys.size(0), " sequences but q ", shape_str(q.shape()),
+         " has B = ", q.size(0), "; keep one state per batch (start() a new one to start again)");
   cache.keys = earlier ? concat({cache.keys, k}, 2) : k;
   cache.values = earlier ? concat({cache.values, v}, 2) : v;
   return scaled_dot_product_attention(q, cache.keys, cache.values,

@@ -90,7 +90,7 @@ std::unique_ptr<AttentionState> LinearAttention::start() const { return std::mak
 // it. Double softmax keeps its sums relative to the largest key feature seen so far, rescaling them
 // by exp(old shift - new shift) when a larger one arrives (as the online softmax does).
 Tensor LinearAttention::step(const Tensor& q, const Tensor& k, const Tensor& v, AttentionState& state) {
-  auto& s = dynamic_cast<LinearState&>(state);
+  auto& s = state_of<LinearState>(state, "LinearAttention::step");
   check_masks(q, k, {});
   std::vector<Tensor> outputs;
   for (int64_t t = 0; t < q.size(2); ++t) {

@@ -30,7 +30,7 @@ Tensor project(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_
 
 MultiheadAttention::MultiheadAttention(int64_t embed_dim, int64_t num_heads, MultiheadAttentionOptions options,
                                        Generator& gen)
-    : Module("MultiheadAttention"), num_heads_(num_heads), options_(options), gen_(gen.child()) {
+    : Module("MultiheadAttention"), num_heads_(num_heads), options_(options) {
   if (embed_dim <= 0 || num_heads <= 0)
     fail("MultiheadAttention", "embed_dim and num_heads must be positive, got ", embed_dim, " and ", num_heads);
   if (embed_dim % num_heads != 0)
@@ -41,6 +41,9 @@ MultiheadAttention::MultiheadAttention(int64_t embed_dim, int64_t num_heads, Mul
          num_heads, " = ", embed_dim / num_heads);
   if (!(options.dropout >= 0 && options.dropout < 1))
     fail("MultiheadAttention", "dropout must be in [0, 1), got ", options.dropout);
+  AttentionSettings attention = options.attention;
+  attention.dropout = options.dropout;
+  attention_kind = register_module("attention", make_attention(attention, gen));  // draws its dropout seeds
   in_proj_weight = register_parameter("in_proj_weight", empty({3 * embed_dim, embed_dim}));
   init_weight(in_proj_weight, Init::xavier, gen);
   if (options.bias) in_proj_bias = register_parameter("in_proj_bias", zeros({3 * embed_dim}), ParamKind::bias);
@@ -87,18 +90,14 @@ MultiheadAttention::Heads MultiheadAttention::project_heads(const Tensor& query,
 }
 
 MultiheadAttentionOutput MultiheadAttention::attend(const Heads& heads, const MultiheadAttentionCall& call) {
-  const SdpaOptions attention{.causal = call.causal,
-                              .causal_offset = call.causal_offset,
-                              .key_padding_mask = call.key_padding_mask,
-                              .dropout = options_.dropout,
-                              .training = is_training(),
-                              .generator = &gen_};
+  const AttendMasks masks{
+      .causal = call.causal, .causal_offset = call.causal_offset, .key_padding_mask = call.key_padding_mask};
   MultiheadAttentionOutput out;
   Tensor attended;  // (B,H,T,D)
   if (call.weights == AttentionWeights::none) {
-    attended = scaled_dot_product_attention(heads.q, heads.k, heads.v, attention);
+    attended = attention_kind->attend(heads.q, heads.k, heads.v, masks);
   } else {
-    const Tensor weights = attention_weights(heads.q, heads.k, attention);  // (B,H,T,S)
+    const Tensor weights = attention_kind->implied_weights(heads.q, heads.k, masks);  // (B,H,T,S)
     attended = matmul(weights, heads.v);
     out.weights = call.weights == AttentionWeights::averaged ? mean(weights, {1}) : weights;
   }
@@ -114,6 +113,9 @@ MultiheadAttentionOutput MultiheadAttention::forward(const Tensor& query, const 
 
 Tensor MultiheadAttention::forward_cached(const Tensor& x, KVCache& cache) {
   check_inputs(x, x, x, {});
+  if (options_.attention.kind != "full")
+    fail("MultiheadAttention::forward_cached", "a KVCache holds full attention's keys and values, but this layer's "
+         "attention is '", options_.attention.kind, "'; generate with start_state() and forward_step()");
   const int64_t L = cache.length();
   if (L > 0 && cache.keys.size(0) != x.size(0))
     fail("MultiheadAttention::forward_cached", "the cache holds ", cache.keys.size(0), " sequences but x ",
@@ -127,11 +129,18 @@ Tensor MultiheadAttention::forward_cached(const Tensor& x, KVCache& cache) {
   return attend(heads, {.causal = true, .causal_offset = L}).output;
 }
 
+Tensor MultiheadAttention::forward_step(const Tensor& x, AttentionState& state) {
+  check_inputs(x, x, x, {});
+  const Heads heads = project_heads(x, x, x, state.length());  // rotary positions continue the sequence
+  return out_proj->forward(merge_heads(attention_kind->step(heads.q, heads.k, heads.v, state)));
+}
+
 Tensor MultiheadAttention::forward(const Tensor& x) { return forward(x, x, x).output; }
 
 std::string MultiheadAttention::describe() const {
   return cat("embed_dim=", embed_dim(), ", num_heads=", num_heads_, ", dropout=", options_.dropout,
-             ", bias=", in_proj_bias.defined() ? "true" : "false", options_.rotary ? ", rotary" : "");
+             ", bias=", in_proj_bias.defined() ? "true" : "false", options_.rotary ? ", rotary" : "",
+             options_.attention.kind != "full" ? ", attention=" + options_.attention.kind : "");
 }
 
 }  // namespace ladder::nn

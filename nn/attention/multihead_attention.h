@@ -2,13 +2,15 @@
 // parameter names and layouts, so that weights move between the two unchanged:
 //   in_proj_weight (3E,E) = W_q, W_k, W_v stacked; in_proj_bias (3E); out_proj.weight (E,E), out_proj.bias (E).
 // query (B,T,E), key and value (B,S,E) -> output (B,T,E). Inside, each of the H heads attends with
-// its own D = E/H features: (B,H,T,D) through core's fused scaled_dot_product_attention.
+// its own D = E/H features: (B,H,T,D) through the attention kind, by default full attention (core's
+// fused scaled_dot_product_attention).
 #pragma once
 
 #include <cstdint>
 #include <memory>
 
 #include "core/ops.h"
+#include "nn/attention/attention_kind.h"
 #include "nn/linear.h"
 #include "nn/module.h"
 
@@ -19,6 +21,9 @@ struct MultiheadAttentionOptions {
   bool bias = true;    // in_proj_bias and out_proj.bias
   bool rotary = false;  // rotate q and k by their positions (rotary_embedding) instead of adding positions
   float rotary_base = 10000.0f;
+  // What the heads compute once projected (nn/attention/attention_kind.h): full softmax attention by
+  // default, or linear, bigbird, ...; its dropout is the field above.
+  AttentionSettings attention;
 };
 
 // Which attention weights forward returns. Asking for them runs the naive path, which holds the
@@ -62,7 +67,13 @@ class MultiheadAttention : public Module {
   // projects only x, appends its keys and values to the cache, and lets new token i see the L cached
   // positions and new tokens j <= i (causal_offset = L; rotary positions start at L) -> (B,T_new,E).
   // Equals the rows of a causal forward over the whole sequence that belong to the new tokens.
+  // Full attention only; every kind generates through start_state() and forward_step().
   Tensor forward_cached(const Tensor& x, KVCache& cache);
+  // The same for any attention kind: new tokens x (B,T_new,E) continue the sequence whose state the
+  // kind carries (full: the keys and values; linear: a fixed-size sum) -> (B,T_new,E), equal to the
+  // rows of a causal forward over the whole sequence that belong to the new tokens.
+  std::unique_ptr<AttentionState> start_state() const { return attention_kind->start(); }
+  Tensor forward_step(const Tensor& x, AttentionState& state);
 
   int64_t embed_dim() const { return in_proj_weight.size(1); }
   int64_t num_heads() const { return num_heads_; }
@@ -70,6 +81,7 @@ class MultiheadAttention : public Module {
   Tensor in_proj_weight;  // (3E,E), xavier-uniform as in PyTorch
   Tensor in_proj_bias;    // (3E), zeros; undefined without bias
   std::shared_ptr<Linear> out_proj;  // E -> E; its bias starts at zero, as in PyTorch
+  std::shared_ptr<AttentionKind> attention_kind;  // no parameters for full, linear and bigbird
 
  protected:
   std::string describe() const override;
@@ -86,7 +98,6 @@ class MultiheadAttention : public Module {
   MultiheadAttentionOutput attend(const Heads& heads, const MultiheadAttentionCall& call);
   int64_t num_heads_;
   MultiheadAttentionOptions options_;
-  Generator gen_;  // draws the dropout masks; a child of the constructor's generator, as Dropout's
 };
 
 }  // namespace ladder::nn

@@ -138,7 +138,50 @@ TEST_CASE("GPT: cached logits equal the full forward at every position (prompt a
   GPTCache two;
   model.forward_cached(narrow(seq, 1, 0, 2), two);
   check_error([&] { model.forward_cached(tensor({1}, {1, 1}), two); },
-              {"MultiheadAttention::forward_cached", "holds 2 sequences", "B = 1"});
+              {"FullAttention::step", "holds 2 sequences", "B = 1"});
+}
+
+TEST_CASE("GPT with every attention kind: stepped logits equal the full forward, and it learns through each") {
+  for (const std::string& kind : nn::attention_kind_names()) {
+    SUBCASE(kind.c_str()) {
+      Generator gen(5);
+      GPTConfig config = tiny_config();
+      config.attention = {.kind = kind, .block = 2, .random_blocks = 1};  // BigBird: 4 blocks of 2 in 8 positions
+      GPT model(config, gen);
+      const Tensor seq = tensor({1, 4, 2, 8, 5, 7, 3, 10, 0, 9, 6, 2, 2, 5, 1, 4}, {2, 8});
+      const Tensor full = model.forward(seq);
+      GPTCache cache;
+      check_close(model.forward_cached(narrow(seq, 1, 0, 3), cache), narrow(full, 1, 0, 3), 1e-5f);
+      for (int64_t t = 3; t < 8; ++t)
+        check_close(model.forward_cached(narrow(seq, 1, t, 1), cache), narrow(full, 1, t, 1), 1e-5f);
+      // Every parameter gets a gradient through this kind.
+      cross_entropy(reshape(full, {16, -1}), reshape(seq, {16})).backward();
+      for (const nn::NamedParameter& p : model.named_parameters()) {
+        INFO(p.name);
+        CHECK(sum(abs(p.tensor.grad())).item() > 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("MultiheadAttention::forward_step with every kind and rotary positions equals the causal forward") {
+  for (const std::string& kind : nn::attention_kind_names()) {
+    SUBCASE(kind.c_str()) {
+      Generator gen(6);
+      nn::MultiheadAttention mha(8, 2, {.rotary = true, .attention = {.kind = kind, .block = 2}}, gen);
+      const Tensor x = randn({2, 7, 8}, gen);
+      const Tensor full = mha.forward(x, x, x, {.causal = true}).output;
+      const std::unique_ptr<nn::AttentionState> state = mha.start_state();
+      check_close(mha.forward_step(narrow(x, 1, 0, 3), *state), narrow(full, 1, 0, 3), 1e-5f);
+      check_close(mha.forward_step(narrow(x, 1, 3, 1), *state), narrow(full, 1, 3, 1), 1e-5f);
+      check_close(mha.forward_step(narrow(x, 1, 4, 3), *state), narrow(full, 1, 4, 3), 1e-5f);
+      CHECK(state->length() == 7);
+      if (kind != "full") {
+        nn::KVCache cache;
+        check_error([&] { mha.forward_cached(x, cache); }, {"KVCache holds full attention's", "start_state()"});
+      }
+    }
+  }
 }
 
 TEST_CASE("MultiheadAttention::forward_cached with rotary positions equals the causal forward") {
