@@ -17,17 +17,13 @@
 #include "core/autograd.h"
 #include "core/error.h"
 #include "core/ops.h"
-#include "data/batcher.h"
-#include "data/text.h"
 #include "data/tokenizer.h"
 #include "io/safetensors.h"
+#include "lessons/common/char_gpt.h"
 #include "lessons/common/cli.h"
 #include "lessons/common/plot.h"
-#include "lessons/common/progress.h"
 #include "lessons/common/run.h"
 #include "models/gpt.h"
-#include "optim/adam.h"
-#include "optim/schedule.h"
 
 using namespace ladder;
 
@@ -37,34 +33,6 @@ constexpr const char* kLesson = "11_gpt";
 // As many steps as fit in about 2 minutes on 2 cores, the rest of the run taking a few seconds;
 // nanoGPT's CPU example runs 2000. Re-tune it when a training step gets faster.
 constexpr int64_t kDefaultSteps = 1500;
-
-struct TrainSettings {
-  int64_t warmup, eval_every;
-  float weight_decay;
-};
-
-struct Corpus {
-  data::Tokenizer tokenizer;
-  std::vector<int> train_ids, val_ids;
-  std::string source;
-  data::DroppedUnknown dropped;  // validation characters not in the training text
-};
-
-// The text, read before anything runs: a bad --data or --val, or a text too short for --batch and
-// --block, fails at once.
-Corpus load_corpus(const lessons::CommonFlags& flags, const lessons::TextFlags& text, int64_t block) {
-  data::TextData lines = data::load_text({.data = text.data, .val = text.val, .lines = false, .seed = flags.seed});
-  if (flags.quick) data::keep_first(lines, 250, 60);
-  Corpus c{data::char_tokenizer(lines, false), {}, {}, lines.train_source, {}};
-  data::EncodedText ids = data::encode_text(lines, c.tokenizer, false);
-  c.dropped = data::drop_unknown(ids.val);
-  c.train_ids = std::move(ids.train[0]);
-  c.val_ids = std::move(ids.val[0]);
-  lessons::check_windows_fit(kLesson, c.train_ids, "the training text", flags.batch, block,
-                             "give a smaller --batch or --block, or a longer --data");
-  lessons::check_windows_fit(kLesson, c.val_ids, "the validation text", 1, block, "give a smaller --block or a longer --val");
-  return c;
-}
 
 // The prompt as ids. Every character must be in the vocabulary (an unknown one would be fed as
 // <unk>, which the model never saw). An empty prompt starts from a newline, or from the first
@@ -83,95 +51,16 @@ std::vector<int> prompt_ids(const data::Tokenizer& tokenizer, const std::string&
   return tokenizer.encode(prompt);
 }
 
-// The tokenizer's special tokens (<pad>, <bos>, <eos>, <unk>) are no characters of the text: the
-// model never saw one as a next character, and whatever probability it gives them is an accident
-// of its weights, so samples never draw them.
-std::vector<int64_t> special_ids() {
-  return {data::Tokenizer::kPad, data::Tokenizer::kBos, data::Tokenizer::kEos, data::Tokenizer::kUnk};
-}
-
-std::string sample_text(models::GPT& model, const data::Tokenizer& tokenizer, const std::vector<int>& prompt, int64_t length,
-                        float temperature, Generator& gen) {
-  const Tensor ids = tensor(std::vector<float>(prompt.begin(), prompt.end()), {1, static_cast<int64_t>(prompt.size())});
-  const std::vector<float> out =
-      model.generate(ids, length, {.temperature = temperature, .never_sample = special_ids()}, gen).to_vector();
-  return tokenizer.decode(std::vector<int>(out.begin(), out.end()));
-}
-
-// The mean cross-entropy over up to `max_windows` consecutive windows of `block` tokens of the
-// stream, each predicting the token after every position; in eval mode, without a graph.
-double stream_loss(models::GPT& model, const std::vector<int>& ids, int64_t block, int64_t batch, int64_t max_windows) {
-  NoGradGuard no_grad;
-  nn::EvalModeGuard eval(model);
-  const int64_t windows = std::min<int64_t>(max_windows, (static_cast<int64_t>(ids.size()) - 1) / block);
-  double total = 0;
-  for (int64_t first = 0; first < windows; first += batch) {
-    const int64_t rows = std::min(batch, windows - first);
-    std::vector<float> x, y;
-    for (int64_t r = 0; r < rows; ++r) {
-      const auto start = ids.begin() + (first + r) * block;
-      x.insert(x.end(), start, start + block);
-      y.insert(y.end(), start + 1, start + block + 1);
-    }
-    const Tensor loss = cross_entropy(model.forward(tensor(x, {rows, block})), tensor(y, {rows, block}));
-    total += loss.item() * static_cast<double>(rows);
-  }
-  return total / static_cast<double>(windows);
-}
-
-struct Trained {
-  double train_loss = 0, val_loss = 0;
-};
-
 // ---- 1. training ----
-Trained train(lessons::Run& run, const lessons::CommonFlags& flags, models::GPT& model, const Corpus& corpus, const TrainSettings& s) {
-  const int64_t block = model.config().block_size;
-  const int64_t eval_windows = flags.quick ? 8 : 48;
-  // nanoGPT's betas for its character models: beta2 0.99, as the batches are small and the steps few.
-  optim::AdamW adamw(optim::decay_groups(model.named_parameters(), s.weight_decay), {.lr = flags.lr, .beta2 = 0.99f});
-  const optim::Schedule schedule = optim::cosine_lr(flags.lr, s.warmup, flags.steps, flags.lr / 10);
-  const data::StreamBatcher batcher(corpus.train_ids, block);
-  Generator gen(flags.seed + 1);
-
-  lessons::CsvWriter metrics(run.file("metrics.csv"),
-                             {"step", "train_loss", "val_loss", "train_ppl", "val_ppl", "lr", "tokens_per_s", "grad_norm"});
-  lessons::Progress progress(flags.steps, "tok", /*show_ppl=*/true);
-  lessons::Series train_curve{"train"}, val_curve{"validation"};
-  const auto start = std::chrono::steady_clock::now();
-  Trained result;
-  double recent = 0;
-  int64_t recent_steps = 0;
-  model.train();
-  for (int64_t step = 1; step <= flags.steps; ++step) {
-    adamw.set_lr(schedule(step - 1));
-    const data::Batch b = batcher.sample(flags.batch, gen);  // x, y (B,T)
-    const Tensor loss = cross_entropy(model.forward(b.x), b.y);
-    adamw.zero_grad();
-    loss.backward();
-    const float norm = optim::clip_grad_norm(model.parameters(), 1.0f);
-    adamw.step();
-    const double value = loss.item();
-    run.check_loss(step, value, lessons::LossKind::cross_entropy);
-    recent += value, ++recent_steps;
-    progress.update(step, value, step * flags.batch * block);
-    if (step % s.eval_every != 0 && step != flags.steps) continue;
-    result.train_loss = recent / static_cast<double>(recent_steps);
-    recent = 0, recent_steps = 0;
-    result.val_loss = stream_loss(model, corpus.val_ids, block, flags.batch, eval_windows);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    metrics.row({static_cast<double>(step), result.train_loss, result.val_loss, std::exp(result.train_loss), std::exp(result.val_loss),
-                 adamw.lr(), static_cast<double>(step * flags.batch * block) / seconds, norm});
-    train_curve.x.push_back(static_cast<double>(step)), train_curve.y.push_back(std::exp(result.train_loss));
-    val_curve.x.push_back(static_cast<double>(step)), val_curve.y.push_back(std::exp(result.val_loss));
-  }
-  progress.finish();
-  model.eval();
-  std::printf("validation perplexity %.2f (%.4f nats per character, over %lld windows of %lld)\n", std::exp(result.val_loss),
-              result.val_loss, static_cast<long long>(std::min<int64_t>(eval_windows, (static_cast<int64_t>(corpus.val_ids.size()) - 1) / block)),
-              static_cast<long long>(block));
+lessons::GPTTrainingReport train(lessons::Run& run, const lessons::CommonFlags& flags, models::GPT& model,
+                                 const lessons::CharCorpus& corpus, const lessons::GPTTraining& training) {
+  const lessons::GPTTrainingReport report = lessons::train_char_gpt(run, flags, model, corpus, training);
+  std::printf("validation perplexity %.2f (%.4f nats per character, over %lld windows of %lld)\n",
+              std::exp(report.val_loss), report.val_loss, static_cast<long long>(report.val_windows),
+              static_cast<long long>(model.config().block_size));
   run.wrote(lessons::save_line_chart(run.path("perplexity"), {"GPT: perplexity", "step", "perplexity (log scale)",
-                                                              {train_curve, val_curve}, /*log_y=*/true}));
-  return result;
+                                                              {report.train_curve, report.val_curve}, /*log_y=*/true}));
+  return report;
 }
 
 // ---- 2. samples and the checkpoint ----
@@ -183,7 +72,7 @@ void samples(lessons::Run& run, const lessons::CommonFlags& flags, models::GPT& 
   if (!out) fail(kLesson, "cannot write samples.txt");
   for (const float temperature : {0.5f, 1.0f, 1.5f}) {
     Generator gen(flags.seed + 2);
-    const std::string text = sample_text(model, tokenizer, prompt, length, temperature, gen);
+    const std::string text = lessons::sample_text(model, tokenizer, prompt, length, temperature, gen);
     std::printf("-- temperature %.1f:\n%s\n", temperature, text.c_str());
     std::fprintf(out, "-- temperature %.1f:\n%s\n", temperature, text.c_str());
   }
@@ -322,7 +211,7 @@ void sample_from(const std::string& file, std::optional<int64_t> block, const st
               static_cast<long long>(config.n_head), static_cast<long long>(config.n_embd),
               (context < learned ? cat(context, " of the ", learned, " it learned") : cat(learned)).c_str());
   Generator gen(seed);
-  std::printf("%s\n", sample_text(model, tokenizer, ids, length, temperature, gen).c_str());
+  std::printf("%s\n", lessons::sample_text(model, tokenizer, ids, length, temperature, gen).c_str());
 }
 
 }  // namespace
@@ -334,7 +223,7 @@ int main(int argc, char** argv) {
     lessons::TextFlags text;
     cli.text_options(text, "/usr/share/common-licenses", /*default_lines=*/false);
     models::GPTConfig config{.block_size = 64, .n_layer = 4, .n_head = 4, .n_embd = 128, .dropout = 0};
-    TrainSettings s{100, 100, 0.1f};
+    lessons::GPTTraining training;
     std::string load, prompt;
     int64_t sample_length = 500;
     float temperature = 1.0f;
@@ -344,9 +233,7 @@ int main(int argc, char** argv) {
     cli.option("--block", config.block_size,
                "context length: the positions the model learns (block_size); with --load, at most the checkpoint's", {1, 4096});
     cli.option("--dropout", config.dropout, "dropout on embeddings, attention weights and residual branches", {0.0f, 0.9f});
-    cli.option("--weight-decay", s.weight_decay, "AdamW's decoupled weight decay, on the weight matrices only", {0.0f, 1.0f});
-    cli.option("--warmup", s.warmup, "steps of linear learning-rate warmup before the cosine decay", lessons::non_negative);
-    cli.option("--eval-every", s.eval_every, "steps between validation losses", lessons::positive);
+    lessons::add_gpt_training_options(cli, training);
     cli.option("--load", load, "a checkpoint of this lesson to sample from, instead of training");
     cli.option("--sample", sample_length, "with --load: characters to sample", {1, 100000});
     cli.option("--prompt", prompt, "the text samples continue (empty: the start of the validation text; with --load, a newline)");
@@ -364,14 +251,8 @@ int main(int argc, char** argv) {
     if (config.n_embd % config.n_head != 0)
       fail(kLesson, "--heads ", config.n_head, " does not divide --embd ", config.n_embd,
            "; each head takes --embd / --heads features: choose --heads dividing --embd");
-    if (s.warmup >= cli.common.steps)
-      fail(kLesson, "--warmup ", s.warmup, " leaves no step of --steps ", cli.common.steps, " for the cosine decay; give a smaller --warmup");
-    if (cli.common.quick) {
-      cli.common.steps = std::min<int64_t>(cli.common.steps, 60);
-      s.eval_every = std::min<int64_t>(s.eval_every, 10);
-      s.warmup = std::min<int64_t>(s.warmup, 10);
-    }
-    const Corpus corpus = load_corpus(cli.common, text, config.block_size);
+    lessons::settle_gpt_training(kLesson, cli.common, training);
+    const lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, config.block_size);
     config.vocab_size = corpus.tokenizer.vocab_size();
     // Without --prompt, the samples continue the start of the validation text.
     const std::vector<int> prompt_start =
@@ -386,7 +267,7 @@ int main(int argc, char** argv) {
     Generator init(cli.common.seed);
     models::GPT model(config, init);
     std::printf("%s", model.summary().c_str());
-    const Trained trained = train(run, cli.common, model, corpus, s);
+    const lessons::GPTTrainingReport trained = train(run, cli.common, model, corpus, training);
     samples(run, cli.common, model, corpus.tokenizer, prompt_start);
     nlohmann::ordered_json metrics = {{"train_loss", trained.train_loss}, {"val_loss", trained.val_loss},
                                       {"val_ppl", std::exp(trained.val_loss)}, {"val_tokens", corpus.dropped.total()},
