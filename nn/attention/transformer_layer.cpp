@@ -36,10 +36,16 @@ std::string TransformerLayer::describe() const {
 
 namespace {
 
+// Self attention takes the options' rotary and attention kind; cross attention (queries and keys
+// from different sequences) is full attention without rotary.
 std::shared_ptr<MultiheadAttention> attention(int64_t d_model, int64_t nhead, const TransformerLayerOptions& options,
-                                              bool rotary, Generator& gen) {
+                                              bool self_attention, Generator& gen) {
   return std::make_shared<MultiheadAttention>(
-      d_model, nhead, MultiheadAttentionOptions{.dropout = options.dropout, .rotary = rotary}, gen);
+      d_model, nhead,
+      MultiheadAttentionOptions{.dropout = options.dropout,
+                                .rotary = self_attention && options.rotary,
+                                .attention = self_attention ? options.attention : AttentionSettings{}},
+      gen);
 }
 
 }  // namespace
@@ -47,7 +53,7 @@ std::shared_ptr<MultiheadAttention> attention(int64_t d_model, int64_t nhead, co
 TransformerEncoderLayer::TransformerEncoderLayer(int64_t d_model, int64_t nhead, TransformerLayerOptions options,
                                                  Generator& gen)
     : TransformerLayer("TransformerEncoderLayer", d_model, nhead, options) {
-  self_attn = register_module("self_attn", attention(d_model, nhead, options, options.rotary, gen));
+  self_attn = register_module("self_attn", attention(d_model, nhead, options, /*self_attention=*/true, gen));
   add_feed_forward(gen);
   norm1 = register_module("norm1", std::make_shared<LayerNorm>(Shape{d_model}, options.layer_norm_eps));
   norm2 = register_module("norm2", std::make_shared<LayerNorm>(Shape{d_model}, options.layer_norm_eps));
@@ -64,9 +70,8 @@ Tensor TransformerEncoderLayer::forward(const Tensor& src, const EncoderMasks& m
 TransformerDecoderLayer::TransformerDecoderLayer(int64_t d_model, int64_t nhead, TransformerLayerOptions options,
                                                  Generator& gen)
     : TransformerLayer("TransformerDecoderLayer", d_model, nhead, options) {
-  self_attn = register_module("self_attn", attention(d_model, nhead, options, options.rotary, gen));
-  // Queries (target positions) and keys (source positions) count different sequences: no rotary here.
-  multihead_attn = register_module("multihead_attn", attention(d_model, nhead, options, false, gen));
+  self_attn = register_module("self_attn", attention(d_model, nhead, options, /*self_attention=*/true, gen));
+  multihead_attn = register_module("multihead_attn", attention(d_model, nhead, options, /*self_attention=*/false, gen));
   add_feed_forward(gen);
   norm1 = register_module("norm1", std::make_shared<LayerNorm>(Shape{d_model}, options.layer_norm_eps));
   norm2 = register_module("norm2", std::make_shared<LayerNorm>(Shape{d_model}, options.layer_norm_eps));

@@ -26,6 +26,9 @@ struct TransformerLayerOptions {
   bool norm_first = false;
   float layer_norm_eps = 1e-5f;
   bool rotary = false;  // rotary positions in the self-attention (MultiheadAttentionOptions::rotary)
+  // The self attention's kind (nn/attention/attention_kind.h); cross attention is always full.
+  // A stack gives its layer i the layer index i.
+  AttentionSettings attention;
 };
 
 // Masks in ladder's polarity: 1 = a real position, 0 = padding (PyTorch's *_key_padding_mask are

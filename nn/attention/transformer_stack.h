@@ -33,7 +33,9 @@ class TransformerStack : public Module {
     // A Sequential only as the container: it names the layers layers.0, layers.1, ... as PyTorch's ModuleList.
     auto list = register_module("layers", std::make_shared<Sequential>());
     for (int64_t i = 0; i < stack.num_layers; ++i) {
-      layers.push_back(std::make_shared<Layer>(d_model, nhead, layer, gen));
+      TransformerLayerOptions options = layer;
+      options.attention.layer = i;  // BigBird draws its random blocks per layer
+      layers.push_back(std::make_shared<Layer>(d_model, nhead, options, gen));
       list->push_back(layers.back());
     }
     if (stack.final_norm) norm = register_module("norm", std::make_shared<LayerNorm>(Shape{d_model}, layer.layer_norm_eps));
