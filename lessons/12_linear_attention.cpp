@@ -103,11 +103,14 @@ ThreeWays three_ways(const std::string& feature_map, int64_t length, int64_t chu
   result.chunked_vs_quadratic = amax(abs(chunked - quadratic)).item();
   result.recurrent_vs_quadratic = amax(abs(recurrent - quadratic)).item();
   result.state_floats = sizes.back();
-  const bool flat = std::all_of(sizes.begin(), sizes.end(), [&](int64_t s) { return s == sizes.front(); });
   std::printf("  largest difference over all %lld outputs: chunked - quadratic %.2e, recurrent - quadratic %.2e\n",
               static_cast<long long>(quadratic.numel()), result.chunked_vs_quadratic, result.recurrent_vs_quadratic);
-  std::printf("  the recurrent state %s: %lld floats after every position\n", flat ? "does not grow" : "GREW",
-              static_cast<long long>(result.state_floats));
+  if (std::all_of(sizes.begin(), sizes.end(), [&](int64_t s) { return s == sizes.front(); }))
+    std::printf("  the recurrent state does not grow: %lld floats after every position\n",
+                static_cast<long long>(result.state_floats));
+  else
+    std::printf("  the recurrent state grew, from %lld floats to %lld\n", static_cast<long long>(sizes.front()),
+                static_cast<long long>(sizes.back()));
   return result;
 }
 
