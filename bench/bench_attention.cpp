@@ -3,14 +3,13 @@
 // masked_fill, softmax, matmul), linear (elu + 1, causal, chunked) and BigBird (blocks of 64, 3
 // random blocks, causal); B=1, H=4, D=64, causal. Each line gives the time, its growth from the
 // previous (half) length, and the peak memory the call adds, measured the same way on both sides:
-// in a fresh process, the rise of the peak resident set size (VmHWM, reset before the call) above
-// the resident size before it (VmRSS), after a small warm-up call. Then where the efficient kinds
+// in a fresh process, the rise of the peak resident set size above the resident size before the
+// call (core/peak_memory.h), after a small warm-up call. Then where the efficient kinds
 // overtake full attention, and the time of one generated token at a context of 4096: full
 // attention's KV cache against linear attention's recurrent state.
 #include <unistd.h>
 
 #include <cstdio>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -22,6 +21,7 @@
 #include "core/autograd.h"
 #include "core/error.h"
 #include "core/ops.h"
+#include "core/peak_memory.h"
 #include "nn/attention/attention_kind.h"
 
 namespace ladder::bench {
@@ -82,17 +82,6 @@ std::function<void()> generation_step(const nn::AttentionSettings& settings, int
   };
 }
 
-int64_t status_kib(const std::string& field) {
-  std::ifstream status("/proc/self/status");
-  std::string key;
-  int64_t kib = 0;
-  while (status >> key) {
-    if (key == field + ":" && status >> kib) return kib;
-    status.ignore(1 << 12, '\n');
-  }
-  fail("bench", "no ", field, " in /proc/self/status");
-}
-
 // The peak memory a call adds, in bytes, from a fresh process: this program run again, or the script.
 int64_t peak_bytes_from(const std::string& command) {
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
@@ -129,11 +118,7 @@ void attention_peak_memory(const std::string& kind, int64_t length) {
   const auto kinds = measured_kinds();
   if (!kinds.count(kind)) fail("bench", "no attention kind '", kind, "' is measured");
   workload(kinds.at(kind), 64)();  // thread pool, allocator and BLAS buffers set up before measuring
-  const auto step = workload(kinds.at(kind), length);
-  std::ofstream("/proc/self/clear_refs") << "5";  // resets VmHWM to the current resident size
-  const int64_t before = status_kib("VmRSS");
-  step();
-  std::printf("%lld\n", static_cast<long long>((status_kib("VmHWM") - before) * 1024));
+  std::printf("%lld\n", static_cast<long long>(peak_bytes_added(workload(kinds.at(kind), length))));
 }
 
 void run_attention() {

@@ -30,7 +30,8 @@ namespace {
 
 const std::vector<std::string> kLessons = {"00_autograd", "01_ngram",     "02_regression", "03_mlp",
                                            "04_cnn",      "05_rnn",       "06_gated_rnn",  "07_seq2seq",
-                                           "08_attention_pooling",        "09_attention_seq2seq", "11_gpt"};
+                                           "08_attention_pooling",        "09_attention_seq2seq", "11_gpt",
+                                           "12_linear_attention"};
 
 // parse_number's message for `text`, or "" when the value is accepted.
 template <class T>
@@ -159,7 +160,10 @@ TEST_CASE("every lesson refuses each bad flag value in one line, with status 2, 
       {"11_gpt", "--layers", "0"},       {"11_gpt", "--layers", "49"},       {"11_gpt", "--heads", "0"},
       {"11_gpt", "--embd", "-8"},        {"11_gpt", "--block", "0"},         {"11_gpt", "--dropout", "1"},
       {"11_gpt", "--weight-decay", "nan"}, {"11_gpt", "--warmup", "-1"},     {"11_gpt", "--eval-every", "0"},
-      {"11_gpt", "--sample", "0"},       {"11_gpt", "--temperature", "0"}};
+      {"11_gpt", "--sample", "0"},       {"11_gpt", "--temperature", "0"},
+      {"12_linear_attention", "--length", "1"}, {"12_linear_attention", "--length", "65"},
+      {"12_linear_attention", "--chunk", "0"}, {"12_linear_attention", "--max-n", "511"},
+      {"12_linear_attention", "--max-n", "nan"}};
   std::vector<std::tuple<std::string, std::string, std::string>> cases = own;
   for (const std::string& lesson : kLessons)
     for (const auto& [flag, value] : common) cases.emplace_back(lesson, flag, value);
@@ -197,7 +201,8 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
       {"11_gpt", "--steps 500 --warmup 500", "--warmup 500 leaves no step of --steps 500"},
       {"11_gpt", "--prompt \"\x01\"", "has characters the model's vocabulary lacks"},
       {"11_gpt", "--lines", "--lines does not apply"},
-      {"11_gpt", "--temperature 0.8", "--temperature applies to sampling from a checkpoint: give it with --load FILE"}};
+      {"11_gpt", "--temperature 0.8", "--temperature applies to sampling from a checkpoint: give it with --load FILE"},
+      {"12_linear_attention", "--feature-map relu", "--feature-map 'relu' is not a feature map; give elu, cos or softmax"}};
   for (const auto& [lesson, args, expected] : cases) {
     const Ran ran = run_lesson(lesson, "--quick --threads 1 " + args + to);
     INFO(lesson, " ", args, ":\n", ran.output);

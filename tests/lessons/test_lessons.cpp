@@ -502,3 +502,42 @@ TEST_CASE("lesson 11_gpt --quick: the GPT learns; samples at three temperatures;
   check_refused("11_gpt", "--load " + (other.path / "model.safetensors").string(), "is a checkpoint of lesson 00_autograd, not a GPT of lesson 11");
   check_refused("11_gpt", "--load " + write_file("not_a_model.safetensors", "hello"), "not_a_model.safetensors");
 }
+
+TEST_CASE("lesson 12_linear_attention --quick: one layer three ways agrees; the implied maps; cost against length") {
+  TempDir out("lesson12");
+  const Ran ran = run_lesson("12_linear_attention", "--quick --out " + out.path.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  check_files(out.path, {"summary.json", "implied_attention.png", "implied_attention.svg", "layer_cost.csv", "layer_time.png",
+                         "layer_time.svg", "layer_memory.png", "generation.csv", "generation_time.png", "generation_time.svg"});
+  const nlohmann::json m = summary_of(out.path)["metrics"];
+  CHECK(m["chunked_vs_quadratic"].get<double>() < 1e-5);
+  CHECK(m["recurrent_vs_quadratic"].get<double>() < 1e-5);
+  CHECK(m["state_floats"] == 4 * 4 + 4);  // elu+1, head size 4: the (4,4) sum and the normaliser
+  CHECK(ran.output.find("chunk 4 (3 chunks, the last of 3)") != std::string::npos);
+  CHECK(ran.output.find("the recurrent state does not grow: 20 floats after every position") != std::string::npos);
+  // Softmax puts most of each row on the key the query was built from; the feature maps spread it.
+  CHECK(m["match_weight_softmax"].get<double>() > 0.8);
+  CHECK(m["match_weight_softmax_causal"].get<double>() > 0.8);
+  for (const std::string map : {"elu", "cos", "double_softmax"}) {
+    CHECK(m["match_weight_" + map].get<double>() < m["match_weight_softmax"].get<double>());
+    CHECK(m["entropy_" + map].get<double>() > m["entropy_softmax"].get<double>());
+    CHECK(m["entropy_" + map + "_causal"].get<double>() > m["entropy_softmax_causal"].get<double>());
+  }
+  CHECK(rows(out.path / "layer_cost.csv").size() == 2);  // n = 256, 512
+  CHECK(rows(out.path / "generation.csv").size() == 2);
+  for (const char* name : {"layer_ms_full", "layer_ms_linear", "token_ms_full", "token_ms_linear"}) CHECK(m[name].get<double>() > 0);
+  check_ending(ran.output, out.path, {{"chunked_vs_quadratic", "chunked product"}, {"token_ms_linear", "recurrent state"}});
+  // The other feature maps agree three ways too, on a length and chunk of their own.
+  for (const std::string map : {"cos", "softmax"}) {
+    TempDir other("lesson12_" + map);
+    const Ran again = run_lesson("12_linear_attention", "--quick --feature-map " + map + " --length 9 --chunk 2 --out " +
+                                                             other.path.string());
+    INFO(again.output);
+    REQUIRE(again.status == 0);
+    const nlohmann::json n = summary_of(other.path)["metrics"];
+    CHECK(n["chunked_vs_quadratic"].get<double>() < 1e-5);
+    CHECK(n["recurrent_vs_quadratic"].get<double>() < 1e-5);
+    CHECK(again.output.find("the recurrent state does not grow") != std::string::npos);
+  }
+}

@@ -1,0 +1,386 @@
+// Lesson 12: linear attention, where softmax(q . k) becomes phi(q) . phi(k) for a feature map phi.
+//
+//  1. "Transformers are RNNs": one causal linear-attention layer computed three ways, the
+//     quadratic masked form (its implied (T,T) matrix times v), the chunked product, and the
+//     recurrent form (a state of fixed size, stepped one position at a time), side by side;
+//  2. the attention matrices that elu+1, 1+cos and double softmax imply, next to softmax's, for
+//     queries that each match one key well: what is lost when the exponential goes;
+//  4. time and peak memory of one attention layer (forward + backward) against the length n,
+//     softmax against linear, and the time of a generated token against the context: full
+//     attention's growing KV cache against linear attention's fixed state.
+// The kinds are nn/attention (linear_attention.h, full_attention.h); the note that goes with it:
+// docs/12_linear_attention.md.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "core/autograd.h"
+#include "core/error.h"
+#include "core/ops.h"
+#include "core/peak_memory.h"
+#include "lessons/common/cli.h"
+#include "lessons/common/plot.h"
+#include "lessons/common/run.h"
+#include "nn/attention/attention_kind.h"
+#include "nn/attention/linear_attention.h"
+
+using namespace ladder;
+
+namespace {
+
+constexpr const char* kLesson = "12_linear_attention";
+constexpr int64_t kDim = 4;  // part 1: the size of a head, small enough to print
+// Part 2: positions and head size of the maps; each query is kMatch times one key plus noise.
+constexpr int64_t kMapLength = 16, kMapDim = 16;
+constexpr float kMatch = 2.0f, kMapNoise = 0.3f;
+// Part 4: the attention layer of ./ladder bench attention, and the tokens generated per timing.
+constexpr int64_t kHeads = 4, kHeadDim = 64, kFirstLength = 256, kTokensPerTiming = 16;
+
+double elapsed_ms(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
+}
+
+// The fastest of `repeats` calls, in milliseconds (the least disturbed by other work on the machine).
+double fastest_ms(const std::function<void()>& call, int repeats) {
+  double best = INFINITY;
+  for (int r = 0; r < repeats; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    call();
+    best = std::min(best, elapsed_ms(start));
+  }
+  return best;
+}
+
+double mib(int64_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
+
+// ---- 1. three ways to compute one causal layer ----
+
+struct ThreeWays {
+  double chunked_vs_quadratic = 0, recurrent_vs_quadratic = 0;
+  int64_t state_floats = 0;  // the recurrent state's size, the same after every position
+};
+
+// The floats a linear-attention state holds: the (M,D) sum, the normaliser and, for double
+// softmax, the running largest key feature.
+int64_t state_floats(const nn::LinearState& state) {
+  return state.sums.numel() + state.normaliser.numel() + (state.shift.defined() ? state.shift.numel() : 0);
+}
+
+ThreeWays three_ways(const std::string& feature_map, int64_t length, int64_t chunk, Generator& gen) {
+  std::printf("\n== 1. Transformers are RNNs: one causal layer (phi = %s), three ways ==\n", feature_map.c_str());
+  NoGradGuard no_grad;
+  const std::shared_ptr<nn::AttentionKind> kind =
+      nn::make_attention({.kind = "linear", .feature_map = feature_map, .chunk = chunk});
+  const Tensor q = randn({1, 1, length, kDim}, gen), k = randn(q.shape(), gen), v = randn(q.shape(), gen);  // (B,H,T,D)
+
+  const Tensor quadratic = matmul(kind->implied_weights(q, k, {.causal = true}), v);  // (T,T) masked matrix @ v
+  const Tensor chunked = kind->attend(q, k, v, {.causal = true});                    // chunks of `chunk` positions
+  std::unique_ptr<nn::AttentionState> state = kind->start();
+  std::vector<Tensor> steps;
+  std::vector<int64_t> sizes;
+  for (int64_t t = 0; t < length; ++t) {  // one position at a time, as generation feeds them
+    steps.push_back(kind->step(narrow(q, 2, t, 1), narrow(k, 2, t, 1), narrow(v, 2, t, 1), *state));
+    sizes.push_back(state_floats(dynamic_cast<const nn::LinearState&>(*state)));
+  }
+  const Tensor recurrent = concat(steps, 2);
+
+  std::printf("  T = %lld positions, head size %lld, chunk %lld (%lld chunks, the last of %lld)\n",
+              static_cast<long long>(length), static_cast<long long>(kDim), static_cast<long long>(chunk),
+              static_cast<long long>((length + chunk - 1) / chunk), static_cast<long long>(length - (length - 1) / chunk * chunk));
+  std::printf("  output, first feature:\n  %8s %12s %12s %12s %14s %16s\n", "position", "quadratic", "chunked", "recurrent",
+              "state floats", "a KV cache holds");
+  for (int64_t t = 0; t < length; ++t) {
+    const auto at = static_cast<size_t>(t * kDim);
+    std::printf("  %8lld %12.6f %12.6f %12.6f %14lld %16lld\n", static_cast<long long>(t), quadratic.data()[at],
+                chunked.data()[at], recurrent.data()[at], static_cast<long long>(sizes[static_cast<size_t>(t)]),
+                static_cast<long long>(2 * (t + 1) * kDim));
+  }
+  ThreeWays result;
+  result.chunked_vs_quadratic = amax(abs(chunked - quadratic)).item();
+  result.recurrent_vs_quadratic = amax(abs(recurrent - quadratic)).item();
+  result.state_floats = sizes.back();
+  std::printf("  largest difference over all %lld outputs: chunked - quadratic %.2e, recurrent - quadratic %.2e\n",
+              static_cast<long long>(quadratic.numel()), result.chunked_vs_quadratic, result.recurrent_vs_quadratic);
+  if (std::all_of(sizes.begin(), sizes.end(), [&](int64_t s) { return s == sizes.front(); }))
+    std::printf("  the recurrent state does not grow: %lld floats after every position\n",
+                static_cast<long long>(result.state_floats));
+  else
+    std::printf("  the recurrent state grew, from %lld floats to %lld\n", static_cast<long long>(sizes.front()),
+                static_cast<long long>(sizes.back()));
+  return result;
+}
+
+// ---- 2. the matrices the feature maps imply ----
+
+struct MapKind {
+  const char* name;    // in tables and metric names
+  const char* label;   // on the plot
+  nn::AttentionSettings settings;
+};
+
+const std::vector<MapKind> kMapKinds = {{"softmax", "softmax", {.kind = "full"}},
+                                        {"elu", "elu+1", {.kind = "linear", .feature_map = "elu"}},
+                                        {"cos", "1+cos", {.kind = "linear", .feature_map = "cos"}},
+                                        {"double_softmax", "double softmax", {.kind = "linear", .feature_map = "softmax"}}};
+
+struct Sharpness {
+  double on_match = 0;  // the weight on the key the query was built from, averaged over queries
+  double entropy = 0;   // the entropy of a row in nats, averaged over queries
+};
+
+Sharpness sharpness(const Tensor& weights, const std::vector<int64_t>& match) {  // weights (1,1,T,S)
+  const int64_t T = weights.size(2), S = weights.size(3);
+  Sharpness s;
+  for (int64_t i = 0; i < T; ++i) {
+    const float* row = weights.data() + i * S;
+    s.on_match += row[match[static_cast<size_t>(i)]];
+    for (int64_t j = 0; j < S; ++j)
+      if (row[j] > 0) s.entropy -= row[j] * std::log(static_cast<double>(row[j]));
+  }
+  s.on_match /= static_cast<double>(T), s.entropy /= static_cast<double>(T);
+  return s;
+}
+
+std::vector<std::vector<double>> rows_of(const Tensor& weights) {  // (1,1,T,S) -> [T][S]
+  const int64_t T = weights.size(2), S = weights.size(3);
+  std::vector<std::vector<double>> out;
+  for (int64_t i = 0; i < T; ++i) out.emplace_back(weights.data() + i * S, weights.data() + (i + 1) * S);
+  return out;
+}
+
+using MapSharpness = std::vector<std::pair<std::string, Sharpness>>;  // "elu_causal" -> its numbers
+
+MapSharpness implied_maps(lessons::Run& run, Generator& gen) {
+  std::printf("\n== 2. The attention each feature map implies, next to softmax's ==\n");
+  NoGradGuard no_grad;
+  // Query i is kMatch times key match[i] plus noise, match[i] <= i so that the causal maps see it too.
+  const Tensor k = randn({1, 1, kMapLength, kMapDim}, gen);
+  std::vector<int64_t> match;
+  std::vector<Tensor> rows;
+  for (int64_t i = 0; i < kMapLength; ++i) {
+    match.push_back(gen.randint(0, i + 1));
+    rows.push_back(kMatch * narrow(k, 2, match.back(), 1) + kMapNoise * randn({1, 1, 1, kMapDim}, gen));
+  }
+  const Tensor q = concat(rows, 2);  // (1,1,T,D)
+  // Rows spread evenly over the keys each query sees, for comparison: their weight on key m(i) and entropy.
+  double uniform_causal_weight = 0, uniform_causal_entropy = 0;
+  for (int64_t i = 0; i < kMapLength; ++i) {
+    uniform_causal_weight += 1.0 / static_cast<double>((i + 1) * kMapLength);
+    uniform_causal_entropy += std::log(static_cast<double>(i + 1)) / kMapLength;
+  }
+  std::printf("  %lld keys of N(0, 1) entries in %lld dimensions; query i = %g x key m(i) + noise of sd %g, m(i) <= i\n",
+              static_cast<long long>(kMapLength), static_cast<long long>(kMapDim), kMatch, kMapNoise);
+  std::printf("  %-16s %24s %24s\n", "", "weight on key m(i)", "row entropy (nats)");
+  std::printf("  %-16s %12s %11s %12s %11s\n", "kind", "non-causal", "causal", "non-causal", "causal");
+  std::printf("  %-16s %12.3f %11.3f %12.3f %11.3f\n", "uniform rows", 1.0 / kMapLength, uniform_causal_weight,
+              std::log(static_cast<double>(kMapLength)), uniform_causal_entropy);
+
+  MapSharpness result;
+  std::vector<std::vector<std::vector<double>>> tiles(2 * kMapKinds.size());  // row 0 non-causal, row 1 causal
+  for (size_t m = 0; m < kMapKinds.size(); ++m) {
+    const std::shared_ptr<nn::AttentionKind> kind = nn::make_attention(kMapKinds[m].settings);
+    Sharpness both[2];
+    for (const size_t causal : {0, 1}) {
+      const Tensor weights = kind->implied_weights(q, k, {.causal = causal == 1});  // (1,1,T,S)
+      both[causal] = sharpness(weights, match);
+      tiles[causal * kMapKinds.size() + m] = rows_of(weights);
+      result.emplace_back(std::string(kMapKinds[m].name) + (causal ? "_causal" : ""), both[causal]);
+    }
+    std::printf("  %-16s %12.3f %11.3f %12.3f %11.3f\n", kMapKinds[m].label, both[0].on_match, both[1].on_match,
+                both[0].entropy, both[1].entropy);
+  }
+  std::string title = "Implied attention, left to right:";
+  for (const MapKind& kind : kMapKinds) title += std::string(" ") + kind.label + (&kind == &kMapKinds.back() ? "" : " |");
+  lessons::Heatmap map{title, "keys (16 per map)", "queries: non-causal (top), causal (bottom)", "attention weight",
+                       lessons::tile(tiles, static_cast<int>(kMapKinds.size()), 1.0)};
+  map.scale_min = 0, map.scale_max = 1;  // one scale for all eight; the frames between maps are drawn at 1
+  run.wrote(lessons::save_heatmap(run.path("implied_attention"), map));
+  return result;
+}
+
+// ---- 4. cost against length ----
+
+const std::vector<MapKind> kCostKinds = {{"full", "softmax (full, fused)", {.kind = "full"}},
+                                         {"linear", "linear elu+1 (chunk 64)", {.kind = "linear", .feature_map = "elu"}}};
+
+std::vector<int64_t> doublings(int64_t up_to) {
+  std::vector<int64_t> out;
+  for (int64_t n = kFirstLength; n <= up_to; n *= 2) out.push_back(n);
+  return out;
+}
+
+struct LayerCost {
+  double ms = 0;
+  int64_t peak_bytes = 0;
+};
+
+// One causal forward + backward of a layer of `settings` at length n: the memory the first call's
+// peak adds (the gradients of q, k and v included, as ./ladder bench attention counts it), and the
+// fastest of the calls.
+LayerCost layer_cost(const nn::AttentionSettings& settings, int64_t n, Generator& gen) {
+  const std::shared_ptr<nn::AttentionKind> kind = nn::make_attention(settings);
+  Tensor q = randn({1, kHeads, n, kHeadDim}, gen), k = randn(q.shape(), gen), v = randn(q.shape(), gen);  // (B,H,T,D)
+  const Tensor grad_out = randn(q.shape(), gen);
+  for (Tensor* x : {&q, &k, &v}) x->requires_grad_();
+  const auto call = [&] {
+    for (Tensor* x : {&q, &k, &v}) x->zero_grad();
+    kind->attend(q, k, v, {.causal = true}).backward(grad_out);
+  };
+  const auto start = std::chrono::steady_clock::now();
+  const int64_t peak = peak_bytes_added(call);
+  const double first_ms = elapsed_ms(start);
+  return {std::min(first_ms, fastest_ms(call, first_ms > 1000 ? 1 : 3)), peak};
+}
+
+// Milliseconds per generated token after a context of `context` positions: kTokensPerTiming
+// tokens stepped one at a time, the fastest of three runs from the same filled state.
+double token_ms(const nn::AttentionSettings& settings, int64_t context, Generator& gen) {
+  NoGradGuard no_grad;
+  const std::shared_ptr<nn::AttentionKind> kind = nn::make_attention(settings);
+  const std::unique_ptr<nn::AttentionState> filled = kind->start();
+  const Tensor keys = randn({1, kHeads, context, kHeadDim}, gen);
+  kind->step(keys, keys, randn(keys.shape(), gen), *filled);  // the context, fed at once
+  const Tensor tokens = randn({1, kHeads, kTokensPerTiming, kHeadDim}, gen);  // q = k = v of each new token
+  double best = INFINITY;
+  for (int run = 0; run < 3; ++run) {
+    const std::unique_ptr<nn::AttentionState> state = filled->clone();
+    const auto start = std::chrono::steady_clock::now();
+    for (int64_t t = 0; t < kTokensPerTiming; ++t) {
+      const Tensor x = narrow(tokens, 2, t, 1);
+      kind->step(x, x, x, *state);
+    }
+    best = std::min(best, elapsed_ms(start) / kTokensPerTiming);
+  }
+  return best;
+}
+
+struct Costs {
+  std::map<std::string, LayerCost> at_max;         // kind -> its layer at the longest n
+  std::map<std::string, double> growth;            // kind -> t(n) / t(n/2) at the longest n
+  std::map<std::string, double> token_at_max;      // kind -> ms per token at the longest context
+  int64_t max_n = 0;
+};
+
+Costs cost_against_length(lessons::Run& run, int64_t max_n, Generator& gen) {
+  std::printf("\n== 4. Cost against length: one causal layer, B=1 H=%lld D=%lld ==\n", static_cast<long long>(kHeads),
+              static_cast<long long>(kHeadDim));
+  const std::vector<int64_t> lengths = doublings(max_n);
+  Costs costs;
+  costs.max_n = lengths.back();
+  lessons::LineChart time_chart{"One attention layer, forward + backward (causal)", "n (positions)", "milliseconds (log scale)",
+                                {}, /*log_y=*/true};
+  lessons::LineChart memory_chart{"Memory its peak adds (forward + backward)", "n (positions)", "MiB", {}};
+  lessons::CsvWriter layer_csv(run.file("layer_cost.csv"), {"n", "full_ms", "linear_ms", "full_peak_mib", "linear_peak_mib"});
+  std::map<std::string, std::vector<LayerCost>> layer;
+  std::printf("  %8s %14s %14s %10s %16s %16s\n", "n", "full ms", "linear ms", "lin/full", "full peak MiB", "linear peak MiB");
+  for (const int64_t n : lengths) {
+    for (const MapKind& kind : kCostKinds) layer[kind.name].push_back(layer_cost(kind.settings, n, gen));
+    const LayerCost full = layer["full"].back(), linear = layer["linear"].back();
+    std::printf("  %8lld %14.2f %14.2f %10.2f %16.1f %16.1f\n", static_cast<long long>(n), full.ms, linear.ms,
+                linear.ms / full.ms, mib(full.peak_bytes), mib(linear.peak_bytes));
+    layer_csv.row({static_cast<double>(n), full.ms, linear.ms, mib(full.peak_bytes), mib(linear.peak_bytes)});
+  }
+  for (const MapKind& kind : kCostKinds) {
+    const std::vector<LayerCost>& c = layer[kind.name];
+    lessons::Series time{kind.label, {}, {}}, memory{kind.label, {}, {}};
+    for (size_t i = 0; i < c.size(); ++i) {
+      const auto n = static_cast<double>(lengths[i]);
+      time.x.push_back(n), time.y.push_back(c[i].ms);
+      memory.x.push_back(n), memory.y.push_back(mib(c[i].peak_bytes));
+    }
+    time_chart.series.push_back(time), memory_chart.series.push_back(memory);
+    costs.at_max[kind.name] = c.back();
+    costs.growth[kind.name] = c.size() > 1 ? c.back().ms / c[c.size() - 2].ms : NAN;
+  }
+  std::printf("  time growth from n = %lld to %lld: full x%.2f (quadratic: x4), linear x%.2f (linear: x2)\n",
+              static_cast<long long>(lengths.back() / 2), static_cast<long long>(lengths.back()), costs.growth["full"],
+              costs.growth["linear"]);
+  run.wrote(lessons::save_line_chart(run.path("layer_time"), time_chart));
+  run.wrote(lessons::save_line_chart(run.path("layer_memory"), memory_chart));
+
+  lessons::LineChart token_chart{"One generated token against the context already read", "context (positions)",
+                                 "milliseconds per token", {}};
+  lessons::CsvWriter token_csv(run.file("generation.csv"), {"context", "full_kv_cache_ms", "linear_state_ms"});
+  std::printf("  generating: %lld tokens, one at a time, after the context\n  %8s %18s %18s %10s\n",
+              static_cast<long long>(kTokensPerTiming), "context", "KV cache ms/token", "state ms/token", "full/lin");
+  std::map<std::string, lessons::Series> token_series = {{"full", {"softmax: KV cache (grows)", {}, {}}},
+                                                         {"linear", {"linear elu+1: recurrent state (fixed)", {}, {}}}};
+  for (const int64_t context : lengths) {
+    const double full = token_ms(kCostKinds[0].settings, context, gen), linear = token_ms(kCostKinds[1].settings, context, gen);
+    std::printf("  %8lld %18.4f %18.4f %10.1f\n", static_cast<long long>(context), full, linear, full / linear);
+    token_csv.row({static_cast<double>(context), full, linear});
+    for (const auto& [name, ms] : {std::pair<std::string, double>{"full", full}, {"linear", linear}}) {
+      token_series[name].x.push_back(static_cast<double>(context)), token_series[name].y.push_back(ms);
+      costs.token_at_max[name] = ms;
+    }
+  }
+  for (const MapKind& kind : kCostKinds) token_chart.series.push_back(token_series[kind.name]);
+  run.wrote(lessons::save_line_chart(run.path("generation_time"), token_chart));
+  return costs;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return lessons::lesson_main([&] {
+    lessons::LessonCli cli(kLesson,
+                           "Lesson 12: linear attention. One causal layer three ways (quadratic, chunked, recurrent); the "
+                           "attention matrices of elu+1, 1+cos and double softmax next to softmax's; time and memory "
+                           "against length, and per generated token.\n(Nothing is trained: --steps, --lr and --batch do "
+                           "not apply.)",
+                           {});
+    std::string feature_map = "elu";
+    int64_t length = 11, chunk = 4, max_n = 8192;
+    cli.option("--feature-map", feature_map, "part 1: the feature map phi, one of elu, cos, softmax");
+    cli.option("--length", length, "part 1: positions of the sequence", {2, 64});
+    cli.option("--chunk", chunk, "part 1: positions per chunk of the chunked product", {1, 64});
+    cli.option("--max-n", max_n, "part 4: the longest length and context, doubling from 256 (at least two of them)", {2 * kFirstLength, 65536});
+    cli.parse(argc, argv);
+    const std::vector<std::string> maps = nn::feature_map_names();
+    if (std::find(maps.begin(), maps.end(), feature_map) == maps.end())
+      fail(kLesson, "--feature-map '", feature_map, "' is not a feature map; give elu, cos or softmax");
+    if (cli.common.quick) max_n = std::min<int64_t>(max_n, 512);
+    lessons::Run run(cli);
+    Generator gen(cli.common.seed);
+
+    const ThreeWays ways = three_ways(feature_map, length, chunk, gen);
+    const MapSharpness maps_sharpness = implied_maps(run, gen);
+    const Costs costs = cost_against_length(run, max_n, gen);
+
+    nlohmann::ordered_json metrics = {{"chunked_vs_quadratic", ways.chunked_vs_quadratic},
+                                      {"recurrent_vs_quadratic", ways.recurrent_vs_quadratic},
+                                      {"state_floats", ways.state_floats}};
+    lessons::MetricNotes notes = {
+        {"chunked_vs_quadratic", "part 1: largest difference, chunked product against the masked (T,T) matrix @ v"},
+        {"recurrent_vs_quadratic", "part 1: the same for the recurrent form, one position at a time"},
+        {"state_floats", "part 1: floats in the recurrent state, after every position alike"}};
+    for (const auto& [name, s] : maps_sharpness) {
+      const std::string causal = name.ends_with("_causal") ? ", causal" : ", non-causal";
+      metrics["match_weight_" + name] = s.on_match;
+      notes["match_weight_" + name] = "part 2: mean weight on the key each query was built from" + causal;
+    }
+    for (const auto& [name, s] : maps_sharpness) {
+      metrics["entropy_" + name] = s.entropy;
+      notes["entropy_" + name] = "part 2: mean row entropy in nats (uniform over 16 keys: 2.773)";
+    }
+    const std::string at = " at n = " + std::to_string(costs.max_n);
+    for (const std::string kind : {"full", "linear"}) {
+      metrics["layer_ms_" + kind] = costs.at_max.at(kind).ms;
+      notes["layer_ms_" + kind] = "part 4: " + kind + " attention, forward + backward" + at;
+      metrics["layer_growth_" + kind] = costs.growth.at(kind);
+      notes["layer_growth_" + kind] = "part 4: its time" + at + " over its time at half that";
+      metrics["layer_peak_mib_" + kind] = mib(costs.at_max.at(kind).peak_bytes);
+      notes["layer_peak_mib_" + kind] = "part 4: the memory its peak adds" + at;
+      metrics["token_ms_" + kind] = costs.token_at_max.at(kind);
+      notes["token_ms_" + kind] = std::string("part 4: one generated token after a context of ") + std::to_string(costs.max_n) +
+                                  (kind == "full" ? " (KV cache)" : " (recurrent state)");
+    }
+    run.finish(metrics, notes,
+               "docs/12_linear_attention.md, section 1 (Transformers are RNNs); then exercise 1: --feature-map softmax\n"
+               "      and --chunk 1, and compare the three columns");
+  });
+}
