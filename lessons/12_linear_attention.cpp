@@ -5,6 +5,8 @@
 //     recurrent form (a state of fixed size, stepped one position at a time), side by side;
 //  2. the attention matrices that elu+1, 1+cos and double softmax imply, next to softmax's, for
 //     queries that each match one key well: what is lost when the exponential goes;
+//  3. character GPTs, one with softmax attention and one with each feature map, trained on the
+//     same text with the same budget and the same initial weights: perplexity curves and a table;
 //  4. time and peak memory of one attention layer (forward + backward) against the length n,
 //     softmax against linear, and the time of a generated token against the context: full
 //     attention's growing KV cache against linear attention's fixed state.
@@ -22,9 +24,11 @@
 #include "core/error.h"
 #include "core/ops.h"
 #include "core/peak_memory.h"
+#include "lessons/common/char_gpt.h"
 #include "lessons/common/cli.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/run.h"
+#include "models/gpt.h"
 #include "nn/attention/attention_kind.h"
 #include "nn/attention/linear_attention.h"
 
@@ -33,6 +37,8 @@ using namespace ladder;
 namespace {
 
 constexpr const char* kLesson = "12_linear_attention";
+// Part 3: training steps of each of the four GPTs (the rest of the run takes about 20 seconds).
+constexpr int64_t kDefaultSteps = 600;
 constexpr int64_t kDim = 4;  // part 1: the size of a head, small enough to print
 // Part 2: positions and head size of the maps; each query is kMatch times one key plus noise.
 constexpr int64_t kMapLength = 16, kMapDim = 16;
@@ -202,6 +208,47 @@ MapSharpness implied_maps(lessons::Run& run, Generator& gen) {
   return result;
 }
 
+// ---- 3. character GPTs with each kind ----
+
+struct GPTResult {
+  double val_loss = 0, seconds = 0;
+};
+
+// One GPT per kind of kMapKinds, each from the same initial weights (the attention kinds have no
+// parameters), trained on the same batches for the same steps.
+std::map<std::string, GPTResult> gpt_per_kind(lessons::Run& run, const lessons::CommonFlags& flags,
+                                              const lessons::CharCorpus& corpus, models::GPTConfig config,
+                                              const lessons::GPTTraining& training) {
+  std::printf("\n== 3. Character GPTs: softmax attention against each feature map, same text and budget ==\n");
+  std::printf("  %lld layers, %lld heads, %lld wide, context %lld; %lld steps of batch %lld on %s\n",
+              static_cast<long long>(config.n_layer), static_cast<long long>(config.n_head),
+              static_cast<long long>(config.n_embd), static_cast<long long>(config.block_size),
+              static_cast<long long>(flags.steps), static_cast<long long>(flags.batch), corpus.source.c_str());
+  std::map<std::string, GPTResult> results;
+  std::vector<lessons::Series> curves;
+  for (const MapKind& kind : kMapKinds) {
+    std::printf("-- %s\n", kind.label);
+    config.attention = kind.settings;
+    Generator init(flags.seed);
+    models::GPT model(config, init);
+    const lessons::GPTTrainingReport report =
+        lessons::train_char_gpt(run, flags, model, corpus, training, std::string("gpt_") + kind.name + ".csv");
+    results[kind.name] = {report.val_loss, report.seconds};
+    lessons::Series curve = report.val_curve;
+    curve.name = kind.label;
+    curves.push_back(curve);
+  }
+  std::printf("  %-16s %16s %14s %10s\n", "attention", "validation ppl", "nats per char", "seconds");
+  for (const MapKind& kind : kMapKinds) {
+    const GPTResult& r = results.at(kind.name);
+    std::printf("  %-16s %16.2f %14.4f %10.1f\n", kind.label, std::exp(r.val_loss), r.val_loss, r.seconds);
+  }
+  run.wrote(lessons::save_line_chart(run.path("gpt_perplexity"),
+                                     {"Character GPTs: validation perplexity by attention", "step",
+                                      "validation perplexity (log scale)", curves, /*log_y=*/true}));
+  return results;
+}
+
 // ---- 4. cost against length ----
 
 const std::vector<MapKind> kCostKinds = {{"full", "softmax (full, fused)", {.kind = "full"}},
@@ -329,17 +376,32 @@ int main(int argc, char** argv) {
   return lessons::lesson_main([&] {
     lessons::LessonCli cli(kLesson,
                            "Lesson 12: linear attention. One causal layer three ways (quadratic, chunked, recurrent); the "
-                           "attention matrices of elu+1, 1+cos and double softmax next to softmax's; time and memory "
-                           "against length, and per generated token.\n(Nothing is trained: --steps, --lr and --batch do "
-                           "not apply.)",
-                           {});
+                           "attention matrices of elu+1, 1+cos and double softmax next to softmax's; character GPTs with "
+                           "each, on the same text and budget; time and memory against length, and per generated token.",
+                           {.steps = kDefaultSteps, .lr = 2e-3f, .batch = 12});
+    lessons::TextFlags text;
+    cli.text_options(text, "/usr/share/common-licenses", /*default_lines=*/false);
+    models::GPTConfig gpt{.block_size = 64, .n_layer = 2, .n_head = 4, .n_embd = 64, .dropout = 0};
+    lessons::GPTTraining training{.warmup = 50, .eval_every = 50};
     std::string feature_map = "elu";
     int64_t length = 11, chunk = 4, max_n = 8192;
     cli.option("--feature-map", feature_map, "part 1: the feature map phi, one of elu, cos, softmax");
     cli.option("--length", length, "part 1: positions of the sequence", {2, 64});
     cli.option("--chunk", chunk, "part 1: positions per chunk of the chunked product", {1, 64});
     cli.option("--max-n", max_n, "part 4: the longest length and context, doubling from 256 (at least two of them)", {2 * kFirstLength, 65536});
+    cli.option("--layers", gpt.n_layer, "part 3: Transformer blocks of each GPT", {1, 12});
+    cli.option("--heads", gpt.n_head, "part 3: attention heads per block, dividing --embd", {1, 16});
+    cli.option("--embd", gpt.n_embd, "part 3: width of each GPT's residual stream", {1, 1024});
+    cli.option("--block", gpt.block_size, "part 3: context length of each GPT", {2, 1024});
+    lessons::add_gpt_training_options(cli, training);
     cli.parse(argc, argv);
+    if (text.lines) fail(kLesson, "the GPTs read one character stream; --lines does not apply");
+    if (gpt.n_embd % gpt.n_head != 0)
+      fail(kLesson, "--heads ", gpt.n_head, " does not divide --embd ", gpt.n_embd,
+           "; each head takes --embd / --heads features: choose --heads dividing --embd");
+    lessons::settle_gpt_training(kLesson, cli.common, training);
+    const lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, gpt.block_size);
+    gpt.vocab_size = corpus.tokenizer.vocab_size();
     const std::vector<std::string> maps = nn::feature_map_names();
     if (std::find(maps.begin(), maps.end(), feature_map) == maps.end())
       fail(kLesson, "--feature-map '", feature_map, "' is not a feature map; give elu, cos or softmax");
@@ -349,6 +411,7 @@ int main(int argc, char** argv) {
 
     const ThreeWays ways = three_ways(feature_map, length, chunk, gen);
     const MapSharpness maps_sharpness = implied_maps(run, gen);
+    const std::map<std::string, GPTResult> gpts = gpt_per_kind(run, cli.common, corpus, gpt, training);
     const Costs costs = cost_against_length(run, max_n, gen);
 
     nlohmann::ordered_json metrics = {{"chunked_vs_quadratic", ways.chunked_vs_quadratic},
@@ -366,6 +429,11 @@ int main(int argc, char** argv) {
     for (const auto& [name, s] : maps_sharpness) {
       metrics["entropy_" + name] = s.entropy;
       notes["entropy_" + name] = "part 2: mean row entropy in nats (uniform over 16 keys: 2.773)";
+    }
+    for (const MapKind& kind : kMapKinds) {
+      metrics[std::string("gpt_val_ppl_") + kind.name] = std::exp(gpts.at(kind.name).val_loss);
+      notes[std::string("gpt_val_ppl_") + kind.name] =
+          std::string("part 3: validation perplexity of the character GPT with ") + kind.label + " attention";
     }
     const std::string at = " at n = " + std::to_string(costs.max_n);
     for (const std::string kind : {"full", "linear"}) {

@@ -163,7 +163,8 @@ TEST_CASE("every lesson refuses each bad flag value in one line, with status 2, 
       {"11_gpt", "--sample", "0"},       {"11_gpt", "--temperature", "0"},
       {"12_linear_attention", "--length", "1"}, {"12_linear_attention", "--length", "65"},
       {"12_linear_attention", "--chunk", "0"}, {"12_linear_attention", "--max-n", "511"},
-      {"12_linear_attention", "--max-n", "nan"}};
+      {"12_linear_attention", "--max-n", "nan"},          {"12_linear_attention", "--layers", "0"},
+      {"12_linear_attention", "--block", "1"}};
   std::vector<std::tuple<std::string, std::string, std::string>> cases = own;
   for (const std::string& lesson : kLessons)
     for (const auto& [flag, value] : common) cases.emplace_back(lesson, flag, value);
@@ -202,7 +203,10 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
       {"11_gpt", "--prompt \"\x01\"", "has characters the model's vocabulary lacks"},
       {"11_gpt", "--lines", "--lines does not apply"},
       {"11_gpt", "--temperature 0.8", "--temperature applies to sampling from a checkpoint: give it with --load FILE"},
-      {"12_linear_attention", "--feature-map relu", "--feature-map 'relu' is not a feature map; give elu, cos or softmax"}};
+      {"12_linear_attention", "--feature-map relu", "--feature-map 'relu' is not a feature map; give elu, cos or softmax"},
+      {"12_linear_attention", "--heads 3", "--heads 3 does not divide --embd 64"},
+      {"12_linear_attention", "--lines", "--lines does not apply"},
+      {"12_linear_attention", "--steps 50 --warmup 50", "--warmup 50 leaves no step of --steps 50"}};
   for (const auto& [lesson, args, expected] : cases) {
     const Ran ran = run_lesson(lesson, "--quick --threads 1 " + args + to);
     INFO(lesson, " ", args, ":\n", ran.output);

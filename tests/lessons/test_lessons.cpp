@@ -503,13 +503,15 @@ TEST_CASE("lesson 11_gpt --quick: the GPT learns; samples at three temperatures;
   check_refused("11_gpt", "--load " + write_file("not_a_model.safetensors", "hello"), "not_a_model.safetensors");
 }
 
-TEST_CASE("lesson 12_linear_attention --quick: one layer three ways agrees; the implied maps; cost against length") {
+TEST_CASE("lesson 12_linear_attention --quick: one layer three ways agrees; the implied maps; GPTs per kind; cost against length") {
   TempDir out("lesson12");
   const Ran ran = run_lesson("12_linear_attention", "--quick --out " + out.path.string());
   INFO(ran.output);
   REQUIRE(ran.status == 0);
   check_files(out.path, {"summary.json", "implied_attention.png", "implied_attention.svg", "layer_cost.csv", "layer_time.png",
-                         "layer_time.svg", "layer_memory.png", "generation.csv", "generation_time.png", "generation_time.svg"});
+                         "layer_time.svg", "layer_memory.png", "generation.csv", "generation_time.png", "generation_time.svg",
+                         "gpt_perplexity.png", "gpt_perplexity.svg", "gpt_softmax.csv", "gpt_elu.csv", "gpt_cos.csv",
+                         "gpt_double_softmax.csv"});
   const nlohmann::json m = summary_of(out.path)["metrics"];
   CHECK(m["chunked_vs_quadratic"].get<double>() < 1e-5);
   CHECK(m["recurrent_vs_quadratic"].get<double>() < 1e-5);
@@ -523,6 +525,12 @@ TEST_CASE("lesson 12_linear_attention --quick: one layer three ways agrees; the 
     CHECK(m["match_weight_" + map].get<double>() < m["match_weight_softmax"].get<double>());
     CHECK(m["entropy_" + map].get<double>() > m["entropy_softmax"].get<double>());
     CHECK(m["entropy_" + map + "_causal"].get<double>() > m["entropy_softmax_causal"].get<double>());
+  }
+  // Part 3: every GPT learned something in its 60 steps (a uniform guess over ~80 characters: perplexity ~80).
+  for (const std::string kind : {"softmax", "elu", "cos", "double_softmax"}) {
+    INFO(kind);
+    CHECK(m["gpt_val_ppl_" + kind].get<double>() < 30);
+    CHECK(rows(out.path / ("gpt_" + kind + ".csv")).size() == 6);  // evaluations at steps 10, 20, ..., 60
   }
   CHECK(rows(out.path / "layer_cost.csv").size() == 2);  // n = 256, 512
   CHECK(rows(out.path / "generation.csv").size() == 2);
