@@ -132,14 +132,15 @@ double translation_loss(models::EncoderDecoder& model, const std::vector<data::I
 }
 
 TrainingReport train_translator(Run& run, nn::Module& module, models::EncoderDecoder& model, const TranslationTask& task,
-                                const CommonFlags& flags, const std::string& name, Feeding feeding, CsvWriter& metrics) {
+                                const CommonFlags& flags, const std::string& name, Feeding feeding, CsvWriter& metrics,
+                                const optim::Schedule& schedule) {
   optim::Adam adam(module.named_parameters(), {.lr = flags.lr});
   Generator gen(flags.seed + 11);  // the same batches for every model of a lesson
   Progress progress(flags.steps, "pairs", /*show_ppl=*/true);
   const int64_t eval_every = std::max<int64_t>(1, flags.steps / 20);
   const auto start = std::chrono::steady_clock::now();
   TrainingReport report;
-  report.val_curve.name = name;
+  report.val_curve.name = report.train_curve.name = name;
   double recent = 0;
   for (int64_t step = 1; step <= flags.steps; ++step) {
     module.train();
@@ -148,6 +149,7 @@ TrainingReport train_translator(Run& run, nn::Module& module, models::EncoderDec
                                                               : own_prediction_logits(model, b);
     const Tensor loss = cross_entropy(logits, b.tgt_out, {.ignore_index = data::Tokenizer::kPad});
     run.check_loss(step, loss.item(), LossKind::cross_entropy, "the " + name + "'s loss");
+    if (schedule) adam.set_lr(schedule(step - 1));
     adam.zero_grad();
     loss.backward();
     optim::clip_grad_norm(module.parameters(), 1.0f);
@@ -163,6 +165,8 @@ TrainingReport train_translator(Run& run, nn::Module& module, models::EncoderDec
                  std::to_string(std::exp(report.val_loss))});
     report.val_curve.x.push_back(static_cast<double>(step));
     report.val_curve.y.push_back(report.val_loss);
+    report.train_curve.x.push_back(static_cast<double>(step));
+    report.train_curve.y.push_back(report.train_loss);
   }
   progress.finish();
   report.seconds = seconds_since(start);

@@ -16,6 +16,7 @@
 #include "models/encoder_decoder.h"
 #include "models/seq2seq.h"
 #include "nn/module.h"
+#include "optim/schedule.h"
 
 namespace ladder::lessons {
 
@@ -56,15 +57,17 @@ enum class Feeding { teacher_forcing, own_predictions };
 struct TrainingReport {
   double train_loss = 0, val_loss = 0;  // nats per target token (padding left out)
   Series val_curve;                     // validation loss against step
+  Series train_curve;                   // mean training loss since the previous point, against step
   double seconds = 0;
 };
 
 // Trains `model` (the same object as `module`, seen as an encoder-decoder) with Adam at the common
 // flags' steps, lr and batch, clipping the gradient norm to 1: cross entropy over the target tokens,
 // padding ignored. Writes a row of metrics.csv every twentieth of the run; `name` labels the rows
-// and the curve.
+// and the curves. With a `schedule`, the learning rate of step s (from 0) is schedule(s), not lr.
 TrainingReport train_translator(Run& run, nn::Module& module, models::EncoderDecoder& model, const TranslationTask& task,
-                                const CommonFlags& flags, const std::string& name, Feeding feeding, CsvWriter& metrics);
+                                const CommonFlags& flags, const std::string& name, Feeding feeding, CsvWriter& metrics,
+                                const optim::Schedule& schedule = {});
 
 // The mean loss per target token over `pairs` (sources padded to source_width), teacher forcing,
 // without a graph.
