@@ -286,47 +286,22 @@ int main(int argc, char** argv) {
     std::printf("\n== 3. translating the %zu test sources: greedy and beam search ==\n", task.test.size());
     const lessons::DecoderComparison decoders = lessons::compare_decoders(run, model, model, task);
     std::printf("\ngreedy exact match by source length:\n");
-    const lessons::Series by_length = lessons::exact_match_by_length(decoders.greedy, task.test, "Transformer (lesson 10)");
-    lessons::CsvWriter length_csv(run.file("exact_match_by_length.csv"), {"source_tokens", "exact_match"});
-    for (size_t i = 0; i < by_length.x.size(); ++i) {
-      std::printf("  sources of %5.1f tokens on average: %.3f\n", by_length.x[i], by_length.y[i]);
-      length_csv.row({by_length.x[i], by_length.y[i]});
-    }
-    std::vector<lessons::Series> curves = {by_length};
-    std::string why_not;
-    if (auto gru = lessons::other_run_by_length(compare, cli, "GRU with attention (lesson 09)", why_not)) {
-      std::printf("beside lesson 09's run in %s\n", compare.c_str());
-      curves.push_back(*gru);
-    } else {
-      std::printf("lesson 09 is not beside it: %s. Run lesson 09 with the same task flags first.\n", why_not.c_str());
-    }
-    run.wrote(lessons::save_line_chart(run.path("exact_match_by_length"),
-                                       {"Greedy exact match by source length",
-                                        "mean source length of a sixth of the test pairs (tokens)", "exact match", curves}));
+    lessons::report_exact_match_by_length(run, cli, task, decoders.greedy, "Transformer (lesson 10)",
+                                          lessons::OtherRun{compare, "GRU with attention (lesson 09)", "lesson 09"});
 
     std::printf("\n== 4. attention maps of every layer and head, test example \"%s\" ==\n",
                 task.test_text.front().source.c_str());
     show_attention_maps(run, model, task);
 
-    nlohmann::ordered_json summary = {{"train_loss", report.train_loss}, {"val_loss", report.val_loss},
-                                      {"val_ppl", std::exp(report.val_loss)}, {"test_exact_match", decoders.greedy_scores.exact_match},
-                                      {"test_bleu", decoders.greedy_scores.bleu}};
-    summary.update(decoders.bleu_by_width);
-    lessons::MetricNotes notes = {{"train_loss", "mean training loss of the last steps, nats per target token"},
-                                  {"val_loss", "validation pairs, teacher forcing, nats per target token"},
-                                  {"val_ppl", "exp(val_loss)"},
-                                  {"test_exact_match", "greedy decoding: share of test outputs equal to the target"},
-                                  {"test_bleu", "greedy decoding: corpus BLEU-4 over the test set's tokens"}};
-    for (const int64_t width : lessons::kBeamWidths)
-      notes["test_bleu_beam" + std::to_string(width)] = "beam search of width " + std::to_string(width) + ": corpus BLEU-4";
+    lessons::TranslationSummary summary = lessons::translation_summary(report, decoders);
     if (flags.norm_steps > 0) {
       std::printf("\n== 5. post-LN and pre-LN, with and without %lld steps of warmup: %lld steps each ==\n",
                   static_cast<long long>(flags.warmup), static_cast<long long>(flags.norm_steps));
       for (const NormRun& r : compare_norms(run, flags, task, cli.common, metrics)) {
-        summary[r.key] = r.report.val_loss;
-        notes[r.key] = "part 5, " + r.name + ": validation loss after --norm-steps steps";
+        summary.metrics[r.key] = r.report.val_loss;
+        summary.notes[r.key] = "part 5, " + r.name + ": validation loss after --norm-steps steps";
       }
     }
-    run.finish(summary, notes, "docs/10_transformer.md, section 4 (Reading the attention maps); then lesson 11, a GPT");
+    run.finish(summary.metrics, summary.notes, "docs/10_transformer.md, section 4 (Reading the attention maps); then lesson 11, a GPT");
   });
 }

@@ -115,6 +115,25 @@ struct DecoderComparison {
 // and six examples, writes beam_search.png (exact match and BLEU against beam width).
 DecoderComparison compare_decoders(Run& run, nn::Module& module, models::EncoderDecoder& model, const TranslationTask& task);
 
+// Another lesson's run whose exact match by length is plotted beside ours: its folder, the name of
+// its curve, and the lesson as the messages call it ("lesson 07").
+struct OtherRun {
+  std::string folder, name, lesson;
+};
+// Prints the greedy exact match by source length of `greedy` (translations of the test pairs),
+// writes exact_match_by_length.csv and exact_match_by_length.png (named `name`), with `other`'s
+// curve beside it when that run translated the same task (else says why not).
+void report_exact_match_by_length(Run& run, const LessonCli& cli, const TranslationTask& task, const Translations& greedy,
+                                  const std::string& name, const std::optional<OtherRun>& other);
+
+// The metrics every translation lesson reports, in summary.json's order, and their notes:
+// train_loss, val_loss, val_ppl, test_exact_match, test_bleu, test_bleu_beam1 .. test_bleu_beam8.
+struct TranslationSummary {
+  nlohmann::ordered_json metrics;
+  MetricNotes notes;
+};
+TranslationSummary translation_summary(const TrainingReport& report, const DecoderComparison& decoders);
+
 // Prints the first `rows` test pairs: source, target, and each decoder's output ("ok" when exact).
 void print_examples(const TranslationTask& task, const std::vector<std::pair<std::string, Translations>>& decoders,
                     size_t rows);
