@@ -9,7 +9,8 @@
 //  4. attention maps of every layer and head for a test example: encoder self attention, decoder
 //     masked self attention, cross attention;
 //  5. post-LN against pre-LN, each with and without warmup: four short runs of the same model and
-//     budget, their training-loss curves in one plot and their final losses.
+//     budget at a higher learning rate (--norm-lr), their training-loss curves in one plot and
+//     their final losses.
 // The note that goes with it: docs/10_transformer.md.
 #include <cstdio>
 
@@ -36,6 +37,7 @@ struct TransformerFlags {
   int64_t warmup = 60;
   bool pre_ln = false;
   int64_t norm_steps = 150;  // steps of each of part 5's four runs
+  float norm_lr = 1e-2f;     // their peak learning rate
 };
 
 void add_transformer_options(lessons::LessonCli& cli, TransformerFlags& flags) {
@@ -48,6 +50,7 @@ void add_transformer_options(lessons::LessonCli& cli, TransformerFlags& flags) {
              lessons::non_negative);
   cli.flag("--pre-ln", flags.pre_ln, "train the main model pre-LN (norm_first) instead of post-LN");
   cli.option("--norm-steps", flags.norm_steps, "part 5: steps of each post-LN / pre-LN run (0: skip part 5)", {0, 100000});
+  cli.option("--norm-lr", flags.norm_lr, "part 5: the peak learning rate of the four runs", {0.0f, 1.0f, /*above_min=*/true});
 }
 
 void check_flags(const TransformerFlags& flags, const lessons::CommonFlags& common) {
@@ -207,6 +210,7 @@ std::vector<NormRun> compare_norms(lessons::Run& run, const TransformerFlags& fl
                                    const lessons::CommonFlags& common, lessons::CsvWriter& metrics) {
   lessons::CommonFlags budget = common;
   budget.steps = flags.norm_steps;
+  budget.lr = flags.norm_lr;
   std::vector<NormRun> runs = {{"post-LN with warmup", "val_loss_post_ln_warmup", false, flags.warmup, {}},
                                {"post-LN without warmup", "val_loss_post_ln_no_warmup", false, 0, {}},
                                {"pre-LN with warmup", "val_loss_pre_ln_warmup", true, flags.warmup, {}},
@@ -217,7 +221,7 @@ std::vector<NormRun> compare_norms(lessons::Run& run, const TransformerFlags& fl
     Generator init(common.seed + 1);
     models::Transformer model(model_config(flags, task, r.norm_first), init);
     r.report = lessons::train_translator(run, model, model, task, budget, r.name, lessons::Feeding::teacher_forcing, metrics,
-                                         schedule(common.lr, r.warmup, budget.steps));
+                                         schedule(budget.lr, r.warmup, budget.steps));
     curves.push_back(r.report.train_curve);
   }
   run.wrote(lessons::save_line_chart(run.path("norm_first"),
@@ -295,8 +299,8 @@ int main(int argc, char** argv) {
 
     lessons::TranslationSummary summary = lessons::translation_summary(report, decoders);
     if (flags.norm_steps > 0) {
-      std::printf("\n== 5. post-LN and pre-LN, with and without %lld steps of warmup: %lld steps each ==\n",
-                  static_cast<long long>(flags.warmup), static_cast<long long>(flags.norm_steps));
+      std::printf("\n== 5. post-LN and pre-LN, with and without %lld steps of warmup: %lld steps each at --norm-lr %g ==\n",
+                  static_cast<long long>(flags.warmup), static_cast<long long>(flags.norm_steps), flags.norm_lr);
       for (const NormRun& r : compare_norms(run, flags, task, cli.common, metrics)) {
         summary.metrics[r.key] = r.report.val_loss;
         summary.notes[r.key] = "part 5, " + r.name + ": validation loss after --norm-steps steps";
