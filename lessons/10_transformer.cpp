@@ -12,7 +12,11 @@
 //     budget at a higher learning rate (--norm-lr), their training-loss curves in one plot and
 //     their final losses.
 // The note that goes with it: docs/10_transformer.md.
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "core/autograd.h"
 #include "core/ops.h"
@@ -54,10 +58,13 @@ void add_transformer_options(lessons::LessonCli& cli, TransformerFlags& flags) {
 }
 
 void check_flags(const TransformerFlags& flags, const lessons::CommonFlags& common) {
-  if (flags.embed % flags.heads != 0)
+  if (flags.embed % flags.heads != 0) {
+    std::string divisors;
+    for (int64_t h = 1; h <= std::min<int64_t>(flags.embed, 16); ++h)
+      if (flags.embed % h == 0) divisors += (divisors.empty() ? "" : ", ") + std::to_string(h);
     fail(kLesson, "--heads ", flags.heads, " does not divide --embed ", flags.embed,
-         ": each head takes --embed / --heads features; choose --heads dividing --embed (for --embed ", flags.embed,
-         ": 1, 2, 4, ...)");
+         ": each head takes --embed / --heads features; choose --heads dividing --embed (up to 16: ", divisors, ")");
+  }
   if (flags.warmup >= common.steps)
     fail(kLesson, "--warmup ", flags.warmup, " must be fewer than --steps ", common.steps,
          "; the learning rate would never reach --lr");

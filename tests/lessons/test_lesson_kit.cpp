@@ -195,8 +195,10 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
       {"06_gated_rnn", "--cell tree", "unknown cell 'tree'"},
       {"06_gated_rnn", "--layers 2", "go with --cell"},
       {"08_attention_pooling", "--trials 100 --keys 1024", "--trials 100 x --keys 1024 = 102400 random keys per d, more than 65536"},
-      {"10_transformer", "--heads 3", "--heads 3 does not divide --embed 64"},
-      {"10_transformer", "--embed 48 --heads 5", "--heads 5 does not divide --embed 48"},
+      {"10_transformer", "--heads 3", "--heads 3 does not divide --embed 64: each head takes --embed / --heads features; "
+                                      "choose --heads dividing --embed (up to 16: 1, 2, 4, 8, 16)"},
+      {"10_transformer", "--embed 48 --heads 5", "--heads 5 does not divide --embed 48: each head takes --embed / --heads "
+                                                  "features; choose --heads dividing --embed (up to 16: 1, 2, 3, 4, 6, 8, 12, 16)"},
       {"10_transformer", "--steps 50 --warmup 50", "--warmup 50 must be fewer than --steps 50"},
       {"10_transformer", "--norm-steps 30 --warmup 30", "--warmup 30 must be fewer than --norm-steps 30"},
       {"10_transformer", "--data /nonexistent/pairs.tsv", "/nonexistent/pairs.tsv"},
