@@ -76,32 +76,13 @@ int main(int argc, char** argv) {
                                                           "validation loss (nats, log scale)", curves, /*log_y=*/true}));
 
     std::printf("\n== 4. greedy exact match by source length ==\n");
-    const lessons::Series by_length = lessons::exact_match_by_length(decoders.greedy, task.test, "encoder-decoder (lesson 07)");
-    lessons::CsvWriter length_csv(run.file("exact_match_by_length.csv"), {"source_tokens", "exact_match"});
-    for (size_t i = 0; i < by_length.x.size(); ++i) {
-      std::printf("  sources of %5.1f tokens on average: %.3f\n", by_length.x[i], by_length.y[i]);
-      length_csv.row({by_length.x[i], by_length.y[i]});
-    }
-    run.wrote(lessons::save_line_chart(run.path("exact_match_by_length"),
-                                       {"Greedy exact match by source length",
-                                        "mean source length of a sixth of the test pairs (tokens)", "exact match", {by_length}}));
+    lessons::report_exact_match_by_length(run, cli, task, decoders.greedy, "encoder-decoder (lesson 07)", std::nullopt);
 
-    nlohmann::ordered_json summary = {{"train_loss", taught.train_loss}, {"val_loss", taught.val_loss},
-                                      {"val_ppl", std::exp(taught.val_loss)}, {"test_exact_match", decoders.greedy_scores.exact_match},
-                                      {"test_bleu", decoders.greedy_scores.bleu}};
-    summary.update(decoders.bleu_by_width);
-    if (!own_json.is_null()) summary.update(own_json);
-    lessons::MetricNotes notes = {
-        {"train_loss", "mean training loss of the last steps, nats per target token"},
-        {"val_loss", "validation pairs, teacher forcing, nats per target token"},
-        {"val_ppl", "exp(val_loss)"},
-        {"test_exact_match", "greedy decoding: share of test outputs equal to the target"},
-        {"test_bleu", "greedy decoding: corpus BLEU-4 over the test set's tokens"},
-        {"own_predictions_val_loss", "part 3: the model trained on its own predictions, teacher-forced validation loss"},
-        {"own_predictions_exact_match", "part 3: that model's greedy test exact match"}};
-    for (const int64_t width : lessons::kBeamWidths)
-      notes["test_bleu_beam" + std::to_string(width)] = "beam search of width " + std::to_string(width) + ": corpus BLEU-4";
-    run.finish(summary, notes,
+    lessons::TranslationSummary summary = lessons::translation_summary(taught, decoders);
+    if (!own_json.is_null()) summary.metrics.update(own_json);
+    summary.notes["own_predictions_val_loss"] = "part 3: the model trained on its own predictions, teacher-forced validation loss";
+    summary.notes["own_predictions_exact_match"] = "part 3: that model's greedy test exact match";
+    run.finish(summary.metrics, summary.notes,
                "docs/07_seq2seq.md, section 5 (Beam search); then exercise 3: --pad-words 8, and lesson 09 with\n"
                "      the same flags, to compare the two on long sources");
   });

@@ -99,36 +99,11 @@ int main(int argc, char** argv) {
     std::printf("each row: one output token; each column: one source token; a row sums to 1\n");
 
     std::printf("\n== 4. greedy exact match by source length ==\n");
-    const lessons::Series by_length = lessons::exact_match_by_length(decoders.greedy, task.test, "with attention (lesson 09)");
-    lessons::CsvWriter length_csv(run.file("exact_match_by_length.csv"), {"source_tokens", "exact_match"});
-    for (size_t i = 0; i < by_length.x.size(); ++i) {
-      std::printf("  sources of %5.1f tokens on average: %.3f\n", by_length.x[i], by_length.y[i]);
-      length_csv.row({by_length.x[i], by_length.y[i]});
-    }
-    std::vector<lessons::Series> curves = {by_length};
-    std::string why_not;
-    if (auto plain = lessons::other_run_by_length(compare, cli, "encoder-decoder (lesson 07)", why_not)) {
-      std::printf("beside lesson 07's run in %s\n", compare.c_str());
-      curves.push_back(*plain);
-    } else {
-      std::printf("lesson 07 is not beside it: %s. Run lesson 07 with the same task flags first.\n", why_not.c_str());
-    }
-    run.wrote(lessons::save_line_chart(run.path("exact_match_by_length"),
-                                       {"Greedy exact match by source length",
-                                        "mean source length of a sixth of the test pairs (tokens)", "exact match", curves}));
+    lessons::report_exact_match_by_length(run, cli, task, decoders.greedy, "with attention (lesson 09)",
+                                          lessons::OtherRun{compare, "encoder-decoder (lesson 07)", "lesson 07"});
 
-    nlohmann::ordered_json summary = {{"train_loss", report.train_loss}, {"val_loss", report.val_loss},
-                                      {"val_ppl", std::exp(report.val_loss)}, {"test_exact_match", decoders.greedy_scores.exact_match},
-                                      {"test_bleu", decoders.greedy_scores.bleu}};
-    summary.update(decoders.bleu_by_width);
-    lessons::MetricNotes notes = {{"train_loss", "mean training loss of the last steps, nats per target token"},
-                                  {"val_loss", "validation pairs, teacher forcing, nats per target token"},
-                                  {"val_ppl", "exp(val_loss)"},
-                                  {"test_exact_match", "greedy decoding: share of test outputs equal to the target"},
-                                  {"test_bleu", "greedy decoding: corpus BLEU-4 over the test set's tokens"}};
-    for (const int64_t width : lessons::kBeamWidths)
-      notes["test_bleu_beam" + std::to_string(width)] = "beam search of width " + std::to_string(width) + ": corpus BLEU-4";
-    run.finish(summary, notes,
+    const lessons::TranslationSummary summary = lessons::translation_summary(report, decoders);
+    run.finish(summary.metrics, summary.notes,
                "docs/09_attention_seq2seq.md, section 4 (Reading the attention maps); then exercise 2: lessons 07 and 09\n"
                "      with --pad-words 8");
   });

@@ -65,10 +65,21 @@ std::vector<Hypothesis> beam_search(EncoderDecoder& model, const Tensor& src, co
     h.score = h.log_prob / std::pow(static_cast<double>(std::max<int64_t>(h.length, 1)), alpha);
     return h;
   };
+  // Done once `beam` hypotheses have finished and no live one can still beat the beam-th best of
+  // them. A live hypothesis's log-probability can only fall, so its best possible score is
+  // log_prob / max_len^alpha. (Stopping at `beam` finished ones alone would end the search on
+  // unlikely early <eos> extensions while the likely hypothesis is still unfinished.)
+  auto settled = [&](const std::vector<Hypothesis>& live, std::vector<Hypothesis> finished) {
+    if (static_cast<int64_t>(finished.size()) < beam) return false;
+    std::nth_element(finished.begin(), finished.begin() + (beam - 1), finished.end(),
+                     [](const Hypothesis& a, const Hypothesis& b) { return a.score > b.score; });
+    const double longest = std::pow(static_cast<double>(std::max<int64_t>(options.max_len, 1)), alpha);
+    return std::all_of(live.begin(), live.end(),
+                       [&](const Hypothesis& h) { return h.log_prob / longest <= finished[beam - 1].score; });
+  };
   DecoderState state = model.encode(src, src_valid);
   std::vector<Hypothesis> live{Hypothesis{}}, finished;
-  for (int64_t step = 0; step < options.max_len && !live.empty() &&
-                         static_cast<int64_t>(finished.size()) < beam; ++step) {
+  for (int64_t step = 0; step < options.max_len && !live.empty() && !settled(live, finished); ++step) {
     std::vector<int> last;
     for (const Hypothesis& h : live) last.push_back(h.tokens.empty() ? options.bos : h.tokens.back());
     const Tensor log_probs = log_softmax(model.decode_step(state, tokens_tensor(last)), -1);  // (live, V)
@@ -108,7 +119,7 @@ std::vector<Hypothesis> beam_search(EncoderDecoder& model, const Tensor& src, co
     live = std::move(next);
     if (!live.empty()) state = state.select(parents);
   }
-  for (const Hypothesis& h : live) finished.push_back(scored(h));  // cut at max_len
+  for (const Hypothesis& h : live) finished.push_back(scored(h));  // cut at max_len, or unable to win
   std::stable_sort(finished.begin(), finished.end(), [](const Hypothesis& a, const Hypothesis& b) { return a.score > b.score; });
   if (static_cast<int64_t>(finished.size()) > beam) finished.resize(static_cast<size_t>(beam));
   return finished;

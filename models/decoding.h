@@ -31,7 +31,8 @@ struct Hypothesis {
 
 // Beam search over one source src (1,S): at each step every live hypothesis is extended by every
 // token and the `beam` best extensions (by log-probability) go on; one that takes <eos> is
-// finished. Stops when `beam` hypotheses have finished or at max_len, and returns the `beam` best
+// finished. Stops at max_len, or once `beam` hypotheses have finished and no live one can still
+// score better than the beam-th best of them; returns the `beam` best
 // by score = log_prob / length^alpha (alpha = 0: plain log-probability, which favours short
 // outputs), best first. With beam = 1 it chooses exactly what greedy_decode chooses.
 std::vector<Hypothesis> beam_search(EncoderDecoder& model, const Tensor& src, const Tensor& src_valid, int64_t beam,

@@ -132,14 +132,15 @@ double translation_loss(models::EncoderDecoder& model, const std::vector<data::I
 }
 
 TrainingReport train_translator(Run& run, nn::Module& module, models::EncoderDecoder& model, const TranslationTask& task,
-                                const CommonFlags& flags, const std::string& name, Feeding feeding, CsvWriter& metrics) {
+                                const CommonFlags& flags, const std::string& name, Feeding feeding, CsvWriter& metrics,
+                                const optim::Schedule& schedule) {
   optim::Adam adam(module.named_parameters(), {.lr = flags.lr});
   Generator gen(flags.seed + 11);  // the same batches for every model of a lesson
   Progress progress(flags.steps, "pairs", /*show_ppl=*/true);
   const int64_t eval_every = std::max<int64_t>(1, flags.steps / 20);
   const auto start = std::chrono::steady_clock::now();
   TrainingReport report;
-  report.val_curve.name = name;
+  report.val_curve.name = report.train_curve.name = name;
   double recent = 0;
   for (int64_t step = 1; step <= flags.steps; ++step) {
     module.train();
@@ -148,6 +149,7 @@ TrainingReport train_translator(Run& run, nn::Module& module, models::EncoderDec
                                                               : own_prediction_logits(model, b);
     const Tensor loss = cross_entropy(logits, b.tgt_out, {.ignore_index = data::Tokenizer::kPad});
     run.check_loss(step, loss.item(), LossKind::cross_entropy, "the " + name + "'s loss");
+    if (schedule) adam.set_lr(schedule(step - 1));
     adam.zero_grad();
     loss.backward();
     optim::clip_grad_norm(module.parameters(), 1.0f);
@@ -163,6 +165,8 @@ TrainingReport train_translator(Run& run, nn::Module& module, models::EncoderDec
                  std::to_string(std::exp(report.val_loss))});
     report.val_curve.x.push_back(static_cast<double>(step));
     report.val_curve.y.push_back(report.val_loss);
+    report.train_curve.x.push_back(static_cast<double>(step));
+    report.train_curve.y.push_back(report.train_loss);
   }
   progress.finish();
   report.seconds = seconds_since(start);
@@ -282,6 +286,45 @@ DecoderComparison compare_decoders(Run& run, nn::Module& module, models::Encoder
   std::printf("\nexamples (ok: exactly the target):\n");
   print_examples(task, {{"greedy", out.greedy}, {"beam 4", beam4}}, 6);
   run.wrote(save_line_chart(run.path("beam_search"), {"Test scores against beam width", "beam width", "score", {exact, bleu}}));
+  return out;
+}
+
+void report_exact_match_by_length(Run& run, const LessonCli& cli, const TranslationTask& task, const Translations& greedy,
+                                  const std::string& name, const std::optional<OtherRun>& other) {
+  const Series by_length = exact_match_by_length(greedy, task.test, name);
+  CsvWriter csv(run.file("exact_match_by_length.csv"), {"source_tokens", "exact_match"});
+  for (size_t i = 0; i < by_length.x.size(); ++i) {
+    std::printf("  sources of %5.1f tokens on average: %.3f\n", by_length.x[i], by_length.y[i]);
+    csv.row({by_length.x[i], by_length.y[i]});
+  }
+  std::vector<Series> curves = {by_length};
+  if (other) {
+    std::string why_not;
+    if (auto theirs = other_run_by_length(other->folder, cli, other->name, why_not)) {
+      std::printf("beside %s's run in %s\n", other->lesson.c_str(), other->folder.c_str());
+      curves.push_back(*theirs);
+    } else {
+      std::printf("%s is not beside it: %s. Run %s with the same task flags first.\n", other->lesson.c_str(),
+                  why_not.c_str(), other->lesson.c_str());
+    }
+  }
+  run.wrote(save_line_chart(run.path("exact_match_by_length"),
+                            {"Greedy exact match by source length", "mean source length of a sixth of the test pairs (tokens)",
+                             "exact match", curves}));
+}
+
+TranslationSummary translation_summary(const TrainingReport& report, const DecoderComparison& decoders) {
+  TranslationSummary out{{{"train_loss", report.train_loss}, {"val_loss", report.val_loss},
+                          {"val_ppl", std::exp(report.val_loss)}, {"test_exact_match", decoders.greedy_scores.exact_match},
+                          {"test_bleu", decoders.greedy_scores.bleu}},
+                         {{"train_loss", "mean training loss of the last steps, nats per target token"},
+                          {"val_loss", "validation pairs, teacher forcing, nats per target token"},
+                          {"val_ppl", "exp(val_loss)"},
+                          {"test_exact_match", "greedy decoding: share of test outputs equal to the target"},
+                          {"test_bleu", "greedy decoding: corpus BLEU-4 over the test set's tokens"}}};
+  out.metrics.update(decoders.bleu_by_width);
+  for (const int64_t width : kBeamWidths)
+    out.notes["test_bleu_beam" + std::to_string(width)] = "beam search of width " + std::to_string(width) + ": corpus BLEU-4";
   return out;
 }
 

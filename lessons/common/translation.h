@@ -16,6 +16,7 @@
 #include "models/encoder_decoder.h"
 #include "models/seq2seq.h"
 #include "nn/module.h"
+#include "optim/schedule.h"
 
 namespace ladder::lessons {
 
@@ -56,15 +57,17 @@ enum class Feeding { teacher_forcing, own_predictions };
 struct TrainingReport {
   double train_loss = 0, val_loss = 0;  // nats per target token (padding left out)
   Series val_curve;                     // validation loss against step
+  Series train_curve;                   // mean training loss since the previous point, against step
   double seconds = 0;
 };
 
 // Trains `model` (the same object as `module`, seen as an encoder-decoder) with Adam at the common
 // flags' steps, lr and batch, clipping the gradient norm to 1: cross entropy over the target tokens,
 // padding ignored. Writes a row of metrics.csv every twentieth of the run; `name` labels the rows
-// and the curve.
+// and the curves. With a `schedule`, the learning rate of step s (from 0) is schedule(s), not lr.
 TrainingReport train_translator(Run& run, nn::Module& module, models::EncoderDecoder& model, const TranslationTask& task,
-                                const CommonFlags& flags, const std::string& name, Feeding feeding, CsvWriter& metrics);
+                                const CommonFlags& flags, const std::string& name, Feeding feeding, CsvWriter& metrics,
+                                const optim::Schedule& schedule = {});
 
 // The mean loss per target token over `pairs` (sources padded to source_width), teacher forcing,
 // without a graph.
@@ -111,6 +114,25 @@ struct DecoderComparison {
 // Greedy decoding and beam search of every kBeamWidths width on the test pairs: prints the table
 // and six examples, writes beam_search.png (exact match and BLEU against beam width).
 DecoderComparison compare_decoders(Run& run, nn::Module& module, models::EncoderDecoder& model, const TranslationTask& task);
+
+// Another lesson's run whose exact match by length is plotted beside ours: its folder, the name of
+// its curve, and the lesson as the messages call it ("lesson 07").
+struct OtherRun {
+  std::string folder, name, lesson;
+};
+// Prints the greedy exact match by source length of `greedy` (translations of the test pairs),
+// writes exact_match_by_length.csv and exact_match_by_length.png (named `name`), with `other`'s
+// curve beside it when that run translated the same task (else says why not).
+void report_exact_match_by_length(Run& run, const LessonCli& cli, const TranslationTask& task, const Translations& greedy,
+                                  const std::string& name, const std::optional<OtherRun>& other);
+
+// The metrics every translation lesson reports, in summary.json's order, and their notes:
+// train_loss, val_loss, val_ppl, test_exact_match, test_bleu, test_bleu_beam1 .. test_bleu_beam8.
+struct TranslationSummary {
+  nlohmann::ordered_json metrics;
+  MetricNotes notes;
+};
+TranslationSummary translation_summary(const TrainingReport& report, const DecoderComparison& decoders);
 
 // Prints the first `rows` test pairs: source, target, and each decoder's output ("ok" when exact).
 void print_examples(const TranslationTask& task, const std::vector<std::pair<std::string, Translations>>& decoders,

@@ -26,6 +26,12 @@ Tensor project(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_
   return bias.defined() ? y + narrow(bias, 0, start, n) : y;
 }
 
+void check_key_padding_mask(const char* op, const Tensor& mask, int64_t B, int64_t S) {
+  if (mask.defined() && (mask.dim() != 2 || mask.size(0) != B || mask.size(1) != S))
+    fail(op, "key_padding_mask must be (B,S) = (", B, ",", S, ") (1 = real key, 0 = padding), got ",
+         shape_str(mask.shape()));
+}
+
 }  // namespace
 
 MultiheadAttention::MultiheadAttention(int64_t embed_dim, int64_t num_heads, MultiheadAttentionOptions options,
@@ -61,10 +67,7 @@ void MultiheadAttention::check_inputs(const Tensor& query, const Tensor& key, co
   if (key.size(0) != query.size(0) || value.size(0) != query.size(0) || key.size(1) != value.size(1))
     fail("MultiheadAttention", "query (B,T,E), key and value (B,S,E) must agree on B and S, got query ",
          shape_str(query.shape()), ", key ", shape_str(key.shape()), ", value ", shape_str(value.shape()));
-  const Tensor& mask = call.key_padding_mask;
-  if (mask.defined() && (mask.dim() != 2 || mask.size(0) != key.size(0) || mask.size(1) != key.size(1)))
-    fail("MultiheadAttention", "key_padding_mask must be (B,S) = (", key.size(0), ",", key.size(1),
-         ") (1 = real key, 0 = padding), got ", shape_str(mask.shape()));
+  check_key_padding_mask("MultiheadAttention", call.key_padding_mask, key.size(0), key.size(1));
 }
 
 MultiheadAttention::Heads MultiheadAttention::project_heads(const Tensor& query, const Tensor& key,
@@ -133,6 +136,31 @@ Tensor MultiheadAttention::forward_step(const Tensor& x, AttentionState& state) 
   check_inputs(x, x, x, {});
   const Heads heads = project_heads(x, x, x, state.length());  // rotary positions continue the sequence
   return out_proj->forward(merge_heads(attention_kind->step(heads.q, heads.k, heads.v, state)));
+}
+
+KVCache MultiheadAttention::project_memory(const Tensor& memory) const {
+  check_inputs(memory, memory, memory, {});
+  if (options_.rotary)
+    fail("MultiheadAttention::project_memory", "rotary attention rotates keys by their positions; a memory projected "
+         "once is for cross attention, build it without rotary");
+  const int64_t E = embed_dim();
+  return {.keys = split_heads(project(memory, in_proj_weight, in_proj_bias, E, E), num_heads_),
+          .values = split_heads(project(memory, in_proj_weight, in_proj_bias, 2 * E, E), num_heads_)};
+}
+
+MultiheadAttentionOutput MultiheadAttention::forward_memory(const Tensor& query, const KVCache& memory,
+                                                            const MultiheadAttentionCall& call) {
+  const int64_t E = embed_dim();
+  if (memory.length() == 0 || memory.keys.dim() != 4 || memory.keys.size(1) != num_heads_)
+    fail("MultiheadAttention::forward_memory", "memory must hold keys and values (B,", num_heads_,
+         ",S,D) from project_memory, got keys ", memory.keys.defined() ? shape_str(memory.keys.shape()) : "undefined");
+  const int64_t B = memory.keys.size(0), S = memory.keys.size(2);
+  if (query.dim() != 3 || query.size(0) != B || query.size(2) != E)
+    fail("MultiheadAttention::forward_memory", "query must be (B,T,E) = (", B, ",T,", E, ") for a memory of ", B,
+         " sequences, got ", shape_str(query.shape()));
+  check_key_padding_mask("MultiheadAttention::forward_memory", call.key_padding_mask, B, S);
+  const Tensor q = split_heads(project(query, in_proj_weight, in_proj_bias, 0, E), num_heads_);  // (B,H,T,D)
+  return attend({q, memory.keys, memory.values}, call);
 }
 
 Tensor MultiheadAttention::forward(const Tensor& x) { return forward(x, x, x).output; }

@@ -74,6 +74,13 @@ class MultiheadAttention : public Module {
   // rows of a causal forward over the whole sequence that belong to the new tokens.
   std::unique_ptr<AttentionState> start_state() const { return attention_kind->start(); }
   Tensor forward_step(const Tensor& x, AttentionState& state);
+  // Cross attention to a memory that stays the same from call to call (a decoder reading its source
+  // step by step): project_memory projects memory (B,S,E) into keys and values and splits them into
+  // heads once -> {keys, values} (B,H,S,D); forward_memory attends query (B,T,E) to them, equal to
+  // forward(query, memory, memory, call). Not for rotary attention (the source has no target positions).
+  KVCache project_memory(const Tensor& memory) const;
+  MultiheadAttentionOutput forward_memory(const Tensor& query, const KVCache& memory,
+                                          const MultiheadAttentionCall& call = {});
 
   int64_t embed_dim() const { return in_proj_weight.size(1); }
   int64_t num_heads() const { return num_heads_; }

@@ -61,9 +61,14 @@ TransformerEncoderLayer::TransformerEncoderLayer(int64_t d_model, int64_t nhead,
   dropout2 = register_module("dropout2", std::make_shared<Dropout>(options.dropout, gen));
 }
 
-Tensor TransformerEncoderLayer::forward(const Tensor& src, const EncoderMasks& masks) {
-  const MultiheadAttentionCall call{.key_padding_mask = masks.src_key_padding_mask, .causal = masks.causal};
-  const Tensor x = residual(src, *norm1, *dropout1, [&](const Tensor& h) { return self_attn->forward(h, h, h, call).output; });
+Tensor TransformerEncoderLayer::forward(const Tensor& src, const EncoderMasks& masks, Tensor* weights) {
+  const MultiheadAttentionCall call{.key_padding_mask = masks.src_key_padding_mask, .causal = masks.causal,
+                                    .weights = weights ? AttentionWeights::per_head : AttentionWeights::none};
+  const Tensor x = residual(src, *norm1, *dropout1, [&](const Tensor& h) {
+    MultiheadAttentionOutput out = self_attn->forward(h, h, h, call);
+    if (weights) *weights = out.weights;
+    return out.output;
+  });
   return residual(x, *norm2, *dropout2, [&](const Tensor& h) { return feed_forward(h); });
 }
 
@@ -81,12 +86,32 @@ TransformerDecoderLayer::TransformerDecoderLayer(int64_t d_model, int64_t nhead,
   dropout3 = register_module("dropout3", std::make_shared<Dropout>(options.dropout, gen));
 }
 
-Tensor TransformerDecoderLayer::forward(const Tensor& tgt, const Tensor& memory, const DecoderMasks& masks) {
-  const MultiheadAttentionCall self{.key_padding_mask = masks.tgt_key_padding_mask, .causal = masks.causal};
-  const MultiheadAttentionCall cross{.key_padding_mask = masks.memory_key_padding_mask};
-  Tensor x = residual(tgt, *norm1, *dropout1, [&](const Tensor& h) { return self_attn->forward(h, h, h, self).output; });
-  x = residual(x, *norm2, *dropout2, [&](const Tensor& h) { return multihead_attn->forward(h, memory, memory, cross).output; });
-  return residual(x, *norm3, *dropout3, [&](const Tensor& h) { return feed_forward(h); });
+Tensor TransformerDecoderLayer::forward(const Tensor& tgt, const Tensor& memory, const DecoderMasks& masks,
+                                        DecoderLayerWeights* weights) {
+  const AttentionWeights asked = weights ? AttentionWeights::per_head : AttentionWeights::none;
+  const MultiheadAttentionCall self{.key_padding_mask = masks.tgt_key_padding_mask, .causal = masks.causal, .weights = asked};
+  const MultiheadAttentionCall cross{.key_padding_mask = masks.memory_key_padding_mask, .weights = asked};
+  return sublayers(
+      tgt,
+      [&](const Tensor& h) {
+        MultiheadAttentionOutput out = self_attn->forward(h, h, h, self);
+        if (weights) weights->self = out.weights;
+        return out.output;
+      },
+      [&](const Tensor& h) {
+        MultiheadAttentionOutput out = multihead_attn->forward(h, memory, memory, cross);
+        if (weights) weights->cross = out.weights;
+        return out.output;
+      });
+}
+
+Tensor TransformerDecoderLayer::forward_cached(const Tensor& x, KVCache& self_cache, const KVCache& memory,
+                                               const Tensor& memory_key_padding_mask) {
+  return sublayers(
+      x, [&](const Tensor& h) { return self_attn->forward_cached(h, self_cache); },
+      [&](const Tensor& h) {
+        return multihead_attn->forward_memory(h, memory, {.key_padding_mask = memory_key_padding_mask}).output;
+      });
 }
 
 }  // namespace ladder::nn

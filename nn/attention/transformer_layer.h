@@ -75,7 +75,9 @@ class TransformerEncoderLayer : public TransformerLayer {
  public:
   TransformerEncoderLayer(int64_t d_model, int64_t nhead, TransformerLayerOptions options = {},
                           Generator& gen = default_generator());
-  Tensor forward(const Tensor& src, const EncoderMasks& masks);  // src (B,T,E) -> (B,T,E)
+  // src (B,T,E) -> (B,T,E). With `weights`, also the self attention's weights per head (B,H,T,T)
+  // there (the naive path, for attention maps).
+  Tensor forward(const Tensor& src, const EncoderMasks& masks, Tensor* weights = nullptr);
   Tensor forward(const Tensor& src) override { return forward(src, {}); }
 
   std::shared_ptr<MultiheadAttention> self_attn;
@@ -83,17 +85,39 @@ class TransformerEncoderLayer : public TransformerLayer {
   std::shared_ptr<Dropout> dropout1, dropout2;
 };
 
+// The attention weights of one decoder layer per head, for attention maps.
+struct DecoderLayerWeights {
+  Tensor self;   // (B,H,T,T): the masked self attention
+  Tensor cross;  // (B,H,T,S): the cross attention over the memory
+};
+
 // Masked self attention, cross attention over the encoder's output (memory), then feed-forward.
 class TransformerDecoderLayer : public TransformerLayer {
  public:
   TransformerDecoderLayer(int64_t d_model, int64_t nhead, TransformerLayerOptions options = {},
                           Generator& gen = default_generator());
-  // tgt (B,T,E), memory (B,S,E) -> (B,T,E)
-  Tensor forward(const Tensor& tgt, const Tensor& memory, const DecoderMasks& masks = {});
+  // tgt (B,T,E), memory (B,S,E) -> (B,T,E); with `weights`, also both attentions' weights there.
+  Tensor forward(const Tensor& tgt, const Tensor& memory, const DecoderMasks& masks = {},
+                 DecoderLayerWeights* weights = nullptr);
+  // Generation: new target positions x (B,T_new,E) continue those whose self-attention keys and
+  // values `self_cache` holds (and get appended to it); `memory` is the source's keys and values
+  // projected once by multihead_attn->project_memory. Equals the last T_new rows of the causal
+  // forward() over the whole target so far (without target padding) -> (B,T_new,E).
+  Tensor forward_cached(const Tensor& x, KVCache& self_cache, const KVCache& memory,
+                        const Tensor& memory_key_padding_mask);
 
   std::shared_ptr<MultiheadAttention> self_attn, multihead_attn;
   std::shared_ptr<LayerNorm> norm1, norm2, norm3;
   std::shared_ptr<Dropout> dropout1, dropout2, dropout3;
+
+ private:
+  // The three residual steps, whichever way the two attentions are computed.
+  template <class SelfAttention, class CrossAttention>
+  Tensor sublayers(const Tensor& tgt, SelfAttention self, CrossAttention cross) {
+    const Tensor x = residual(tgt, *norm1, *dropout1, self);
+    const Tensor y = residual(x, *norm2, *dropout2, cross);
+    return residual(y, *norm3, *dropout3, [&](const Tensor& h) { return feed_forward(h); });
+  }
 };
 
 }  // namespace ladder::nn

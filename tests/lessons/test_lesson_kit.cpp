@@ -30,8 +30,8 @@ namespace {
 
 const std::vector<std::string> kLessons = {"00_autograd", "01_ngram",     "02_regression", "03_mlp",
                                            "04_cnn",      "05_rnn",       "06_gated_rnn",  "07_seq2seq",
-                                           "08_attention_pooling",        "09_attention_seq2seq", "11_gpt",
-                                           "12_linear_attention"};
+                                           "08_attention_pooling",        "09_attention_seq2seq", "10_transformer",
+                                           "11_gpt",      "12_linear_attention"};
 
 // parse_number's message for `text`, or "" when the value is accepted.
 template <class T>
@@ -157,6 +157,10 @@ TEST_CASE("every lesson refuses each bad flag value in one line, with status 2, 
       {"08_attention_pooling", "--points", "2"}, {"08_attention_pooling", "--points", "1001"},
       {"08_attention_pooling", "--noise", "-1"}, {"08_attention_pooling", "--noise", "nan"},
       {"08_attention_pooling", "--trials", "0"}, {"08_attention_pooling", "--keys", "1"},
+      {"10_transformer", "--layers", "0"}, {"10_transformer", "--layers", "9"}, {"10_transformer", "--heads", "0"},
+      {"10_transformer", "--embed", "1"}, {"10_transformer", "--ff", "0"},     {"10_transformer", "--dropout", "1"},
+      {"10_transformer", "--warmup", "-1"}, {"10_transformer", "--norm-steps", "-5"}, {"10_transformer", "--pairs", "nan"},
+      {"10_transformer", "--norm-lr", "0"},
       {"11_gpt", "--layers", "0"},       {"11_gpt", "--layers", "49"},       {"11_gpt", "--heads", "0"},
       {"11_gpt", "--embd", "-8"},        {"11_gpt", "--block", "0"},         {"11_gpt", "--dropout", "1"},
       {"11_gpt", "--weight-decay", "nan"}, {"11_gpt", "--warmup", "-1"},     {"11_gpt", "--eval-every", "0"},
@@ -196,6 +200,13 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
       {"06_gated_rnn", "--cell tree", "unknown cell 'tree'"},
       {"06_gated_rnn", "--layers 2", "go with --cell"},
       {"08_attention_pooling", "--trials 100 --keys 1024", "--trials 100 x --keys 1024 = 102400 random keys per d, more than 65536"},
+      {"10_transformer", "--heads 3", "--heads 3 does not divide --embed 64: each head takes --embed / --heads features; "
+                                      "choose --heads dividing --embed (up to 16: 1, 2, 4, 8, 16)"},
+      {"10_transformer", "--embed 48 --heads 5", "--heads 5 does not divide --embed 48: each head takes --embed / --heads "
+                                                  "features; choose --heads dividing --embed (up to 16: 1, 2, 3, 4, 6, 8, 12, 16)"},
+      {"10_transformer", "--steps 50 --warmup 50", "--warmup 50 must be fewer than --steps 50"},
+      {"10_transformer", "--norm-steps 30 --warmup 30", "--warmup 30 must be fewer than --norm-steps 30"},
+      {"10_transformer", "--data /nonexistent/pairs.tsv", "/nonexistent/pairs.tsv"},
       {"11_gpt", "--heads 3", "--heads 3 does not divide --embd 128"},
       {"11_gpt", "--block 4000", "too few for 12 rows of a window of 4000 and the token after it; give a smaller --batch"},
       {"11_gpt", "--val " + tiny.string(), "the validation text has 22 tokens, too few for a window of 64"},

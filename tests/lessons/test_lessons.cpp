@@ -369,7 +369,40 @@ TEST_CASE("lesson 09_attention_seq2seq --quick: attention maps; exact match by l
   CHECK(other.output.find("translated another task (its --pad-words differs)") != std::string::npos);
 }
 
-TEST_CASE("lessons 07 and 09 translate a pairs file at word level and at character level") {
+TEST_CASE("lesson 10_transformer --quick: the Transformer learns dates; the table of 07 and 09; maps; post-LN and pre-LN") {
+  TempDir gru("lesson10_gru"), out("lesson10");
+  REQUIRE(run_lesson("09_attention_seq2seq", "--quick --out " + gru.path.string()).status == 0);
+  const Ran ran = run_lesson("10_transformer", "--quick --compare " + gru.path.string() + " --out " + out.path.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  check_files(out.path, {"metrics.csv", "summary.json", "model.safetensors", "loss.png", "beam_search.png",
+                         "exact_match_by_length.png", "exact_match_by_length.csv", "positional_encoding.png",
+                         "position_dot_products.svg", "attention_encoder.png", "attention_decoder.png", "attention_cross.svg",
+                         "norm_first.png", "norm_first.svg"});
+  std::map<std::string, std::vector<double>> val, train;
+  for (const auto& row : rows(out.path / "metrics.csv")) {
+    val[row.at("model")].push_back(std::stod(row.at("val_loss")));
+    train[row.at("model")].push_back(std::stod(row.at("train_loss")));
+  }
+  REQUIRE(val["transformer"].size() >= 5);
+  CHECK(val["transformer"].back() < val["transformer"].front() - 0.3);
+  for (const char* run : {"post-LN with warmup", "post-LN without warmup", "pre-LN with warmup", "pre-LN without warmup"}) {
+    REQUIRE_MESSAGE(train[run].size() == 10, run);
+    CHECK_MESSAGE(train[run].back() < train[run].front() - 0.3, run, ": the loss did not fall");
+    CHECK(ran.output.find(std::string("\n") + run + " ") != std::string::npos);  // its row of the table
+  }
+  CHECK(ran.output.find("beside lesson 09's run in " + gru.path.string()) != std::string::npos);
+  CHECK(ran.output.find("examples (ok: exactly the target):\n  ") != std::string::npos);
+  // The same metric names as lesson 09 (and 07), so that the summaries compare directly.
+  const nlohmann::json ours = summary_of(out.path)["metrics"], theirs = summary_of(gru.path)["metrics"];
+  for (const auto& [name, value] : theirs.items()) CHECK_MESSAGE(ours.contains(name), name);
+  CHECK(ours["test_bleu_beam1"].get<double>() == ours["test_bleu"].get<double>());
+  CHECK(ours["test_bleu"].get<double>() > 0.1);
+  check_ending(ran.output, out.path, {{"test_exact_match", "greedy decoding"}, {"val_loss_pre_ln_no_warmup", "part 5"}});
+  CHECK(rows(out.path / "exact_match_by_length.csv").size() == 6);
+}
+
+TEST_CASE("lessons 07, 09 and 10 translate a pairs file at word level and at character level") {
   // A toy language: each English number word becomes its French one, two to four words a line.
   const char* en[] = {"one", "two", "three", "four", "five", "six"};
   const char* fr[] = {"un", "deux", "trois", "quatre", "cinq", "six"};
@@ -385,9 +418,11 @@ TEST_CASE("lessons 07 and 09 translate a pairs file at word level and at charact
   }
   const std::string file = write_file("numbers.tsv", pairs);
   TempDir out("lesson07_pairs");
-  for (const char* lesson : {"07_seq2seq", "09_attention_seq2seq"})
+  for (const char* lesson : {"07_seq2seq", "09_attention_seq2seq", "10_transformer"})
     for (const char* level : {"word", "char"}) {
-      const std::string skip = std::string(lesson) == "07_seq2seq" ? " --no-part3" : "";
+      const std::string skip = std::string(lesson) == "07_seq2seq"       ? " --no-part3"
+                               : std::string(lesson) == "10_transformer" ? " --warmup 1 --norm-steps 0"
+                                                                         : "";
       const Ran ran = run_lesson(lesson, std::string("--quick --steps 5 --batch 8 --level ") + level + skip + " --data " + file +
                                              " --out " + out.path.string());
       INFO(lesson, " ", level, "\n", ran.output);
@@ -399,12 +434,12 @@ TEST_CASE("lessons 07 and 09 translate a pairs file at word level and at charact
     }
 }
 
-TEST_CASE("lessons 07 and 09: pairs files and task flags that cannot work are refused before training") {
+TEST_CASE("lessons 07, 09 and 10: pairs files and task flags that cannot work are refused before training") {
   TempDir out("lesson07_bad");
   const std::string to = " --quick --out " + out.path.string();
   const std::string no_tab = write_file("no_tab.tsv", "Go.\tVa !\nHi. Salut !\n");
   const std::string small = write_file("small.tsv", "Go.\tVa !\nHi.\tSalut !\nRun!\tCours !\n");
-  for (const char* lesson : {"07_seq2seq", "09_attention_seq2seq"}) {
+  for (const char* lesson : {"07_seq2seq", "09_attention_seq2seq", "10_transformer"}) {
     check_refused(lesson, "--data " + no_tab + to, no_tab + ":2: no tab in \"Hi. Salut !\"");
     check_refused(lesson, "--data " + write_file("empty.tsv", "\n\n") + to, "the file is empty");
     check_refused(lesson, "--data " + write_file("binary.tsv", std::string("Go.\tVa !\n\0\x01", 11)) + to, "binary");

@@ -90,6 +90,19 @@ TEST_CASE("length normalisation: score = log_prob / length^alpha reorders long a
   CHECK(normalised[0].score == doctest::Approx(std::log(0.475) / 2));
 }
 
+TEST_CASE("beam search goes on past `beam` unlikely early <eos> endings while a likely hypothesis is still live") {
+  // After <bos>: A 0.98, <eos> 0.01, B 0.01. After A: B 0.98. After B: <eos> 0.98. With k = 2 the
+  // empty output (0.01) and "A" <eos> (0.0098) have finished by step 2, while "A B" (0.96) has not.
+  MarkovDecoder model({{1, {1e-9f, 1e-9f, 0.01f, 0.98f, 0.01f}},
+                       {3, {1e-9f, 1e-9f, 0.01f, 0.01f, 0.98f}},
+                       {4, {1e-9f, 1e-9f, 0.98f, 0.01f, 0.01f}}});
+  const auto beams = beam_search(model, kSrc, kValid, 2, 0.75f, {.max_len = 5});
+  REQUIRE(beams.size() == 2);
+  CHECK(beams[0].tokens == std::vector<int>{3, 4});  // A B <eos>
+  CHECK(beams[0].finished);
+  CHECK(beams[0].log_prob == doctest::Approx(std::log(0.98 * 0.98 * 0.98)));
+}
+
 TEST_CASE("greedy decodes a batch row by row; rows that finish early stop growing") {
   MarkovDecoder model({{1, {1e-9f, 1e-9f, 0.1f, 0.1f, 0.8f}}, {4, {1e-9f, 1e-9f, 0.9f, 0.05f, 0.05f}}});
   const auto out = greedy_decode(model, zeros({3, 2}), ones({3, 2}), {.max_len = 10});

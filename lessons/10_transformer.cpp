@@ -1,0 +1,318 @@
+// Lesson 10: the Transformer (encoder-decoder), attention everywhere.
+//
+//  1. The sinusoidal positional encoding: the table (position x dimension) as a heatmap, and the
+//     dot products between positions, which depend on how far apart they are;
+//  2. the Transformer trained on lesson 07's task, with the same split and budget flags, a
+//     learning-rate warmup then a cosine decay;
+//  3. translating: greedy decoding (with the decoder's KV cache) and beam search, exact match and
+//     BLEU, the same table as lessons 07 and 09; exact match by source length beside lesson 09's;
+//  4. attention maps of every layer and head for a test example: encoder self attention, decoder
+//     masked self attention, cross attention;
+//  5. post-LN against pre-LN, each with and without warmup: four short runs of the same model and
+//     budget at a higher learning rate (--norm-lr), their training-loss curves in one plot and
+//     their final losses.
+// The note that goes with it: docs/10_transformer.md.
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "core/autograd.h"
+#include "core/ops.h"
+#include "lessons/common/cli.h"
+#include "lessons/common/plot.h"
+#include "lessons/common/run.h"
+#include "lessons/common/translation.h"
+#include "models/decoding.h"
+#include "models/transformer.h"
+#include "nn/attention/positional_encoding.h"
+
+using namespace ladder;
+
+namespace {
+
+constexpr const char* kLesson = "10_transformer";
+constexpr int64_t kTablePositions = 64;  // positions shown in part 1
+
+struct TransformerFlags {
+  int64_t layers = 2, heads = 4, embed = 64, ff = 256;
+  float dropout = 0;
+  int64_t warmup = 60;
+  bool pre_ln = false;
+  int64_t norm_steps = 150;  // steps of each of part 5's four runs
+  float norm_lr = 1e-2f;     // their peak learning rate
+};
+
+void add_transformer_options(lessons::LessonCli& cli, TransformerFlags& flags) {
+  cli.option("--layers", flags.layers, "encoder layers, and as many decoder layers", {1, 8});
+  cli.option("--heads", flags.heads, "attention heads; must divide --embed", {1, 64});
+  cli.option("--embed", flags.embed, "d_model: the width of every position's vector", {2, 1024});
+  cli.option("--ff", flags.ff, "hidden width of the position-wise feed-forward blocks", {1, 8192});
+  cli.option("--dropout", flags.dropout, "dropout on embeddings, attention weights and sublayer outputs", {0.0f, 0.9f});
+  cli.option("--warmup", flags.warmup, "steps of linear learning-rate warmup (0: none); fewer than --steps",
+             lessons::non_negative);
+  cli.flag("--pre-ln", flags.pre_ln, "train the main model pre-LN (norm_first) instead of post-LN");
+  cli.option("--norm-steps", flags.norm_steps, "part 5: steps of each post-LN / pre-LN run (0: skip part 5)", {0, 100000});
+  cli.option("--norm-lr", flags.norm_lr, "part 5: the peak learning rate of the four runs", {0.0f, 1.0f, /*above_min=*/true});
+}
+
+void check_flags(const TransformerFlags& flags, const lessons::CommonFlags& common) {
+  if (flags.embed % flags.heads != 0) {
+    std::string divisors;
+    for (int64_t h = 1; h <= std::min<int64_t>(flags.embed, 16); ++h)
+      if (flags.embed % h == 0) divisors += (divisors.empty() ? "" : ", ") + std::to_string(h);
+    fail(kLesson, "--heads ", flags.heads, " does not divide --embed ", flags.embed,
+         ": each head takes --embed / --heads features; choose --heads dividing --embed (up to 16: ", divisors, ")");
+  }
+  if (flags.warmup >= common.steps)
+    fail(kLesson, "--warmup ", flags.warmup, " must be fewer than --steps ", common.steps,
+         "; the learning rate would never reach --lr");
+  if (flags.norm_steps > 0 && flags.warmup >= flags.norm_steps)
+    fail(kLesson, "--warmup ", flags.warmup, " must be fewer than --norm-steps ", flags.norm_steps,
+         " (part 5 warms up over the same steps); give a smaller --warmup or --norm-steps 0");
+}
+
+models::TransformerConfig model_config(const TransformerFlags& flags, const lessons::TranslationTask& task, bool norm_first) {
+  return {.src_vocab = task.tokenizers.source.vocab_size(), .tgt_vocab = task.tokenizers.target.vocab_size(),
+          .d_model = flags.embed, .nhead = flags.heads, .encoder_layers = flags.layers, .decoder_layers = flags.layers,
+          .dim_feedforward = flags.ff, .dropout = flags.dropout, .norm_first = norm_first,
+          .max_len = std::max(task.source_width, task.longest_target + 1)};  // decoder inputs: <bos> + target
+}
+
+// Warmup then a half cosine down to a tenth of lr at the last step.
+optim::Schedule schedule(float lr, int64_t warmup, int64_t steps) { return optim::cosine_lr(lr, warmup, steps, lr / 10); }
+
+// Part 1: the table P (positions x dimensions) and P P^T.
+void show_positional_encoding(lessons::Run& run, int64_t dim) {
+  const Tensor table = nn::sinusoidal_encoding(kTablePositions, dim);  // (P,E)
+  const Tensor dots = matmul(table, table, {.transpose_b = true});    // (P,P)
+  lessons::Heatmap encoding{"Sinusoidal positional encoding", "dimension", "position", "value", {}, {}, {}};
+  encoding.diverging = true;
+  lessons::Heatmap similarity{"Dot products between positional encodings", "position", "position", "dot product", {}, {}, {}};
+  for (int64_t p = 0; p < kTablePositions; ++p) {
+    encoding.values.emplace_back(table.data() + p * dim, table.data() + (p + 1) * dim);
+    similarity.values.emplace_back(dots.data() + p * kTablePositions, dots.data() + (p + 1) * kTablePositions);
+    const std::string label = p % 8 == 0 ? std::to_string(p) : "";
+    encoding.row_labels.push_back(label), similarity.row_labels.push_back(label), similarity.col_labels.push_back(label);
+  }
+  for (int64_t i = 0; i < dim; ++i) encoding.col_labels.push_back(i % 8 == 0 ? std::to_string(i) : "");
+  run.wrote(lessons::save_heatmap(run.path("positional_encoding"), encoding));
+  run.wrote(lessons::save_heatmap(run.path("position_dot_products"), similarity));
+  auto dot = [&](int64_t a, int64_t b) { return dots.data()[a * kTablePositions + b]; };
+  std::printf("P[p] . P[p+k] for p = 5, 20, 40 (each row: one k; the columns agree, the product depends on k only):\n");
+  for (const int64_t k : {0, 1, 2, 5, 10, 20})
+    std::printf("  k = %2lld: %7.2f %7.2f %7.2f\n", static_cast<long long>(k), dot(5, 5 + k), dot(20, 20 + k), dot(40, 40 + k));
+}
+
+// One test example as the model translates it greedily: source ids (1,S), the decoder's inputs
+// (1,T) (<bos> then its output) and the output tokens (the <eos> included, unless it was cut off).
+struct Example {
+  Tensor src, valid, tgt_in;
+  std::vector<std::string> source, inputs, outputs;
+};
+
+Example translate_example(models::Transformer& model, const lessons::TranslationTask& task, const data::IdPair& pair) {
+  Example ex;
+  const auto S = static_cast<int64_t>(pair.first.size());
+  ex.src = tensor(std::vector<float>(pair.first.begin(), pair.first.end()), {1, S});
+  ex.valid = ones({1, S});
+  const models::DecodeOptions options{.max_len = task.longest_target + 1};
+  std::vector<int> output = models::greedy_decode(model, ex.src, ex.valid, options).front();
+  if (static_cast<int64_t>(output.size()) < options.max_len) output.push_back(data::Tokenizer::kEos);  // else cut off
+  std::vector<float> in = {static_cast<float>(data::Tokenizer::kBos)};
+  ex.inputs.push_back("<bos>");
+  for (size_t t = 0; t < output.size(); ++t) {
+    const std::string token = output[t] == data::Tokenizer::kEos ? "<eos>" : task.tokenizers.target.token(output[t]);
+    ex.outputs.push_back(token);
+    if (t + 1 == output.size()) break;
+    in.push_back(static_cast<float>(output[t]));
+    ex.inputs.push_back(token);
+  }
+  ex.tgt_in = tensor(in, {1, static_cast<int64_t>(in.size())});
+  for (const int id : pair.first) ex.source.push_back(task.tokenizers.source.token(id));
+  return ex;
+}
+
+// Every layer (down) and head (across) of one attention kind on one page: weights (1,H,T,S) per
+// layer, each panel preceded by a labelled blank row and column.
+lessons::Heatmap layer_head_grid(const std::vector<Tensor>& layers, const std::string& title,
+                                 const std::vector<std::string>& rows, const std::vector<std::string>& cols,
+                                 const std::string& x_label, const std::string& y_label) {
+  const int64_t H = layers.front().size(1), T = layers.front().size(2), S = layers.front().size(3);
+  lessons::Heatmap map{title, x_label, y_label, "attention weight", {}, {}, {}};
+  map.scale_min = 0, map.scale_max = 1;
+  for (int64_t h = 0; h < H; ++h) {
+    map.col_labels.push_back("h" + std::to_string(h + 1));
+    map.col_labels.insert(map.col_labels.end(), cols.begin(), cols.end());
+  }
+  for (size_t l = 0; l < layers.size(); ++l) {
+    map.values.emplace_back(static_cast<size_t>(H * (S + 1)), 0.0);
+    map.row_labels.push_back("layer " + std::to_string(l + 1));
+    for (int64_t t = 0; t < T; ++t) {
+      std::vector<double> row;
+      for (int64_t h = 0; h < H; ++h) {
+        row.push_back(0.0);
+        const float* w = layers[l].data() + (h * T + t) * S;
+        row.insert(row.end(), w, w + S);
+      }
+      map.values.push_back(std::move(row));
+      map.row_labels.push_back(rows[static_cast<size_t>(t)]);
+    }
+  }
+  return map;
+}
+
+// For each head of the last layer's cross attention: the source token each output token weighs
+// most, and how many output digits look hardest at a source position holding the same digit.
+void print_cross_attention_peaks(const Tensor& cross, const Example& ex) {
+  const int64_t H = cross.size(1), T = cross.size(2), S = cross.size(3);
+  std::printf("the last layer's cross attention: the source token each output token weighs most, per head\n");
+  for (int64_t h = 0; h < H; ++h) {
+    std::string line;
+    int64_t digits = 0, same = 0;
+    for (int64_t t = 0; t < T; ++t) {
+      const float* w = cross.data() + (h * T + t) * S;
+      const auto peak = static_cast<size_t>(std::max_element(w, w + S) - w);
+      line += " " + ex.outputs[static_cast<size_t>(t)] + "<" + ex.source[peak];
+      if (ex.outputs[static_cast<size_t>(t)].size() == 1 && std::isdigit(static_cast<unsigned char>(ex.outputs[static_cast<size_t>(t)][0]))) {
+        ++digits;
+        same += ex.source[peak] == ex.outputs[static_cast<size_t>(t)];
+      }
+    }
+    std::printf("  head %lld:%s   (%lld of %lld output digits on the same digit)\n", static_cast<long long>(h + 1),
+                line.c_str(), static_cast<long long>(same), static_cast<long long>(digits));
+  }
+}
+
+// Part 4: the three attention kinds of one test example, every layer and head.
+void show_attention_maps(lessons::Run& run, models::Transformer& model, const lessons::TranslationTask& task) {
+  model.eval();
+  const Example ex = translate_example(model, task, task.test.front());
+  const models::TransformerAttentionMaps maps = model.attention_maps(ex.src, ex.valid, ex.tgt_in);
+  const std::string quoted = "\"" + task.test_text.front().source + "\"";
+  run.wrote(lessons::save_heatmap(run.path("attention_encoder"),
+                                  layer_head_grid(maps.encoder, "Encoder self attention over " + quoted, ex.source,
+                                                  ex.source, "key: source token, one block per head (h1, h2, ...)", "query: source token")));
+  run.wrote(lessons::save_heatmap(run.path("attention_decoder"),
+                                  layer_head_grid(maps.decoder_self, "Decoder masked self attention, translating " + quoted,
+                                                  ex.outputs, ex.inputs, "key: decoder input, one block per head (h1, h2, ...)",
+                                                  "query: the token it writes")));
+  run.wrote(lessons::save_heatmap(run.path("attention_cross"),
+                                  layer_head_grid(maps.cross, "Cross attention, translating " + quoted, ex.outputs,
+                                                  ex.source, "key: source token, one block per head (h1, h2, ...)", "query: the token it writes")));
+  std::printf("rows: queries, one block per layer; columns: keys, one block per head; a row sums to 1\n");
+  print_cross_attention_peaks(maps.cross.back(), ex);
+}
+
+struct NormRun {
+  std::string name, key;  // key: its metric in summary.json
+  bool norm_first;
+  int64_t warmup;
+  lessons::TrainingReport report;
+};
+
+// Part 5: post-LN and pre-LN, with and without warmup, from the same initial weights and batches.
+std::vector<NormRun> compare_norms(lessons::Run& run, const TransformerFlags& flags, const lessons::TranslationTask& task,
+                                   const lessons::CommonFlags& common, lessons::CsvWriter& metrics) {
+  lessons::CommonFlags budget = common;
+  budget.steps = flags.norm_steps;
+  budget.lr = flags.norm_lr;
+  std::vector<NormRun> runs = {{"post-LN with warmup", "val_loss_post_ln_warmup", false, flags.warmup, {}},
+                               {"post-LN without warmup", "val_loss_post_ln_no_warmup", false, 0, {}},
+                               {"pre-LN with warmup", "val_loss_pre_ln_warmup", true, flags.warmup, {}},
+                               {"pre-LN without warmup", "val_loss_pre_ln_no_warmup", true, 0, {}}};
+  std::vector<lessons::Series> curves;
+  for (NormRun& r : runs) {
+    std::printf("%s:\n", r.name.c_str());
+    Generator init(common.seed + 1);
+    models::Transformer model(model_config(flags, task, r.norm_first), init);
+    r.report = lessons::train_translator(run, model, model, task, budget, r.name, lessons::Feeding::teacher_forcing, metrics,
+                                         schedule(budget.lr, r.warmup, budget.steps));
+    curves.push_back(r.report.train_curve);
+  }
+  run.wrote(lessons::save_line_chart(run.path("norm_first"),
+                                     {"Training loss: post-LN and pre-LN, with and without warmup", "step",
+                                      "training loss (nats per target token, log scale)", curves, /*log_y=*/true}));
+  std::printf("\n%-24s %12s %12s\n", "run", "train loss", "val loss");
+  const NormRun* best = &runs.front();
+  for (const NormRun& r : runs) {
+    std::printf("%-24s %12.4f %12.4f\n", r.name.c_str(), r.report.train_loss, r.report.val_loss);
+    if (r.report.val_loss < best->report.val_loss) best = &r;
+  }
+  std::printf("lowest validation loss after %lld steps: %s; warmup changed post-LN's by %+.4f and pre-LN's by %+.4f\n",
+              static_cast<long long>(budget.steps), best->name.c_str(), runs[0].report.val_loss - runs[1].report.val_loss,
+              runs[2].report.val_loss - runs[3].report.val_loss);
+  return runs;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return lessons::lesson_main([&] {
+    lessons::LessonCli cli(kLesson, "Lesson 10: the encoder-decoder Transformer on lesson 07's task; attention maps, post-LN vs pre-LN.",
+                           {.steps = 600, .lr = 3e-3f, .batch = 64});
+    lessons::TranslationFlags task_flags;
+    lessons::add_translation_options(cli, task_flags);
+    TransformerFlags flags;
+    add_transformer_options(cli, flags);
+    std::string compare = "runs/09_attention_seq2seq";
+    cli.option("--compare", compare, "lesson 09's run folder, whose exact match by length part 3 plots beside ours");
+    cli.parse(argc, argv);
+    check_flags(flags, cli.common);
+    if (cli.common.quick) {  // the same parts, shorter; the warmup shrinks with the runs
+      cli.common.steps = std::min<int64_t>(cli.common.steps, 40);
+      flags.norm_steps = std::min<int64_t>(flags.norm_steps, 10);
+      flags.warmup = std::min({flags.warmup, cli.common.steps / 4, flags.norm_steps / 4});
+    }
+
+    const lessons::TranslationTask task = lessons::load_translation_task(task_flags, cli.common, kLesson);
+    const models::TransformerConfig config = model_config(flags, task, flags.pre_ln);
+    models::check_config(kLesson, config);
+    lessons::Run run(cli);
+    lessons::print_task(task);
+
+    std::printf("\n== 1. the sinusoidal positional encoding (%lld positions, %lld dimensions) ==\n",
+                static_cast<long long>(kTablePositions), static_cast<long long>(flags.embed));
+    show_positional_encoding(run, flags.embed);
+
+    std::printf("\n== 2. the Transformer (%s), teacher forcing: %lld steps of %lld pairs, %lld of warmup ==\n",
+                flags.pre_ln ? "pre-LN" : "post-LN", static_cast<long long>(cli.common.steps),
+                static_cast<long long>(cli.common.batch), static_cast<long long>(flags.warmup));
+    Generator init(cli.common.seed + 1);
+    models::Transformer model(config, init);
+    std::printf("%s", model.summary().c_str());
+    lessons::CsvWriter metrics(run.file("metrics.csv"), {"step", "model", "train_loss", "val_loss", "val_ppl"});
+    const lessons::TrainingReport report =
+        lessons::train_translator(run, model, model, task, cli.common, "transformer", lessons::Feeding::teacher_forcing,
+                                  metrics, schedule(cli.common.lr, flags.warmup, cli.common.steps));
+    run.save_checkpoint(model, [&] {
+      auto metadata = task.tokenizers.metadata();
+      metadata["lesson"] = kLesson;
+      return metadata;
+    }());
+    run.wrote(lessons::save_line_chart(run.path("loss"), {"Validation loss per target token", "step",
+                                                          "validation loss (nats, log scale)", {report.val_curve}, /*log_y=*/true}));
+
+    std::printf("\n== 3. translating the %zu test sources: greedy and beam search ==\n", task.test.size());
+    const lessons::DecoderComparison decoders = lessons::compare_decoders(run, model, model, task);
+    std::printf("\ngreedy exact match by source length:\n");
+    lessons::report_exact_match_by_length(run, cli, task, decoders.greedy, "Transformer (lesson 10)",
+                                          lessons::OtherRun{compare, "GRU with attention (lesson 09)", "lesson 09"});
+
+    std::printf("\n== 4. attention maps of every layer and head, test example \"%s\" ==\n",
+                task.test_text.front().source.c_str());
+    show_attention_maps(run, model, task);
+
+    lessons::TranslationSummary summary = lessons::translation_summary(report, decoders);
+    if (flags.norm_steps > 0) {
+      std::printf("\n== 5. post-LN and pre-LN, with and without %lld steps of warmup: %lld steps each at --norm-lr %g ==\n",
+                  static_cast<long long>(flags.warmup), static_cast<long long>(flags.norm_steps), flags.norm_lr);
+      for (const NormRun& r : compare_norms(run, flags, task, cli.common, metrics)) {
+        summary.metrics[r.key] = r.report.val_loss;
+        summary.notes[r.key] = "part 5, " + r.name + ": validation loss after --norm-steps steps";
+      }
+    }
+    run.finish(summary.metrics, summary.notes, "docs/10_transformer.md, section 4 (Reading the attention maps); then lesson 11, a GPT");
+  });
+}
