@@ -50,7 +50,7 @@ void Adam::step() {
       float* m = state(param.name, "exp_avg", grad).data();
       float* v = state(param.name, "exp_avg_sq", grad).data();
       // Threads split the large tensors; each element's update is independent of the others.
-      parallel_for(grad.numel(), 8, [&](int64_t begin, int64_t end) {
+      parallel_for(grad.numel(), 8, [=](int64_t begin, int64_t end) {  // by value: the pointers stay in registers
 #pragma omp simd
         for (int64_t i = begin; i < end; ++i) {
           const float gi = l2 == 0 ? g[i] : g[i] + l2 * p[i];
