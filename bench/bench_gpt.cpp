@@ -102,8 +102,11 @@ void bench_steps(const std::vector<StepSize>& sizes, const std::map<int, double>
 }
 
 // Tokens per second generating context - 1 tokens from one token, with and without the cache; the
-// uncached line is compared with PyTorch's. Lines in milliseconds per token.
+// uncached line is compared with PyTorch's. Lines in milliseconds per token. Ours runs at one
+// thread: a batch of one token is too little work to share (PyTorch takes the faster of 1 and 2).
 void bench_generation(int64_t context) {
+  const int threads_before = num_threads();
+  set_num_threads(1);
   Generator gen(context);
   models::GPT model({.vocab_size = kVocab, .block_size = context, .n_layer = 4, .n_head = 4, .n_embd = 128}, gen);
   const Tensor first = zeros({1, 1});
@@ -113,12 +116,14 @@ void bench_generation(int64_t context) {
     };
   };
   const double per_token = 1.0 / static_cast<double>(context - 1);
-  const std::string note = "(4 layers x 128, batch 1, " + std::to_string(context - 1) + " tokens from one; ms per token";
+  const std::string note =
+      "(4 layers x 128, batch 1, " + std::to_string(context - 1) + " tokens from one, ours at 1 thread; ms per token";
   const double cached_ms = time_ms(generate(true), context > 64 ? 3 : kRepeats) * per_token;
   report("gpt_generate_cached_ctx" + std::to_string(context), cached_ms, -1, note + ")");
   const Comparison uncached =
       compare_with_pytorch("bench_gpt.py", {{.name = "gpt_generate_uncached_ctx" + std::to_string(context),
                                              .step = generate(false),
+                                             .threads = 1,
                                              .scale = per_token,
                                              .note = note + "; ref: PyTorch without a cache, as nanoGPT's generate)",
                                              .repeats = context > 64 ? 3 : kRepeats}})
@@ -126,6 +131,7 @@ void bench_generation(int64_t context) {
   std::printf("  context %lld: %.0f tokens/s with the cache, %.0f without (PyTorch without: %s)\n",
               static_cast<long long>(context), 1e3 / cached_ms, 1e3 / uncached.ours,
               uncached.ref > 0 ? std::to_string(static_cast<int>(1e3 / uncached.ref)).c_str() : "n/a");
+  set_num_threads(threads_before);
 }
 
 }  // namespace
