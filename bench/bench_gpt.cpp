@@ -93,9 +93,11 @@ void bench_steps(const std::vector<StepSize>& sizes, const std::map<int, double>
       const double ours = flop.total() / (r.ours * 1e6), ref = flop.total() / (r.ref * 1e6);  // GFLOP/s
       std::printf("    %d thread%s: ours %.1f GFLOP/s = %.2f of sgemm's %.1f", threads, threads == 1 ? "" : "s", ours,
                   ours / sgemm_rate.at(threads), sgemm_rate.at(threads));
-      if (r.ref > 0)
+      if (r.ref > 0) {
+        const double rate = sgemm_rate.at(r.ref_threads);
         std::printf("; PyTorch (%d thread%s) %.1f GFLOP/s = %.2f of sgemm's %.1f", r.ref_threads,
-                    r.ref_threads == 1 ? "" : "s", ref, ref / sgemm_rate.at(r.ref_threads), sgemm_rate.at(r.ref_threads));
+                    r.ref_threads == 1 ? "" : "s", ref, ref / rate, rate);
+      }
       std::printf("\n");
     }
   }

@@ -1,6 +1,7 @@
-// exp, tanh, the sigmoid and the normal CDF for float, written so that the compiler vectorises loops that call
-// them (std::exp and std::tanh are calls into libm, one value at a time). Always inlined: a call
-// left out of line (GCC gives up inlining in a file with many callers) keeps the loop scalar.
+// exp, tanh, the sigmoid and the normal CDF for float, written so that the compiler vectorises
+// loops that call them (std::exp and std::tanh are calls into libm, one value at a time). Always
+// inlined: a call left out of line (GCC gives up inlining in a file with many callers) keeps the
+// loop scalar.
 #pragma once
 
 #include <algorithm>
@@ -58,7 +59,8 @@ namespace ladder {
 // Phi(x), the standard normal CDF, = erfc(-x / sqrt 2) / 2 (GELU's gate). erfc(a) for a >= 0 as
 // t exp(-a^2 + P(t)) with t = 1 / (1 + a/2) and P the degree-9 Chebyshev fit of Numerical Recipes'
 // erfcc (relative error below 1.2e-7 for every a); erfc(-a) = 2 - erfc(a). Unlike 1 + erf(x), the
-// tail x << 0 keeps its relative precision (to about x^2 / 2 ulp: the exponent's rounding). Phi(NaN) is NaN, Phi(-inf) = 0 and Phi(inf) = 1.
+// tail x << 0 keeps its relative precision (to about x^2 / 2 ulp: the exponent's rounding).
+// Phi(NaN) is NaN, Phi(-inf) = 0 and Phi(inf) = 1.
 [[gnu::always_inline]] inline float fast_normal_cdf(float x) {
   const float a = std::fabs(x) * 0.7071067811865476f;
   const float t = 1.0f / (1.0f + 0.5f * a);

@@ -272,7 +272,8 @@ TEST_CASE("unary_op: forward and derivative loops of several elementwise ops") {
        [](double v) { return std::cos(v); }},
       {"x * 2.5", [](const Tensor& x) { return x * 2.5f; }, [](double v) { return v * 2.5; },
        [](double) { return 2.5; }},
-      {"gelu", [](const Tensor& x) { return gelu(x); }, [](double v) { return v * 0.5 * std::erfc(-v / std::sqrt(2.0)); },
+      {"gelu", [](const Tensor& x) { return gelu(x); },
+       [](double v) { return v * 0.5 * std::erfc(-v / std::sqrt(2.0)); },
        [](double v) { return 0.5 * std::erfc(-v / std::sqrt(2.0)) + v * std::exp(-v * v / 2) / std::sqrt(2 * M_PI); }},
   };
   for (const Case& c : cases) {
