@@ -8,7 +8,11 @@
 #include <utility>
 #include <vector>
 
+#include "core/tensor.h"
+
 namespace ladder::bench {
+
+constexpr int kRepeats = 9;  // timed repeats of each side; the fastest counts
 
 // A function that runs one timed repeat of `work` (about 100 ms of calls) and returns the
 // milliseconds per call; the first use warms up and picks the number of calls.
@@ -16,11 +20,11 @@ std::function<double()> repeats_of(std::function<void()> work);
 
 // Best time of one call in milliseconds: the fastest of several repeats (the minimum is the
 // measurement least disturbed by other work on a shared machine).
-double time_ms(const std::function<void()>& work);
+double time_ms(const std::function<void()>& work, int repeats = kRepeats);
 // The same for two workloads, their repeats alternating so that drift in the machine's load hits
 // both alike; returns the fastest repeat of each, (ours, ref).
 std::pair<double, double> time_side_by_side(const std::function<double()>& ours_repeat,
-                                            const std::function<double()>& ref_repeat);
+                                            const std::function<double()>& ref_repeat, int repeats = kRepeats);
 
 // One of our workloads and the workload of the same name in a PyTorch script (bench/pytorch).
 struct Workload {
@@ -29,11 +33,25 @@ struct Workload {
   int threads = 0;     // run ours at this many threads (0: as set); the script fixes its own
   double scale = 1.0;  // from milliseconds per call to the reported unit (the same on both sides)
   std::string note;
+  int repeats = kRepeats;  // fewer for workloads whose single call takes seconds
+};
+
+// What compare_with_pytorch measured for one workload, in the reported unit; ref < 0 when
+// PyTorch did not run, and ref_threads is then 0.
+struct Comparison {
+  double ours = 0, ref = -1;
+  int ref_threads = 0;
 };
 
 // Times each workload against the script's, repeats alternating (bench/pytorch_process.h);
 // reports ours alone when PyTorch is not installed.
-void compare_with_pytorch(const std::string& script, const std::vector<Workload>& workloads);
+std::vector<Comparison> compare_with_pytorch(const std::string& script, const std::vector<Workload>& workloads);
+
+// The rate of raw cblas_sgemm on (n,n) @ (n,n) at the current thread count, in GFLOP/s: the fastest
+// repeat, as every other figure. The yardstick models' FLOP/s are given against.
+double sgemm_gflops(int64_t n);
+// a (M,K) @ b (K,N) into c (M,N) by raw cblas_sgemm, nothing allocated: the reference GEMM.
+std::function<void()> raw_sgemm(const Tensor& a, const Tensor& b, Tensor& c);
 
 // One result line; ref_ms < 0 means no reference ran.
 void report(const std::string& name, double ours_ms, double ref_ms, const std::string& note = "");
@@ -43,6 +61,7 @@ void run_cnn();
 void run_rnn();
 void run_seq2seq();
 void run_attention();
+void run_gpt();
 // The peak memory one attention forward + backward of this kind at this length adds, printed in
 // bytes (run by run_attention in a fresh process: ladder_bench --attention-peak-memory KIND T).
 void attention_peak_memory(const std::string& kind, int64_t length);

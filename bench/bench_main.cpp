@@ -1,4 +1,4 @@
-// ladder_bench [core|cnn|rnn|seq2seq|attention|all]: each workload in ladder and in its reference, side by side.
+// ladder_bench [core|cnn|rnn|seq2seq|attention|gpt|all]: each workload in ladder and in its reference, side by side.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -18,8 +18,9 @@ int main(int argc, char** argv) {
   std::printf("OPENBLAS_CORETYPE=%s  OMP_NUM_THREADS=%s\n", coretype ? coretype : "(unset)",
               std::getenv("OMP_NUM_THREADS") ? std::getenv("OMP_NUM_THREADS") : "(unset)");
   try {
-    if (which != "core" && which != "cnn" && which != "rnn" && which != "seq2seq" && which != "attention" && which != "all") {
-      std::fprintf(stderr, "ladder_bench: unknown benchmark '%s'; available: core, cnn, rnn, seq2seq, attention, all\n",
+    if (which != "core" && which != "cnn" && which != "rnn" && which != "seq2seq" && which != "attention" && which != "gpt" &&
+        which != "all") {
+      std::fprintf(stderr, "ladder_bench: unknown benchmark '%s'; available: core, cnn, rnn, seq2seq, attention, gpt, all\n",
                    which.c_str());
       return 2;
     }
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
     if (which == "rnn" || which == "all") ladder::bench::run_rnn();
     if (which == "seq2seq" || which == "all") ladder::bench::run_seq2seq();
     if (which == "attention" || which == "all") ladder::bench::run_attention();
+    if (which == "gpt" || which == "all") ladder::bench::run_gpt();
   } catch (const ladder::Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 2;

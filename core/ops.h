@@ -86,6 +86,9 @@ struct MatmulFlags {
 };
 // (...,M,K) @ (...,K,N) -> (...,M,N); batch dims broadcast; a 1-d operand acts as a row/column.
 Tensor matmul(const Tensor& a, const Tensor& b, MatmulFlags flags = {});
+// x (...,in) @ weight (out,in)^T + bias (out) -> (...,out), as matmul then add, in one pass fewer:
+// the output starts as the bias rows and the GEMM adds into it. bias may be undefined.
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = {});
 
 // ---- shape (core/ops/shape.cpp) ----
 Tensor reshape(const Tensor& x, const Shape& shape);  // one size may be -1; shares the values

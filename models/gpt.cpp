@@ -51,7 +51,11 @@ GPTMLP::GPTMLP(const GPTConfig& config, Generator& gen) : Module("GPTMLP") {
   dropout = register_module("dropout", std::make_shared<nn::Dropout>(config.dropout, gen));
 }
 
-Tensor GPTMLP::forward(const Tensor& x) { return dropout->forward(c_proj->forward(gelu(c_fc->forward(x)))); }
+// c_fc and c_proj through core's linear, which adds the bias inside the GEMM (what Linear::forward computes).
+Tensor GPTMLP::forward(const Tensor& x) {
+  const Tensor hidden = gelu(linear(x, c_fc->weight, c_fc->bias));  // (B,T,4C)
+  return dropout->forward(linear(hidden, c_proj->weight, c_proj->bias));
+}
 
 GPTBlock::GPTBlock(const GPTConfig& config, int64_t layer, Generator& gen) : Module("GPTBlock") {
   ln_1 = register_module("ln_1", std::make_shared<nn::LayerNorm>(Shape{config.n_embd}));

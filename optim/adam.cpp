@@ -4,6 +4,7 @@
 
 #include "core/autograd.h"
 #include "core/error.h"
+#include "core/kernels/parallel.h"
 
 namespace ladder::optim {
 
@@ -32,8 +33,9 @@ void Adam::step() {
   const float one_minus_b1 = static_cast<float>(1 - static_cast<double>(b1));
   const float one_minus_b2 = static_cast<float>(1 - static_cast<double>(b2));
   for (const ParamGroup& group : groups_) {
-    const float wd = group.weight_decay;
-    const auto shrink = static_cast<float>(1 - static_cast<double>(lr_) * wd);
+    // Adam adds l2 * p to the gradient, AdamW multiplies p by shrink first; the other is a no-op.
+    const float l2 = decoupled_ ? 0.0f : group.weight_decay;
+    const auto shrink = decoupled_ ? static_cast<float>(1 - static_cast<double>(lr_) * group.weight_decay) : 1.0f;
     for (const nn::NamedParameter& param : group.params) {
       const Tensor grad = param.tensor.grad();
       if (!grad.defined()) continue;
@@ -47,15 +49,18 @@ void Adam::step() {
       const float* g = grad.data();
       float* m = state(param.name, "exp_avg", grad).data();
       float* v = state(param.name, "exp_avg_sq", grad).data();
-      for (int64_t i = 0; i < grad.numel(); ++i) {
-        float gi = g[i];
-        if (decoupled_) p[i] *= shrink;
-        else gi += wd * p[i];
-        m[i] = m[i] * b1 + one_minus_b1 * gi;
-        v[i] = v[i] * b2 + one_minus_b2 * gi * gi;
-        const float denom = std::sqrt(v[i]) / correction2_sqrt + eps;
-        p[i] += -step_size * (m[i] / denom);
-      }
+      // Threads split the large tensors; each element's update is independent of the others.
+      parallel_for(grad.numel(), 8, [=](int64_t begin, int64_t end) {  // by value: the pointers stay in registers
+#pragma omp simd
+        for (int64_t i = begin; i < end; ++i) {
+          const float gi = l2 == 0 ? g[i] : g[i] + l2 * p[i];
+          p[i] *= shrink;
+          m[i] = m[i] * b1 + one_minus_b1 * gi;
+          v[i] = v[i] * b2 + one_minus_b2 * gi * gi;
+          const float denom = std::sqrt(v[i]) / correction2_sqrt + eps;
+          p[i] += -step_size * (m[i] / denom);
+        }
+      });
     }
   }
 }

@@ -103,7 +103,10 @@ float clip_grad_norm(const std::vector<Tensor>& params, float max_norm) {
   for (const Tensor& p : params) {
     const Tensor g = p.grad();
     if (!g.defined()) continue;
-    for (int64_t i = 0; i < g.numel(); ++i) squares += static_cast<double>(g.data()[i]) * g.data()[i];
+    const float* pg = g.data();
+    const int64_t n = g.numel();
+#pragma omp simd reduction(+ : squares)
+    for (int64_t i = 0; i < n; ++i) squares += static_cast<double>(pg[i]) * pg[i];
   }
   const auto total = static_cast<float>(std::sqrt(squares));
   const float coef = max_norm / (total + 1e-6f);  // PyTorch's formula
@@ -112,7 +115,9 @@ float clip_grad_norm(const std::vector<Tensor>& params, float max_norm) {
       const Tensor g = p.grad();
       if (!g.defined()) continue;
       float* pg = g.mutable_data();
-      for (int64_t i = 0; i < g.numel(); ++i) pg[i] *= coef;
+      const int64_t n = g.numel();
+#pragma omp simd
+      for (int64_t i = 0; i < n; ++i) pg[i] *= coef;
     }
   return total;
 }

@@ -93,4 +93,33 @@ Tensor matmul(const Tensor& a, const Tensor& b, MatmulFlags flags) {
   return out;
 }
 
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  if (weight.dim() != 2 || x.dim() == 0 || x.size(-1) != weight.size(1))
+    fail("linear", "x (...,in) and weight (out,in) must agree on in, got x ", shape_str(x.shape()), " and weight ",
+         shape_str(weight.shape()));
+  const int64_t in = weight.size(1), out = weight.size(0), rows = numel(batch_of(x.shape())) * x.size(-2);
+  if (bias.defined() && bias.shape() != Shape{out})
+    fail("linear", "bias must be (out) = (", out, ") for weight ", shape_str(weight.shape()), ", got ",
+         shape_str(bias.shape()));
+  if (!bias.defined()) return matmul(x, weight, {.transpose_b = true});
+  Shape out_shape = x.shape();
+  out_shape.back() = out;
+  Tensor y = empty(out_shape);
+  const float* pb = bias.data();
+  float* py = y.data();
+  parallel_for(rows, out, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) std::copy_n(pb, out, py + r * out);
+  });
+  if (in > 0) gemm(false, true, rows, out, in, 1.0f, x.data(), in, weight.data(), in, 1.0f, py, out);
+  return record("linear", y, {x, weight, bias}, Saved{x, weight},
+                [x = x.detach(), weight = weight.detach(), rows, in, out](const Tensor& gy, NeedsGrad needs) -> Grads {
+                  const Tensor g2 = reshape(gy, {rows, out});  // (rows,out)
+                  Tensor gx, gw, gb;
+                  if (needs[0]) gx = reshape(batched_gemm(g2, weight, false, false), x.shape());  // gy @ W
+                  if (needs[1]) gw = batched_gemm(g2, reshape(x, {rows, in}), true, false);      // gy^T @ x
+                  if (needs[2]) gb = sum(g2, {0});
+                  return {gx, gw, gb};
+                });
+}
+
 }  // namespace ladder

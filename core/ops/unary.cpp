@@ -68,13 +68,29 @@ Tensor gelu(const Tensor& x, GeluApprox approximate) {
                       return 0.5f * (1 + std::tanh(u)) + 0.5f * v * sech * sech * k * (1 + 3 * c * v * v);
                     });
   }
-  // y = x Phi(x) with Phi the standard normal CDF; dy/dx = Phi(x) + x phi(x).
-  constexpr float inv_sqrt2 = 0.7071067811865476f;
-  const float inv_sqrt_2pi = static_cast<float>(std::numbers::inv_sqrtpi / std::numbers::sqrt2);
-  return unary_op("gelu", x, [](float v) { return 0.5f * v * (1 + std::erf(v * inv_sqrt2)); },
-                  [inv_sqrt_2pi](float v, float) {
-                    return 0.5f * (1 + std::erf(v * inv_sqrt2)) + v * inv_sqrt_2pi * std::exp(-0.5f * v * v);
-                  });
+  // y = x Phi(x) with Phi the standard normal CDF; dy/dx = Phi(x) + x phi(x). When a gradient will
+  // be wanted the forward writes dy/dx too, while Phi(x) is at hand: the backward is then one
+  // multiply instead of Phi and phi computed again.
+  constexpr auto inv_sqrt_2pi = static_cast<float>(std::numbers::inv_sqrtpi / std::numbers::sqrt2);
+  const bool wants_grad = any_requires_grad({x});
+  Tensor y = empty(x.shape()), slope = wants_grad ? empty(x.shape()) : Tensor();
+  const float* px = x.data();
+  float *py = y.data(), *pd = wants_grad ? slope.data() : nullptr;
+  parallel_for(x.numel(), 2, [&](int64_t begin, int64_t end) {
+    if (pd) {
+#pragma omp simd
+      for (int64_t i = begin; i < end; ++i) {
+        const float v = px[i], cdf = fast_normal_cdf(v);
+        py[i] = v * cdf;
+        pd[i] = cdf + v * inv_sqrt_2pi * fast_exp(-0.5f * v * v);
+      }
+    } else {
+#pragma omp simd
+      for (int64_t i = begin; i < end; ++i) py[i] = px[i] * fast_normal_cdf(px[i]);
+    }
+  });
+  if (!wants_grad) return y;
+  return record("gelu", y, {x}, Saved{x}, [slope](const Tensor& gy, NeedsGrad) -> Grads { return {gy * slope}; });
 }
 
 Tensor elu(const Tensor& x, float alpha) {  // below 0: alpha (e^x - 1), whose slope is y + alpha

@@ -22,8 +22,7 @@ Tensor merge_heads(const Tensor& x) {
 
 // x (B,L,E) @ w^T + b, with w (n,E) and b (n) rows [start, start + n) of the stacked projections.
 Tensor project(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t start, int64_t n) {
-  const Tensor y = matmul(x, narrow(weight, 0, start, n), {.transpose_b = true});
-  return bias.defined() ? y + narrow(bias, 0, start, n) : y;
+  return linear(x, narrow(weight, 0, start, n), bias.defined() ? narrow(bias, 0, start, n) : Tensor());
 }
 
 void check_key_padding_mask(const char* op, const Tensor& mask, int64_t B, int64_t S) {
@@ -76,8 +75,7 @@ MultiheadAttention::Heads MultiheadAttention::project_heads(const Tensor& query,
   Tensor q, k, v;
   if (query.is_same(key) && key.is_same(value)) {
     // Self attention: one GEMM for the three projections, as PyTorch does.
-    const Tensor qkv = matmul(query, in_proj_weight, {.transpose_b = true});  // (B,T,3E)
-    const std::vector<Tensor> parts = chunk(in_proj_bias.defined() ? qkv + in_proj_bias : qkv, 3, -1);
+    const std::vector<Tensor> parts = chunk(linear(query, in_proj_weight, in_proj_bias), 3, -1);  // (B,T,3E)
     q = parts[0], k = parts[1], v = parts[2];
   } else {
     q = project(query, in_proj_weight, in_proj_bias, 0, E);
@@ -104,7 +102,7 @@ MultiheadAttentionOutput MultiheadAttention::attend(const Heads& heads, const Mu
     attended = matmul(weights, heads.v);
     out.weights = call.weights == AttentionWeights::averaged ? mean(weights, {1}) : weights;
   }
-  out.output = out_proj->forward(merge_heads(attended));
+  out.output = linear(merge_heads(attended), out_proj->weight, out_proj->bias);  // out_proj, bias added by the GEMM
   return out;
 }
 

@@ -8,6 +8,12 @@ using namespace ladder;
 using ladder::testing::check_error;
 using ladder::testing::check_tensor;
 
+TEST_CASE("linear shape errors name x, weight and bias") {
+  check_error([] { linear(zeros({2, 3}), zeros({5, 4})); }, {"linear", "x (2,3)", "weight (5,4)", "agree on in"});
+  check_error([] { linear(zeros({2, 4}), zeros({5, 4}), zeros({4})); },
+              {"linear", "bias must be (out) = (5)", "weight (5,4)", "got (4)"});
+}
+
 TEST_CASE("matmul shape errors name the shapes and suggest a transpose") {
   check_error([] { matmul(zeros({12, 64, 128}), zeros({256, 128})); },
               {"matmul: inner dims differ: (12,64,128) @ (256,128)", "transpose the right operand?"});

@@ -46,6 +46,21 @@ TEST_CASE("fast_tanh and fast_sigmoid agree with the standard library") {
   CHECK(std::isnan(fast_tanh(NAN)));
 }
 
+TEST_CASE("fast_normal_cdf agrees with erfc from the standard library, tails included") {
+  double worst = 0, worst_tail = 0;  // relative errors for x >= -2 and below
+  for (float x = -12.0f; x < 8.0f; x += 0.00317f) {
+    const double exact = 0.5 * std::erfc(-static_cast<double>(x) / std::sqrt(2.0));
+    double& worst_here = x >= -2 ? worst : worst_tail;
+    worst_here = std::max(worst_here, std::fabs(fast_normal_cdf(x) - exact) / exact);
+  }
+  CHECK(worst < 5e-7);  // the fit's 1.2e-7 and a few roundings
+  CHECK(worst_tail < 5e-6);  // -x^2/2 is rounded to a float: its ulp is 8e-6 near -72 (x = -12)
+  CHECK(fast_normal_cdf(0) == doctest::Approx(0.5f).epsilon(1e-7));
+  CHECK(fast_normal_cdf(-INFINITY) == 0);
+  CHECK(fast_normal_cdf(INFINITY) == 1);
+  CHECK(std::isnan(fast_normal_cdf(NAN)));
+}
+
 TEST_CASE("gemm (OpenBLAS) agrees with the naive loops for every transpose and stride") {
   Generator gen(11);
   for (bool ta : {false, true})

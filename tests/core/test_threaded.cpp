@@ -272,6 +272,9 @@ TEST_CASE("unary_op: forward and derivative loops of several elementwise ops") {
        [](double v) { return std::cos(v); }},
       {"x * 2.5", [](const Tensor& x) { return x * 2.5f; }, [](double v) { return v * 2.5; },
        [](double) { return 2.5; }},
+      {"gelu", [](const Tensor& x) { return gelu(x); },
+       [](double v) { return v * 0.5 * std::erfc(-v / std::sqrt(2.0)); },
+       [](double v) { return 0.5 * std::erfc(-v / std::sqrt(2.0)) + v * std::exp(-v * v / 2) / std::sqrt(2 * M_PI); }},
   };
   for (const Case& c : cases) {
     CAPTURE(c.name);
@@ -486,6 +489,23 @@ TEST_CASE("matmul: the threaded loop over broadcast batches of small GEMMs, forw
     check_close(a.grad(), to_tensor(ga, a.shape()), 1e-4f, 1e-5f);
     check_close(b.grad(), to_tensor(gb, b.shape()), 1e-4f, 1e-5f);
   }
+}
+
+TEST_CASE("linear: the threaded bias rows and the GEMM into them, against matmul then add") {
+  TwoThreads threads;
+  Generator gen(13);
+  const int64_t rows = 5 * 83, in = 47, out = 131;
+  require_threaded(rows, out);
+  const Tensor x = leaf(randn({5, 83, in}, gen)), w = leaf(randn({out, in}, gen)), b = leaf(randn({out}, gen));
+  const Tensor x2 = leaf(x.detach()), w2 = leaf(w.detach()), b2 = leaf(b.detach());
+  const Tensor gy = randn({5, 83, out}, gen);
+  const Tensor y = linear(x, w, b), naive = matmul(x2, w2, {.transpose_b = true}) + b2;
+  y.backward(gy);
+  naive.backward(gy);
+  check_close(y, naive, 1e-5f, 1e-5f);
+  check_close(x.grad(), x2.grad(), 1e-5f, 1e-5f);
+  check_close(w.grad(), w2.grad(), 1e-4f, 1e-5f);
+  check_close(b.grad(), b2.grad(), 1e-4f, 1e-5f);
 }
 
 TEST_CASE("softmax and log_softmax over the last dim: the fused row kernels against their naive twins") {
