@@ -30,7 +30,8 @@ namespace {
 
 const std::vector<std::string> kLessons = {"00_autograd", "01_ngram",     "02_regression", "03_mlp",
                                            "04_cnn",      "05_rnn",       "06_gated_rnn",  "07_seq2seq",
-                                           "08_attention_pooling",        "09_attention_seq2seq", "11_gpt"};
+                                           "08_attention_pooling",        "09_attention_seq2seq", "11_gpt",
+                                           "13_bigbird"};
 
 // parse_number's message for `text`, or "" when the value is accepted.
 template <class T>
@@ -159,7 +160,10 @@ TEST_CASE("every lesson refuses each bad flag value in one line, with status 2, 
       {"11_gpt", "--layers", "0"},       {"11_gpt", "--layers", "49"},       {"11_gpt", "--heads", "0"},
       {"11_gpt", "--embd", "-8"},        {"11_gpt", "--block", "0"},         {"11_gpt", "--dropout", "1"},
       {"11_gpt", "--weight-decay", "nan"}, {"11_gpt", "--warmup", "-1"},     {"11_gpt", "--eval-every", "0"},
-      {"11_gpt", "--sample", "0"},       {"11_gpt", "--temperature", "0"}};
+      {"11_gpt", "--sample", "0"},       {"11_gpt", "--temperature", "0"},
+      {"13_bigbird", "--block", "0"},    {"13_bigbird", "--random", "65"},   {"13_bigbird", "--values", "11"},
+      {"13_bigbird", "--keys", "1"},     {"13_bigbird", "--distance", "2"},  {"13_bigbird", "--max-n", "128"},
+      {"13_bigbird", "--distractors", "-1"}, {"13_bigbird", "--examples", "21"}};
   std::vector<std::tuple<std::string, std::string, std::string>> cases = own;
   for (const std::string& lesson : kLessons)
     for (const auto& [flag, value] : common) cases.emplace_back(lesson, flag, value);
@@ -197,7 +201,13 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
       {"11_gpt", "--steps 500 --warmup 500", "--warmup 500 leaves no step of --steps 500"},
       {"11_gpt", "--prompt \"\x01\"", "has characters the model's vocabulary lacks"},
       {"11_gpt", "--lines", "--lines does not apply"},
-      {"11_gpt", "--temperature 0.8", "--temperature applies to sampling from a checkpoint: give it with --load FILE"}};
+      {"11_gpt", "--temperature 0.8", "--temperature applies to sampling from a checkpoint: give it with --load FILE"},
+      {"13_bigbird", "--length 1000", "--length 1000 is not a multiple of --block 64: the picture draws whole blocks; give --length 1024"},
+      {"13_bigbird", "--length 448", "--length 448 / --block 64 = 7 blocks is too short for the pattern"},
+      {"13_bigbird", "--length 256 --random 0", "give at least 5 blocks: --length 320 or more"},
+      {"13_bigbird", "--block 4", "256 blocks, more than 128 would make tiles too small to see"},
+      {"13_bigbird", "--distance 600", "--distance 600 must be below --task-length 512"},
+      {"13_bigbird", "--distractors 200", "200 distractor pairs and the asked one would fill more than half"}};
   for (const auto& [lesson, args, expected] : cases) {
     const Ran ran = run_lesson(lesson, "--quick --threads 1 " + args + to);
     INFO(lesson, " ", args, ":\n", ran.output);
