@@ -46,7 +46,7 @@ PLINT role_colour(nn::BlockRole role) {
     case nn::BlockRole::window: return lessons::page::series_colour(0);
     case nn::BlockRole::random: return lessons::page::series_colour(2);
   }
-  return 1;
+  return 1;  // not reached: every role is listed above
 }
 
 void fill_cell(double x0, double y0, double x1, double y1) {
@@ -131,9 +131,9 @@ PatternCounts pattern_figure(lessons::Run& run, int64_t length, int64_t block, i
         draw_pattern(both, "bidirectional (ITC)", 0.06, 0.48, 0.19, 0.88);
         draw_pattern(causal, "causal", 0.55, 0.97, 0.19, 0.88);
         draw_title_and_legend(title, {{"global", role_colour(nn::BlockRole::global)},
-                     {"window", role_colour(nn::BlockRole::window)},
-                     {"random", role_colour(nn::BlockRole::random)},
-                     {"not computed", 0}});
+                                      {"window", role_colour(nn::BlockRole::window)},
+                                      {"random", role_colour(nn::BlockRole::random)},
+                                      {"not computed", 0}});  // cmap0 colour 0: the page's white
       },
       1400, 800));
   return counts;
@@ -196,7 +196,8 @@ TaskFacts show_task(const data::RetrievalTaskOptions& options, int64_t block, in
               static_cast<long long>(facts.farthest), facts.mean, static_cast<long long>(facts.nearest / block),
               static_cast<long long>(facts.farthest / block), static_cast<long long>(block));
   std::printf("   a sliding window of 3 blocks moves information one block per layer: %lld layers before the\n"
-              "   question can reach the nearest key; a global block takes 2 (it reads the key, the question reads it)\n",
+              "   question can reach the nearest key; with global blocks 1 is enough, the question being in the\n"
+              "   last block, which is global and sees every block\n",
               static_cast<long long>(facts.window_layers));
   std::printf("   chance level: 1 / %lld values = %.3f\n", static_cast<long long>(o.values), data::retrieval_chance(o));
   return facts;
