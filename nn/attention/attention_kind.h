@@ -26,9 +26,11 @@ struct AttentionSettings {
   std::string feature_map = "elu";
   int64_t chunk = 64;  // linear, causal: positions per chunk of the fused product
   // bigbird: blocks of `block` positions, `random_blocks` random key blocks per query block, drawn
-  // from (seed, layer): give each layer of a model its own index
+  // from (seed, layer): give each layer of a model its own index; global_blocks = false drops the
+  // global first and last blocks (with random_blocks = 0: the sliding window alone)
   int64_t block = 64;
   int64_t random_blocks = 3;
+  bool global_blocks = true;
   uint64_t seed = 0;
   int64_t layer = 0;
 };

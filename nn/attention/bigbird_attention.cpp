@@ -9,7 +9,11 @@ namespace ladder::nn {
 
 BigBirdAttention::BigBirdAttention(const AttentionSettings& s, Generator& gen)
     : AttentionKind("BigBirdAttention"),
-      settings_{.block = s.block, .random_blocks = s.random_blocks, .seed = s.seed, .layer = s.layer},
+      settings_{.block = s.block,
+                .random_blocks = s.random_blocks,
+                .global_blocks = s.global_blocks,
+                .seed = s.seed,
+                .layer = s.layer},
       dropout_(s.dropout),
       gen_(gen.child()) {
   if (s.block < 1) fail("BigBirdAttention", "block must be >= 1, got ", s.block);
@@ -72,7 +76,8 @@ Tensor BigBirdAttention::step(const Tensor& q, const Tensor& k, const Tensor& v,
 }
 
 std::string BigBirdAttention::describe() const {
-  return cat("block=", settings_.block, ", random_blocks=", settings_.random_blocks, ", layer=", settings_.layer);
+  return cat("block=", settings_.block, ", random_blocks=", settings_.random_blocks,
+             settings_.global_blocks ? "" : ", no global blocks", ", layer=", settings_.layer);
 }
 
 }  // namespace ladder::nn

@@ -29,12 +29,14 @@ BlockPattern bigbird_pattern(int64_t length, const BigBirdSettings& s) {
     const auto add = [&](int64_t j, BlockRole role) {
       if (j >= 0 && j < n && (!s.causal || j <= i)) seen.try_emplace(j, role);
     };
-    const bool global_query = s.causal ? i == 0 : (i == 0 || i == last);
+    const bool global_query = s.global_blocks && (s.causal ? i == 0 : (i == 0 || i == last));
     if (global_query) {
       for (int64_t j = 0; j < n; ++j) add(j, BlockRole::global);
     } else {
-      add(0, BlockRole::global);
-      if (!s.causal) add(last, BlockRole::global);
+      if (s.global_blocks) {
+        add(0, BlockRole::global);
+        if (!s.causal) add(last, BlockRole::global);
+      }
       for (int64_t j = i - 1; j <= i + 1; ++j) add(j, BlockRole::window);
       std::vector<int64_t> candidates;
       for (int64_t j = 0; j < n; ++j)

@@ -7,6 +7,9 @@
 // blocks come from the past, and inside block i positions see only earlier ones (the kernel's job).
 // When fewer than r blocks are left to draw from, a query block gets as many as there are (short
 // sequences then become full attention: every block listed).
+// The variants the lesson compares are settings of the same pattern: random_blocks = 0 is
+// window + global, and global_blocks = false as well is the sliding window alone (then the first and
+// last blocks are ordinary query blocks with a window like any other).
 #pragma once
 
 #include <cstdint>
@@ -19,6 +22,7 @@ namespace ladder::nn {
 struct BigBirdSettings {
   int64_t block = 64;         // b, positions per block
   int64_t random_blocks = 3;  // r per query block
+  bool global_blocks = true;  // false: no global blocks, only the window (and the random blocks)
   bool causal = false;
   uint64_t seed = 0;  // with the layer: the same pair gives the same random blocks
   int64_t layer = 0;

@@ -31,7 +31,7 @@ namespace {
 const std::vector<std::string> kLessons = {"00_autograd", "01_ngram",     "02_regression", "03_mlp",
                                            "04_cnn",      "05_rnn",       "06_gated_rnn",  "07_seq2seq",
                                            "08_attention_pooling",        "09_attention_seq2seq", "10_transformer",
-                                           "11_gpt",      "12_linear_attention"};
+                                           "11_gpt",      "12_linear_attention",  "13_bigbird"};
 
 // parse_number's message for `text`, or "" when the value is accepted.
 template <class T>
@@ -168,7 +168,10 @@ TEST_CASE("every lesson refuses each bad flag value in one line, with status 2, 
       {"12_linear_attention", "--length", "1"}, {"12_linear_attention", "--length", "65"},
       {"12_linear_attention", "--chunk", "0"}, {"12_linear_attention", "--max-n", "511"},
       {"12_linear_attention", "--max-n", "nan"},          {"12_linear_attention", "--layers", "0"},
-      {"12_linear_attention", "--block", "1"}};
+      {"12_linear_attention", "--block", "1"},
+      {"13_bigbird", "--block", "0"},    {"13_bigbird", "--random", "65"},   {"13_bigbird", "--values", "11"},
+      {"13_bigbird", "--keys", "1"},     {"13_bigbird", "--distance", "2"},  {"13_bigbird", "--max-n", "128"},
+      {"13_bigbird", "--distractors", "-1"}, {"13_bigbird", "--examples", "21"}};
   std::vector<std::tuple<std::string, std::string, std::string>> cases = own;
   for (const std::string& lesson : kLessons)
     for (const auto& [flag, value] : common) cases.emplace_back(lesson, flag, value);
@@ -217,7 +220,13 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
       {"12_linear_attention", "--feature-map relu", "--feature-map 'relu' is not a feature map; give elu, cos or softmax"},
       {"12_linear_attention", "--heads 3", "--heads 3 does not divide --embd 64"},
       {"12_linear_attention", "--lines", "--lines does not apply"},
-      {"12_linear_attention", "--steps 50 --warmup 50", "--warmup 50 leaves no step of --steps 50"}};
+      {"12_linear_attention", "--steps 50 --warmup 50", "--warmup 50 leaves no step of --steps 50"},
+      {"13_bigbird", "--length 1000", "--length 1000 is not a multiple of --block 64: the picture draws whole blocks; give --length 1024"},
+      {"13_bigbird", "--length 448", "--length 448 / --block 64 = 7 blocks is too short for the pattern"},
+      {"13_bigbird", "--length 256 --random 0", "give at least 5 blocks: --length 320 or more"},
+      {"13_bigbird", "--block 4", "256 blocks, more than 128 would make tiles too small to see"},
+      {"13_bigbird", "--distance 600", "--distance 600 must be below --task-length 512"},
+      {"13_bigbird", "--distractors 200", "200 distractor pairs and the asked one would fill more than half"}};
   for (const auto& [lesson, args, expected] : cases) {
     const Ran ran = run_lesson(lesson, "--quick --threads 1 " + args + to);
     INFO(lesson, " ", args, ":\n", ran.output);

@@ -584,3 +584,29 @@ TEST_CASE("lesson 12_linear_attention --quick: one layer three ways agrees; the 
     CHECK(again.output.find("the recurrent state does not grow") != std::string::npos);
   }
 }
+
+TEST_CASE("lesson 13_bigbird --quick: the pattern drawn and counted, the retrieval task printed, time against length") {
+  TempDir out("lesson13");
+  const Ran ran = run_lesson("13_bigbird", "--quick --out " + out.path.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  check_files(out.path, {"summary.json", "pattern.png", "pattern.svg", "timing.csv", "attention_time.png", "attention_time.svg"});
+  const nlohmann::json m = summary_of(out.path)["metrics"];
+  // 16 blocks of 64, r = 3. Bidirectional: the 2 global rows see all 16; the 14 others 2 global + 3 window
+  // + 3 random, less the window block that is a global one in rows 1 and 14. Causal: row 0 sees itself,
+  // rows 1-4 see 2, 3, 4 and 5 blocks (fewer past blocks to draw from), rows 5-15 see 6.
+  CHECK(m["tiles_dense"] == 256);
+  CHECK(m["tiles_bidirectional"] == 2 * 16 + 14 * 8 - 2);
+  CHECK(m["tiles_causal"] == 1 + 2 + 3 + 4 + 5 + 11 * 6);
+  CHECK(m["task_chance"].get<double>() == doctest::Approx(0.1));
+  CHECK(m["task_nearest_key"].get<int>() >= 256);
+  CHECK(m["window_layers_needed"].get<int>() >= 4);  // key in block 3 or before, the question in block 7
+  const std::vector<double> lengths = column(out.path / "timing.csv", "n");
+  CHECK(lengths == std::vector<double>{256, 512});
+  for (const double ms : column(out.path / "timing.csv", "bigbird_ms")) CHECK(ms > 0);
+  // 4 blocks: every tile; 8 blocks: 2 global rows of 8, rows 2-5 of 8, rows 1 and 6 of 7 (5 blocks left to draw from)
+  CHECK(column(out.path / "timing.csv", "bigbird_tiles") == std::vector<double>{16, 2 * 8 + 4 * 8 + 2 * 7});
+  CHECK(ran.output.find("block   7 | ") != std::string::npos);  // an example printed a block per line
+  CHECK(ran.output.find("chance level: 1 / 10 values = 0.100") != std::string::npos);
+  check_ending(ran.output, out.path, {{"tiles_bidirectional", "tiles BigBird computes"}, {"task_chance", "guessing"}});
+}

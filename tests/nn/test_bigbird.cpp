@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <string>
 
 #include "nn/attention/bigbird_attention.h"
 #include "nn/attention/bigbird_pattern.h"
@@ -76,6 +77,41 @@ TEST_CASE("causal pattern: block 0 global, the window and the random blocks from
   }
 }
 
+TEST_CASE("the lesson's variants: the window alone, and window + global without random blocks") {
+  for (const bool causal : {false, true}) {
+    INFO((causal ? "causal" : "bidirectional"));
+    const BlockPattern window = bigbird_pattern(
+        1000, {.block = 50, .random_blocks = 0, .global_blocks = false, .causal = causal, .seed = 7});
+    const BlockPattern global = bigbird_pattern(1000, {.block = 50, .random_blocks = 0, .causal = causal, .seed = 7});
+    REQUIRE(window.blocks == 20);
+    for (int64_t i = 0; i < 20; ++i) {
+      INFO("query block ", i);
+      std::vector<int64_t> expected;  // i-1, i, i+1 inside the sequence, none after i when causal
+      for (int64_t j = std::max<int64_t>(0, i - 1); j <= std::min<int64_t>(19, causal ? i : i + 1); ++j)
+        expected.push_back(j);
+      CHECK(window.keys[i] == expected);
+      CHECK(with_role(window, i, BlockRole::window).size() == expected.size());
+
+      const bool global_query = causal ? i == 0 : (i == 0 || i == 19);
+      if (global_query) {
+        CHECK(global.keys[i].size() == (causal ? 1u : 20u));
+        continue;
+      }
+      std::set<int64_t> both(expected.begin(), expected.end());
+      both.insert(0);
+      if (!causal) both.insert(19);
+      CHECK(std::set<int64_t>(global.keys[i].begin(), global.keys[i].end()) == both);
+      CHECK(with_role(global, i, BlockRole::random).empty());
+    }
+  }
+  // Without global blocks the random blocks are drawn from everything outside the window.
+  const BlockPattern sparse = bigbird_pattern(1000, {.block = 50, .random_blocks = 2, .global_blocks = false});
+  for (int64_t i = 0; i < 20; ++i) {
+    CHECK(with_role(sparse, i, BlockRole::global).empty());
+    CHECK(with_role(sparse, i, BlockRole::random).size() == 2);
+  }
+}
+
 TEST_CASE("a sequence short enough sees every block; the position mask covers a short last block") {
   const BlockPattern p = bigbird_pattern(37, {.block = 8, .random_blocks = 3});  // 5 blocks, the last of 5 positions
   REQUIRE(p.blocks == 5);
@@ -109,27 +145,34 @@ Tensor dense_reference(const Tensor& q, const Tensor& k, const Tensor& v, const 
 }  // namespace
 
 TEST_CASE("BigBird attention equals dense softmax attention masked by its block pattern") {
-  for (const bool causal : {false, true}) {
-    SUBCASE(causal ? "causal" : "bidirectional") {
-      BigBirdAttention bigbird({.kind = "bigbird", .block = 8, .random_blocks = 2, .seed = 5, .layer = 1});
-      const int64_t T = 77;  // 10 blocks, the last of 5 positions
-      Generator gen(12);
-      const Tensor q = randn({2, 2, T, 6}, gen), k = randn(q.shape(), gen), v = randn(q.shape(), gen);
-      const Tensor gout = randn(q.shape(), gen);
-      Tensor padding = ones({2, T});
-      for (int64_t j = T - 9; j < T; ++j) padding.data()[T + j] = 0;
-      const Tensor mask = pattern_mask(bigbird.pattern(T, causal), T) * reshape(padding, {2, 1, 1, T});
-      CHECK(sum(mask).item() < 0.7f * 2 * T * T);  // the pattern really leaves blocks out
-      const auto fast = [&](const Tensor& a, const Tensor& b, const Tensor& c) {
-        return bigbird.attend(a, b, c, {.causal = causal, .key_padding_mask = padding});
-      };
-      const auto dense = [&](const Tensor& a, const Tensor& b, const Tensor& c) {
-        return dense_reference(a, b, c, mask);
-      };
-      ladder::testing::check_runs_agree(ladder::testing::run_attention(fast, q, k, v, gout),
-                                        ladder::testing::run_attention(dense, q, k, v, gout));
+  // Each direction with the full pattern, and with the window alone (no global, no random blocks).
+  for (const bool causal : {false, true})
+    for (const bool global_blocks : {true, false}) {
+      SUBCASE((std::string(causal ? "causal" : "bidirectional") + (global_blocks ? "" : ", window alone")).c_str()) {
+        BigBirdAttention bigbird({.kind = "bigbird",
+                                  .block = 8,
+                                  .random_blocks = global_blocks ? 2 : 0,
+                                  .global_blocks = global_blocks,
+                                  .seed = 5,
+                                  .layer = 1});
+        const int64_t T = 77;  // 10 blocks, the last of 5 positions
+        Generator gen(12);
+        const Tensor q = randn({2, 2, T, 6}, gen), k = randn(q.shape(), gen), v = randn(q.shape(), gen);
+        const Tensor gout = randn(q.shape(), gen);
+        Tensor padding = ones({2, T});
+        for (int64_t j = T - 9; j < T; ++j) padding.data()[T + j] = 0;
+        const Tensor mask = pattern_mask(bigbird.pattern(T, causal), T) * reshape(padding, {2, 1, 1, T});
+        CHECK(sum(mask).item() < 0.7f * 2 * T * T);  // the pattern really leaves blocks out
+        const auto fast = [&](const Tensor& a, const Tensor& b, const Tensor& c) {
+          return bigbird.attend(a, b, c, {.causal = causal, .key_padding_mask = padding});
+        };
+        const auto dense = [&](const Tensor& a, const Tensor& b, const Tensor& c) {
+          return dense_reference(a, b, c, mask);
+        };
+        ladder::testing::check_runs_agree(ladder::testing::run_attention(fast, q, k, v, gout),
+                                          ladder::testing::run_attention(dense, q, k, v, gout));
+      }
     }
-  }
 }
 
 TEST_CASE("BigBird over a sequence of few blocks is full attention") {

@@ -1,0 +1,91 @@
+#include "data/retrieval.h"
+
+#include "core/error.h"
+#include "core/random.h"
+
+namespace ladder::data {
+
+namespace {
+
+constexpr int64_t filler = 0, question = 1;
+
+void check_options(const RetrievalTaskOptions& o) {
+  const char* op = "make_retrieval_task";
+  if (o.keys < 2 || o.keys > 26) fail(op, "keys must be in [2, 26] (one letter each), got ", o.keys);
+  if (o.values < 2 || o.values > 10) fail(op, "values must be in [2, 10] (one digit each), got ", o.values);
+  if (o.length < 6) fail(op, "length must be >= 6 (the asked pair, room around it and the question), got ", o.length);
+  if (o.distractors < 0) fail(op, "distractors must be >= 0, got ", o.distractors);
+  // The asked pair (key at p, value at p + 1) ends before the question at length - 2 when p <= length - 4.
+  if (o.min_distance < 3 || o.min_distance > o.length - 1)
+    fail(op, "min_distance must be in [3, length - 1 = ", o.length - 1, "], got ", o.min_distance,
+         "; the asked key sits at least min_distance positions before the question's key");
+  const int64_t body = o.length - 2;  // every position before the question
+  if (4 * (o.distractors + 1) > body)
+    fail(op, o.distractors, " distractor pairs and the asked one would fill more than half of the ", body,
+         " positions before the question; use at most ", body / 4 - 1, " distractors or a longer sequence");
+  if (o.train < 0 || o.val < 0 || o.test < 0)
+    fail(op, "the parts need >= 0 sequences, got train ", o.train, ", val ", o.val, ", test ", o.test);
+}
+
+// One sequence into row n of `set`: filler, the asked pair early, distractor pairs at free places.
+void draw_sequence(RetrievalSet& set, int64_t n, const RetrievalTaskOptions& o, Generator& gen) {
+  const int64_t length = o.length, body = length - 2;
+  std::vector<int64_t> tokens(static_cast<size_t>(length), filler);
+  const int64_t key = gen.randint(0, o.keys), value = gen.randint(0, o.values);
+  const int64_t position = gen.randint(0, length - o.min_distance);  // length - 1 - position >= min_distance
+  tokens[position] = key_token(key);
+  tokens[position + 1] = value_token(value, o);
+  for (int64_t d = 0; d < o.distractors;) {
+    const int64_t at = gen.randint(0, body - 1);  // the pair takes at and at + 1, both before the question
+    if (tokens[at] != filler || tokens[at + 1] != filler) continue;  // at most half is taken: few retries
+    const int64_t other = (key + gen.randint(1, o.keys)) % o.keys;  // any key but the asked one
+    tokens[at] = key_token(other);
+    tokens[at + 1] = value_token(gen.randint(0, o.values), o);
+    ++d;
+  }
+  tokens[length - 2] = question;
+  tokens[length - 1] = key_token(key);
+  for (int64_t t = 0; t < length; ++t) set.tokens.data()[n * length + t] = static_cast<float>(tokens[t]);
+  set.answers.data()[n] = static_cast<float>(value);
+  set.key_positions[n] = position;
+}
+
+RetrievalSet draw_set(int64_t count, const RetrievalTaskOptions& o, Generator gen) {
+  RetrievalSet set{zeros({count, o.length}), zeros({count}), std::vector<int64_t>(static_cast<size_t>(count))};
+  for (int64_t n = 0; n < count; ++n) draw_sequence(set, n, o, gen);
+  return set;
+}
+
+}  // namespace
+
+int64_t retrieval_vocabulary(const RetrievalTaskOptions& o) { return 2 + o.keys + o.values; }
+int64_t key_token(int64_t key) { return 2 + key; }
+int64_t value_token(int64_t value, const RetrievalTaskOptions& o) { return 2 + o.keys + value; }
+double retrieval_chance(const RetrievalTaskOptions& o) { return 1.0 / static_cast<double>(o.values); }
+
+RetrievalSplits make_retrieval_task(const RetrievalTaskOptions& o) {
+  check_options(o);
+  Generator root(o.seed);  // one child per part: the test part does not change when train grows
+  Generator train = root.child(), val = root.child(), test = root.child();
+  return {draw_set(o.train, o, train), draw_set(o.val, o, val), draw_set(o.test, o, test)};
+}
+
+std::string retrieval_text(const RetrievalSet& set, int64_t n, const RetrievalTaskOptions& o) {
+  const int64_t length = set.tokens.size(1);
+  std::string text;
+  for (int64_t t = 0; t < length; ++t) {
+    const auto token = static_cast<int64_t>(set.tokens.data()[n * length + t]);
+    if (token == filler) {
+      text += '.';
+    } else if (token == question) {
+      text += '?';
+    } else if (token < key_token(o.keys)) {
+      text += static_cast<char>('A' + (token - key_token(0)));
+    } else {
+      text += static_cast<char>('0' + (token - value_token(0, o)));
+    }
+  }
+  return text;
+}
+
+}  // namespace ladder::data

@@ -1,0 +1,116 @@
+// The generated long-range retrieval task (data/retrieval.h): the same seed gives the same
+// sequences, the answer is in the sequence exactly once, the asked key lies beyond a window of
+// min_distance positions before the question, the answers spread over the classes, the errors.
+#include "helpers.h"
+
+#include <algorithm>
+
+#include "data/retrieval.h"
+
+using namespace ladder;
+using namespace ladder::data;
+using ladder::testing::check_error;
+
+namespace {
+
+RetrievalTaskOptions small_task() {
+  return {.length = 200, .keys = 6, .values = 4, .distractors = 20, .min_distance = 120,
+          .train = 300, .val = 50, .test = 50, .seed = 3};
+}
+
+bool same(const RetrievalSet& a, const RetrievalSet& b) {
+  return a.tokens.shape() == b.tokens.shape() &&
+         std::equal(a.tokens.data(), a.tokens.data() + a.tokens.numel(), b.tokens.data()) &&
+         std::equal(a.answers.data(), a.answers.data() + a.answers.numel(), b.answers.data()) &&
+         a.key_positions == b.key_positions;
+}
+
+int64_t token_at(const RetrievalSet& set, int64_t n, int64_t t) {
+  return static_cast<int64_t>(set.tokens.data()[n * set.tokens.size(1) + t]);
+}
+
+}  // namespace
+
+TEST_CASE("retrieval task: the same seed gives the same sequences, another seed others") {
+  const RetrievalTaskOptions o = small_task();
+  const RetrievalSplits a = make_retrieval_task(o), b = make_retrieval_task(o);
+  CHECK(same(a.train, b.train));
+  CHECK(same(a.val, b.val));
+  CHECK(same(a.test, b.test));
+  CHECK(retrieval_text(a.train, 0, o) != retrieval_text(a.val, 0, o));  // each part draws from its own generator
+  RetrievalTaskOptions other = o;
+  other.seed = 4;
+  CHECK(!same(make_retrieval_task(other).train, a.train));
+  RetrievalTaskOptions more_train = o;
+  more_train.train = 500;
+  CHECK(same(make_retrieval_task(more_train).test, a.test));  // the test part does not move
+}
+
+TEST_CASE("retrieval task: the question's key appears once before it, followed by the answer, far enough back") {
+  const RetrievalTaskOptions o = small_task();
+  const RetrievalSet set = make_retrieval_task(o).train;
+  REQUIRE(set.tokens.shape() == Shape{300, 200});
+  REQUIRE(set.answers.numel() == 300);
+  std::vector<int64_t> per_class(static_cast<size_t>(o.values));
+  int64_t keys_seen = 0;
+  for (int64_t n = 0; n < 300; ++n) {
+    INFO("sequence ", n, ": ", retrieval_text(set, n, o));
+    CHECK(token_at(set, n, 198) == 1);  // '?'
+    const int64_t asked = token_at(set, n, 199);
+    REQUIRE((asked >= key_token(0) && asked < key_token(o.keys)));
+    std::vector<int64_t> places;  // where the asked key occurs before the question
+    for (int64_t t = 0; t < 198; ++t)
+      if (token_at(set, n, t) == asked) places.push_back(t);
+    REQUIRE(places.size() == 1);
+    CHECK(places[0] == set.key_positions[n]);
+    CHECK(199 - places[0] >= o.min_distance);  // outside a window of min_distance positions
+    const auto answer = static_cast<int64_t>(set.answers.data()[n]);
+    CHECK(token_at(set, n, places[0] + 1) == value_token(answer, o));  // recoverable from the sequence
+    ++per_class[static_cast<size_t>(answer)];
+    for (int64_t t = 0; t < 198; ++t) {
+      const int64_t token = token_at(set, n, t);
+      if (token >= key_token(0) && token < key_token(o.keys)) ++keys_seen;
+    }
+  }
+  CHECK(keys_seen == 300 * (o.distractors + 1));  // every distractor placed, none overwritten
+  for (const int64_t count : per_class) CHECK(count > 300 / o.values / 2);  // guessing scores about 1 / values
+  CHECK(retrieval_chance(o) == doctest::Approx(0.25));
+  CHECK(retrieval_vocabulary(o) == 2 + 6 + 4);
+  // The asked pair lands anywhere in the allowed range, not always at the start.
+  CHECK(*std::max_element(set.key_positions.begin(), set.key_positions.end()) > 40);
+}
+
+TEST_CASE("retrieval task: the text shows one character per token") {
+  RetrievalTaskOptions o = small_task();
+  o.length = 12;
+  o.min_distance = 10;
+  o.distractors = 1;
+  const RetrievalSet set = make_retrieval_task(o).test;
+  for (int64_t n = 0; n < 50; ++n) {
+    const std::string text = retrieval_text(set, n, o);
+    REQUIRE(text.size() == 12);
+    CHECK(text[10] == '?');
+    const auto at = static_cast<size_t>(set.key_positions[n]);
+    CHECK(text[at] == text[11]);  // the asked key, a letter
+    CHECK((text[at] >= 'A' && text[at] < 'A' + o.keys));
+    CHECK(text[at + 1] == '0' + static_cast<int>(set.answers.data()[n]));
+  }
+}
+
+TEST_CASE("retrieval task errors") {
+  const auto with = [](auto change) {
+    RetrievalTaskOptions o = small_task();
+    change(o);
+    return o;
+  };
+  check_error([&] { make_retrieval_task(with([](auto& o) { o.keys = 1; })); },
+              {"make_retrieval_task", "keys must be in [2, 26]", "got 1"});
+  check_error([&] { make_retrieval_task(with([](auto& o) { o.values = 11; })); }, {"values must be in [2, 10]", "got 11"});
+  check_error([&] { make_retrieval_task(with([](auto& o) { o.length = 5; })); }, {"length must be >= 6", "got 5"});
+  check_error([&] { make_retrieval_task(with([](auto& o) { o.distractors = -1; })); }, {"distractors must be >= 0, got -1"});
+  check_error([&] { make_retrieval_task(with([](auto& o) { o.min_distance = 200; })); },
+              {"min_distance must be in [3, length - 1 = 199], got 200"});
+  check_error([&] { make_retrieval_task(with([](auto& o) { o.distractors = 60; })); },
+              {"60 distractor pairs", "more than half of the 198 positions", "at most 48 distractors"});
+  check_error([&] { make_retrieval_task(with([](auto& o) { o.val = -1; })); }, {"got train 300, val -1, test 50"});
+}
