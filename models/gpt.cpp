@@ -51,10 +51,9 @@ GPTMLP::GPTMLP(const GPTConfig& config, Generator& gen) : Module("GPTMLP") {
   dropout = register_module("dropout", std::make_shared<nn::Dropout>(config.dropout, gen));
 }
 
-// c_fc and c_proj through core's linear, which adds the bias inside the GEMM (what Linear::forward computes).
 Tensor GPTMLP::forward(const Tensor& x) {
-  const Tensor hidden = gelu(linear(x, c_fc->weight, c_fc->bias));  // (B,T,4C)
-  return dropout->forward(linear(hidden, c_proj->weight, c_proj->bias));
+  const Tensor hidden = gelu(c_fc->forward(x));  // (B,T,4C)
+  return dropout->forward(c_proj->forward(hidden));
 }
 
 GPTBlock::GPTBlock(const GPTConfig& config, int64_t layer, Generator& gen) : Module("GPTBlock") {

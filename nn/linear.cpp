@@ -25,8 +25,7 @@ Linear::Linear(int64_t in_features, int64_t out_features, LinearOptions options,
 Tensor Linear::forward(const Tensor& x) {
   if (x.dim() == 0 || x.size(-1) != weight.size(1))
     fail("Linear", "expects input (..., ", weight.size(1), "), got ", shape_str(x.shape()));
-  const Tensor y = matmul(x, weight, {.transpose_b = true});  // (..., in) @ (out, in)^T
-  return bias.defined() ? y + bias : y;
+  return linear(x, weight, bias);  // (..., in) @ (out, in)^T + bias, the bias added inside the GEMM
 }
 
 std::string Linear::describe() const {

@@ -97,7 +97,8 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   if (weight.dim() != 2 || x.dim() == 0 || x.size(-1) != weight.size(1))
     fail("linear", "x (...,in) and weight (out,in) must agree on in, got x ", shape_str(x.shape()), " and weight ",
          shape_str(weight.shape()));
-  const int64_t in = weight.size(1), out = weight.size(0), rows = numel(batch_of(x.shape())) * x.size(-2);
+  const int64_t in = weight.size(1), out = weight.size(0);
+  const int64_t rows = numel(Shape(x.shape().begin(), x.shape().end() - 1));  // every dim of x but the last
   if (bias.defined() && bias.shape() != Shape{out})
     fail("linear", "bias must be (out) = (", out, ") for weight ", shape_str(weight.shape()), ", got ",
          shape_str(bias.shape()));

@@ -102,7 +102,7 @@ MultiheadAttentionOutput MultiheadAttention::attend(const Heads& heads, const Mu
     attended = matmul(weights, heads.v);
     out.weights = call.weights == AttentionWeights::averaged ? mean(weights, {1}) : weights;
   }
-  out.output = linear(merge_heads(attended), out_proj->weight, out_proj->bias);  // out_proj, bias added by the GEMM
+  out.output = out_proj->forward(merge_heads(attended));
   return out;
 }
 
