@@ -104,6 +104,7 @@ const std::vector<GradCase>& cases() {
       {"matmul/transposes", {{{4, 3}}, {{2, 4}}}, [](Inputs x) { return matmul(x[0], x[1], {true, true}); }},
       {"matmul/folded_batch", {{{2, 3, 4}}, {{5, 4}}}, [](Inputs x) { return matmul(x[0], x[1], {.transpose_b = true}); }},
       {"linear", {{{2, 3, 4}}, {{5, 4}}, {{5}}}, [](Inputs x) { return linear(x[0], x[1], x[2]); }},
+      {"linear/vector", {{{4}}, {{5, 4}}, {{5}}}, [](Inputs x) { return linear(x[0], x[1], x[2]); }},
       {"matmul/broadcast_batch", {{{2, 1, 3, 4}}, {{3, 4, 2}}}, [](Inputs x) { return matmul(x[0], x[1]); }},
       {"matmul/batched_transpose_a", {{{2, 4, 3}}, {{2, 4, 2}}}, [](Inputs x) { return matmul(x[0], x[1], {.transpose_a = true}); }},
       {"matmul/vectors", {{{4}}, {{4, 3}}, {{3}}}, [](Inputs x) { return matmul(matmul(x[0], x[1]), x[2]); }},

@@ -54,7 +54,9 @@ TEST_CASE("fast_normal_cdf agrees with erfc from the standard library, tails inc
     worst_here = std::max(worst_here, std::fabs(fast_normal_cdf(x) - exact) / exact);
   }
   CHECK(worst < 5e-7);  // the fit's 1.2e-7 and a few roundings
-  CHECK(worst_tail < 5e-6);  // -x^2/2 is rounded to a float: its ulp is 8e-6 near -72 (x = -12)
+  // -x^2/2 is rounded to a float: its ulp is 8e-6 near -72 (x = -12), and without fused multiply-adds
+  // (a build below -O2) the polynomial and that product round once more each.
+  CHECK(worst_tail < 1e-5);
   CHECK(fast_normal_cdf(0) == doctest::Approx(0.5f).epsilon(1e-7));
   CHECK(fast_normal_cdf(-INFINITY) == 0);
   CHECK(fast_normal_cdf(INFINITY) == 1);

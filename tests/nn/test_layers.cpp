@@ -26,6 +26,7 @@ TEST_CASE("Linear computes x W^T + b over any leading dims") {
   layer.bias.data()[1] = 20;
   check_tensor(layer(tensor({1, 0, -1}, {1, 3})), {1, 2}, {10 - 2, 20 - 2});
   CHECK(layer(zeros({4, 5, 3})).shape() == Shape{4, 5, 2});
+  check_tensor(layer(tensor({1, 0, -1}, {3})), {2}, {10 - 2, 20 - 2});  // one vector, no batch dim
   check_error([&] { layer(zeros({2, 4})); }, {"Linear", "(..., 3)", "(2,4)"});
   check_error([] { Linear bad(0, 3); }, {"Linear", "positive"});
 }
