@@ -131,7 +131,8 @@ struct MapKind {
 const std::vector<MapKind> kMapKinds = {{"softmax", "softmax", {.kind = "full"}},
                                         {"elu", "elu+1", {.kind = "linear", .feature_map = "elu"}},
                                         {"cos", "1+cos", {.kind = "linear", .feature_map = "cos"}},
-                                        {"double_softmax", "double softmax", {.kind = "linear", .feature_map = "softmax"}}};
+                                        {"double_softmax", "double softmax", {.kind = "linear", .feature_map = "softmax"}},
+                                        {"favor", "FAVOR+", {.kind = "linear", .feature_map = "favor"}}};
 
 struct Sharpness {
   double on_match = 0;  // the weight on the key the query was built from, averaged over queries
@@ -385,7 +386,7 @@ int main(int argc, char** argv) {
     lessons::GPTTraining training{.warmup = 50, .eval_every = 50};
     std::string feature_map = "elu";
     int64_t length = 11, chunk = 4, max_n = 8192;
-    cli.option("--feature-map", feature_map, "part 1: the feature map phi, one of elu, cos, softmax");
+    cli.option("--feature-map", feature_map, "part 1: the feature map phi, one of elu, cos, softmax, favor");
     cli.option("--length", length, "part 1: positions of the sequence", {2, 64});
     cli.option("--chunk", chunk, "part 1: positions per chunk of the chunked product", {1, 64});
     cli.option("--max-n", max_n, "part 4: the longest length and context, doubling from 256 (at least two of them)", {2 * kFirstLength, 65536});
@@ -404,7 +405,7 @@ int main(int argc, char** argv) {
     gpt.vocab_size = corpus.tokenizer.vocab_size();
     const std::vector<std::string> maps = nn::feature_map_names();
     if (std::find(maps.begin(), maps.end(), feature_map) == maps.end())
-      fail(kLesson, "--feature-map '", feature_map, "' is not a feature map; give elu, cos or softmax");
+      fail(kLesson, "--feature-map '", feature_map, "' is not a feature map; give elu, cos, softmax or favor");
     if (cli.common.quick) max_n = std::min<int64_t>(max_n, 512);
     lessons::Run run(cli);
     Generator gen(cli.common.seed);

@@ -22,12 +22,14 @@ struct AttentionSettings {
   float dropout = 0;          // full: on the weights, in training mode
   // linear: the feature map phi, one of feature_map_names(): "elu" (elu(x) + 1), "cos" ([1; x/|x|],
   // so that phi(q) . phi(k) = 1 + cos(q, k)), "softmax" (double softmax: q over its features, k over
-  // the positions)
+  // the positions), "favor" (Performer's positive orthogonal random features)
   std::string feature_map = "elu";
-  int64_t chunk = 64;  // linear, causal: positions per chunk of the fused product
+  int64_t chunk = 64;            // linear, causal: positions per chunk of the fused product
+  int64_t random_features = 0;   // linear, favor: M features (0: D ln D for heads of width D)
   // bigbird: blocks of `block` positions, `random_blocks` random key blocks per query block, drawn
   // from (seed, layer): give each layer of a model its own index; global_blocks = false drops the
-  // global first and last blocks (with random_blocks = 0: the sliding window alone)
+  // global first and last blocks (with random_blocks = 0: the sliding window alone); favor draws its
+  // projection from (seed, layer) too
   int64_t block = 64;
   int64_t random_blocks = 3;
   bool global_blocks = true;

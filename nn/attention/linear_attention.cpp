@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/ops.h"
+#include "nn/attention/favor_features.h"
 
 namespace ladder::nn {
 
@@ -15,17 +16,46 @@ constexpr float kSmallestSum = 1e-30f;   // softmax: a floor for Z, reached only
 
 }  // namespace
 
-std::vector<std::string> feature_map_names() { return {"elu", "cos", "softmax"}; }
+std::vector<std::string> feature_map_names() { return {"elu", "cos", "softmax", "favor"}; }
 
 LinearAttention::LinearAttention(const AttentionSettings& settings)
-    : AttentionKind("LinearAttention"), feature_map_(settings.feature_map), chunk_(settings.chunk) {
+    : AttentionKind("LinearAttention"),
+      feature_map_(settings.feature_map),
+      chunk_(settings.chunk),
+      random_features_(settings.random_features),
+      seed_(settings.seed),
+      layer_(settings.layer) {
   const std::vector<std::string> maps = feature_map_names();
-  if (std::find(maps.begin(), maps.end(), feature_map_) == maps.end())
-    fail("LinearAttention", "unknown feature map '", feature_map_, "'; the feature maps are elu, cos and softmax");
+  if (std::find(maps.begin(), maps.end(), feature_map_) == maps.end()) {
+    std::string names;
+    for (const std::string& map : maps) names += (names.empty() ? "" : ", ") + map;
+    fail("LinearAttention", "unknown feature map '", feature_map_, "'; the feature maps are ", names);
+  }
   if (chunk_ < 1) fail("LinearAttention", "chunk must be >= 1, got ", chunk_);
+  if (random_features_ < 0) fail("LinearAttention", "random_features must be >= 0 (0: D ln D), got ", random_features_);
+  if (feature_map_ == "favor") redraws_ = register_buffer("redraws", zeros({1}));
+}
+
+Tensor LinearAttention::projection(int64_t head_dim) const {
+  if (feature_map_ != "favor") fail("LinearAttention::projection", "only the favor feature map has a projection");
+  const auto redraws = static_cast<int64_t>(redraws_.data()[0]);
+  if (projection_redraws_ != redraws || projection_.size(1) != head_dim) {
+    const int64_t features = random_features_ > 0 ? random_features_ : favor_feature_count(head_dim);
+    Generator gen(seed_ * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(layer_) * 1000003u +
+                  static_cast<uint64_t>(redraws) * 7919u + 0xFA404ull);
+    projection_ = orthogonal_gaussian(features, head_dim, gen);
+    projection_redraws_ = redraws;
+  }
+  return projection_;
+}
+
+void LinearAttention::redraw_features() {
+  if (feature_map_ != "favor") fail("LinearAttention::redraw_features", "only the favor feature map draws features");
+  redraws_.data()[0] += 1;
 }
 
 Tensor LinearAttention::query_features(const Tensor& q) const {
+  if (feature_map_ == "favor") return favor_features(q, projection(q.size(-1)), /*shift_rows=*/true);
   if (feature_map_ == "elu") return elu(q) + 1.0f;
   if (feature_map_ == "cos") {
     const Tensor unit = q / sqrt(sum(q * q, {-1}, /*keepdim=*/true) + 1e-12f);
@@ -40,6 +70,7 @@ Tensor LinearAttention::key_features(const Tensor& k) const {
   if (feature_map_ == "softmax")
     fail("LinearAttention::key_features", "double softmax normalises keys over the positions, not one key at a time; "
          "use implied_weights or attend");
+  if (feature_map_ == "favor") return favor_features(k, projection(k.size(-1)), /*shift_rows=*/false);
   return query_features(k);
 }
 
@@ -120,6 +151,10 @@ Tensor LinearAttention::step(const Tensor& q, const Tensor& k, const Tensor& v, 
   return concat(outputs, 2);
 }
 
-std::string LinearAttention::describe() const { return cat("feature_map=", feature_map_, ", chunk=", chunk_); }
+std::string LinearAttention::describe() const {
+  return cat("feature_map=", feature_map_, ", chunk=", chunk_,
+             feature_map_ == "favor" ? cat(", random_features=", random_features_ ? std::to_string(random_features_) : "D ln D")
+                                     : "");
+}
 
 }  // namespace ladder::nn

@@ -10,6 +10,10 @@
 //   softmax  double softmax (Shen et al.): phi(q) = softmax of q over its features, phi(k) = softmax
 //            of k over the positions (over the positions so far, when causal); every row of the
 //            implied matrix then sums to 1 without a normaliser.
+//   favor    FAVOR+ (Performer): exp(W x - |x|^2/2) / sqrt(M), W (M,D) orthogonal random rows, so
+//            that phi(q) . phi(k) estimates softmax's exp(q.k / sqrt(D))   M = D ln D (a setting)
+//            (nn/attention/favor_features.h). W is drawn from (seed, layer, redraws): the
+//            checkpoint keeps the number of redraws as a buffer, and redraw_features() draws anew.
 #pragma once
 
 #include <string>
@@ -44,6 +48,11 @@ class LinearAttention : public AttentionKind {
   Tensor query_features(const Tensor& q) const;
   Tensor key_features(const Tensor& k) const;
 
+  // favor: the (M,D) random projection used for heads of width D, and a fresh draw of it (Performer
+  // redraws during training so that no single draw's errors are learned around).
+  Tensor projection(int64_t head_dim) const;
+  void redraw_features();
+
  protected:
   std::string describe() const override;
 
@@ -55,6 +64,12 @@ class LinearAttention : public AttentionKind {
   void check_masks(const Tensor& q, const Tensor& k, const AttendMasks& masks) const;
   std::string feature_map_;
   int64_t chunk_;
+  int64_t random_features_;
+  uint64_t seed_;
+  int64_t layer_;
+  Tensor redraws_;  // favor: (1) buffer, the draws so far after the first
+  mutable Tensor projection_;  // favor: the draw for (head width, redraws), made on first use
+  mutable int64_t projection_redraws_ = -1;
 };
 
 }  // namespace ladder::nn

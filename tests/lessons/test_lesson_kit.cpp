@@ -217,7 +217,7 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
       {"11_gpt", "--prompt \"\x01\"", "has characters the model's vocabulary lacks"},
       {"11_gpt", "--lines", "--lines does not apply"},
       {"11_gpt", "--temperature 0.8", "--temperature applies to sampling from a checkpoint: give it with --load FILE"},
-      {"12_linear_attention", "--feature-map relu", "--feature-map 'relu' is not a feature map; give elu, cos or softmax"},
+      {"12_linear_attention", "--feature-map relu", "--feature-map 'relu' is not a feature map; give elu, cos, softmax or favor"},
       {"12_linear_attention", "--heads 3", "--heads 3 does not divide --embd 64"},
       {"12_linear_attention", "--lines", "--lines does not apply"},
       {"12_linear_attention", "--steps 50 --warmup 50", "--warmup 50 leaves no step of --steps 50"},

@@ -548,7 +548,7 @@ TEST_CASE("lesson 12_linear_attention --quick: one layer three ways agrees; the 
   check_files(out.path, {"summary.json", "implied_attention.png", "implied_attention.svg", "layer_cost.csv", "layer_time.png",
                          "layer_time.svg", "layer_memory.png", "generation.csv", "generation_time.png", "generation_time.svg",
                          "gpt_perplexity.png", "gpt_perplexity.svg", "gpt_softmax.csv", "gpt_elu.csv", "gpt_cos.csv",
-                         "gpt_double_softmax.csv"});
+                         "gpt_double_softmax.csv", "gpt_favor.csv"});
   const nlohmann::json m = summary_of(out.path)["metrics"];
   CHECK(m["chunked_vs_quadratic"].get<double>() < 1e-5);
   CHECK(m["recurrent_vs_quadratic"].get<double>() < 1e-5);
@@ -558,13 +558,13 @@ TEST_CASE("lesson 12_linear_attention --quick: one layer three ways agrees; the 
   // Softmax puts most of each row on the key the query was built from; the feature maps spread it.
   CHECK(m["match_weight_softmax"].get<double>() > 0.8);
   CHECK(m["match_weight_softmax_causal"].get<double>() > 0.8);
-  for (const std::string map : {"elu", "cos", "double_softmax"}) {
+  for (const std::string map : {"elu", "cos", "double_softmax", "favor"}) {
     CHECK(m["match_weight_" + map].get<double>() < m["match_weight_softmax"].get<double>());
     CHECK(m["entropy_" + map].get<double>() > m["entropy_softmax"].get<double>());
     CHECK(m["entropy_" + map + "_causal"].get<double>() > m["entropy_softmax_causal"].get<double>());
   }
   // Part 3: every GPT learned something in its 60 steps (a uniform guess over ~80 characters: perplexity ~80).
-  for (const std::string kind : {"softmax", "elu", "cos", "double_softmax"}) {
+  for (const std::string kind : {"softmax", "elu", "cos", "double_softmax", "favor"}) {
     INFO(kind);
     CHECK(m["gpt_val_ppl_" + kind].get<double>() < 30);
     CHECK(rows(out.path / ("gpt_" + kind + ".csv")).size() == 6);  // evaluations at steps 10, 20, ..., 60
