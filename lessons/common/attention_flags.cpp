@@ -75,16 +75,17 @@ nn::AttentionSettings attention_settings(const std::string& lesson, const Lesson
 }
 
 void check_pattern_fits(const std::string& lesson, const nn::AttentionSettings& settings, int64_t length, bool causal,
-                        const std::string& length_flag) {
+                        const std::string& length_text) {
   if (settings.kind != "bigbird" || !pattern_is_full(settings, length, causal)) return;
   nn::AttentionSettings smaller = settings;
   while (smaller.block > 1 && pattern_is_full(smaller, length, causal)) --smaller.block;
   const std::string fix = pattern_is_full(smaller, length, causal)
                               ? "the sequence is too short for a sparse pattern: give --attention full"
-                              : cat("give --attention-block ", smaller.block, " or fewer --random-blocks");
+                              : cat("give --attention-block ", smaller.block, " (the largest that leaves key blocks out) or fewer --random-blocks");
+  const int64_t blocks = (length + settings.block - 1) / settings.block;
   fail(lesson.c_str(), "--attention bigbird with --attention-block ", settings.block, " and --random-blocks ",
-       settings.random_blocks, " over ", length_flag, " (", (length + settings.block - 1) / settings.block,
-       " blocks) lets every query block see every key block: that is full attention, only slower; ", fix);
+       settings.random_blocks, " over ", length_text, " in ", blocks, blocks == 1 ? " block" : " blocks",
+       " lets every query block see every key block: that is full attention, only slower; ", fix);
 }
 
 std::string describe_attention(const nn::AttentionSettings& s, bool causal) {

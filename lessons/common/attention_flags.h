@@ -34,11 +34,10 @@ nn::AttentionSettings attention_settings(const std::string& lesson, const Lesson
                                          uint64_t seed);
 
 // Fails when BigBird over a sequence of `length` positions would list every key block for every
-// query block, that is, be full attention with the cost of the gather: names `length_flag` (the
-// flag or the data that set the length) and the largest --attention-block that leaves blocks out.
-// Any other kind passes.
+// query block, that is, be full attention, only slower: names `length_text` (what set the length:
+// "--block 64") and the largest --attention-block that leaves key blocks out. Any other kind passes.
 void check_pattern_fits(const std::string& lesson, const nn::AttentionSettings& settings, int64_t length, bool causal,
-                        const std::string& length_flag);
+                        const std::string& length_text);
 
 // One line saying which kind runs with which settings: "linear (feature map elu, chunk 64)".
 std::string describe_attention(const nn::AttentionSettings& settings, bool causal);
