@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "lessons/common/attention_flags.h"
 #include "lessons/common/cli.h"
 #include "lessons/common/run.h"
 #include "lessons/lesson_runner.h"
@@ -66,7 +68,10 @@ std::string captured_stdout(const std::function<void()>& body) {
 // A LessonCli parsed from `args`, as a lesson's main() would.
 struct ParsedCli {
   lessons::LessonCli cli;
-  explicit ParsedCli(std::vector<std::string> args) : cli("99_kit", "kit test", {.steps = 10, .lr = 0.5f}) {
+  // `declare` adds flags before parsing, as a lesson adds its own.
+  explicit ParsedCli(std::vector<std::string> args, const std::function<void(lessons::LessonCli&)>& declare = {})
+      : cli("99_kit", "kit test", {.steps = 10, .lr = 0.5f}) {
+    if (declare) declare(cli);
     args.insert(args.begin(), "lesson_99_kit");
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
@@ -252,6 +257,38 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
     CHECK_FALSE(fs::exists(out.path));
   }
   fs::remove(tiny);
+}
+
+TEST_CASE("the attention flags give the settings they name; a BigBird pattern that sees every block is refused") {
+  lessons::AttentionFlags flags;
+  const auto declare = [&flags](bool causal) {
+    return [&flags, causal](lessons::LessonCli& cli) { lessons::add_attention_options(cli, flags, "the kit's attention", causal); };
+  };
+  const ParsedCli linear({"--attention", "linear", "--feature-map", "cos", "--chunk", "5"}, declare(true));
+  const nn::AttentionSettings s = lessons::attention_settings("99_kit", linear.cli, flags, 9);
+  CHECK(s.kind == "linear");
+  CHECK(s.feature_map == "cos");
+  CHECK(s.chunk == 5);
+  CHECK(s.seed == 9);
+  CHECK(linear.cli.flags_json()["feature-map"] == "cos");
+  CHECK(lessons::describe_attention(s, /*causal=*/true) == "linear (feature map cos, chunk 5)");
+  CHECK(lessons::describe_attention(s, /*causal=*/false) == "linear (feature map cos)");
+
+  flags = {};
+  const ParsedCli bigbird({"--attention", "bigbird", "--attention-block", "8", "--random-blocks", "0"}, declare(false));
+  CHECK(std::find(flags.added.begin(), flags.added.end(), "--chunk") == flags.added.end());  // only causal attention has chunks
+  const nn::AttentionSettings b = lessons::attention_settings("99_kit", bigbird.cli, flags, 9);
+  CHECK(b.block == 8);
+  CHECK(b.random_blocks == 0);
+  CHECK(lessons::describe_attention(b, false) == "bigbird (blocks of 8, 0 random per query block)");
+  // 4 blocks of 8: bidirectionally the global first and last blocks and the window reach every block; causally
+  // block 3 sees blocks 0, 2 and 3 only.
+  lessons::check_pattern_fits("99_kit", b, 32, /*causal=*/true, "--length 32");
+  CHECK_THROWS_WITH_AS(lessons::check_pattern_fits("99_kit", b, 32, /*causal=*/false, "--length 32"),
+                       doctest::Contains("99_kit: --attention bigbird with --attention-block 8 and --random-blocks 0 over "
+                                         "--length 32 in 4 blocks lets every query block see every key block"),
+                       Error);
+  lessons::check_pattern_fits("99_kit", {.kind = "full"}, 1, false, "one position");  // only BigBird has a pattern
 }
 
 TEST_CASE("a loss that is not finite, or a perplexity that overflows, stops the run") {
