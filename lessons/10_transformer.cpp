@@ -11,6 +11,8 @@
 //  5. post-LN against pre-LN, each with and without warmup: four short runs of the same model and
 //     budget at a higher learning rate (--norm-lr), their training-loss curves in one plot and
 //     their final losses.
+// --attention full|linear|bigbird chooses the encoder's self attention (lessons/common/attention_flags.h);
+// the decoder's causal self attention and its cross attention stay full (its KV cache, its maps).
 // The note that goes with it: docs/10_transformer.md.
 #include <algorithm>
 #include <cctype>
@@ -20,6 +22,7 @@
 
 #include "core/autograd.h"
 #include "core/ops.h"
+#include "lessons/common/attention_flags.h"
 #include "lessons/common/cli.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/run.h"
@@ -42,6 +45,8 @@ struct TransformerFlags {
   bool pre_ln = false;
   int64_t norm_steps = 150;  // steps of each of part 5's four runs
   float norm_lr = 1e-2f;     // their peak learning rate
+  lessons::AttentionFlags attention{.block = 4, .random_blocks = 1};  // a date is a few blocks of 4
+  nn::AttentionSettings encoder_attention;  // what the attention flags chose, after parse()
 };
 
 void add_transformer_options(lessons::LessonCli& cli, TransformerFlags& flags) {
@@ -55,6 +60,10 @@ void add_transformer_options(lessons::LessonCli& cli, TransformerFlags& flags) {
   cli.flag("--pre-ln", flags.pre_ln, "train the main model pre-LN (norm_first) instead of post-LN");
   cli.option("--norm-steps", flags.norm_steps, "part 5: steps of each post-LN / pre-LN run (0: skip part 5)", {0, 100000});
   cli.option("--norm-lr", flags.norm_lr, "part 5: the peak learning rate of the four runs", {0.0f, 1.0f, /*above_min=*/true});
+  lessons::add_attention_options(cli, flags.attention,
+                                 "the encoder's self attention (the decoder's masked self attention, with its KV cache, and "
+                                 "its cross attention stay full)",
+                                 /*causal=*/false);
 }
 
 void check_flags(const TransformerFlags& flags, const lessons::CommonFlags& common) {
@@ -77,7 +86,8 @@ models::TransformerConfig model_config(const TransformerFlags& flags, const less
   return {.src_vocab = task.tokenizers.source.vocab_size(), .tgt_vocab = task.tokenizers.target.vocab_size(),
           .d_model = flags.embed, .nhead = flags.heads, .encoder_layers = flags.layers, .decoder_layers = flags.layers,
           .dim_feedforward = flags.ff, .dropout = flags.dropout, .norm_first = norm_first,
-          .max_len = std::max(task.source_width, task.longest_target + 1)};  // decoder inputs: <bos> + target
+          .max_len = std::max(task.source_width, task.longest_target + 1),  // decoder inputs: <bos> + target
+          .encoder_attention = flags.encoder_attention};
 }
 
 // Warmup then a half cosine down to a tenth of lr at the last step.
@@ -186,13 +196,14 @@ void print_cross_attention_peaks(const Tensor& cross, const Example& ex) {
 }
 
 // Part 4: the three attention kinds of one test example, every layer and head.
+// The encoder's maps show the matrix its kind implies (AttentionKind::implied_weights).
 void show_attention_maps(lessons::Run& run, models::Transformer& model, const lessons::TranslationTask& task) {
   model.eval();
   const Example ex = translate_example(model, task, task.test.front());
   const models::TransformerAttentionMaps maps = model.attention_maps(ex.src, ex.valid, ex.tgt_in);
   const std::string quoted = "\"" + task.test_text.front().source + "\"";
   run.wrote(lessons::save_heatmap(run.path("attention_encoder"),
-                                  layer_head_grid(maps.encoder, "Encoder self attention over " + quoted, ex.source,
+                                  layer_head_grid(maps.encoder, "Encoder self attention (" + model.config().encoder_attention.kind + ") over " + quoted, ex.source,
                                                   ex.source, "key: source token, one block per head (h1, h2, ...)", "query: source token")));
   run.wrote(lessons::save_heatmap(run.path("attention_decoder"),
                                   layer_head_grid(maps.decoder_self, "Decoder masked self attention, translating " + quoted,
@@ -260,6 +271,7 @@ int main(int argc, char** argv) {
     cli.option("--compare", compare, "lesson 09's run folder, whose exact match by length part 3 plots beside ours");
     cli.parse(argc, argv);
     check_flags(flags, cli.common);
+    flags.encoder_attention = lessons::attention_settings(kLesson, cli, flags.attention, cli.common.seed);
     if (cli.common.quick) {  // the same parts, shorter; the warmup shrinks with the runs
       cli.common.steps = std::min<int64_t>(cli.common.steps, 40);
       flags.norm_steps = std::min<int64_t>(flags.norm_steps, 10);
@@ -269,6 +281,8 @@ int main(int argc, char** argv) {
     const lessons::TranslationTask task = lessons::load_translation_task(task_flags, cli.common, kLesson);
     const models::TransformerConfig config = model_config(flags, task, flags.pre_ln);
     models::check_config(kLesson, config);
+    lessons::check_pattern_fits(kLesson, config.encoder_attention, task.source_width, /*causal=*/false,
+                                cat("the longest source (", task.source_width, " tokens)"));
     lessons::Run run(cli);
     lessons::print_task(task);
 
@@ -281,6 +295,8 @@ int main(int argc, char** argv) {
                 static_cast<long long>(cli.common.batch), static_cast<long long>(flags.warmup));
     Generator init(cli.common.seed + 1);
     models::Transformer model(config, init);
+    std::printf("encoder self attention: %s; the decoder's attention: full\n",
+                lessons::describe_attention(config.encoder_attention, /*causal=*/false).c_str());
     std::printf("%s", model.summary().c_str());
     lessons::CsvWriter metrics(run.file("metrics.csv"), {"step", "model", "train_loss", "val_loss", "val_ppl"});
     const lessons::TrainingReport report =
@@ -305,6 +321,8 @@ int main(int argc, char** argv) {
     show_attention_maps(run, model, task);
 
     lessons::TranslationSummary summary = lessons::translation_summary(report, decoders);
+    summary.metrics["encoder_attention"] = config.encoder_attention.kind;
+    summary.notes["encoder_attention"] = "the attention kind of the encoder's self attention (--attention)";
     if (flags.norm_steps > 0) {
       std::printf("\n== 5. post-LN and pre-LN, with and without %lld steps of warmup: %lld steps each at --norm-lr %g ==\n",
                   static_cast<long long>(flags.warmup), static_cast<long long>(flags.norm_steps), flags.norm_lr);

@@ -6,6 +6,8 @@
 //  2. samples at temperatures 0.5, 1.0 and 1.5, and the checkpoint that `--load` samples from later;
 //  3. generation speed with and without the KV cache against the context length;
 //  4. the attention of every head of the first and the last layer over a validation passage.
+// --attention full|linear|bigbird chooses every block's attention (lessons/common/attention_flags.h);
+// the rest of the lesson does not change with it.
 // The model is models/gpt.h; the note that goes with it: docs/11_gpt.md.
 #include <algorithm>
 #include <chrono>
@@ -19,6 +21,7 @@
 #include "core/ops.h"
 #include "data/tokenizer.h"
 #include "io/safetensors.h"
+#include "lessons/common/attention_flags.h"
 #include "lessons/common/char_gpt.h"
 #include "lessons/common/cli.h"
 #include "lessons/common/plot.h"
@@ -76,12 +79,10 @@ void samples(lessons::Run& run, const lessons::CommonFlags& flags, models::GPT& 
     std::fprintf(out, "-- temperature %.1f:\n%s\n", temperature, text.c_str());
   }
   std::fclose(out);
-  const models::GPTConfig& c = model.config();
-  const nlohmann::json config = {{"vocab_size", c.vocab_size}, {"block_size", c.block_size}, {"n_layer", c.n_layer},
-                                 {"n_head", c.n_head},         {"n_embd", c.n_embd},         {"dropout", c.dropout},
-                                 {"bias", c.bias},             {"tie_weights", c.tie_weights}};
-  const std::string file = run.save_checkpoint(model, {{"lesson", kLesson}, {"tokenizer", tokenizer.to_json()}, {"gpt_config", config.dump()}});
-  std::printf("saved with its tokenizer and settings: sample from it with --load %s --sample 500 --prompt \"...\"\n", file.c_str());
+  const std::string file = run.save_checkpoint(
+      model, {{"lesson", kLesson}, {"tokenizer", tokenizer.to_json()}, {"gpt_config", models::gpt_config_to_json(model.config())}});
+  std::printf("saved with its tokenizer and settings (the attention kind too): sample from it with --load %s --sample 500 --prompt \"...\"\n",
+              file.c_str());
 }
 
 // ---- 3. generation speed ----
@@ -91,6 +92,8 @@ void samples(lessons::Run& run, const lessons::CommonFlags& flags, models::GPT& 
 void generation_speed(lessons::Run& run, const lessons::CommonFlags& flags, models::GPT& model, int first_token,
                       nlohmann::ordered_json& metrics) {
   std::printf("\n== 3. generation speed with and without the KV cache ==\n");
+  if (model.config().attention.kind == "linear")
+    std::printf("(linear attention carries a fixed-size sum instead of keys and values: the cache here is that state)\n");
   std::printf("tokens per second while generating a sequence of each length from one token\n");
   std::printf("%10s %16s %16s %10s\n", "context", "cached tok/s", "uncached tok/s", "speed-up");
   lessons::CsvWriter csv(run.file("generation_speed.csv"), {"context", "cached_tokens_per_s", "uncached_tokens_per_s"});
@@ -139,9 +142,13 @@ std::vector<Tensor> attention_of(models::GPT& model, const Tensor& ids, const st
   return maps;
 }
 
+// The maps show the matrix each kind implies (AttentionKind::implied_weights): linear attention
+// never builds it when it trains, BigBird leaves the blocks out of its pattern at zero.
 void attention_maps(lessons::Run& run, models::GPT& model, const data::Tokenizer& tokenizer, const std::vector<int>& val_ids) {
   const int64_t T = std::min<int64_t>(model.config().block_size, 48);
-  std::printf("\n== 4. attention of every head over the first %lld validation characters ==\n", static_cast<long long>(T));
+  const std::string kind = model.config().attention.kind;
+  std::printf("\n== 4. %s attention of every head over the first %lld validation characters ==\n", kind.c_str(),
+              static_cast<long long>(T));
   const std::vector<int> passage(val_ids.begin(), val_ids.begin() + T);
   std::vector<std::string> labels;
   for (const int id : passage) labels.push_back(tokenizer.token(id));  // the heatmap shows a space as ␣, a newline as ⏎
@@ -150,7 +157,7 @@ void attention_maps(lessons::Run& run, models::GPT& model, const data::Tokenizer
   const std::vector<Tensor> maps = attention_of(model, tensor(std::vector<float>(passage.begin(), passage.end()), {1, T}), layers);
   for (size_t m = 0; m < maps.size(); ++m)
     for (int64_t head = 0; head < maps[m].size(0); ++head) {
-      lessons::Heatmap map{cat("Layer ", layers[m] + 1, ", head ", head + 1, ": attention over a validation passage"),
+      lessons::Heatmap map{cat("Layer ", layers[m] + 1, ", head ", head + 1, ": ", kind, " attention over a validation passage"),
                            "key (the character attended to)", "query (the character predicting the next)", "weight"};
       const float* w = maps[m].data() + head * T * T;
       for (int64_t i = 0; i < T; ++i) map.values.emplace_back(w + i * T, w + (i + 1) * T);
@@ -159,14 +166,20 @@ void attention_maps(lessons::Run& run, models::GPT& model, const data::Tokenizer
       run.wrote(lessons::save_heatmap(run.path(cat("attention_layer", layers[m] + 1, "_head", head + 1)), map));
     }
   std::printf("each row: one position; each column: a position it may see (the causal mask hides the future); a row sums to 1\n");
+  if (kind == "linear")
+    std::printf("linear attention's weights, phi(q) . phi(k) normalised by row, spread over every visible position: no exponential sharpens them\n");
+  if (kind == "bigbird")
+    std::printf("the blocks BigBird's pattern leaves out stay 0: block 0 (global), the window and the random blocks are lit\n");
 }
 
 // With --load the model, its settings and its tokenizer come from the checkpoint, and nothing is
 // trained or written: a flag that would change any of that is refused rather than ignored.
-void refuse_training_flags(const lessons::LessonCli& cli) {
+void refuse_training_flags(const lessons::LessonCli& cli, const lessons::AttentionFlags& attention) {
+  std::vector<std::string> flags = {"--steps", "--lr",      "--batch",      "--layers", "--heads", "--embd",  "--dropout", "--weight-decay",
+                                    "--warmup", "--eval-every", "--data", "--val",    "--lines", "--out", "--quick"};
+  flags.insert(flags.end(), attention.added.begin(), attention.added.end());
   std::string given;
-  for (const char* flag : {"--steps", "--lr", "--batch", "--layers", "--heads", "--embd", "--dropout", "--weight-decay", "--warmup",
-                           "--eval-every", "--data", "--val", "--lines", "--out", "--quick"})
+  for (const std::string& flag : flags)
     if (cli.given(flag)) given += cat(given.empty() ? "" : ", ", flag);
   if (!given.empty())
     fail(kLesson, "--load samples from a trained model, so ", given,
@@ -187,28 +200,22 @@ void sample_from(const std::string& file, std::optional<int64_t> block, const st
          ", not a GPT of lesson 11 (its metadata needs lesson 11_gpt, gpt_config and tokenizer); give the model.safetensors a run "
          "of this lesson wrote");
   const data::Tokenizer tokenizer = data::Tokenizer::from_json(metadata.at("tokenizer"));
-  const nlohmann::json c = nlohmann::json::parse(metadata.at("gpt_config"));
-  const int64_t learned = c.at("block_size").get<int64_t>(), context = block.value_or(learned);
+  models::GPTConfig config = models::gpt_config_from_json(metadata.at("gpt_config"));
+  const int64_t learned = config.block_size, context = block.value_or(learned);
   if (context > learned)
     fail(kLesson, "--block ", context, " is longer than the ", learned, " positions the model of ", file,
          " learned (its block_size); give --block ", learned, " or less, or leave --block out");
-  const models::GPTConfig config{.vocab_size = c.at("vocab_size").get<int64_t>(),
-                                 .block_size = context,
-                                 .n_layer = c.at("n_layer").get<int64_t>(),
-                                 .n_head = c.at("n_head").get<int64_t>(),
-                                 .n_embd = c.at("n_embd").get<int64_t>(),
-                                 .dropout = c.at("dropout").get<float>(),
-                                 .bias = c.at("bias").get<bool>(),
-                                 .tie_weights = c.at("tie_weights").get<bool>()};
+  config.block_size = context;
   const auto wpe = checkpoint.tensors.find("transformer.wpe.weight");  // (learned, n_embd)
   if (context < learned && wpe != checkpoint.tensors.end()) wpe->second = narrow(wpe->second, 0, 0, context);
   models::GPT model(config);
   model.load_state_dict(checkpoint.tensors);
   const std::vector<int> ids = prompt_ids(tokenizer, prompt);
-  std::printf("%s: a GPT of %s parameters, %lld layers, %lld heads, %lld wide, context %s\n", file.c_str(),
+  std::printf("%s: a GPT of %s parameters, %lld layers, %lld heads, %lld wide, context %s, %s attention\n", file.c_str(),
               nn::with_commas(model.num_parameters()).c_str(), static_cast<long long>(config.n_layer),
               static_cast<long long>(config.n_head), static_cast<long long>(config.n_embd),
-              (context < learned ? cat(context, " of the ", learned, " it learned") : cat(learned)).c_str());
+              (context < learned ? cat(context, " of the ", learned, " it learned") : cat(learned)).c_str(),
+              lessons::describe_attention(config.attention, /*causal=*/true).c_str());
   Generator gen(seed);
   std::printf("%s\n", lessons::sample_text(model, tokenizer, ids, length, temperature, gen).c_str());
 }
@@ -233,6 +240,8 @@ int main(int argc, char** argv) {
                "context length: the positions the model learns (block_size); with --load, at most the checkpoint's", {1, 4096});
     cli.option("--dropout", config.dropout, "dropout on embeddings, attention weights and residual branches", {0.0f, 0.9f});
     lessons::add_gpt_training_options(cli, training);
+    lessons::AttentionFlags attention{.block = 8};  // 8 blocks in the default context of 64
+    lessons::add_attention_options(cli, attention, "every block's causal self attention", /*causal=*/true);
     cli.option("--load", load, "a checkpoint of this lesson to sample from, instead of training");
     cli.option("--sample", sample_length, "with --load: characters to sample", {1, 100000});
     cli.option("--prompt", prompt, "the text samples continue (empty: the start of the validation text; with --load, a newline)");
@@ -240,7 +249,7 @@ int main(int argc, char** argv) {
     cli.parse(argc, argv);
     if (text.lines) fail(kLesson, "the GPT reads one character stream; --lines does not apply");
     if (!load.empty()) {
-      refuse_training_flags(cli);
+      refuse_training_flags(cli, attention);
       sample_from(load, cli.given("--block") ? std::optional(config.block_size) : std::nullopt, prompt, sample_length, temperature,
                   cli.common.seed);
       return;
@@ -250,6 +259,8 @@ int main(int argc, char** argv) {
     if (config.n_embd % config.n_head != 0)
       fail(kLesson, "--heads ", config.n_head, " does not divide --embd ", config.n_embd,
            "; each head takes --embd / --heads features: choose --heads dividing --embd");
+    config.attention = lessons::attention_settings(kLesson, cli, attention, cli.common.seed);
+    lessons::check_pattern_fits(kLesson, config.attention, config.block_size, /*causal=*/true, cat("--block ", config.block_size));
     lessons::settle_gpt_training(kLesson, cli.common, training);
     const lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, config.block_size);
     config.vocab_size = corpus.tokenizer.vocab_size();
@@ -263,18 +274,20 @@ int main(int argc, char** argv) {
     std::printf("data: %s: %zu training and %zu validation characters, vocabulary %lld\n", corpus.source.c_str(),
                 corpus.train_ids.size(), corpus.val_ids.size(), static_cast<long long>(config.vocab_size));
     if (corpus.dropped.unknown > 0) std::printf("%s\n", corpus.dropped.describe("character").c_str());
+    std::printf("attention: %s\n", lessons::describe_attention(config.attention, /*causal=*/true).c_str());
     Generator init(cli.common.seed);
     models::GPT model(config, init);
     std::printf("%s", model.summary().c_str());
     const lessons::GPTTrainingReport trained = train(run, cli.common, model, corpus, training);
     samples(run, cli.common, model, corpus.tokenizer, prompt_start);
-    nlohmann::ordered_json metrics = {{"train_loss", trained.train_loss}, {"val_loss", trained.val_loss},
+    nlohmann::ordered_json metrics = {{"attention", config.attention.kind}, {"train_loss", trained.train_loss}, {"val_loss", trained.val_loss},
                                       {"val_ppl", std::exp(trained.val_loss)}, {"val_tokens", corpus.dropped.total()},
                                       {"val_unknown_tokens", corpus.dropped.unknown}};
     generation_speed(run, cli.common, model, prompt_start.front(), metrics);
     attention_maps(run, model, corpus.tokenizer, corpus.val_ids);
     run.finish(metrics,
-               {{"train_loss", "mean training loss since the last evaluation, nats per character"},
+               {{"attention", "the attention kind of every block (--attention)"},
+                {"train_loss", "mean training loss since the last evaluation, nats per character"},
                 {"val_loss", "the GPT on windows of the validation text, nats per character"},
                 {"val_ppl", "exp(val_loss)"},
                 {"val_tokens", "characters of the validation text, known or not"},

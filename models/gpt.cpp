@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <nlohmann/json.hpp>
 
 #include "core/autograd.h"
 #include "core/error.h"
@@ -179,7 +180,55 @@ Tensor GPT::generate(const Tensor& prompt, int64_t max_new_tokens, const Generat
 std::string GPT::describe() const {
   return cat("vocab_size=", config_.vocab_size, ", block_size=", config_.block_size, ", n_layer=", config_.n_layer,
              ", n_head=", config_.n_head, ", n_embd=", config_.n_embd, ", dropout=", config_.dropout,
-             ", bias=", config_.bias ? "true" : "false", ", tie_weights=", config_.tie_weights ? "true" : "false");
+             ", bias=", config_.bias ? "true" : "false", ", tie_weights=", config_.tie_weights ? "true" : "false",
+             config_.attention.kind != "full" ? ", attention=" + config_.attention.kind : "");
+}
+
+namespace {
+
+// The saved fields of a config and of its attention, each named once for writing and for reading:
+// visit(name, field) for every one.
+template <class Config, class Visit>
+void config_fields(Config& c, Visit&& visit) {
+  visit("vocab_size", c.vocab_size), visit("block_size", c.block_size), visit("n_layer", c.n_layer);
+  visit("n_head", c.n_head), visit("n_embd", c.n_embd), visit("dropout", c.dropout), visit("bias", c.bias);
+  visit("tie_weights", c.tie_weights);
+}
+
+template <class Settings, class Visit>
+void attention_fields(Settings& a, Visit&& visit) {
+  visit("kind", a.kind), visit("feature_map", a.feature_map), visit("chunk", a.chunk), visit("block", a.block);
+  visit("random_blocks", a.random_blocks), visit("global_blocks", a.global_blocks), visit("seed", a.seed);
+}
+
+}  // namespace
+
+std::string gpt_config_to_json(const GPTConfig& config) {
+  nlohmann::json json;
+  const auto write_to = [](nlohmann::json& to) { return [&to](const char* name, const auto& value) { to[name] = value; }; };
+  config_fields(config, write_to(json));
+  attention_fields(config.attention, write_to(json["attention"]));
+  return json.dump();
+}
+
+GPTConfig gpt_config_from_json(const std::string& text) {
+  std::string field = "the text";  // what was being read when reading failed
+  try {
+    const nlohmann::json json = nlohmann::json::parse(text);
+    const auto read_from = [&field](const nlohmann::json& from, const std::string& prefix) {
+      return [&field, &from, prefix]<class T>(const char* name, T& value) {
+        field = prefix + name;
+        value = from.at(name).get<T>();
+      };
+    };
+    GPTConfig config;
+    config_fields(config, read_from(json, ""));
+    if (json.contains("attention")) attention_fields(config.attention, read_from(json.at("attention"), "attention."));
+    return config;
+  } catch (const nlohmann::json::exception& e) {
+    fail("gpt_config_from_json", "cannot read ", field, " of the GPT config: ", e.what(),
+         "; the config must be the JSON gpt_config_to_json writes");
+  }
 }
 
 void check_generate_options(const GenerateOptions& options, const char* op) {

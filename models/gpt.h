@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "nn/attention/multihead_attention.h"
@@ -134,5 +135,12 @@ class GPT : public nn::Module {
 std::vector<float> next_token_distribution(const float* logits, int64_t V, const GenerateOptions& options);
 // Checks temperature > 0, top_k >= 0 and top_p in (0, 1]; throws naming `op` otherwise.
 void check_generate_options(const GenerateOptions& options, const char* op);
+
+// GPTConfig as JSON text (a checkpoint's metadata) and back: every field, the attention's settings
+// included (BigBird's seed too, which draws its random blocks), so that the checkpoint rebuilds the
+// model it was saved from. A config without "attention" (saved before the kinds) is full attention;
+// a missing or mistyped field fails naming it.
+std::string gpt_config_to_json(const GPTConfig& config);
+GPTConfig gpt_config_from_json(const std::string& text);
 
 }  // namespace ladder::models

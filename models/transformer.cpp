@@ -44,8 +44,10 @@ Transformer::Transformer(const TransformerConfig& config, Generator& gen) : Modu
                               std::make_shared<nn::SinusoidalPositionalEncoding>(E, config.max_len, config.dropout, gen));
   const nn::TransformerLayerOptions layer{.dim_feedforward = config.dim_feedforward, .dropout = config.dropout,
                                           .activation = config.activation, .norm_first = config.norm_first};
+  nn::TransformerLayerOptions encoder_layer = layer;
+  encoder_layer.attention = config.encoder_attention;
   encoder = register_module("encoder", std::make_shared<nn::TransformerEncoder>(
-                                           E, config.nhead, layer,
+                                           E, config.nhead, encoder_layer,
                                            nn::TransformerStackOptions{.num_layers = config.encoder_layers,
                                                                        .final_norm = config.norm_first},
                                            gen));

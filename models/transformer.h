@@ -35,6 +35,9 @@ struct TransformerConfig {
   bool norm_first = false;  // pre-LN; false: the original post-LN
   nn::FeedForwardActivation activation = nn::FeedForwardActivation::relu;
   int64_t max_len = 256;  // the longest source and target: rows of the sinusoidal table
+  // The encoder's self attention (nn/attention/attention_kind.h): full by default, or linear, bigbird, ...
+  // The decoder stays full: its causal self attention keeps a KV cache, its cross attention reads the source.
+  nn::AttentionSettings encoder_attention;
 };
 
 // Throws naming `model` unless every size is positive, nhead divides d_model and dropout is in [0, 1).

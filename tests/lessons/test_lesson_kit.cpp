@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "lessons/common/attention_flags.h"
 #include "lessons/common/cli.h"
 #include "lessons/common/run.h"
 #include "lessons/lesson_runner.h"
@@ -66,7 +68,10 @@ std::string captured_stdout(const std::function<void()>& body) {
 // A LessonCli parsed from `args`, as a lesson's main() would.
 struct ParsedCli {
   lessons::LessonCli cli;
-  explicit ParsedCli(std::vector<std::string> args) : cli("99_kit", "kit test", {.steps = 10, .lr = 0.5f}) {
+  // `declare` adds flags before parsing, as a lesson adds its own.
+  explicit ParsedCli(std::vector<std::string> args, const std::function<void(lessons::LessonCli&)>& declare = {})
+      : cli("99_kit", "kit test", {.steps = 10, .lr = 0.5f}) {
+    if (declare) declare(cli);
     args.insert(args.begin(), "lesson_99_kit");
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
@@ -165,6 +170,8 @@ TEST_CASE("every lesson refuses each bad flag value in one line, with status 2, 
       {"11_gpt", "--embd", "-8"},        {"11_gpt", "--block", "0"},         {"11_gpt", "--dropout", "1"},
       {"11_gpt", "--weight-decay", "nan"}, {"11_gpt", "--warmup", "-1"},     {"11_gpt", "--eval-every", "0"},
       {"11_gpt", "--sample", "0"},       {"11_gpt", "--temperature", "0"},
+      {"11_gpt", "--attention-block", "0"}, {"11_gpt", "--random-blocks", "-1"}, {"11_gpt", "--chunk", "0"},
+      {"10_transformer", "--attention-block", "x"}, {"10_transformer", "--random-blocks", "1.5"},
       {"12_linear_attention", "--length", "1"}, {"12_linear_attention", "--length", "65"},
       {"12_linear_attention", "--chunk", "0"}, {"12_linear_attention", "--max-n", "511"},
       {"12_linear_attention", "--max-n", "nan"},          {"12_linear_attention", "--layers", "0"},
@@ -217,6 +224,20 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
       {"11_gpt", "--prompt \"\x01\"", "has characters the model's vocabulary lacks"},
       {"11_gpt", "--lines", "--lines does not apply"},
       {"11_gpt", "--temperature 0.8", "--temperature applies to sampling from a checkpoint: give it with --load FILE"},
+      // The attention kind (lessons/common/attention_flags.h): unknown names, a setting for another kind,
+      // and a BigBird pattern that would see every block.
+      {"11_gpt", "--attention vq", "--attention 'vq' is not an attention kind; give one of full, linear, bigbird"},
+      {"11_gpt", "--attention linear --feature-map relu", "--feature-map 'relu' is not a feature map; give one of elu, cos, softmax, favor"},
+      {"11_gpt", "--feature-map cos", "--feature-map sets linear attention, but --attention is full; leave --feature-map out, or give --attention linear"},
+      {"11_gpt", "--attention linear --attention-block 8", "--attention-block sets bigbird attention, but --attention is linear"},
+      {"11_gpt", "--attention bigbird --chunk 8", "--chunk sets linear attention, but --attention is bigbird"},
+      {"11_gpt", "--attention bigbird --attention-block 16",
+       "--attention bigbird with --attention-block 16 and --random-blocks 2 over --block 64 in 4 blocks lets every query block see "
+       "every key block: that is full attention, only slower; give --attention-block 12 (the largest that leaves key blocks out)"},
+      {"11_gpt", "--attention bigbird --block 2 --attention-block 1", "the sequence is too short for a sparse pattern: give --attention full"},
+      {"10_transformer", "--attention sparse", "--attention 'sparse' is not an attention kind; give one of full, linear, bigbird"},
+      {"10_transformer", "--random-blocks 2", "--random-blocks sets bigbird attention, but --attention is full"},
+      {"10_transformer", "--attention bigbird --attention-block 16", "over the longest source (37 tokens) in 3 blocks lets every query block"},
       {"12_linear_attention", "--feature-map relu", "--feature-map 'relu' is not a feature map; give elu, cos, softmax or favor"},
       {"12_linear_attention", "--heads 3", "--heads 3 does not divide --embd 64"},
       {"12_linear_attention", "--lines", "--lines does not apply"},
@@ -236,6 +257,38 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
     CHECK_FALSE(fs::exists(out.path));
   }
   fs::remove(tiny);
+}
+
+TEST_CASE("the attention flags give the settings they name; a BigBird pattern that sees every block is refused") {
+  lessons::AttentionFlags flags;
+  const auto declare = [&flags](bool causal) {
+    return [&flags, causal](lessons::LessonCli& cli) { lessons::add_attention_options(cli, flags, "the kit's attention", causal); };
+  };
+  const ParsedCli linear({"--attention", "linear", "--feature-map", "cos", "--chunk", "5"}, declare(true));
+  const nn::AttentionSettings s = lessons::attention_settings("99_kit", linear.cli, flags, 9);
+  CHECK(s.kind == "linear");
+  CHECK(s.feature_map == "cos");
+  CHECK(s.chunk == 5);
+  CHECK(s.seed == 9);
+  CHECK(linear.cli.flags_json()["feature-map"] == "cos");
+  CHECK(lessons::describe_attention(s, /*causal=*/true) == "linear (feature map cos, chunk 5)");
+  CHECK(lessons::describe_attention(s, /*causal=*/false) == "linear (feature map cos)");
+
+  flags = {};
+  const ParsedCli bigbird({"--attention", "bigbird", "--attention-block", "8", "--random-blocks", "0"}, declare(false));
+  CHECK(std::find(flags.added.begin(), flags.added.end(), "--chunk") == flags.added.end());  // only causal attention has chunks
+  const nn::AttentionSettings b = lessons::attention_settings("99_kit", bigbird.cli, flags, 9);
+  CHECK(b.block == 8);
+  CHECK(b.random_blocks == 0);
+  CHECK(lessons::describe_attention(b, false) == "bigbird (blocks of 8, 0 random per query block)");
+  // 4 blocks of 8: bidirectionally the global first and last blocks and the window reach every block; causally
+  // block 3 sees blocks 0, 2 and 3 only.
+  lessons::check_pattern_fits("99_kit", b, 32, /*causal=*/true, "--length 32");
+  CHECK_THROWS_WITH_AS(lessons::check_pattern_fits("99_kit", b, 32, /*causal=*/false, "--length 32"),
+                       doctest::Contains("99_kit: --attention bigbird with --attention-block 8 and --random-blocks 0 over "
+                                         "--length 32 in 4 blocks lets every query block see every key block"),
+                       Error);
+  lessons::check_pattern_fits("99_kit", {.kind = "full"}, 1, false, "one position");  // only BigBird has a pattern
 }
 
 TEST_CASE("a loss that is not finite, or a perplexity that overflows, stops the run") {

@@ -540,6 +540,59 @@ TEST_CASE("lesson 11_gpt --quick: the GPT learns; samples at three temperatures;
   check_refused("11_gpt", "--load " + write_file("not_a_model.safetensors", "hello"), "not_a_model.safetensors");
 }
 
+TEST_CASE("lesson 11_gpt --attention linear and bigbird: it learns, says which kind ran, and --load samples with that kind") {
+  // A small GPT, to keep it to a second or two: one block, 32 wide, context 32 (BigBird: 8 blocks of 4).
+  const std::string small = "--quick --threads 1 --steps 20 --lr 3e-3 --eval-every 5 --warmup 2 --layers 1 --embd 32 --heads 2 --block 32";
+  for (const std::string kind : {"linear", "bigbird"}) {
+    TempDir out("lesson11_" + kind);
+    const std::string settings = kind == "bigbird" ? " --attention-block 4" : "";
+    const Ran ran = run_lesson("11_gpt", small + " --attention " + kind + settings + " --out " + out.path.string());
+    INFO(kind, "\n", ran.output);
+    REQUIRE(ran.status == 0);
+    check_files(out.path, {"summary.json", "samples.txt", "model.safetensors", "generation_speed.csv", "attention_layer1_head2.png"});
+    const std::vector<double> val = column(out.path / "metrics.csv", "val_loss");
+    REQUIRE(val.size() == 4);
+    CHECK(val.back() < val.front() - 0.3);
+    const nlohmann::json summary = summary_of(out.path);
+    CHECK(summary["metrics"]["attention"] == kind);
+    CHECK(summary["flags"]["attention"] == kind);
+    const std::string described = kind == "linear" ? "linear (feature map elu, chunk 64)" : "bigbird (blocks of 4, 2 random per query block)";
+    CHECK(ran.output.find("attention: " + described + "\n") != std::string::npos);
+    CHECK(ran.output.find("== 4. " + kind + " attention of every head") != std::string::npos);
+    check_ending(ran.output, out.path, {{"attention", "--attention"}});
+
+    const std::string model = (out.path / "model.safetensors").string();
+    const Ran sampled = run_lesson("11_gpt", "--load " + model + " --sample 20");
+    INFO(sampled.output);
+    REQUIRE(sampled.status == 0);
+    CHECK(sampled.output.find("context 32, " + described + " attention") != std::string::npos);
+    check_refused("11_gpt", "--load " + model + " --attention full --random-blocks 1",
+                  "--load samples from a trained model, so --attention, --random-blocks would be ignored");
+  }
+}
+
+TEST_CASE("lesson 10_transformer --attention linear: the encoder's self attention takes it, the decoder stays full") {
+  TempDir out("lesson10_linear");
+  const Ran ran = run_lesson("10_transformer", "--quick --threads 1 --attention linear --norm-steps 0 --steps 15 --warmup 2 "
+                                               "--layers 1 --pairs 300 --batch 32 --out " + out.path.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  check_files(out.path, {"summary.json", "model.safetensors", "beam_search.png", "attention_encoder.png", "attention_decoder.png",
+                         "attention_cross.png"});
+  const std::vector<double> val = column(out.path / "metrics.csv", "val_loss");
+  REQUIRE(val.size() == 15);
+  CHECK(val.back() < val.front() - 0.3);
+  CHECK(ran.output.find("encoder self attention: linear (feature map elu); the decoder's attention: full") != std::string::npos);
+  // One encoder layer of linear attention; the decoder's self and cross attention are full.
+  size_t linear_layers = 0;
+  for (size_t at = ran.output.find("LinearAttention("); at != std::string::npos; at = ran.output.find("LinearAttention(", at + 1))
+    ++linear_layers;
+  CHECK(linear_layers == 1);
+  const nlohmann::json m = summary_of(out.path)["metrics"];
+  CHECK(m["encoder_attention"] == "linear");
+  CHECK(m["test_bleu_beam4"].get<double>() > 0);
+}
+
 TEST_CASE("lesson 12_linear_attention --quick: one layer three ways agrees; the implied maps; GPTs per kind; cost against length") {
   TempDir out("lesson12");
   const Ran ran = run_lesson("12_linear_attention", "--quick --out " + out.path.string());

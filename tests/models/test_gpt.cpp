@@ -10,6 +10,7 @@ using namespace ladder;
 using namespace ladder::models;
 using ladder::testing::check_close;
 using ladder::testing::check_error;
+using ladder::testing::max_abs;
 
 namespace {
 
@@ -162,6 +163,58 @@ TEST_CASE("GPT with every attention kind: stepped logits equal the full forward,
       }
     }
   }
+}
+
+TEST_CASE("GPT config through JSON: every field and the attention's settings rebuild the same model") {
+  for (const std::string& kind : nn::attention_kind_names()) {
+    SUBCASE(kind.c_str()) {
+      GPTConfig config = tiny_config();
+      config.dropout = 0.25f, config.bias = false, config.tie_weights = false;
+      // BigBird: 8 blocks of 1, so that the seed's random blocks matter.
+      config.attention = {.kind = kind, .feature_map = "cos", .chunk = 3, .block = 1, .random_blocks = 2,
+                          .global_blocks = false, .seed = 77};
+      const GPTConfig back = gpt_config_from_json(gpt_config_to_json(config));
+      CHECK(back.vocab_size == 11);
+      CHECK(back.block_size == 8);
+      CHECK(back.n_layer == 2);
+      CHECK(back.n_head == 2);
+      CHECK(back.n_embd == 8);
+      CHECK(back.dropout == 0.25f);
+      CHECK_FALSE(back.bias);
+      CHECK_FALSE(back.tie_weights);
+      const nn::AttentionSettings& a = back.attention;
+      CHECK(a.kind == kind);
+      CHECK(a.feature_map == "cos");
+      CHECK(a.chunk == 3);
+      CHECK(a.block == 1);
+      CHECK(a.random_blocks == 2);
+      CHECK_FALSE(a.global_blocks);
+      CHECK(a.seed == 77);
+
+      config.dropout = 0;  // for the same logits in training mode
+      Generator gen(3);
+      GPT saved(config, gen);
+      GPT loaded(gpt_config_from_json(gpt_config_to_json(config)));
+      loaded.load_state_dict(saved.state_dict());
+      const Tensor seq = tensor({1, 4, 2, 8, 5, 7, 3, 10}, {1, 8});
+      CHECK(max_abs(saved.forward(seq) - loaded.forward(seq)) == 0);
+      if (kind == "bigbird") {  // another seed draws other random blocks: the seed had to travel
+        config.attention.seed = 78;
+        GPT reseeded(config);
+        reseeded.load_state_dict(saved.state_dict());
+        CHECK(max_abs(saved.forward(seq) - reseeded.forward(seq)) > 1e-4f);
+      }
+    }
+  }
+}
+
+TEST_CASE("GPT config from JSON: a config saved before the kinds is full attention; bad fields are named") {
+  const std::string old = R"({"vocab_size":5,"block_size":4,"n_layer":1,"n_head":1,"n_embd":4,"dropout":0,"bias":true,"tie_weights":true})";
+  CHECK(gpt_config_from_json(old).attention.kind == "full");
+  check_error([] { gpt_config_from_json(R"({"vocab_size":5})"); }, {"gpt_config_from_json", "cannot read block_size"});
+  check_error([&] { gpt_config_from_json(old.substr(0, old.size() - 1) + R"(,"attention":{"kind":3}})"); },
+              {"cannot read attention.kind", "gpt_config_to_json"});
+  check_error([] { gpt_config_from_json("{"); }, {"cannot read the text"});
 }
 
 TEST_CASE("MultiheadAttention::forward_step with every kind and rotary positions equals the causal forward") {

@@ -1,0 +1,45 @@
+// The attention kind as lesson flags: --attention (full, linear, bigbird: whatever
+// nn::attention_kind_names() lists), and the settings of each kind, --feature-map and --chunk
+// (linear), --attention-block and --random-blocks (bigbird). A lesson adds them to its LessonCli,
+// and after parse() turns them into the nn::AttentionSettings its model takes. A setting given for
+// a kind that does not read it is refused, never ignored.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lessons/common/cli.h"
+#include "nn/attention/attention_kind.h"
+
+namespace ladder::lessons {
+
+struct AttentionFlags {
+  std::string kind = "full";
+  std::string feature_map = "elu";  // linear
+  int64_t chunk = 64;               // linear, causal
+  int64_t block = 16;               // bigbird: positions per block
+  int64_t random_blocks = 2;        // bigbird: random key blocks per query block
+  std::vector<std::string> added;   // the flags add_attention_options declared, for --load's refusal
+};
+
+// Declares the flags on `cli` with the defaults `flags` holds. `where` names the attention they
+// choose in --help ("every block's self attention"); --chunk only when that attention is causal.
+void add_attention_options(LessonCli& cli, AttentionFlags& flags, const std::string& where, bool causal);
+
+// The settings the flags chose, after cli.parse(): fails naming the flag, the value and the choices
+// for an unknown kind or feature map, and for a kind's setting given with another kind.
+// `seed` draws BigBird's random blocks.
+nn::AttentionSettings attention_settings(const std::string& lesson, const LessonCli& cli, const AttentionFlags& flags,
+                                         uint64_t seed);
+
+// Fails when BigBird over a sequence of `length` positions would list every key block for every
+// query block, that is, be full attention, only slower: names `length_text` (what set the length:
+// "--block 64") and the largest --attention-block that leaves key blocks out. Any other kind passes.
+void check_pattern_fits(const std::string& lesson, const nn::AttentionSettings& settings, int64_t length, bool causal,
+                        const std::string& length_text);
+
+// One line saying which kind runs with which settings: "linear (feature map elu, chunk 64)".
+std::string describe_attention(const nn::AttentionSettings& settings, bool causal);
+
+}  // namespace ladder::lessons
