@@ -25,6 +25,14 @@ void check_options(const ListOpsOptions& o) {
   if (!(o.operator_p >= 0 && o.operator_p <= 1)) fail(op, "operator_p must be in [0, 1], got ", o.operator_p);
   if (o.train < 0 || o.val < 0 || o.test < 0)
     fail(op, "the parts need >= 0 expressions, got train ", o.train, ", val ", o.val, ", test ", o.test);
+  // The longest expression: every argument an operator down to max_depth, each with max_args.
+  int64_t longest = 2 + o.max_args;  // an operator over digits alone
+  for (int64_t depth = o.max_depth - 1; depth >= 1 && o.operator_p > 0 && longest < o.min_len; --depth)
+    longest = 2 + o.max_args * longest;
+  if (longest < o.min_len)
+    fail(op, "the longest expression that max_depth ", o.max_depth, " and max_args ", o.max_args,
+         (o.operator_p > 0 ? "" : " with operator_p 0"), " allow has ", longest, " tokens, fewer than min_len ", o.min_len,
+         "; raise max_depth or max_args, or lower min_len");
 }
 
 // Appends an operator at nesting `depth` (the outermost is 1) and its arguments to `ids`; gives up

@@ -197,9 +197,11 @@ std::vector<std::string> save_line_chart(const std::string& stem, const LineChar
   const bool dots = std::any_of(series.begin(), series.end(), [](const Drawn& d) {
     return std::any_of(d.runs.begin(), d.runs.end(), [](const auto& run) { return run.size() == 1; });
   });
-  const double x_pad = dots ? 0.02 * (x_max - x_min) : 0;  // a lone point is a dot: keep it off the edge
+  double biggest = 1;  // the largest dot, times the default: bigger dots need more room at the edges
+  for (const Series& s : chart.series) biggest = std::max(biggest, s.dot_size);
+  const double x_pad = dots ? 0.02 * biggest * (x_max - x_min) : 0;  // a lone point is a dot: keep it off the edge
   x_min -= x_pad, x_max += x_pad;
-  const double pad = y_max > y_min ? 0.05 * (y_max - y_min) : 0.5;
+  const double pad = y_max > y_min ? 0.05 * biggest * (y_max - y_min) : 0.5;
   const double top = y_max + pad, bottom = y_min - pad;
   // Values off the scale get a mark just inside the plot's top or bottom edge.
   constexpr double kMarkScale = 0.9;
@@ -230,7 +232,8 @@ std::vector<std::string> save_line_chart(const std::string& stem, const LineChar
       plcol0(page::series_colour(k));
       plwidth(page::kLineWidth);
       page::set_dashes(k);
-      plschr(0, chart.series[k].dots ? 0.7 : page::kTextScale);  // scattered data: small dots, there are many
+      const double dot = chart.series[k].dot_size > 0 ? chart.series[k].dot_size : 1;
+      plschr(0, chart.series[k].dots ? 0.7 * dot : page::kTextScale);  // scattered data: small dots, there are many
       for (const auto& run : series[k].runs) {
         std::vector<PLFLT> xs, ys;
         for (const Point& p : run) xs.push_back(p.x), ys.push_back(p.y);

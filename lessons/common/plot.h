@@ -18,6 +18,7 @@ struct Series {
   std::string name;
   std::vector<double> x, y;
   bool dots = false;  // a dot at each point and no line between them: scattered data
+  double dot_size = 0;  // dots: their size, times the default's (a third value such as memory); 0: the default
 };
 
 struct LineChart {

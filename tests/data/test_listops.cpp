@@ -134,9 +134,14 @@ TEST_CASE("listops errors") {
   check_error([&] { make_listops(with([](auto& o) { o.max_args = 1; })); }, {"max_args must be >= 2", "got 1"});
   check_error([&] { make_listops(with([](auto& o) { o.operator_p = 1.5; })); }, {"operator_p must be in [0, 1], got 1.5"});
   check_error([&] { make_listops(with([](auto& o) { o.test = -2; })); }, {"got train 300, val 50, test -2"});
-  // Two levels of at most 2 arguments make at most 10 tokens: 500 or more never turns up.
-  check_error([&] { make_listops(with([](auto& o) { o.max_depth = 2, o.max_args = 2, o.min_len = 500, o.max_len = 600; })); },
-              {"no expression of 500 to 600 tokens", "widen the length range"});
+  // Two levels of at most 3 arguments make at most 2 + 3 * (2 + 3) = 17 tokens.
+  check_error([&] { make_listops(with([](auto& o) { o.max_depth = 2, o.max_args = 3, o.min_len = 18; })); },
+              {"the longest expression that max_depth 2 and max_args 3 allow has 17 tokens, fewer than min_len 18"});
+  CHECK(make_listops(with([](auto& o) { o.max_depth = 2, o.max_args = 3, o.min_len = 17, o.operator_p = 0.9; })).train.lengths[0] == 17);
+  check_error([&] { make_listops(with([](auto& o) { o.operator_p = 0; })); }, {"with operator_p 0 allow has 7 tokens"});
+  // Possible, but an operator nests once in a million arguments: 100 tokens never turns up.
+  check_error([&] { make_listops(with([](auto& o) { o.operator_p = 1e-6, o.min_len = 100, o.max_len = 200; })); },
+              {"no expression of 100 to 200 tokens", "widen the length range"});
   check_error([] { listops_ids("[MAX 3 (4 ]"); }, {"listops_ids", "'(4' is not a ListOps word"});
   check_error([] { evaluate_listops(listops_ids("[MAX 3 ] ]")); }, {"evaluate_listops", "']' at position 3 closes no operator"});
   check_error([] { evaluate_listops(listops_ids("[MAX 3 [MIN 4 ]")); }, {"1 operator(s) left open"});

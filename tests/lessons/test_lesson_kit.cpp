@@ -33,7 +33,7 @@ namespace {
 const std::vector<std::string> kLessons = {"00_autograd", "01_ngram",     "02_regression", "03_mlp",
                                            "04_cnn",      "05_rnn",       "06_gated_rnn",  "07_seq2seq",
                                            "08_attention_pooling",        "09_attention_seq2seq", "10_transformer",
-                                           "11_gpt",      "12_linear_attention",  "13_bigbird"};
+                                           "11_gpt",      "12_linear_attention",  "13_bigbird",    "15_long_range"};
 
 // parse_number's message for `text`, or "" when the value is accepted.
 template <class T>
@@ -178,7 +178,11 @@ TEST_CASE("every lesson refuses each bad flag value in one line, with status 2, 
       {"12_linear_attention", "--block", "1"},
       {"13_bigbird", "--block", "0"},    {"13_bigbird", "--random", "65"},   {"13_bigbird", "--values", "11"},
       {"13_bigbird", "--keys", "1"},     {"13_bigbird", "--distance", "2"},  {"13_bigbird", "--max-n", "128"},
-      {"13_bigbird", "--distractors", "-1"}, {"13_bigbird", "--examples", "21"}};
+      {"13_bigbird", "--distractors", "-1"}, {"13_bigbird", "--examples", "21"},
+      {"15_long_range", "--max-len", "3"}, {"15_long_range", "--min-len", "-1"}, {"15_long_range", "--max-depth", "0"},
+      {"15_long_range", "--max-args", "1"}, {"15_long_range", "--recall-len", "15"}, {"15_long_range", "--train", "0"},
+      {"15_long_range", "--test", "0"}, {"15_long_range", "--d-model", "2"}, {"15_long_range", "--layers", "0"},
+      {"15_long_range", "--bigbird-block", "0"}};
   std::vector<std::tuple<std::string, std::string, std::string>> cases = own;
   for (const std::string& lesson : kLessons)
     for (const auto& [flag, value] : common) cases.emplace_back(lesson, flag, value);
@@ -247,7 +251,13 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
       {"13_bigbird", "--length 256 --random 0", "give at least 5 blocks: --length 320 or more"},
       {"13_bigbird", "--block 4", "256 blocks, more than 128 would make tiles too small to see"},
       {"13_bigbird", "--distance 600", "--distance 600 must be below --task-length 512"},
-      {"13_bigbird", "--distractors 200", "200 distractor pairs and the asked one would fill more than half"}};
+      {"13_bigbird", "--distractors 200", "200 distractor pairs and the asked one would fill more than half"},
+      {"15_long_range", "--kinds full,relu", "--kinds: 'relu' is not a kind; give 'all' or some of full,linear_elu,"},
+      {"15_long_range", "--kinds full,,lstm", "--kinds: '' is not a kind"},
+      {"15_long_range", "--kinds lstm,full,lstm", "--kinds: 'lstm' is named twice"},
+      {"15_long_range", "--min-len 300 --max-len 200", "--min-len 300 is above --max-len 200"},
+      {"15_long_range", "--d-model 30", "--d-model 30 must be a multiple of the 4 heads; give 32"},
+      {"15_long_range", "--max-depth 1 --max-args 2 --min-len 5", "the longest expression that max_depth 1 and max_args 2 allow has 4 tokens"}};
   for (const auto& [lesson, args, expected] : cases) {
     const Ran ran = run_lesson(lesson, "--quick --threads 1 " + args + to);
     INFO(lesson, " ", args, ":\n", ran.output);

@@ -665,3 +665,57 @@ TEST_CASE("lesson 13_bigbird --quick: the pattern drawn and counted, the retriev
   CHECK(ran.output.find("chance level: 1 / 10 values = 0.100") != std::string::npos);
   check_ending(ran.output, out.path, {{"tiles_bidirectional", "tiles BigBird computes"}, {"task_chance", "guessing"}});
 }
+
+TEST_CASE("lesson 15_long_range --quick: both tasks printed, every kind trained on each, the table and the charts") {
+  TempDir out("lesson15");
+  const Ran ran = run_lesson("15_long_range", "--quick --out " + out.path.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  check_files(out.path, {"summary.json", "metrics.csv", "results.csv", "accuracy_speed_listops.png",
+                         "accuracy_speed_listops.svg", "accuracy_speed_recall.png", "loss_listops.png", "loss_recall.svg"});
+  const nlohmann::json m = summary_of(out.path)["metrics"];
+  CHECK(m["listops_chance"].get<double>() == doctest::Approx(0.1));
+  CHECK(m["recall_chance"].get<double>() == doctest::Approx(0.1));
+  const auto results = rows(out.path / "results.csv");
+  const std::vector<std::string> kinds = {"full", "linear_elu", "linear_cos", "linear_softmax", "bigbird", "lstm"};
+  REQUIRE(results.size() == 2 * kinds.size());
+  for (size_t r = 0; r < results.size(); ++r) {
+    const auto& row = results[r];
+    CHECK(row.at("kind") == kinds[r / 2]);  // kind by kind, each on both tasks
+    CHECK(row.at("task") == (r % 2 ? "recall" : "listops"));
+    const double acc = std::stod(row.at("test_acc"));
+    CHECK(acc >= 0);
+    CHECK(acc <= 1);
+    CHECK(m[row.at("task") + "_acc_" + row.at("kind")].get<double>() == doctest::Approx(acc).epsilon(1e-5));
+    CHECK(std::stod(row.at("steps_per_s")) > 0);
+    CHECK(std::stod(row.at("peak_mib")) > 0);
+  }
+  // The loss fell on ListOps: summed over the kinds, the mean of the last 5 points of the curves is
+  // below that of the first 5. Associative recall is only checked finite: 40 steps of 16 leave it at chance.
+  const auto curve_ends = [&](const std::string& task) {
+    double first = 0, last = 0;
+    for (const std::string& kind : kinds) {
+      std::vector<double> losses;
+      for (const auto& row : rows(out.path / "metrics.csv"))
+        if (row.at("task") == task && row.at("kind") == kind) losses.push_back(std::stod(row.at("train_loss")));
+      REQUIRE(losses.size() >= 10);
+      for (size_t i = 0; i < 5; ++i) first += losses[i] / 5, last += losses[losses.size() - 1 - i] / 5;
+      for (const double loss : losses) CHECK(std::isfinite(loss));
+    }
+    return std::pair{first, last};
+  };
+  const auto [first, last] = curve_ends("listops");
+  CHECK(last < first - 0.5);  // 0.08 nats per kind on average
+  curve_ends("recall");
+  CHECK(ran.output.find("[MAX 4 3 [MIN 2 3 ] 1 0 [MED 1 5 8 9 2 ] ] = 5") != std::string::npos);
+  CHECK(ran.output.find("answers: 0:") != std::string::npos);
+  check_ending(ran.output, out.path, {{"listops_acc_full", "ListOps, test accuracy"}, {"recall_chance", "guessing"}});
+
+  TempDir two("lesson15_kinds");  // --kinds picks and orders
+  const Ran picked = run_lesson("15_long_range", "--quick --kinds lstm,full --steps 3 --out " + two.path.string());
+  REQUIRE(picked.status == 0);
+  const auto picked_rows = rows(two.path / "results.csv");
+  REQUIRE(picked_rows.size() == 4);
+  CHECK(picked_rows[0].at("kind") == "lstm");
+  CHECK(picked_rows[2].at("kind") == "full");
+}
