@@ -677,7 +677,7 @@ TEST_CASE("lesson 15_long_range --quick: both tasks printed, every kind trained 
   CHECK(m["listops_chance"].get<double>() == doctest::Approx(0.1));
   CHECK(m["recall_chance"].get<double>() == doctest::Approx(0.1));
   const auto results = rows(out.path / "results.csv");
-  const std::vector<std::string> kinds = {"full", "linear_elu", "linear_cos", "linear_softmax", "bigbird", "lstm"};
+  const std::vector<std::string> kinds = {"full", "linear_elu", "linear_cos", "linear_softmax", "linear_favor", "bigbird", "lstm"};
   REQUIRE(results.size() == 2 * kinds.size());
   for (size_t r = 0; r < results.size(); ++r) {
     const auto& row = results[r];
