@@ -178,7 +178,9 @@ TEST_CASE("every lesson refuses each bad flag value in one line, with status 2, 
       {"12_linear_attention", "--block", "1"},
       {"13_bigbird", "--block", "0"},    {"13_bigbird", "--random", "65"},   {"13_bigbird", "--values", "11"},
       {"13_bigbird", "--keys", "1"},     {"13_bigbird", "--distance", "2"},  {"13_bigbird", "--max-n", "128"},
-      {"13_bigbird", "--distractors", "-1"}, {"13_bigbird", "--examples", "21"}};
+      {"13_bigbird", "--distractors", "-1"}, {"13_bigbird", "--examples", "21"}, {"13_bigbird", "--width", "2"},
+      {"13_bigbird", "--layers", "13"},  {"13_bigbird", "--heads", "0"},   {"13_bigbird", "--train-size", "0"},
+      {"13_bigbird", "--test-size", "5"}, {"13_bigbird", "--warmup", "-1"}};
   std::vector<std::tuple<std::string, std::string, std::string>> cases = own;
   for (const std::string& lesson : kLessons)
     for (const auto& [flag, value] : common) cases.emplace_back(lesson, flag, value);
@@ -242,12 +244,20 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
       {"12_linear_attention", "--heads 3", "--heads 3 does not divide --embd 64"},
       {"12_linear_attention", "--lines", "--lines does not apply"},
       {"12_linear_attention", "--steps 50 --warmup 50", "--warmup 50 leaves no step of --steps 50"},
-      {"13_bigbird", "--length 1000", "--length 1000 is not a multiple of --block 64: the picture draws whole blocks; give --length 1024"},
-      {"13_bigbird", "--length 448", "--length 448 / --block 64 = 7 blocks is too short for the pattern"},
-      {"13_bigbird", "--length 256 --random 0", "give at least 5 blocks: --length 320 or more"},
-      {"13_bigbird", "--block 4", "256 blocks, more than 128 would make tiles too small to see"},
-      {"13_bigbird", "--distance 600", "--distance 600 must be below --task-length 512"},
-      {"13_bigbird", "--distractors 200", "200 distractor pairs and the asked one would fill more than half"}};
+      {"13_bigbird", "--length 100", "--length 100 is not a multiple of --block 8: the picture draws whole blocks; give --length 104"},
+      {"13_bigbird", "--length 56", "--length 56 / --block 8 = 7 blocks is too short for the pattern"},
+      {"13_bigbird", "--length 32 --random 0", "give at least 5 blocks: --length 40 or more"},
+      {"13_bigbird", "--length 2048", "256 blocks, more than 128 would make tiles too small to see"},
+      {"13_bigbird", "--distance 200", "--distance 200 must be below --task-length 128"},
+      {"13_bigbird", "--distractors 200", "200 distractor pairs and the asked one would fill more than half"},
+      {"13_bigbird", "--task-length 48 --distractors 2",
+       "--task-length 48 in blocks of --block 8 = 6 blocks is too short for part 4's patterns"},
+      // 36 = 4 blocks of 8 and a padded fifth; r = 1 needs 6
+      {"13_bigbird", "--task-length 36 --distractors 2 --random 1", "= 5 blocks is too short for part 4's patterns: "
+                                                                    "with up to 2 global + 3 window + 1 random blocks listed"},
+      {"13_bigbird", "--width 30", "--width 30 is not a multiple of --heads 4: each head takes width / heads features; "
+                                   "give --width 32"},
+      {"13_bigbird", "--steps 50 --warmup 50", "--warmup 50 leaves no step of --steps 50"}};
   for (const auto& [lesson, args, expected] : cases) {
     const Ran ran = run_lesson(lesson, "--quick --threads 1 " + args + to);
     INFO(lesson, " ", args, ":\n", ran.output);
