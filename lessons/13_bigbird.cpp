@@ -1,4 +1,4 @@
-// Lesson 13: BigBird's block-sparse attention, the parts that need no training.
+// Lesson 13: BigBird's block-sparse attention.
 //
 //  1. the attention pattern as the paper draws it: the grid of (query block, key block) tiles, the
 //     global, window and random ones in three colours, bidirectional and causal side by side; how
@@ -6,14 +6,17 @@
 //  2. the task where distant tokens matter (data/retrieval.h): generated examples, printed one block
 //     per line, the distance from the asked key to the question, the chance level;
 //  3. the time of one attention layer (forward + backward) against the sequence length, full and
-//     BigBird, and where BigBird gets ahead.
-// The accuracy comparison (full, window-only, window + global and BigBird on the task) is to come.
+//     BigBird, and where BigBird gets ahead;
+//  4. a classifier (models/encoder_classifier.h) trained on the task with full attention, the
+//     window alone, window + global and BigBird, same model and budget: the accuracy table, and
+//     accuracy by how many blocks back the asked key sits, which shows where the window alone fails.
 // The note that goes with it: docs/13_bigbird.md.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -21,6 +24,8 @@
 #include "core/error.h"
 #include "core/ops.h"
 #include "data/retrieval.h"
+#include "models/encoder_classifier.h"
+#include "lessons/common/classifier_training.h"
 #include "lessons/common/cli.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/plot_page.h"
@@ -35,6 +40,7 @@ namespace {
 constexpr const char* kLesson = "13_bigbird";
 constexpr int64_t kHeads = 4, kDim = 64;  // part 3: one layer of 4 heads of 64
 constexpr int64_t kMaxDrawnBlocks = 128;  // more blocks than this make tiles too small to see
+constexpr int64_t kDefaultSteps = 600;     // part 4: training steps of each of the four classifiers
 
 // ---- 1. the pattern ----
 
@@ -195,7 +201,7 @@ TaskFacts show_task(const data::RetrievalTaskOptions& options, int64_t block, in
               static_cast<long long>(sample), static_cast<long long>(facts.nearest),
               static_cast<long long>(facts.farthest), facts.mean, static_cast<long long>(facts.nearest / block),
               static_cast<long long>(facts.farthest / block), static_cast<long long>(block));
-  std::printf("   a sliding window of 3 blocks moves information one block per layer: %lld layers before the\n"
+  std::printf("   a sliding window of 3 blocks moves information one block per layer: %lld layer(s) before the\n"
               "   question can reach the nearest key; with global blocks 1 is enough, the question being in the\n"
               "   last block, which is global and sees every block\n",
               static_cast<long long>(facts.window_layers));
@@ -278,26 +284,213 @@ Timing time_against_length(lessons::Run& run, int64_t max_n, uint64_t seed) {
   return t;
 }
 
+
+// ---- 4. the four patterns trained on the task ----
+
+// The patterns compared: full attention, and BigBird's pattern with parts of it taken away.
+struct Variant {
+  const char* name;   // in file and metric names
+  const char* label;  // in tables and legends
+  bool bigbird, global, random;
+};
+constexpr Variant kVariants[] = {{"full", "full", false, false, false},
+                                 {"window", "window only", true, false, false},
+                                 {"window_global", "window + global", true, true, false},
+                                 {"bigbird", "BigBird", true, true, true}};
+
+nn::AttentionSettings attention_of(const Variant& v, int64_t block, int64_t random, uint64_t seed) {
+  if (!v.bigbird) return {.kind = "full"};
+  return {.kind = "bigbird", .block = block, .random_blocks = v.random ? random : 0, .global_blocks = v.global,
+          .seed = seed};
+}
+
+struct ModelSize {
+  int64_t width = 64, layers = 1, heads = 4;
+};
+
+struct Comparison {
+  std::vector<std::string> labels;
+  std::vector<double> test_accuracy, ms_per_step, within_reach, beyond_reach;
+  std::vector<std::vector<double>> by_blocks_back;  // [variant][blocks between key and question]: accuracy
+  std::vector<int64_t> counts;                      // test sequences per number of blocks back
+  std::vector<lessons::Series> val_curves;
+};
+
+// The task as the classifiers read it: each pair as one token, key k with value v becoming token
+// 2 + keys + values + k * values + v at the key's place and filler at the value's, so that finding
+// the asked pair is one attention hop (the question's key against the pair tokens); the question's
+// '?' and key stay as they are. As two tokens, the model must first learn from its position
+// embeddings which value follows which key, which takes more steps than this lesson's budget.
+lessons::LabelledSequences pair_tokens(const data::RetrievalSet& set, const data::RetrievalTaskOptions& o) {
+  const int64_t rows = set.tokens.size(0), length = o.length;
+  const int64_t first_key = data::key_token(0), first_value = data::value_token(0, o);
+  const int64_t first_pair = data::retrieval_vocabulary(o);
+  Tensor tokens = set.tokens.clone();  // (N,T)
+  float* t = tokens.data();
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t p = r * length; p < r * length + length - 2; ++p) {
+      const auto key = static_cast<int64_t>(t[p]) - first_key, value = static_cast<int64_t>(t[p + 1]) - first_value;
+      if (key < 0 || key >= o.keys || value < 0 || value >= o.values) continue;
+      t[p] = static_cast<float>(first_pair + key * o.values + value);
+      t[p + 1] = 0;  // filler
+    }
+  return {tokens, set.answers};
+}
+
+// How many blocks back from the question's block the asked key sits, per test sequence.
+std::vector<int64_t> blocks_back(const data::RetrievalSet& set, int64_t length, int64_t block) {
+  std::vector<int64_t> back;
+  for (const int64_t key : set.key_positions) back.push_back((length - 1) / block - key / block);
+  return back;
+}
+
+Comparison compare_patterns(lessons::Run& run, const data::RetrievalSplits& task, const data::RetrievalTaskOptions& o,
+                            const ModelSize& size, const lessons::ClassifierTraining& training, int64_t block,
+                            int64_t random, uint64_t seed) {
+  const int64_t blocks = (o.length + block - 1) / block;
+  std::printf("\n== 4. the four patterns trained on the task: n = %lld, blocks of %lld, r = %lld ==\n",
+              static_cast<long long>(o.length), static_cast<long long>(block), static_cast<long long>(random));
+  std::printf("   EncoderClassifier (each pair one token, the answer read at the question's key): %lld layer(s), "
+              "%lld heads,\n   %lld wide; %lld steps of batch %lld, lr %g; %lld training sequences, %lld validation, "
+              "%lld test;\n   the same initial weights and batches for all four\n",
+              static_cast<long long>(size.layers), static_cast<long long>(size.heads),
+              static_cast<long long>(size.width), static_cast<long long>(training.steps),
+              static_cast<long long>(training.batch), static_cast<double>(training.lr),
+              static_cast<long long>(task.train.tokens.size(0)), static_cast<long long>(task.val.tokens.size(0)),
+              static_cast<long long>(task.test.tokens.size(0)));
+  const std::vector<int64_t> back = blocks_back(task.test, o.length, block);
+  const lessons::LabelledSequences train = pair_tokens(task.train, o), val = pair_tokens(task.val, o),
+                                   test_set = pair_tokens(task.test, o);
+  Comparison c;
+  c.counts.assign(static_cast<size_t>(blocks), 0);
+  for (const int64_t b : back) ++c.counts[static_cast<size_t>(b)];
+  for (const Variant& v : kVariants) {
+    std::printf("-- %s\n", v.label);
+    Generator init(seed);  // the same initial weights for every variant: the kinds have no parameters
+    models::EncoderClassifier model({.vocab_size = data::retrieval_vocabulary(o) + o.keys * o.values,
+                                     .num_classes = o.values,
+                                     .max_len = o.length,
+                                     .d_model = size.width,
+                                     .nhead = size.heads,
+                                     .num_layers = size.layers,
+                                     .dim_feedforward = 2 * size.width,
+                                     .pooling = models::Pooling::last,  // the question's key, which sees the asked pair
+                                     .attention = attention_of(v, block, random, seed)},
+                                    init);
+    const lessons::ClassifierReport report = lessons::train_classifier(
+        run, model, train, val, training, v.label, std::string("train_") + v.name + ".csv");
+    const lessons::Predictions test = lessons::predict(model, test_set, training.batch);
+    std::vector<double> correct(static_cast<size_t>(blocks), 0);
+    double near = 0, near_count = 0, far = 0, far_count = 0;
+    for (size_t n = 0; n < back.size(); ++n) {
+      const bool right = test.classes[n] == static_cast<int64_t>(task.test.answers.data()[n]);
+      correct[static_cast<size_t>(back[n])] += right ? 1 : 0;
+      const bool within = back[n] <= size.layers;  // a window of 3 blocks moves one block per layer
+      (within ? near : far) += right ? 1 : 0;
+      (within ? near_count : far_count) += 1;
+    }
+    for (size_t b = 0; b < correct.size(); ++b)
+      correct[b] = c.counts[b] ? correct[b] / static_cast<double>(c.counts[b]) : NAN;
+    c.labels.push_back(v.label);
+    c.test_accuracy.push_back(test.accuracy);
+    c.ms_per_step.push_back(1000 * report.seconds / static_cast<double>(training.steps));
+    c.within_reach.push_back(near_count > 0 ? near / near_count : NAN);
+    c.beyond_reach.push_back(far_count > 0 ? far / far_count : NAN);
+    c.by_blocks_back.push_back(correct);
+    c.val_curves.push_back(report.val_loss_curve);
+  }
+  return c;
+}
+
+void print_comparison(const Comparison& c, const data::RetrievalTaskOptions& o, int64_t steps, int64_t layers) {
+  std::printf("\n   test accuracy (chance %.3f), %lld steps each; 'within reach': the key at most %lld block(s) back "
+              "(as many as\n   the layers: each moves information one block through a window of 3)\n",
+              data::retrieval_chance(o), static_cast<long long>(steps), static_cast<long long>(layers));
+  std::printf("   %-16s %10s %14s %14s %12s\n", "pattern", "test acc", "within reach", "beyond reach", "ms per step");
+  for (size_t v = 0; v < c.labels.size(); ++v)
+    std::printf("   %-16s %10.3f %14.3f %14.3f %12.1f\n", c.labels[v].c_str(), c.test_accuracy[v], c.within_reach[v],
+                c.beyond_reach[v], c.ms_per_step[v]);
+  std::printf("\n   accuracy by how many blocks back the asked key sits (0: in the question's block)\n   %6s %6s",
+              "blocks", "count");
+  for (const std::string& label : c.labels) std::printf(" %16s", label.c_str());
+  std::printf("\n");
+  for (size_t b = 0; b < c.counts.size(); ++b) {
+    if (c.counts[b] == 0) continue;
+    std::printf("   %6zu %6lld", b, static_cast<long long>(c.counts[b]));
+    for (const auto& accuracy : c.by_blocks_back) std::printf(" %16.3f", accuracy[b]);
+    std::printf("\n");
+  }
+}
+
+void plot_comparison(lessons::Run& run, const Comparison& c, const data::RetrievalTaskOptions& o, int64_t block) {
+  std::vector<std::string> columns{"blocks_back", "count"};
+  for (const Variant& v : kVariants) columns.push_back(std::string("acc_") + v.name);
+  lessons::CsvWriter csv(run.file("accuracy_by_distance.csv"), columns);
+  for (size_t b = 0; b < c.counts.size(); ++b) {
+    std::vector<double> row{static_cast<double>(b), static_cast<double>(c.counts[b])};
+    for (const auto& accuracy : c.by_blocks_back) row.push_back(accuracy[b]);
+    csv.row(row);
+  }
+  std::vector<lessons::Series> by_distance;
+  for (size_t v = 0; v < c.labels.size(); ++v) {
+    lessons::Series s{.name = c.labels[v]};
+    for (size_t b = 0; b < c.counts.size(); ++b) {
+      if (c.counts[b] == 0) continue;
+      s.x.push_back(static_cast<double>(b));
+      s.y.push_back(c.by_blocks_back[v][b]);
+    }
+    by_distance.push_back(s);
+  }
+  by_distance.push_back({.name = "chance",
+                         .x = {0, static_cast<double>(c.counts.size() - 1)},
+                         .y = {data::retrieval_chance(o), data::retrieval_chance(o)}});
+  run.wrote(lessons::save_line_chart(
+      run.path("accuracy_by_distance"),
+      {.title = cat("Test accuracy by the asked key's distance (n = ", o.length, ", blocks of ", block, ")"),
+       .x_label = "blocks between the asked key and the question",
+       .y_label = "test accuracy",
+       .series = by_distance,
+       .x_tick = c.counts.size() <= 20 ? 1.0 : 0.0}));
+  run.wrote(lessons::save_line_chart(run.path("validation_loss"),
+                                     {.title = "Validation loss of the four patterns, same model and budget",
+                                      .x_label = "step",
+                                      .y_label = "cross-entropy (nats)",
+                                      .series = c.val_curves}));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   return lessons::lesson_main([&] {
     lessons::LessonCli cli(kLesson,
                            "Lesson 13: BigBird block-sparse attention: the pattern, the long-range retrieval task, time "
-                           "against length.\n(No training yet: --steps, --lr and --batch do not apply.)",
-                           {});
-    int64_t length = 1024, block = 64, random = 3, max_n = 8192, examples = 2;
-    data::RetrievalTaskOptions task{.length = 512, .min_distance = 256};
+                           "against length, and full attention, the window alone, window + global and BigBird "
+                           "trained on the task.",
+                           {.steps = kDefaultSteps, .lr = 1.5e-3f, .batch = 32});
+    int64_t length = 128, block = 8, random = 3, max_n = 8192, examples = 2;
+    int64_t test_size = 2000;
+    data::RetrievalTaskOptions task{.length = 128, .min_distance = 8, .train = 20000, .val = 500};
+    ModelSize size;
+    lessons::ClassifierTraining training{.warmup = 50};
     cli.option("--length", length, "part 1: sequence length of the drawn pattern", {2, 1 << 16});
-    cli.option("--block", block, "part 1 and the task's printout: positions per block b", {1, 4096});
-    cli.option("--random", random, "part 1: random blocks r per query block", {0, 64});
-    cli.option("--task-length", task.length, "part 2: tokens per sequence of the retrieval task", {6, 1 << 16});
-    cli.option("--distance", task.min_distance, "part 2: the asked key at least this many positions back", {3, 1 << 16});
-    cli.option("--keys", task.keys, "part 2: distinct keys", {2, 26});
-    cli.option("--values", task.values, "part 2: distinct values (the classes)", {2, 10});
-    cli.option("--distractors", task.distractors, "part 2: other key/value pairs per sequence", lessons::non_negative);
+    cli.option("--block", block, "parts 1, 2 and 4: positions per block b", {1, 4096});
+    cli.option("--random", random, "parts 1 and 4: random blocks r per query block", {0, 64});
+    cli.option("--task-length", task.length, "parts 2 and 4: tokens per sequence of the retrieval task", {6, 1 << 16});
+    cli.option("--distance", task.min_distance, "parts 2 and 4: the asked key at least this many positions back",
+               {3, 1 << 16});
+    cli.option("--keys", task.keys, "parts 2 and 4: distinct keys", {2, 26});
+    cli.option("--values", task.values, "parts 2 and 4: distinct values (the classes)", {2, 10});
+    cli.option("--distractors", task.distractors, "parts 2 and 4: other key/value pairs per sequence",
+               lessons::non_negative);
     cli.option("--examples", examples, "part 2: sequences printed", {0, 20});
     cli.option("--max-n", max_n, "part 3: the longest sequence timed (from 256, doubling)", {256, 1 << 15});
+    cli.option("--width", size.width, "part 4: the classifier's model width (a multiple of --heads)", {4, 1024});
+    cli.option("--layers", size.layers, "part 4: encoder layers", {1, 12});
+    cli.option("--heads", size.heads, "part 4: attention heads per layer", {1, 16});
+    cli.option("--train-size", task.train, "part 4: training sequences (each step draws --batch of them)", {1, 1 << 20});
+    cli.option("--test-size", test_size, "part 4: test sequences", {10, 1 << 20});
+    cli.option("--warmup", training.warmup, "part 4: steps of linear learning-rate warmup before the cosine decay",
+               lessons::non_negative);
     cli.parse(argc, argv);
     if (length % block != 0)
       fail(kLesson, "--length ", length, " is not a multiple of --block ", block,
@@ -319,41 +512,80 @@ int main(int argc, char** argv) {
     data::RetrievalTaskOptions no_sequences = task;  // the task's own checks, before any work
     no_sequences.train = no_sequences.val = no_sequences.test = 0;
     data::make_retrieval_task(no_sequences);
+    if (size.width % size.heads != 0)
+      fail(kLesson, "--width ", size.width, " is not a multiple of --heads ", size.heads,
+           ": each head takes width / heads features; give --width ", (size.width / size.heads + 1) * size.heads);
+    const int64_t task_blocks = (task.length + block - 1) / block;  // the last one padded when b does not divide n
+    if (task_blocks < random + 5)
+      fail(kLesson, "--task-length ", task.length, " in blocks of --block ", block, " = ", task_blocks,
+           " blocks is too short for part 4's patterns: with up to 2 global + 3 window + ", random,
+           " random blocks listed, BigBird's query blocks would see every block, as full attention's do; "
+           "give at least ", random + 5, " blocks: --task-length ", (random + 5) * block,
+           " or more, or a smaller --block or --random");
+    if (!cli.given("--warmup")) training.warmup = std::min(training.warmup, cli.common.steps / 10);
+    if (training.warmup >= cli.common.steps)
+      fail(kLesson, "--warmup ", training.warmup, " leaves no step of --steps ", cli.common.steps,
+           " for the cosine decay; give a smaller --warmup");
     int64_t sample = 1000;
-    if (cli.common.quick) max_n = 512, sample = 100, examples = std::min<int64_t>(examples, 1);
+    if (cli.common.quick) {
+      max_n = 512, sample = 100, examples = std::min<int64_t>(examples, 1);
+      cli.common.steps = std::min<int64_t>(cli.common.steps, 4);
+      training.warmup = std::min<int64_t>(training.warmup, 1);
+      task.train = std::min<int64_t>(task.train, 64), task.val = 32, test_size = std::min<int64_t>(test_size, 64);
+      size.layers = std::min<int64_t>(size.layers, 1);
+    }
+    task.test = test_size;
+    training.steps = cli.common.steps, training.batch = cli.common.batch, training.lr = cli.common.lr;
+    training.eval_every = std::max<int64_t>(1, training.steps / 10), training.seed = cli.common.seed + 1;
     lessons::Run run(cli);
 
     const PatternCounts pattern = pattern_figure(run, length, block, random, cli.common.seed);
     const TaskFacts facts = show_task(task, block, examples, sample);
     const Timing timing = time_against_length(run, max_n, cli.common.seed);
+    const Comparison comparison = compare_patterns(run, data::make_retrieval_task(task), task, size, training, block,
+                                                   random, cli.common.seed);
+    print_comparison(comparison, task, training.steps, size.layers);
+    plot_comparison(run, comparison, task, block);
 
     const double dense = static_cast<double>(pattern.blocks * pattern.blocks);
-    run.finish({{"pattern_blocks", pattern.blocks},
-                {"tiles_bidirectional", pattern.bidirectional},
-                {"tiles_causal", pattern.causal},
-                {"tiles_dense", pattern.blocks * pattern.blocks},
-                {"computed_share_bidirectional", static_cast<double>(pattern.bidirectional) / dense},
-                {"task_chance", data::retrieval_chance(task)},
-                {"task_nearest_key", facts.nearest},
-                {"task_mean_distance", facts.mean},
-                {"window_layers_needed", facts.window_layers},
-                {"longest_n_timed", static_cast<int64_t>(timing.lengths.back())},
-                {"full_ms_longest", timing.full_ms.back()},
-                {"bigbird_ms_longest", timing.bigbird_ms.back()},
-                {"bigbird_ahead_from", timing.ahead_from}},
-               {{"pattern_blocks", "part 1: blocks of --block positions in --length"},
-                {"tiles_bidirectional", "(query block, key block) tiles BigBird computes, bidirectional"},
-                {"tiles_causal", "the same, causal"},
-                {"tiles_dense", "the tiles of full attention"},
-                {"computed_share_bidirectional", "tiles_bidirectional / tiles_dense"},
-                {"task_chance", "part 2: accuracy of guessing, 1 / --values"},
-                {"task_nearest_key", "the smallest distance from the asked key to the question's key, positions"},
-                {"task_mean_distance", "the mean of that distance"},
-                {"window_layers_needed", "sliding-window layers before the question can reach the nearest key"},
-                {"longest_n_timed", "part 3: the longest sequence timed"},
-                {"full_ms_longest", "full attention at that length, forward + backward, ms"},
-                {"bigbird_ms_longest", "BigBird (b=64, r=3) at that length, ms"},
-                {"bigbird_ahead_from", "the length from which BigBird is faster by over 10% (0: none measured)"}},
-               "docs/13_bigbird.md, section 1 (The pattern); then exercise 1: --random 0, and count the tiles");
+    nlohmann::ordered_json metrics = {{"pattern_blocks", pattern.blocks},
+                                      {"tiles_bidirectional", pattern.bidirectional},
+                                      {"tiles_causal", pattern.causal},
+                                      {"tiles_dense", pattern.blocks * pattern.blocks},
+                                      {"computed_share_bidirectional", static_cast<double>(pattern.bidirectional) / dense},
+                                      {"task_chance", data::retrieval_chance(task)},
+                                      {"task_nearest_key", facts.nearest},
+                                      {"task_mean_distance", facts.mean},
+                                      {"window_layers_needed", facts.window_layers},
+                                      {"longest_n_timed", static_cast<int64_t>(timing.lengths.back())},
+                                      {"full_ms_longest", timing.full_ms.back()},
+                                      {"bigbird_ms_longest", timing.bigbird_ms.back()},
+                                      {"bigbird_ahead_from", timing.ahead_from}};
+    lessons::MetricNotes notes = {
+        {"pattern_blocks", "part 1: blocks of --block positions in --length"},
+        {"tiles_bidirectional", "(query block, key block) tiles BigBird computes, bidirectional"},
+        {"tiles_causal", "the same, causal"},
+        {"tiles_dense", "the tiles of full attention"},
+        {"computed_share_bidirectional", "tiles_bidirectional / tiles_dense"},
+        {"task_chance", "part 2: accuracy of guessing, 1 / --values"},
+        {"task_nearest_key", "the smallest distance from the asked key to the question's key, positions"},
+        {"task_mean_distance", "the mean of that distance"},
+        {"window_layers_needed", "sliding-window layers before the question can reach the nearest key"},
+        {"longest_n_timed", "part 3: the longest sequence timed"},
+        {"full_ms_longest", "full attention at that length, forward + backward, ms"},
+        {"bigbird_ms_longest", "BigBird (b=64, r=3) at that length, ms"},
+        {"bigbird_ahead_from", "the length from which BigBird is faster by over 10% (0: none measured)"}};
+    for (size_t v = 0; v < comparison.labels.size(); ++v) {
+      const std::string name = std::string("test_acc_") + kVariants[v].name;
+      metrics[name] = comparison.test_accuracy[v];
+      notes[name] = cat("part 4: ", comparison.labels[v], ", test sequences answered right");
+    }
+    metrics["window_within_reach"] = comparison.within_reach[1];
+    metrics["window_beyond_reach"] = comparison.beyond_reach[1];
+    notes["window_within_reach"] = cat("window only, keys at most ", size.layers, " block(s) back (--layers)");
+    notes["window_beyond_reach"] = "window only, keys farther back";
+    run.finish(metrics, notes,
+               "docs/13_bigbird.md, section 5 (Which patterns find the key); then exercise 6: --layers 3, and watch "
+               "window only's reach");
   });
 }

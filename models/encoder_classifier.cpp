@@ -7,6 +7,31 @@
 
 namespace ladder::models {
 
+namespace {
+
+// (B,T): 1 at each row's last real position (its last 1 in valid, or T-1 without padding), else 0.
+Tensor last_real(const Tensor& ids, const Tensor& valid) {
+  const int64_t rows = ids.size(0), length = ids.size(1);
+  Tensor one_hot = zeros({rows, length});
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t last = length - 1;
+    while (valid.defined() && last > 0 && valid.data()[r * length + last] == 0) --last;
+    one_hot.data()[r * length + last] = 1;
+  }
+  return one_hot;
+}
+
+const char* pooling_name(Pooling pooling) {
+  switch (pooling) {
+    case Pooling::mean: return "mean";
+    case Pooling::first: return "first";
+    case Pooling::last: return "last";
+  }
+  return "?";  // not reached: every pooling is listed above
+}
+
+}  // namespace
+
 EncoderClassifier::EncoderClassifier(const EncoderClassifierConfig& c, Generator& gen)
     : Module("EncoderClassifier"), config_(c) {
   if (c.vocab_size <= 0 || c.num_classes <= 0 || c.max_len <= 0 || c.num_layers <= 0)
@@ -38,6 +63,8 @@ Tensor EncoderClassifier::forward(const Tensor& ids, const Tensor& valid) {
   Tensor pooled;  // (B,E)
   if (config_.pooling == Pooling::first) {
     pooled = squeeze(narrow(x, 1, 0, 1), 1);
+  } else if (config_.pooling == Pooling::last) {
+    pooled = sum(x * unsqueeze(last_real(ids, valid), 2), {1});
   } else if (!valid.defined()) {
     pooled = mean(x, {1});
   } else {
@@ -49,7 +76,7 @@ Tensor EncoderClassifier::forward(const Tensor& ids, const Tensor& valid) {
 
 std::string EncoderClassifier::describe() const {
   return cat("vocab_size=", config_.vocab_size, ", num_classes=", config_.num_classes, ", max_len=", config_.max_len,
-             ", pooling=", config_.pooling == Pooling::mean ? "mean" : "first", ", attention=", config_.attention.kind);
+             ", pooling=", pooling_name(config_.pooling), ", attention=", config_.attention.kind);
 }
 
 }  // namespace ladder::models

@@ -5,6 +5,7 @@
 //   x      = encoder(x, padding)                           pre-LN blocks and a final LayerNorm
 //   pooled = mean of x over the real positions             (Pooling::mean)
 //          | x at position 0                               (Pooling::first: a [CLS] token put first)
+//          | x at the last real position                   (Pooling::last: a question put last)
 //   logits = head(pooled)                                  (B, num_classes)
 #pragma once
 
@@ -20,7 +21,7 @@
 
 namespace ladder::models {
 
-enum class Pooling { mean, first };
+enum class Pooling { mean, first, last };
 
 struct EncoderClassifierConfig {
   int64_t vocab_size = 0, num_classes = 0;

@@ -640,30 +640,57 @@ TEST_CASE("lesson 12_linear_attention --quick: one layer three ways agrees; the 
   }
 }
 
-TEST_CASE("lesson 13_bigbird --quick: the pattern drawn and counted, the retrieval task printed, time against length") {
+TEST_CASE("lesson 13_bigbird --quick: the pattern, the retrieval task, time against length, the four patterns trained") {
   TempDir out("lesson13");
   const Ran ran = run_lesson("13_bigbird", "--quick --out " + out.path.string());
   INFO(ran.output);
   REQUIRE(ran.status == 0);
-  check_files(out.path, {"summary.json", "pattern.png", "pattern.svg", "timing.csv", "attention_time.png", "attention_time.svg"});
+  check_files(out.path, {"summary.json", "pattern.png", "pattern.svg", "timing.csv", "attention_time.png",
+                         "attention_time.svg", "train_full.csv", "train_window.csv", "train_window_global.csv",
+                         "train_bigbird.csv", "accuracy_by_distance.csv", "accuracy_by_distance.png",
+                         "accuracy_by_distance.svg", "validation_loss.png", "validation_loss.svg"});
   const nlohmann::json m = summary_of(out.path)["metrics"];
-  // 16 blocks of 64, r = 3. Bidirectional: the 2 global rows see all 16; the 14 others 2 global + 3 window
+  // 16 blocks of 8, r = 3. Bidirectional: the 2 global rows see all 16; the 14 others 2 global + 3 window
   // + 3 random, less the window block that is a global one in rows 1 and 14. Causal: row 0 sees itself,
   // rows 1-4 see 2, 3, 4 and 5 blocks (fewer past blocks to draw from), rows 5-15 see 6.
   CHECK(m["tiles_dense"] == 256);
   CHECK(m["tiles_bidirectional"] == 2 * 16 + 14 * 8 - 2);
   CHECK(m["tiles_causal"] == 1 + 2 + 3 + 4 + 5 + 11 * 6);
   CHECK(m["task_chance"].get<double>() == doctest::Approx(0.1));
-  CHECK(m["task_nearest_key"].get<int>() >= 256);
-  CHECK(m["window_layers_needed"].get<int>() >= 4);  // key in block 3 or before, the question in block 7
+  CHECK(m["task_nearest_key"].get<int>() >= 8);
+  CHECK(m["window_layers_needed"].get<int>() >= 1);  // 8 back from position 127: block 14 or before, the question in 15
   const std::vector<double> lengths = column(out.path / "timing.csv", "n");
   CHECK(lengths == std::vector<double>{256, 512});
   for (const double ms : column(out.path / "timing.csv", "bigbird_ms")) CHECK(ms > 0);
-  // 4 blocks: every tile; 8 blocks: 2 global rows of 8, rows 2-5 of 8, rows 1 and 6 of 7 (5 blocks left to draw from)
+  // 4 blocks of 64: every tile; 8 blocks: 2 global rows of 8, rows 2-5 of 8, rows 1 and 6 of 7 (5 blocks left to draw from)
   CHECK(column(out.path / "timing.csv", "bigbird_tiles") == std::vector<double>{16, 2 * 8 + 4 * 8 + 2 * 7});
-  CHECK(ran.output.find("block   7 | ") != std::string::npos);  // an example printed a block per line
+  CHECK(ran.output.find("block  15 | ") != std::string::npos);  // an example printed a block per line
   CHECK(ran.output.find("chance level: 1 / 10 values = 0.100") != std::string::npos);
-  check_ending(ran.output, out.path, {{"tiles_bidirectional", "tiles BigBird computes"}, {"task_chance", "guessing"}});
+  // Part 4 (--quick: 4 steps, 1 layer, 64 test sequences): every variant trained and scored, the
+  // test sequences counted once by their distance in blocks.
+  for (const char* name : {"full", "window", "window_global", "bigbird"}) {
+    CHECK(column(out.path / (std::string("train_") + name + ".csv"), "step") == std::vector<double>{1, 2, 3, 4});
+    const double accuracy = m[std::string("test_acc_") + name].get<double>();
+    CHECK(accuracy >= 0);
+    CHECK(accuracy <= 1);
+  }
+  double counted = 0;
+  for (const double count : column(out.path / "accuracy_by_distance.csv", "count")) counted += count;
+  CHECK(counted == 64);
+  CHECK(column(out.path / "accuracy_by_distance.csv", "blocks_back").size() == 16);
+  CHECK(ran.output.find("window + global") != std::string::npos);
+  check_ending(ran.output, out.path, {{"tiles_bidirectional", "tiles BigBird computes"}, {"task_chance", "guessing"},
+                                      {"test_acc_bigbird", "BigBird, test sequences answered right"}});
+}
+
+TEST_CASE("lesson 13_bigbird --quick with a task length that --block does not divide: the last block padded") {
+  TempDir out("lesson13_padded");
+  const Ran ran = run_lesson("13_bigbird", "--quick --task-length 100 --examples 0 --out " + out.path.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  // 100 = 12 blocks of 8 and a padded 13th; the question at 99 is in block 12.
+  CHECK(column(out.path / "accuracy_by_distance.csv", "blocks_back").size() == 13);
+  CHECK(ran.output.find("n = 100, blocks of 8") != std::string::npos);
 }
 
 TEST_CASE("lesson 15_long_range --quick: both tasks printed, every kind trained on each, the table and the charts") {

@@ -36,6 +36,26 @@ TEST_CASE("encoder classifier: logits per sequence, and padding changes nothing,
   }
 }
 
+TEST_CASE("encoder classifier, last pooling: each sequence answers from its last real token") {
+  for (const std::string kind : {"full", "linear"}) {
+    SUBCASE(kind.c_str()) {
+      Generator gen(3);
+      EncoderClassifier model(tiny(kind, Pooling::last), gen);
+      const Tensor ids = randint(0, 12, {2, 16}, gen);
+      Tensor valid = ones({2, 16});
+      for (int64_t t = 10; t < 16; ++t) valid.data()[16 + t] = 0;  // the second sequence has 10 tokens
+      const Tensor logits = model.forward(ids, valid);
+      // The second sequence alone, without its padding: read at position 9 as well.
+      const Tensor alone = model.forward(narrow(narrow(ids, 0, 1, 1), 1, 0, 10));
+      check_close(narrow(logits, 0, 1, 1), alone, 1e-5f);
+      // Changing an earlier token of the first sequence changes its answer: the last position sees it.
+      Tensor other = ids.clone();
+      other.data()[2] = static_cast<float>((static_cast<int64_t>(ids.data()[2]) + 1) % 12);
+      CHECK(amax(abs(model.forward(other, valid) - logits)).item() > 1e-6);
+    }
+  }
+}
+
 TEST_CASE("encoder classifier learns which of three marker tokens a sequence holds (full and linear)") {
   for (const std::string kind : {"full", "linear"}) {
     SUBCASE(kind.c_str()) {
