@@ -280,8 +280,66 @@ void vq_attention_backward(const VQAttentionProblem& p, const float* q, const fl
 
 // ---- generation ----
 
-void vq_attention_step_forward(const VQAttentionProblem& p, VQAttentionCache& cache, const float* q, const float* khat,
-                       const int64_t* codes, const float* codebook, const float* v, float* out) {
+namespace {
+
+// One head's part of a VQAttentionCache.
+struct HeadCache {
+  float *keys, *values;         // (2L, D), position t in slot t mod 2L
+  int64_t *slot_codes, *counts;  // (2L) and (S)
+  double* sums;                  // (S, D)
+};
+
+HeadCache head_cache(const VQAttentionProblem& p, VQAttentionCache& cache, int64_t bh) {
+  const int64_t slots = 2 * p.block;
+  return {cache.keys.data() + bh * slots * p.dim, cache.values.data() + bh * slots * p.dim,
+          cache.codes.data() + bh * slots, cache.code_counts.data() + bh * p.codes,
+          cache.code_sums.data() + bh * p.codes * p.dim};
+}
+
+// The query q (D) at `position`, whose key and value are already in their slot, against the window
+// (its block up to itself and the block before) and the codes of the older keys -> out (D).
+// window (2L) and cached (S) are scratch.
+void attend_position(const VQAttentionProblem& p, const HeadCache& c, const float* codebook, int64_t position,
+                     const float* q, float* window, float* cached, float* out) {
+  const int64_t D = p.dim, S = p.codes, L = p.block, slots = 2 * L, n = position / L;
+  const int64_t w0 = n >= 1 ? (n - 1) * L : 0, cols = position + 1 - w0;
+  const auto dot = [D](const float* a, const float* b) {
+    float sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t d = 0; d < D; ++d) sum += a[d] * b[d];
+    return sum;
+  };
+  float m = -INFINITY;
+  for (int64_t j = 0; j < cols; ++j) {
+    window[j] = p.scale * dot(q, c.keys + ((w0 + j) % slots) * D);
+    m = std::max(m, window[j]);
+  }
+  for (int64_t s = 0; s < S; ++s) {
+    cached[s] = -INFINITY;
+    if (c.counts[s] == 0) continue;
+    cached[s] = p.scale * dot(q, codebook + s * D) + static_cast<float>(std::log(static_cast<double>(c.counts[s])));
+    m = std::max(m, cached[s]);
+  }
+  const float sum = exp_shifted(window, m, window, cols) + exp_shifted(cached, m, cached, S);
+  std::fill_n(out, D, 0.0f);
+  for (int64_t j = 0; j < cols; ++j) {
+    const float* value = c.values + ((w0 + j) % slots) * D;
+#pragma omp simd
+    for (int64_t d = 0; d < D; ++d) out[d] += window[j] * value[d];
+  }
+  for (int64_t s = 0; s < S; ++s) {
+    if (c.counts[s] == 0) continue;
+    const float per_key = cached[s] / static_cast<float>(c.counts[s]);  // the weight of one key of code s
+    for (int64_t d = 0; d < D; ++d) out[d] += per_key * static_cast<float>(c.sums[s * D + d]);
+  }
+  for (int64_t d = 0; d < D; ++d) out[d] /= sum;
+}
+
+}  // namespace
+
+void vq_attention_step_forward(const VQAttentionProblem& p, VQAttentionCache& cache, const float* q,
+                               const float* khat, const int64_t* codes, const float* codebook, const float* v,
+                               float* out) {
   const int64_t heads = p.batch * p.heads, T = p.length, D = p.dim, S = p.codes, L = p.block, slots = 2 * L;
   if (cache.keys.empty()) {
     cache.keys.assign(heads * slots * D, 0.0f);
@@ -290,52 +348,21 @@ void vq_attention_step_forward(const VQAttentionProblem& p, VQAttentionCache& ca
     cache.code_counts.assign(heads * S, 0);
     cache.code_sums.assign(heads * S * D, 0.0);
   }
-  parallel_for(heads, T * (slots + S) * std::max<int64_t>(D, 1), [&](int64_t begin, int64_t end) {
+  parallel_for(heads, T * (slots + S) * D, [&](int64_t begin, int64_t end) {
     std::vector<float> window(slots), cached(S);
     for (int64_t bh = begin; bh < end; ++bh) {
       const HeadData h = head_data(p, bh, q, khat, codes, codebook, v);
-      float *keys = cache.keys.data() + bh * slots * D, *values = cache.values.data() + bh * slots * D;
-      int64_t *slot_codes = cache.codes.data() + bh * slots, *counts = cache.code_counts.data() + bh * S;
-      double* sums = cache.code_sums.data() + bh * S * D;
+      const HeadCache c = head_cache(p, cache, bh);
       for (int64_t e = 0; e < T; ++e) {
-        const int64_t position = cache.position + e, slot = position % slots, n = position / L;
-        // A new block n starts: block n-2, in the slots it is about to take, leaves the window.
-        if (position % L == 0 && n >= 2)
-          fold_keys(L, D, slot_codes + slot, values + slot * D, 1, counts, sums);
-        std::copy_n(h.khat + e * D, D, keys + slot * D);
-        std::copy_n(h.v + e * D, D, values + slot * D);
-        slot_codes[slot] = h.codes[e];
-
-        const float* qe = h.q + e * D;
-        const int64_t w0 = n >= 1 ? (n - 1) * L : 0, cols = position + 1 - w0;
-        float m = -INFINITY;
-        for (int64_t c = 0; c < cols; ++c) {
-          const float* k = keys + ((w0 + c) % slots) * D;
-          float dot = 0;
-          for (int64_t d = 0; d < D; ++d) dot += qe[d] * k[d];
-          window[c] = p.scale * dot;
-          m = std::max(m, window[c]);
-        }
-        for (int64_t s = 0; s < S; ++s) {
-          cached[s] = -INFINITY;
-          if (counts[s] == 0) continue;
-          float dot = 0;
-          for (int64_t d = 0; d < D; ++d) dot += qe[d] * h.codebook[s * D + d];
-          cached[s] = p.scale * dot + static_cast<float>(std::log(static_cast<double>(counts[s])));
-          m = std::max(m, cached[s]);
-        }
-        const float sum =
-            exp_shifted(window.data(), m, window.data(), cols) + exp_shifted(cached.data(), m, cached.data(), S);
-        float* oe = out + (bh * T + e) * D;
-        std::fill_n(oe, D, 0.0f);
-        for (int64_t c = 0; c < cols; ++c)
-          for (int64_t d = 0; d < D; ++d) oe[d] += window[c] * values[((w0 + c) % slots) * D + d];
-        for (int64_t s = 0; s < S; ++s) {
-          if (counts[s] == 0) continue;
-          const float per_key = cached[s] / static_cast<float>(counts[s]);  // the weight of one key of code s
-          for (int64_t d = 0; d < D; ++d) oe[d] += per_key * static_cast<float>(sums[s * D + d]);
-        }
-        for (int64_t d = 0; d < D; ++d) oe[d] /= sum;
+        const int64_t position = cache.position + e, slot = position % slots;
+        // A new block starts: the block two before, in the slots it is about to take, leaves the window.
+        if (position % L == 0 && position >= 2 * L)
+          fold_keys(L, D, c.slot_codes + slot, c.values + slot * D, 1, c.counts, c.sums);
+        std::copy_n(h.khat + e * D, D, c.keys + slot * D);
+        std::copy_n(h.v + e * D, D, c.values + slot * D);
+        c.slot_codes[slot] = h.codes[e];
+        attend_position(p, c, h.codebook, position, h.q + e * D, window.data(), cached.data(),
+                        out + (bh * T + e) * D);
       }
     }
   });

@@ -65,7 +65,7 @@ void vq_attention_backward_naive(const VQAttentionProblem& p, const float* q, co
 // What generation carries from token to token, for B*H heads: the keys, values and codes of the
 // current block and the one before (exact, the slot of position t is t mod 2L), and the older
 // positions folded into per-code counts and value sums. Memory O(L D + S D) per head, whatever the
-// context. Sized by vq_attention_step on its first call.
+// context. Sized by the first step.
 struct VQAttentionCache {
   int64_t position = 0;               // how many positions have been seen
   std::vector<float> keys, values;    // (B*H, 2L, D)
@@ -78,7 +78,8 @@ struct VQAttentionCache {
 // themselves and everything seen before, and adds them to the cache, one position at a time:
 // O((2L + S) D) work per position per head. out (B,H,T,D) equals the rows vq_attention_forward gives
 // these positions when it runs over the whole sequence.
-void vq_attention_step_forward(const VQAttentionProblem& p, VQAttentionCache& cache, const float* q, const float* khat,
-                       const int64_t* codes, const float* codebook, const float* v, float* out);
+void vq_attention_step_forward(const VQAttentionProblem& p, VQAttentionCache& cache, const float* q,
+                               const float* khat, const int64_t* codes, const float* codebook, const float* v,
+                               float* out);
 
 }  // namespace ladder
