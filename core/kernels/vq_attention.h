@@ -38,9 +38,9 @@ struct VQAttentionProblem {
 // Query rows are worked on 64 at a time inside a block: a tile sees the keys up to its last row only.
 constexpr int64_t kVQRowTile = 64;
 
-// out (B,H,T,D) and lse (B,H,T), the log of each row's softmax sum, block by block as above. Memory
-// beyond the outputs: per thread, one head's cache (S counts, (S,D) sums) and one row tile's scores
-// ((64, 2L + S)). Threads share out the heads.
+// out (B,H,T,D) and lse (B,H,T) = log sum_j exp(scale q_i . khat_j) over j <= i, block by block as
+// above. Memory beyond the outputs: per thread, one head's cache (S counts, (S,D) sums) and one row
+// tile's scores ((64, 2L + S)). Threads share out the heads, each head on one thread.
 void vq_attention_forward(const VQAttentionProblem& p, const float* q, const float* khat, const int64_t* codes,
                           const float* codebook, const float* v, float* out, float* lse);
 // dq, dkhat, dv (B,H,T,D), all overwritten, from dout and the saved out and lse, with the gradient
