@@ -244,6 +244,16 @@ TEST_CASE("vq_attention passes the gradient check for q, khat and v") {
   }
 }
 
+TEST_CASE("an empty sequence gives an empty output and empty gradients") {
+  const VQInputs in = make_inputs(1, 2, 0, 4, 3, 21);
+  const AttentionRun run = run_vq(in, {.block = 4});
+  CHECK(run.out.shape() == Shape{1, 2, 0, 4});
+  CHECK(run.dq.shape() == Shape{1, 2, 0, 4});
+  VQAttentionCache cache;
+  CHECK(vq_attention_step(cache, in.q, in.khat, in.code_index, in.codebook, in.v, {.block = 4}).numel() == 0);
+  CHECK(cache.position == 0);
+}
+
 TEST_CASE("vq_attention's errors name the op, the shapes and the fix") {
   const VQInputs in = make_inputs(1, 2, 6, 4, 5, 20);
   const auto call = [&](const Tensor& q, const Tensor& khat, const Tensor& index, const Tensor& codebook,
