@@ -244,7 +244,8 @@ Tensor causal_linear_product_naive(const Tensor& q, const Tensor& k, const Tenso
 // khat holds the quantised keys, each row the code of its head's codebook (H,S,D) (or (S,D), shared
 // by every head) that code_index (B,H,T) names (whole numbers stored as floats, like every index).
 // khat is read only inside the two-block window and the codebook for the older keys: when khat is
-// not those codes, the result is that mixture, not the formula below (nothing checks it).
+// not those codes, the result is that mixture, not the formula below (nothing checks it), and the
+// naive twin below computes the same mixture.
 struct VQAttentionOptions {
   int64_t block = 512;         // L: positions per block; T need not be a multiple of it
   std::optional<float> scale;  // multiplies q . khat; unset: 1/sqrt(D)
@@ -257,16 +258,19 @@ struct VQAttentionOptions {
 Tensor vq_attention(const Tensor& q, const Tensor& khat, const Tensor& code_index, const Tensor& codebook,
                     const Tensor& v, const VQAttentionOptions& options = {});
 // The same through the (B,H,T,T) weights, with plain ops: the reference vq_attention is tested against.
-Tensor vq_attention_naive(const Tensor& q, const Tensor& khat, const Tensor& v, const VQAttentionOptions& options = {});
-// Those weights -> (B,H,T,T): the causal softmax of scale * q . khat, where khat reaches the
-// gradient only inside the two-block window (outside it, the keys count as constant codes).
-Tensor vq_attention_weights(const Tensor& q, const Tensor& khat, const VQAttentionOptions& options = {});
-// Generation, no grad: attends the next T positions (q, khat, v (B,H,T,D), code_index (B,H,T)) to
-// everything the cache holds and adds them to it, O((2L + S) D) per position whatever the context;
-// the rows equal vq_attention's for the same positions of the whole sequence. Start from an empty
+Tensor vq_attention_naive(const Tensor& q, const Tensor& khat, const Tensor& code_index, const Tensor& codebook,
+                          const Tensor& v, const VQAttentionOptions& options = {});
+// Those weights -> (B,H,T,T): the causal softmax of scale * q . key, where the key is khat inside the
+// two-block window and, beyond it, the code that code_index names (a constant: no gradient).
+Tensor vq_attention_weights(const Tensor& q, const Tensor& khat, const Tensor& code_index, const Tensor& codebook,
+                            const VQAttentionOptions& options = {});
+// Generation: attends the next T positions (q, khat, v (B,H,T,D), code_index (B,H,T)) to everything
+// the cache holds and adds them to it, O((2L + S) D) per position whatever the context; the rows
+// equal vq_attention's for the same positions of the whole sequence. Start from an empty
 // VQAttentionCache{} and keep B, H, D, S and the block for its lifetime.
-Tensor vq_attention_step(VQAttentionCache& cache, const Tensor& q, const Tensor& khat, const Tensor& code_index,
-                         const Tensor& codebook, const Tensor& v, const VQAttentionOptions& options = {});
+Tensor vq_attention_step(VQAttentionCache& cache, const Tensor& q, const Tensor& khat,  // no grad
+                         const Tensor& code_index, const Tensor& codebook, const Tensor& v,
+                         const VQAttentionOptions& options = {});
 
 // ---- recurrent layers (core/ops/recurrent.cpp) ----
 // One layer over a whole sequence, fused: the input projection of every step in one GEMM, one

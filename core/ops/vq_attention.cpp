@@ -1,5 +1,6 @@
 // Transformer-VQ attention: the block-wise op (core/kernels/vq_attention.cpp does the work), its
 // step for generation, and the quadratic twin written with plain ops.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -90,17 +91,27 @@ Tensor vq_attention(const Tensor& q, const Tensor& khat, const Tensor& code_inde
                 });
 }
 
-Tensor vq_attention_weights(const Tensor& q, const Tensor& khat, const VQAttentionOptions& options) {
-  const VQAttentionProblem p = check_sequence("vq_attention_weights", q, khat, Tensor(), options);
-  const Tensor exact = matmul(q, khat, {.transpose_b = true});                   // (B,H,T,T)
-  const Tensor through_codes = matmul(q, khat.detach(), {.transpose_b = true});  // the same values
+Tensor vq_attention_weights(const Tensor& q, const Tensor& khat, const Tensor& code_index, const Tensor& codebook,
+                            const VQAttentionOptions& options) {
+  const char* op = "vq_attention_weights";
+  VQAttentionProblem p = check_sequence(op, q, khat, Tensor(), options);
+  const std::vector<int64_t> codes = check_codes(op, p, code_index, codebook);
+  // The older keys as the cache sees them: the codes their indices name, constants (B,H,T,D).
+  Tensor coded_keys = empty(q.shape());
+  for (int64_t row = 0; row < p.batch * p.heads * p.length; ++row) {
+    const int64_t head = p.shared_codebook ? 0 : (row / p.length) % p.heads;
+    std::copy_n(codebook.data() + (head * p.codes + codes[row]) * p.dim, p.dim, coded_keys.data() + row * p.dim);
+  }
+  const Tensor exact = matmul(q, khat, {.transpose_b = true});             // (B,H,T,T)
+  const Tensor through_codes = matmul(q, coded_keys, {.transpose_b = true});  // the same when khat = codes
   const Tensor scores = where(window_mask(p.length, p.block), exact, through_codes) * p.scale;
   return masked_softmax(scores, tril_mask(p.length, p.length));
 }
 
-Tensor vq_attention_naive(const Tensor& q, const Tensor& khat, const Tensor& v, const VQAttentionOptions& options) {
+Tensor vq_attention_naive(const Tensor& q, const Tensor& khat, const Tensor& code_index, const Tensor& codebook,
+                          const Tensor& v, const VQAttentionOptions& options) {
   check_sequence("vq_attention_naive", q, khat, v, options);
-  return matmul(vq_attention_weights(q, khat, options), v);
+  return matmul(vq_attention_weights(q, khat, code_index, codebook, options), v);
 }
 
 Tensor vq_attention_step(VQAttentionCache& cache, const Tensor& q, const Tensor& khat, const Tensor& code_index,

@@ -93,6 +93,14 @@ void check_runs_within(const AttentionRun& fast, const AttentionRun& reference) 
   check_within(fast.dv, reference.dv, "dv");
 }
 
+// vq_attention against vq_attention_naive, values and gradients.
+void check_against_twin(const VQInputs& in, const VQAttentionOptions& options) {
+  const auto naive = [&](const Tensor& q, const Tensor& k, const Tensor& v) {
+    return vq_attention_naive(q, k, in.code_index, in.codebook, v, options);
+  };
+  check_runs_within(run_vq(in, options), ladder::testing::run_attention(naive, in.q, in.khat, in.v, in.gout));
+}
+
 }  // namespace
 
 TEST_CASE("the block-wise kernels equal the quadratic reference in double, on odd sizes") {
@@ -115,13 +123,16 @@ TEST_CASE("the block-wise kernels on two threads equal the quadratic reference")
 TEST_CASE("vq_attention equals its plain-op twin, values and gradients, with per-head or shared codebooks") {
   for (const bool shared : {false, true}) {
     CAPTURE(shared);
-    const VQInputs in = make_inputs(2, 2, 29, 6, 5, 12, shared);
-    const VQAttentionOptions options{.block = 6};
-    const auto naive = [&](const Tensor& q, const Tensor& k, const Tensor& v) {
-      return vq_attention_naive(q, k, v, options);
-    };
-    check_runs_within(run_vq(in, options), ladder::testing::run_attention(naive, in.q, in.khat, in.v, in.gout));
+    check_against_twin(make_inputs(2, 2, 29, 6, 5, 12, shared), {.block = 6});
   }
+}
+
+TEST_CASE("with keys off their codes, vq_attention and its twin compute the same mixture") {
+  // The window reads khat, the older keys the codes their indices name.
+  VQInputs in = make_inputs(1, 2, 23, 4, 5, 22);
+  Generator gen(23);
+  in.khat = randn(in.khat.shape(), gen);
+  check_against_twin(in, {.block = 5});
 }
 
 TEST_CASE("with a code for every key, vq_attention is full causal attention") {
@@ -205,8 +216,8 @@ TEST_CASE("vq_attention stays finite and exact for queries scaled by 100") {
   CHECK(all_finite(run.dq));
   CHECK(all_finite(run.dk));
   CHECK(all_finite(run.dv));
-  const auto naive = [](const Tensor& q, const Tensor& k, const Tensor& v) {
-    return vq_attention_naive(q, k, v, {.block = 8});
+  const auto naive = [&](const Tensor& q, const Tensor& k, const Tensor& v) {
+    return vq_attention_naive(q, k, in.code_index, in.codebook, v, {.block = 8});
   };
   // The weights are nearly one-hot here; the values and the value gradients must still agree.
   const AttentionRun reference = ladder::testing::run_attention(naive, in.q, in.khat, in.v, in.gout);
@@ -283,7 +294,7 @@ TEST_CASE("vq_attention's errors name the op, the shapes and the fix") {
               {"vq_attention", "block must be >= 1", "got 0"});
   check_error([&] { vq_attention(in.q, in.khat, in.code_index, in.codebook, in.v, {.scale = INFINITY}); },
               {"scale must be a finite number"});
-  check_error([&] { vq_attention_naive(in.q, in.khat, in.v, {.block = -2}); },
+  check_error([&] { vq_attention_naive(in.q, in.khat, in.code_index, in.codebook, in.v, {.block = -2}); },
               {"vq_attention_naive", "block must be >= 1", "got -2"});
 
   VQAttentionCache cache;
