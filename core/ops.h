@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/kernels/vq_attention.h"
 #include "core/random.h"
 #include "core/tensor.h"
 
@@ -238,6 +239,38 @@ Tensor linear_attention_weights(const Tensor& q, const Tensor& k, const LinearAt
 Tensor causal_linear_product(const Tensor& q, const Tensor& k, const Tensor& v, int64_t chunk = 64);
 // The same as tril(q k^T) v with plain ops.
 Tensor causal_linear_product_naive(const Tensor& q, const Tensor& k, const Tensor& v);
+
+// ---- Transformer-VQ attention (core/ops/vq_attention.cpp); causal; q, khat, v (B,H,T,D) ----
+// khat holds the quantised keys, each row the code of its head's codebook (H,S,D) (or (S,D), shared
+// by every head) that code_index (B,H,T) names (whole numbers stored as floats, like every index).
+// khat is read only inside the two-block window and the codebook for the older keys: when khat is
+// not those codes, the result is that mixture, not the formula below (nothing checks it), and the
+// naive twin below computes the same mixture.
+struct VQAttentionOptions {
+  int64_t block = 512;         // L: positions per block; T need not be a multiple of it
+  std::optional<float> scale;  // multiplies q . khat; unset: 1/sqrt(D)
+};
+// softmax(scale * q khat^T + causal mask) v -> (B,H,T,D), computed block by block in O(T (L + S) D):
+// each block reads itself and the block before exactly, and every older key through a cache of
+// per-code counts and value sums (core/kernels/vq_attention.h). Gradients: q and v exactly as the
+// quadratic formula gives them; khat only from the queries of its own block and the next (older
+// queries read its code, as in the paper); codebook and code_index: none (the codebook learns by EMA).
+Tensor vq_attention(const Tensor& q, const Tensor& khat, const Tensor& code_index, const Tensor& codebook,
+                    const Tensor& v, const VQAttentionOptions& options = {});
+// The same through the (B,H,T,T) weights, with plain ops: the reference vq_attention is tested against.
+Tensor vq_attention_naive(const Tensor& q, const Tensor& khat, const Tensor& code_index, const Tensor& codebook,
+                          const Tensor& v, const VQAttentionOptions& options = {});
+// Those weights -> (B,H,T,T): the causal softmax of scale * q . key, where the key is khat inside the
+// two-block window and, beyond it, the code that code_index names (a constant: no gradient).
+Tensor vq_attention_weights(const Tensor& q, const Tensor& khat, const Tensor& code_index, const Tensor& codebook,
+                            const VQAttentionOptions& options = {});
+// Generation: attends the next T positions (q, khat, v (B,H,T,D), code_index (B,H,T)) to everything
+// the cache holds and adds them to it, O((2L + S) D) per position whatever the context; the rows
+// equal vq_attention's for the same positions of the whole sequence. Start from an empty
+// VQAttentionCache{} and keep B, H, D, S and the block for its lifetime.
+Tensor vq_attention_step(VQAttentionCache& cache, const Tensor& q, const Tensor& khat,  // no grad
+                         const Tensor& code_index, const Tensor& codebook, const Tensor& v,
+                         const VQAttentionOptions& options = {});
 
 // ---- recurrent layers (core/ops/recurrent.cpp) ----
 // One layer over a whole sequence, fused: the input projection of every step in one GEMM, one

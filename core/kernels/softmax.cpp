@@ -8,8 +8,6 @@
 
 namespace ladder {
 
-namespace {
-
 float row_max(const float* x, int64_t n) {
   float m = -INFINITY;
 #pragma omp simd reduction(max : m)
@@ -17,7 +15,6 @@ float row_max(const float* x, int64_t n) {
   return m;
 }
 
-// Writes exp(x - shift) into y and returns its sum.
 float exp_shifted(const float* x, float shift, float* y, int64_t n) {
   float s = 0;
 #pragma omp simd reduction(+ : s)
@@ -27,6 +24,8 @@ float exp_shifted(const float* x, float shift, float* y, int64_t n) {
   }
   return s;
 }
+
+namespace {
 
 float dot(const float* a, const float* b, int64_t n) {
   float s = 0;

@@ -8,6 +8,12 @@
 
 namespace ladder {
 
+// The two steps of a stable softmax row, for kernels that take softmaxes of their own rows
+// (Transformer-VQ's): the largest of x[0, n) (-inf when n = 0), and y = exp(x - shift) (y may be
+// x), returning the sum of y.
+float row_max(const float* x, int64_t n);
+float exp_shifted(const float* x, float shift, float* y, int64_t n);
+
 // y (rows,cols) = softmax of each row of x: exp(x - max) / sum(exp(x - max)).
 void softmax_rows(const float* x, float* y, int64_t rows, int64_t cols);
 // y = x - max - log(sum(exp(x - max))), per row.

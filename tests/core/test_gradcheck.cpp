@@ -227,6 +227,20 @@ const std::vector<GradCase>& cases() {
          const Tensor padding = tensor({1, 1, 0, 1, 1, 0, 1, 1, 1, 1}, {2, 5});
          return linear_attention_weights(x[0], x[1], {.key_padding_mask = padding});
        }},
+      // ---- Transformer-VQ: q, khat, v (B,H,T,D), code_index (B,H,T), codebook (H,S,D) or (S,D) ----
+      // khat is drawn apart from the codes: the op reads it in the window and the codebook beyond,
+      // so the numeric gradient of khat is the window gradient it promises.
+      {"vq_attention",
+       {{{1, 2, 7, 3}}, {{1, 2, 7, 3}}, indices({1, 2, 7}, 4), {{2, 4, 3}, -2, 2, false}, {{1, 2, 7, 3}}},
+       [](Inputs x) { return vq_attention(x[0], x[1], x[2], x[3], x[4], {.block = 2}); }},  // 7 = 2 + 2 + 2 + 1
+      {"vq_attention/shared_codebook",
+       {{{2, 1, 6, 2}}, {{2, 1, 6, 2}}, indices({2, 1, 6}, 3), {{3, 2}, -2, 2, false}, {{2, 1, 6, 2}}},
+       [](Inputs x) { return vq_attention(x[0], x[1], x[2], x[3], x[4], {.block = 1, .scale = 0.7f}); }},
+      {"vq_attention_naive",
+       {{{1, 2, 5, 3}}, {{1, 2, 5, 3}}, indices({1, 2, 5}, 4), {{2, 4, 3}, -2, 2, false}, {{1, 2, 5, 3}}},
+       [](Inputs x) { return vq_attention_naive(x[0], x[1], x[2], x[3], x[4], {.block = 2}); }},
+      {"vq_attention_weights", {{{2, 1, 5, 3}}, {{2, 1, 5, 3}}, indices({2, 1, 5}, 3), {{3, 3}, -2, 2, false}},
+       [](Inputs x) { return vq_attention_weights(x[0], x[1], x[2], x[3], {.block = 2}); }},
       // ---- additive scores: q (B,..,Q,H), k (B,..,S,H), w_v (1,H) ----
       {"additive_scores_projected", {{{2, 3, 4}}, {{2, 5, 4}}, {{1, 4}}},
        [](Inputs x) { return additive_scores_projected(x[0], x[1], x[2]); }},
