@@ -249,8 +249,8 @@ struct CodeAssignment {
 CodeAssignment nearest_codes(const Tensor& keys, const Tensor& codes);
 // The same by direct loops over every key and code, in double: the reference for nearest_codes.
 CodeAssignment nearest_codes_naive(const Tensor& keys, const Tensor& codes);
-// No grad: codes (H,S,d), indices of shape index_shape (B,H,T) -> (B,H,T,d), each key's code.
-Tensor gather_codes(const Tensor& codes, const std::vector<int64_t>& indices, const Shape& index_shape);
+// codes (H,S,d), indices of shape index_shape (B,H,T) -> (B,H,T,d), each key's code.
+Tensor gather_codes(const Tensor& codes, const std::vector<int64_t>& indices, const Shape& index_shape);  // no grad
 // The straight-through estimator: the forward is `quantised` exactly; the backward passes the
 // gradient to x unchanged (the rounding to a code counts as the identity) and none to `quantised`.
 Tensor straight_through(const Tensor& x, const Tensor& quantised);
