@@ -68,6 +68,10 @@ const std::vector<GradCase>& cases() {
       {"pow/integer", {{{4}}}, [](Inputs x) { return pow(x[0], 3.0f); }},
       {"clamp", {{{8}, -2, 2, true, {-1, 0.5f}}}, [](Inputs x) { return clamp(x[0], -1, 0.5f); }},
       {"clone", {{{2, 2}}}, [](Inputs x) { return clone(x[0]); }},
+      // The straight-through estimator (vector quantisation). A rounding has no derivative to check;
+      // with quantised = x (a code that holds the key exactly) the forward is x itself, and finite
+      // differences see the identity it passes back.
+      {"straight_through", {{{2, 3, 4}}}, [](Inputs x) { return straight_through(x[0], x[0]); }},
       // ---- with a scalar ----
       {"add/scalar", {{{3}}}, [](Inputs x) { return x[0] + 2.0f; }},
       {"mul/scalar", {{{3}}}, [](Inputs x) { return x[0] * -3.0f; }},
@@ -210,10 +214,6 @@ const std::vector<GradCase>& cases() {
        [](Inputs x) { return causal_linear_product(x[0], x[1], x[2], /*chunk=*/2); }},  // 5 = 2 + 2 + 1
       {"causal_linear_product_naive", {{{1, 2, 4, 3}}, {{1, 2, 4, 3}}, {{1, 2, 4, 2}}},
        [](Inputs x) { return causal_linear_product_naive(x[0], x[1], x[2]); }},
-      // ---- vector quantisation ----
-      // A rounding has no derivative to check; with quantised = x (a code that holds the key
-      // exactly) the forward is x itself, and finite differences see the identity it passes back.
-      {"straight_through", {{{2, 3, 4}}}, [](Inputs x) { return straight_through(x[0], x[0]); }},
       {"linear_attention", {{{2, 1, 3, 4}, 0.1f, 1}, {{2, 1, 5, 4}, 0.1f, 1}, {{2, 1, 5, 3}}},
        [](Inputs x) {
          const Tensor padding = tensor({1, 1, 1, 1, 1, 1, 0, 1, 0, 1}, {2, 5});
