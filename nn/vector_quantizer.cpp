@@ -14,7 +14,7 @@ namespace ladder::nn {
 
 namespace {
 
-constexpr float kCountFloor = 0.01f;  // a code that nothing chose keeps its sum's direction, not 0/0
+constexpr float kCountFloor = 0.01f;  // the paper's code's: a count decayed to (or loaded as) 0 never divides
 
 float mean_count(const float* head_counts, int64_t S) {
   return std::accumulate(head_counts, head_counts + S, 0.0f) / static_cast<float>(S);
@@ -88,15 +88,16 @@ void VectorQuantizer::revive_dead_codes(const Tensor& keys) {
   for (int64_t h = 0; h < H; ++h) {
     float* head_counts = count + h * S;
     const float mean = mean_count(head_counts, S), threshold = options_.revive_below * mean;
-    std::vector<int64_t> candidates(static_cast<size_t>(B * T));  // (b, t) of this head's keys
+    std::vector<int64_t> candidates(static_cast<size_t>(B * T));  // b * T + t for each key of head h
     std::iota(candidates.begin(), candidates.end(), 0);
     int64_t drawn = 0;
     for (int64_t s = 0; s < S && drawn < B * T; ++s) {
       if (head_counts[s] >= threshold) continue;
-      std::swap(candidates[static_cast<size_t>(drawn)],
-                candidates[static_cast<size_t>(gen_.randint(drawn, B * T))]);  // a partial Fisher-Yates shuffle
-      const int64_t position = candidates[static_cast<size_t>(drawn++)], b = position / T, t = position % T;
-      const float* key = keys.data() + ((b * H + h) * T + t) * d;
+      // A partial Fisher-Yates shuffle: the first `drawn` candidates are the keys taken so far.
+      const auto pick = static_cast<size_t>(gen_.randint(drawn, B * T));
+      std::swap(candidates[static_cast<size_t>(drawn)], candidates[pick]);
+      const int64_t position = candidates[static_cast<size_t>(drawn++)];  // b * T + t
+      const float* key = keys.data() + ((position / T * H + h) * T + position % T) * d;
       head_counts[s] = mean;
       for (int64_t j = 0; j < d; ++j) sum[(h * S + s) * d + j] = key[j] * mean;
     }
@@ -127,7 +128,8 @@ CodebookUsage VectorQuantizer::usage(int64_t bins) const {
     out.perplexity.push_back(std::exp(entropy));
   }
   const double largest = *std::max_element(count, count + H * S);
-  for (int64_t i = 0; i <= bins; ++i) out.bin_edges.push_back(largest * static_cast<double>(i) / static_cast<double>(bins));
+  for (int64_t i = 0; i <= bins; ++i)
+    out.bin_edges.push_back(largest * static_cast<double>(i) / static_cast<double>(bins));
   out.histogram.assign(static_cast<size_t>(bins), 0);
   for (int64_t i = 0; i < H * S; ++i) {
     const auto bin = largest > 0 ? static_cast<int64_t>(count[i] / largest * static_cast<double>(bins)) : 0;

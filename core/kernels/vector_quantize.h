@@ -13,7 +13,7 @@ namespace ladder {
 // keys (B,H,T,d), codes (H,S,d); indices and distances (B,H,T). All contiguous.
 struct NearestCodeProblem {
   int64_t batch = 1, heads = 1, length = 0, codes = 0, width = 0;
-  int64_t rows = 64;  // keys per GEMM: the scratch is one (rows,S) block per thread
+  int64_t rows = 128;  // keys per GEMM: the scratch is one (rows,S) block per thread
 };
 
 // index = argmin_s |k - c_s|^2, ties to the lowest s; distance = that minimum (clamped at 0:
