@@ -294,4 +294,20 @@ enum class GRUVariant { classic, pytorch };
 Tensor gru_layer(const Tensor& x, const Tensor& h0, const Tensor& w_ih, const Tensor& w_hh, const Tensor& b_ih,
                  const Tensor& b_hh, GRUVariant variant = GRUVariant::classic, bool reverse = false);
 
+// ---- vector quantisation (core/ops/vector_quantize.cpp); keys (B,H,T,d), codes (H,S,d) ----
+// One codebook of S codes per head (a shared codebook is H = 1). nn::VectorQuantizer learns it.
+struct CodeAssignment {
+  std::vector<int64_t> indices;  // (B,H,T) row-major: the nearest code of the key's head, ties to the lowest
+  Tensor distances;              // (B,H,T): |k - code|^2 for that code; no grad
+};
+// No grad. |k|^2 - 2 k.c + |c|^2 with k.c as one GEMM per block of keys (core/kernels/vector_quantize.h).
+CodeAssignment nearest_codes(const Tensor& keys, const Tensor& codes);
+// The same by direct loops over every key and code, in double: the reference for nearest_codes.
+CodeAssignment nearest_codes_naive(const Tensor& keys, const Tensor& codes);
+// codes (H,S,d), indices of shape index_shape (B,H,T) -> (B,H,T,d), each key's code.
+Tensor gather_codes(const Tensor& codes, const std::vector<int64_t>& indices, const Shape& index_shape);  // no grad
+// The straight-through estimator: the forward is `quantised` exactly; the backward passes the
+// gradient to x unchanged (the rounding to a code counts as the identity) and none to `quantised`.
+Tensor straight_through(const Tensor& x, const Tensor& quantised);
+
 }  // namespace ladder

@@ -68,6 +68,10 @@ const std::vector<GradCase>& cases() {
       {"pow/integer", {{{4}}}, [](Inputs x) { return pow(x[0], 3.0f); }},
       {"clamp", {{{8}, -2, 2, true, {-1, 0.5f}}}, [](Inputs x) { return clamp(x[0], -1, 0.5f); }},
       {"clone", {{{2, 2}}}, [](Inputs x) { return clone(x[0]); }},
+      // The straight-through estimator (vector quantisation). A rounding has no derivative to check;
+      // with quantised = x (a code that holds the key exactly) the forward is x itself, and finite
+      // differences see the identity it passes back.
+      {"straight_through", {{{2, 3, 4}}}, [](Inputs x) { return straight_through(x[0], x[0]); }},
       // ---- with a scalar ----
       {"add/scalar", {{{3}}}, [](Inputs x) { return x[0] + 2.0f; }},
       {"mul/scalar", {{{3}}}, [](Inputs x) { return x[0] * -3.0f; }},

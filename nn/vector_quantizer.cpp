@@ -1,0 +1,146 @@
+#include "nn/vector_quantizer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "core/autograd.h"
+#include "core/error.h"
+#include "core/kernels/vector_quantize.h"
+#include "core/ops.h"
+#include "nn/init.h"
+
+namespace ladder::nn {
+
+namespace {
+
+constexpr float kCountFloor = 0.01f;  // the paper's code's: a count decayed to (or loaded as) 0 never divides
+
+float mean_count(const float* head_counts, int64_t S) {
+  return std::accumulate(head_counts, head_counts + S, 0.0f) / static_cast<float>(S);
+}
+
+}  // namespace
+
+VectorQuantizer::VectorQuantizer(int64_t codes_per_head, int64_t width, VectorQuantizerOptions options,
+                                 Generator& gen)
+    : Module("VectorQuantizer"), options_(options), gen_(gen.child()) {
+  const char* op = "VectorQuantizer";
+  if (codes_per_head < 1 || width < 1 || options.heads < 1)
+    fail(op, "needs at least one code, one head and width >= 1, got S = ", codes_per_head, ", heads = ",
+         options.heads, ", width = ", width);
+  if (!(options.gamma > 0 && options.gamma < 1))
+    fail(op, "gamma (the EMA decay) must be in (0, 1), got ", options.gamma, "; the paper uses 0.99");
+  if (!(options.beta >= 0)) fail(op, "beta (the commitment weight) must be >= 0, got ", options.beta);
+  if (!(options.revive_below >= 0 && options.revive_below < 1))
+    fail(op, "revive_below must be in [0, 1) (a fraction of the mean count; 0 never revives), got ",
+         options.revive_below);
+  const int64_t H = options.heads, S = codes_per_head;
+  sums = register_buffer("sums", empty({H, S, width}));
+  init_normal(sums, 0, 1 / std::sqrt(static_cast<float>(H * S)), gen);
+  counts = register_buffer("counts", ones({H, S}));
+  codes = register_buffer("codes", sums.clone());
+}
+
+void VectorQuantizer::check_keys(const char* op, const Tensor& keys) const {
+  if (keys.dim() != 4 || keys.size(1) != heads() || keys.size(3) != width())
+    fail(op, "expects keys (B,H,T,d) with H = ", heads(), " and d = ", width(), ", got ", shape_str(keys.shape()));
+}
+
+QuantizedKeys VectorQuantizer::quantize(const Tensor& keys) {
+  check_keys("VectorQuantizer.quantize", keys);
+  CodeAssignment assigned = nearest_codes(keys, codes);
+  const Tensor chosen = gather_codes(codes, assigned.indices, assigned.distances.shape());  // no grad
+  const Tensor error = keys - chosen;
+  return {.keys = straight_through(keys, chosen),
+          .indices = std::move(assigned.indices),
+          .commitment = options_.beta * mean(sum(error * error, {3})),
+          .distances = assigned.distances};
+}
+
+void VectorQuantizer::update(const Tensor& keys, const std::vector<int64_t>& indices) {
+  const char* op = "VectorQuantizer.update";
+  check_keys(op, keys);
+  const int64_t B = keys.size(0), H = heads(), T = keys.size(2), S = num_codes(), d = width();
+  if (static_cast<int64_t>(indices.size()) != B * H * T)
+    fail(op, "got ", indices.size(), " indices for keys ", shape_str(keys.shape()), " (", B * H * T,
+         " expected); pass the keys and the indices of the same quantize() call");
+  for (const int64_t s : indices)
+    if (s < 0 || s >= S) fail(op, "index ", s, " is out of range for ", S, " codes (valid: 0 to ", S - 1, ")");
+  if (!is_training()) return;
+  std::vector<double> n(static_cast<size_t>(H * S)), key_sums(static_cast<size_t>(H * S * d));
+  sum_keys_by_code({.batch = B, .heads = H, .length = T, .codes = S, .width = d}, keys.data(), indices.data(),
+                   n.data(), key_sums.data());
+  const float gamma = options_.gamma;
+  float *count = counts.mutable_data(), *sum = sums.mutable_data();
+  for (int64_t i = 0; i < H * S; ++i) count[i] = gamma * count[i] + (1 - gamma) * static_cast<float>(n[i]);
+  for (int64_t i = 0; i < H * S * d; ++i) sum[i] = gamma * sum[i] + (1 - gamma) * static_cast<float>(key_sums[i]);
+  revive_dead_codes(keys);
+  refresh_codes();
+}
+
+// Each dead code of head h moves onto one of this update's keys of head h, drawn without
+// replacement, with its head's mean count (an average code, not one about to die again).
+void VectorQuantizer::revive_dead_codes(const Tensor& keys) {
+  if (options_.revive_below == 0) return;
+  const int64_t B = keys.size(0), H = heads(), T = keys.size(2), S = num_codes(), d = width();
+  float *count = counts.data(), *sum = sums.data();
+  for (int64_t h = 0; h < H; ++h) {
+    float* head_counts = count + h * S;
+    const float mean = mean_count(head_counts, S), threshold = options_.revive_below * mean;
+    std::vector<int64_t> candidates(static_cast<size_t>(B * T));  // b * T + t for each key of head h
+    std::iota(candidates.begin(), candidates.end(), 0);
+    int64_t drawn = 0;
+    for (int64_t s = 0; s < S && drawn < B * T; ++s) {
+      if (head_counts[s] >= threshold) continue;
+      // A partial Fisher-Yates shuffle: the first `drawn` candidates are the keys taken so far.
+      const auto pick = static_cast<size_t>(gen_.randint(drawn, B * T));
+      std::swap(candidates[static_cast<size_t>(drawn)], candidates[pick]);
+      const int64_t position = candidates[static_cast<size_t>(drawn++)];  // b * T + t
+      const float* key = keys.data() + ((position / T * H + h) * T + position % T) * d;
+      head_counts[s] = mean;
+      for (int64_t j = 0; j < d; ++j) sum[(h * S + s) * d + j] = key[j] * mean;
+    }
+  }
+}
+
+void VectorQuantizer::refresh_codes() {
+  const int64_t HS = heads() * num_codes(), d = width();
+  const float *count = counts.data(), *sum = sums.data();
+  float* code = codes.mutable_data();
+  for (int64_t i = 0; i < HS; ++i)
+    for (int64_t j = 0; j < d; ++j) code[i * d + j] = sum[i * d + j] / std::max(count[i], kCountFloor);
+}
+
+CodebookUsage VectorQuantizer::usage(int64_t bins) const {
+  if (bins < 1) fail("VectorQuantizer.usage", "bins must be >= 1, got ", bins);
+  const int64_t H = heads(), S = num_codes();
+  const float* count = counts.data();
+  CodebookUsage out;
+  for (int64_t h = 0; h < H; ++h) {
+    const float* head_counts = count + h * S;
+    const float threshold = options_.revive_below * mean_count(head_counts, S);
+    const double total = std::accumulate(head_counts, head_counts + S, 0.0);
+    double entropy = 0;
+    for (int64_t s = 0; s < S; ++s)
+      if (head_counts[s] > 0) entropy -= head_counts[s] / total * std::log(head_counts[s] / total);
+    out.alive.push_back(std::count_if(head_counts, head_counts + S, [&](float c) { return c >= threshold; }));
+    out.perplexity.push_back(std::exp(entropy));
+  }
+  const double largest = *std::max_element(count, count + H * S);
+  for (int64_t i = 0; i <= bins; ++i)
+    out.bin_edges.push_back(largest * static_cast<double>(i) / static_cast<double>(bins));
+  out.histogram.assign(static_cast<size_t>(bins), 0);
+  for (int64_t i = 0; i < H * S; ++i) {
+    const auto bin = largest > 0 ? static_cast<int64_t>(count[i] / largest * static_cast<double>(bins)) : 0;
+    ++out.histogram[static_cast<size_t>(std::min(bin, bins - 1))];
+  }
+  return out;
+}
+
+std::string VectorQuantizer::describe() const {
+  return cat("heads=", heads(), ", codes=", num_codes(), ", width=", width(), ", beta=", options_.beta,
+             ", gamma=", options_.gamma, ", revive_below=", options_.revive_below);
+}
+
+}  // namespace ladder::nn
