@@ -1,8 +1,11 @@
 // Linear attention on feature-mapped queries and keys: the chunked causal product as one fused op
 // (core/kernels/linear_attention.cpp does the work), and the attention composed around it.
+#include <algorithm>
+
 #include "core/autograd.h"
 #include "core/error.h"
 #include "core/kernels/linear_attention.h"
+#include "core/kernels/parallel.h"
 #include "core/ops.h"
 
 namespace ladder {
@@ -80,23 +83,79 @@ Tensor causal_linear_product_naive(const Tensor& q, const Tensor& k, const Tenso
   return matmul(matmul(q, k, {.transpose_b = true}) * tril_mask(T, T), v);
 }
 
+namespace {
+
+// Causal linear attention as one op: the chunked product of [v, 1] (q k (B,H,T,M), v (B,H,T,D)),
+// whose last column is the normaliser, divided through: out = numerator / (normaliser + eps). One
+// op instead of concat, product, two narrows and a division keeps no (B,H,T,D+1) tensor in the
+// graph and makes a third of the passes over memory, which is what limits long sequences.
+Tensor causal_normalised_product(const Tensor& q, const Tensor& k, const Tensor& v, int64_t chunk, float eps) {
+  const int64_t D = v.size(3), rows = v.numel() / std::max<int64_t>(D, 1);
+  Shape wide_shape = v.shape();
+  wide_shape.back() = D + 1;
+  Tensor wide = empty(wide_shape), both = empty(wide_shape);  // [v, 1] and the product of q, k with it
+  const float* pv = v.data();
+  float* pw = wide.data();
+  parallel_for(rows, D, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      std::copy_n(pv + r * D, D, pw + r * (D + 1));
+      pw[r * (D + 1) + D] = 1;
+    }
+  });
+  const CausalProductProblem p = product_problem(q, wide, chunk);
+  causal_product_forward(p, q.data(), k.data(), wide.data(), both.data());
+  Tensor out = empty(v.shape()), denominators = empty({rows});  // (B,H,T,D) and normaliser + eps per row
+  const float* pb = both.data();
+  float *po = out.data(), *pd = denominators.data();
+  parallel_for(rows, D, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      pd[r] = pb[r * (D + 1) + D] + eps;
+      for (int64_t j = 0; j < D; ++j) po[r * D + j] = pb[r * (D + 1) + j] / pd[r];
+    }
+  });
+  return record("causal_linear_attention", out, {q, k, v}, Saved{q, k, wide, out, denominators},
+                [p, q = q.detach(), k = k.detach(), wide, out = out.detach(), denominators, rows,
+                 D](const Tensor& gout, NeedsGrad) -> Grads {
+                  // The product's gradient: g / (n + eps) for the numerator, -sum(g * out) / (n + eps)
+                  // for the normaliser column.
+                  Tensor gwide = empty(wide.shape()), dq = empty(q.shape()), dk = empty(k.shape());
+                  Tensor dwide = empty(wide.shape()), dv = empty(out.shape());
+                  const float *pg = gout.data(), *py = out.data(), *pden = denominators.data();
+                  float* pgw = gwide.data();
+                  parallel_for(rows, D, [&](int64_t begin, int64_t end) {
+                    for (int64_t r = begin; r < end; ++r) {
+                      float along = 0;
+                      for (int64_t j = 0; j < D; ++j) {
+                        pgw[r * (D + 1) + j] = pg[r * D + j] / pden[r];
+                        along += pg[r * D + j] * py[r * D + j];
+                      }
+                      pgw[r * (D + 1) + D] = -along / pden[r];
+                    }
+                  });
+                  causal_product_backward(p, q.data(), k.data(), wide.data(), gwide.data(), dq.data(), dk.data(),
+                                          dwide.data());
+                  const float* pdw = dwide.data();
+                  float* pdv = dv.data();
+                  parallel_for(rows, D, [&](int64_t begin, int64_t end) {
+                    for (int64_t r = begin; r < end; ++r) std::copy_n(pdw + r * (D + 1), D, pdv + r * D);
+                  });
+                  return {dq, dk, dv};
+                });
+}
+
+}  // namespace
+
 // Non-causal: S = sum_j k_j v_j^T (B,H,M,D) and z = sum_j k_j (B,H,M) once, then every query reads
 // them: O(T M D), never (T,S). Causal: the fused product of [v, 1], whose last column is the
-// normaliser.
+// normaliser (causal_normalised_product).
 Tensor linear_attention(const Tensor& q, const Tensor& k, const Tensor& v, const LinearAttentionOptions& options) {
   const LinearDims d = check_linear("linear_attention", q, k, v, options);
   const Tensor keys = hide_padding(k, d, options.key_padding_mask);
-  Tensor numerator, normaliser;  // (B,H,T,D) and (B,H,T,1)
-  if (options.causal) {
-    const Tensor both = causal_linear_product(q, keys, concat({v, ones({d.B, d.H, d.S, 1})}, 3), options.chunk);
-    numerator = narrow(both, 3, 0, d.D);
-    normaliser = narrow(both, 3, d.D, 1);
-  } else {
-    const Tensor state = matmul(keys, v, {.transpose_a = true});  // (B,H,M,D)
-    const Tensor z = sum(keys, {2}, /*keepdim=*/true);              // (B,H,1,M)
-    numerator = matmul(q, state);
-    normaliser = matmul(q, z, {.transpose_b = true});
-  }
+  if (options.causal) return causal_normalised_product(q, keys, v, options.chunk, options.eps);
+  const Tensor state = matmul(keys, v, {.transpose_a = true});          // (B,H,M,D)
+  const Tensor z = sum(keys, {2}, /*keepdim=*/true);                      // (B,H,1,M)
+  const Tensor numerator = matmul(q, state);                             // (B,H,T,D)
+  const Tensor normaliser = matmul(q, z, {.transpose_b = true});         // (B,H,T,1)
   return numerator / (normaliser + options.eps);
 }
 

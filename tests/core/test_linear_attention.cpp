@@ -115,6 +115,11 @@ TEST_CASE("linear attention equals the matrix it implies") {
   SUBCASE("causal with padding") {
     check_against_naive(2, 2, 20, 20, 4, 4, {.causal = true, .key_padding_mask = padding_mask(2, 20, 6), .chunk = 8});
   }
+  SUBCASE("causal on two threads: the normalising loops split over the rows") {
+    ladder::testing::TwoThreads threads;
+    ladder::testing::require_threaded(2 * 4 * 300, 16);  // rows of (B,H,T), D values each
+    check_against_naive(2, 4, 300, 300, 8, 16, {.causal = true, .chunk = 32});
+  }
 }
 
 TEST_CASE("causal linear attention: an output does not change when later keys and values change") {
