@@ -53,6 +53,13 @@ namespace ladder {
   return a < 0.25f ? series : std::copysign(far, x);
 }
 
+// e^x - 1: a Taylor polynomial near 0 (where fast_exp(x) - 1 would cancel; the next term is below
+// 5e-8 relative for |x| < 1/8), fast_exp(x) - 1 elsewhere. expm1(-inf) = -1, NaN stays NaN.
+[[gnu::always_inline]] inline float fast_expm1(float x) {
+  const float series = x * (1.0f + x * (0.5f + x * (1.0f / 6 + x * (1.0f / 24 + x * (1.0f / 120)))));
+  return std::fabs(x) < 0.125f ? series : fast_exp(x) - 1.0f;
+}
+
 // 1 / (1 + e^-x), with fast_exp.
 [[gnu::always_inline]] inline float fast_sigmoid(float x) { return 1.0f / (1.0f + fast_exp(-x)); }
 

@@ -94,7 +94,7 @@ Tensor gelu(const Tensor& x, GeluApprox approximate) {
 }
 
 Tensor elu(const Tensor& x, float alpha) {  // below 0: alpha (e^x - 1), whose slope is y + alpha
-  return unary_op("elu", x, [alpha](float v) { return v > 0 ? v : alpha * std::expm1(v); },
+  return unary_op("elu", x, [alpha](float v) { return v > 0 ? v : alpha * fast_expm1(v); },
                   [alpha](float v, float y) { return v > 0 ? 1.0f : y + alpha; });
 }
 
