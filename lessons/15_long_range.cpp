@@ -159,15 +159,16 @@ struct Contender {
 };
 
 // Every attention kind there is (linear once per feature map), then the baseline: a kind registered
-// in nn/attention joins without a change here.
-std::vector<Contender> all_contenders(int64_t bigbird_block) {
+// in nn/attention joins without a change here. `seed` draws BigBird's random blocks and FAVOR+'s features.
+std::vector<Contender> all_contenders(int64_t bigbird_block, uint64_t seed) {
   std::vector<Contender> list;
   for (const std::string& kind : nn::attention_kind_names()) {
     if (kind == "linear") {
       for (const std::string& map : nn::feature_map_names())
-        list.push_back({"linear_" + map, nn::AttentionSettings{.kind = "linear", .feature_map = map}});
+        list.push_back({"linear_" + map, nn::AttentionSettings{.kind = "linear", .feature_map = map, .seed = seed}});
     } else {
-      list.push_back({kind, nn::AttentionSettings{.kind = kind, .block = bigbird_block, .random_blocks = kRandomBlocks}});
+      list.push_back({kind, nn::AttentionSettings{.kind = kind, .block = bigbird_block, .random_blocks = kRandomBlocks,
+                                                  .seed = seed}});
     }
   }
   list.push_back({"lstm", std::nullopt});
@@ -367,7 +368,7 @@ int main(int argc, char** argv) {
     std::string kinds = "all";
     ModelSize size{64, 2};
     int64_t bigbird_block = 16;
-    const std::vector<Contender> every = all_contenders(bigbird_block);
+    const std::vector<Contender> every = all_contenders(bigbird_block, 0);  // the names, for --help
     cli.option("--kinds", kinds,
                "which to train, separated by commas, or all: " + names_of(every) +
                    " (linear_* is linear attention with that feature map; lstm has no attention)");
@@ -396,7 +397,7 @@ int main(int argc, char** argv) {
     if (listops.min_len == 0) listops.min_len = std::max<int64_t>(4, listops.max_len / 4);
     if (listops.min_len > listops.max_len)
       fail(kLesson, "--min-len ", listops.min_len, " is above --max-len ", listops.max_len, "; give a smaller --min-len");
-    const std::vector<Contender> contenders = chosen(kinds, all_contenders(bigbird_block));
+    const std::vector<Contender> contenders = chosen(kinds, all_contenders(bigbird_block, cli.common.seed));
     listops.seed = recall.seed = cli.common.seed;
     recall.train = listops.train, recall.test = listops.test, recall.val = 0;
     recall.min_distance = recall.length / 2;

@@ -76,6 +76,7 @@ Tensor window_mask(int64_t T, int64_t block) {
 Tensor vq_attention(const Tensor& q, const Tensor& khat, const Tensor& code_index, const Tensor& codebook,
                     const Tensor& v, const VQAttentionOptions& options) {
   const char* op = "vq_attention";
+  if (!v.defined()) fail(op, "v is undefined: give the values (B,H,T,D) the weights multiply");
   VQAttentionProblem p = check_sequence(op, q, khat, v, options);
   const std::vector<int64_t> codes = check_codes(op, p, code_index, codebook);
   Tensor out = empty(q.shape()), lse = empty({p.batch, p.heads, p.length});
@@ -117,6 +118,7 @@ Tensor vq_attention_naive(const Tensor& q, const Tensor& khat, const Tensor& cod
 Tensor vq_attention_step(VQAttentionCache& cache, const Tensor& q, const Tensor& khat, const Tensor& code_index,
                          const Tensor& codebook, const Tensor& v, const VQAttentionOptions& options) {
   const char* op = "vq_attention_step";
+  if (!v.defined()) fail(op, "v is undefined: give the values (B,H,T,D) of the new positions");
   VQAttentionProblem p = check_sequence(op, q, khat, v, options);
   const std::vector<int64_t> codes = check_codes(op, p, code_index, codebook);
   const int64_t heads = p.batch * p.heads;

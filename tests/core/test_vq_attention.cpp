@@ -277,6 +277,14 @@ TEST_CASE("vq_attention's errors name the op, the shapes and the fix") {
               {"khat must have q's shape (1,2,6,4)", "(1,2,5,4)"});
   check_error([&] { call(in.q, in.khat, in.code_index, in.codebook, narrow(in.v, 3, 0, 3), 4); },
               {"v must have q's shape (1,2,6,4)", "(1,2,6,3)"});
+  check_error([&] { call(in.q, in.khat, in.code_index, in.codebook, Tensor(), 4); },
+              {"vq_attention", "v is undefined"});
+  check_error(
+      [&] {
+        VQAttentionCache fresh;
+        vq_attention_step(fresh, in.q, in.khat, in.code_index, in.codebook, Tensor(), {.block = 4});
+      },
+      {"vq_attention_step", "v is undefined"});
   check_error([&] { call(in.q, in.khat, narrow(in.code_index, 2, 0, 5), in.codebook, in.v, 4); },
               {"code_index must be (B,H,T) = (1,2,6)", "(1,2,5)"});
   check_error([&] { call(in.q, in.khat, in.code_index, randn({3, 5, 4}), in.v, 4); },
