@@ -88,7 +88,7 @@ namespace {
 // Causal linear attention as one op: the chunked product of [v, 1] (q k (B,H,T,M), v (B,H,T,D)),
 // whose last column is the normaliser, divided through: out = numerator / (normaliser + eps). One
 // op instead of concat, product, two narrows and a division keeps no (B,H,T,D+1) tensor in the
-// graph and makes a third of the passes over memory, which is what limits long sequences.
+// graph and makes fewer passes over memory, which is what limits long sequences.
 Tensor causal_normalised_product(const Tensor& q, const Tensor& k, const Tensor& v, int64_t chunk, float eps) {
   const int64_t D = v.size(3), rows = v.numel() / std::max<int64_t>(D, 1);
   Shape wide_shape = v.shape();
