@@ -18,12 +18,6 @@ struct KindFlag {
 constexpr KindFlag kKindFlags[] = {
     {"--feature-map", "linear"}, {"--chunk", "linear"}, {"--attention-block", "bigbird"}, {"--random-blocks", "bigbird"}};
 
-std::string joined(const std::vector<std::string>& names) {
-  std::string text;
-  for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
-  return text;
-}
-
 bool contains(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
@@ -38,10 +32,11 @@ bool pattern_is_full(const nn::AttentionSettings& s, int64_t length, bool causal
 }  // namespace
 
 void add_attention_options(LessonCli& cli, AttentionFlags& flags, const std::string& where, bool causal) {
-  cli.option("--attention", flags.kind, "the attention kind of " + where + ": " + joined(nn::attention_kind_names()))
+  cli.option("--attention", flags.kind,
+             "the attention kind of " + where + ": " + nn::joined_names(nn::attention_kind_names()))
       ->type_name("KIND");
   cli.option("--feature-map", flags.feature_map,
-             "with --attention linear: the feature map phi, one of " + joined(nn::feature_map_names()))
+             "with --attention linear: the feature map phi, one of " + nn::joined_names(nn::feature_map_names()))
       ->type_name("MAP");
   flags.added = {"--attention", "--feature-map"};
   if (causal) {
@@ -58,14 +53,16 @@ nn::AttentionSettings attention_settings(const std::string& lesson, const Lesson
                                          uint64_t seed) {
   const std::vector<std::string> kinds = nn::attention_kind_names();
   if (!contains(kinds, flags.kind))
-    fail(lesson.c_str(), "--attention '", flags.kind, "' is not an attention kind; give one of ", joined(kinds));
+    fail(lesson.c_str(), "--attention '", flags.kind, "' is not an attention kind; give one of ",
+         nn::joined_names(kinds));
   for (const KindFlag& own : kKindFlags)
     if (contains(flags.added, own.flag) && cli.given(own.flag) && flags.kind != own.kind)
       fail(lesson.c_str(), own.flag, " sets ", own.kind, " attention, but --attention is ", flags.kind,
            "; leave ", own.flag, " out, or give --attention ", own.kind);
   const std::vector<std::string> maps = nn::feature_map_names();
   if (flags.kind == "linear" && !contains(maps, flags.feature_map))
-    fail(lesson.c_str(), "--feature-map '", flags.feature_map, "' is not a feature map; give one of ", joined(maps));
+    fail(lesson.c_str(), "--feature-map '", flags.feature_map, "' is not a feature map; give one of ",
+         nn::joined_names(maps));
   return {.kind = flags.kind,
           .feature_map = flags.feature_map,
           .chunk = flags.chunk,

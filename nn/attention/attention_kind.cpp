@@ -9,13 +9,18 @@ namespace ladder::nn {
 
 std::vector<std::string> attention_kind_names() { return {"full", "linear", "bigbird"}; }
 
+std::string joined_names(const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
+  return text;
+}
+
 std::shared_ptr<AttentionKind> make_attention(const AttentionSettings& settings, Generator& gen) {
   if (settings.kind == "full") return std::make_shared<FullAttention>(settings, gen);
   if (settings.kind == "linear") return std::make_shared<LinearAttention>(settings);
   if (settings.kind == "bigbird") return std::make_shared<BigBirdAttention>(settings, gen);
-  std::string names;
-  for (const std::string& name : attention_kind_names()) names += (names.empty() ? "" : ", ") + name;
-  fail("make_attention", "unknown attention kind '", settings.kind, "'; the kinds are ", names);
+  fail("make_attention", "unknown attention kind '", settings.kind, "'; the kinds are ",
+       joined_names(attention_kind_names()));
 }
 
 }  // namespace ladder::nn

@@ -81,6 +81,8 @@ class AttentionKind : public Module {
 };
 
 std::vector<std::string> attention_kind_names();
+// "a, b, c": a list of names (kinds, feature maps) for messages and --help.
+std::string joined_names(const std::vector<std::string>& names);
 // The kind settings.kind names; an unknown name or setting fails with the names there are.
 std::shared_ptr<AttentionKind> make_attention(const AttentionSettings& settings, Generator& gen = default_generator());
 

@@ -26,11 +26,8 @@ LinearAttention::LinearAttention(const AttentionSettings& settings)
       seed_(settings.seed),
       layer_(settings.layer) {
   const std::vector<std::string> maps = feature_map_names();
-  if (std::find(maps.begin(), maps.end(), feature_map_) == maps.end()) {
-    std::string names;
-    for (const std::string& map : maps) names += (names.empty() ? "" : ", ") + map;
-    fail("LinearAttention", "unknown feature map '", feature_map_, "'; the feature maps are ", names);
-  }
+  if (std::find(maps.begin(), maps.end(), feature_map_) == maps.end())
+    fail("LinearAttention", "unknown feature map '", feature_map_, "'; the feature maps are ", joined_names(maps));
   if (chunk_ < 1) fail("LinearAttention", "chunk must be >= 1, got ", chunk_);
   if (random_features_ < 0) fail("LinearAttention", "random_features must be >= 0 (0: D ln D), got ", random_features_);
   if (feature_map_ == "favor") redraws_ = register_buffer("redraws", zeros({1}));
