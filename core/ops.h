@@ -218,12 +218,15 @@ Tensor attention_weights(const Tensor& q, const Tensor& k, const SdpaOptions& op
 
 // ---- linear attention (core/ops/linear_attention.cpp) ----
 // On queries and keys already through a feature map phi with non-negative values (nn/attention
-// chooses phi): q (B,H,T,M), k (B,H,S,M), v (B,H,S,D).
+// chooses phi), or raw with elu_features: q (B,H,T,M), k (B,H,S,M), v (B,H,S,D).
 struct LinearAttentionOptions {
   bool causal = false;      // query i sees keys j <= i; needs T = S
   Tensor key_padding_mask;  // (B,S): 1 for a real key, 0 for padding
   float eps = 1e-6f;        // added to the normaliser: a query that meets no key gets 0, not NaN
   int64_t chunk = 64;       // causal: positions per chunk of the fused product
+  // q and k are raw and phi = elu + 1 is applied here; causal without padding: inside the chunks,
+  // so that the feature tensors are never stored
+  bool elu_features = false;
 };
 // out_i = sum_j (q_i . k_j) v_j / (sum_j q_i . k_j + eps) over the keys query i sees -> (B,H,T,D).
 // Non-causal: through S = sum_j k_j v_j^T and z = sum_j k_j, O(T M D). Causal: the fused chunked

@@ -1,11 +1,10 @@
 // Linear attention on feature-mapped queries and keys: the chunked causal product as one fused op
 // (core/kernels/linear_attention.cpp does the work), and the attention composed around it.
-#include <algorithm>
+#include <utility>
 
 #include "core/autograd.h"
 #include "core/error.h"
 #include "core/kernels/linear_attention.h"
-#include "core/kernels/parallel.h"
 #include "core/ops.h"
 
 namespace ladder {
@@ -67,12 +66,12 @@ Tensor causal_linear_product(const Tensor& q, const Tensor& k, const Tensor& v, 
   check_product(op, q, k, v, chunk);
   const CausalProductProblem p = product_problem(q, v, chunk);
   Tensor out = empty(v.shape());
-  causal_product_forward(p, q.data(), k.data(), v.data(), out.data());
+  causal_product_forward(p, q.data(), k.data(), v.data(), out.data(), nullptr);
   return record(op, out, {q, k, v}, Saved{q, k, v},
                 [p, q = q.detach(), k = k.detach(), v = v.detach()](const Tensor& gout, NeedsGrad) -> Grads {
                   Tensor dq = empty(q.shape()), dk = empty(k.shape()), dv = empty(v.shape());
-                  causal_product_backward(p, q.data(), k.data(), v.data(), gout.data(), dq.data(), dk.data(),
-                                          dv.data());
+                  causal_product_backward(p, q.data(), k.data(), v.data(), nullptr, nullptr, gout.data(), dq.data(),
+                                          dk.data(), dv.data());
                   return {dq, dk, dv};
                 });
 }
@@ -85,84 +84,59 @@ Tensor causal_linear_product_naive(const Tensor& q, const Tensor& k, const Tenso
 
 namespace {
 
-// Causal linear attention as one op: the chunked product of [v, 1] (q k (B,H,T,M), v (B,H,T,D)),
-// whose last column is the normaliser, divided through: out = numerator / (normaliser + eps). One
-// op instead of concat, product, two narrows and a division keeps no (B,H,T,D+1) tensor in the
-// graph and makes fewer passes over memory, which is what limits long sequences.
-Tensor causal_normalised_product(const Tensor& q, const Tensor& k, const Tensor& v, int64_t chunk, float eps) {
-  const int64_t D = v.size(3), rows = v.numel() / std::max<int64_t>(D, 1);
-  Shape wide_shape = v.shape();
-  wide_shape.back() = D + 1;
-  Tensor wide = empty(wide_shape), both = empty(wide_shape);  // [v, 1] and the product of q, k with it
-  const float* pv = v.data();
-  float* pw = wide.data();
-  parallel_for(rows, D, [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      std::copy_n(pv + r * D, D, pw + r * (D + 1));
-      pw[r * (D + 1) + D] = 1;
-    }
-  });
-  const CausalProductProblem p = product_problem(q, wide, chunk);
-  causal_product_forward(p, q.data(), k.data(), wide.data(), both.data());
-  Tensor out = empty(v.shape()), denominators = empty({rows});  // (B,H,T,D) and normaliser + eps per row
-  const float* pb = both.data();
-  float *po = out.data(), *pd = denominators.data();
-  parallel_for(rows, D, [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      pd[r] = pb[r * (D + 1) + D] + eps;
-      for (int64_t j = 0; j < D; ++j) po[r * D + j] = pb[r * (D + 1) + j] / pd[r];
-    }
-  });
-  return record("causal_linear_attention", out, {q, k, v}, Saved{q, k, wide, out, denominators},
-                [p, q = q.detach(), k = k.detach(), wide, out = out.detach(), denominators, rows,
-                 D](const Tensor& gout, NeedsGrad) -> Grads {
-                  // The product's gradient: g / (n + eps) for the numerator, -sum(g * out) / (n + eps)
-                  // for the normaliser column.
-                  Tensor gwide = empty(wide.shape()), dq = empty(q.shape()), dk = empty(k.shape());
-                  Tensor dwide = empty(wide.shape()), dv = empty(out.shape());
-                  const float *pg = gout.data(), *py = out.data(), *pden = denominators.data();
-                  float* pgw = gwide.data();
-                  parallel_for(rows, D, [&](int64_t begin, int64_t end) {
-                    for (int64_t r = begin; r < end; ++r) {
-                      float along = 0;
-                      for (int64_t j = 0; j < D; ++j) {
-                        pgw[r * (D + 1) + j] = pg[r * D + j] / pden[r];
-                        along += pg[r * D + j] * py[r * D + j];
-                      }
-                      pgw[r * (D + 1) + D] = -along / pden[r];
-                    }
-                  });
-                  causal_product_backward(p, q.data(), k.data(), wide.data(), gwide.data(), dq.data(), dk.data(),
-                                          dwide.data());
-                  const float* pdw = dwide.data();
-                  float* pdv = dv.data();
-                  parallel_for(rows, D, [&](int64_t begin, int64_t end) {
-                    for (int64_t r = begin; r < end; ++r) std::copy_n(pdw + r * (D + 1), D, pdv + r * D);
-                  });
+// phi(x) = elu(x) + 1, with ops: for the paths that do not fuse it into the chunked product.
+Tensor elu_plus_one(const Tensor& x) { return elu(x) + 1.0f; }
+
+// Causal linear attention as one op: out = num / (den + eps) from the chunked product, which
+// normalises and, with elu_features, applies phi to the raw q and k itself (q k (B,H,T,M), v
+// (B,H,T,D)). No feature tensor, [v, 1] or unnormalised product is ever stored: each would be
+// another pass over memory, which is what limits long sequences.
+Tensor causal_normalised_product(const Tensor& q, const Tensor& k, const Tensor& v, int64_t chunk, float eps,
+                                 bool elu_features) {
+  CausalProductProblem p = product_problem(q, v, chunk);
+  p.normalise = true, p.elu_features = elu_features, p.eps = eps;
+  Tensor out = empty(v.shape()), denominators = empty({q.size(0), q.size(1), q.size(2)});  // den + eps per row
+  causal_product_forward(p, q.data(), k.data(), v.data(), out.data(), denominators.data());
+  return record("causal_linear_attention", out, {q, k, v}, Saved{q, k, v, out, denominators},
+                [p, q = q.detach(), k = k.detach(), v = v.detach(), out = out.detach(),
+                 denominators](const Tensor& gout, NeedsGrad) -> Grads {
+                  Tensor dq = empty(q.shape()), dk = empty(k.shape()), dv = empty(v.shape());
+                  causal_product_backward(p, q.data(), k.data(), v.data(), out.data(), denominators.data(),
+                                          gout.data(), dq.data(), dk.data(), dv.data());
                   return {dq, dk, dv};
                 });
+}
+
+// The feature-mapped (q, k) the unfused paths work on: elu + 1 applied when asked, else as given.
+std::pair<Tensor, Tensor> mapped(const Tensor& q, const Tensor& k, const LinearAttentionOptions& options) {
+  if (!options.elu_features) return {q, k};
+  return {elu_plus_one(q), elu_plus_one(k)};
 }
 
 }  // namespace
 
 // Non-causal: S = sum_j k_j v_j^T (B,H,M,D) and z = sum_j k_j (B,H,M) once, then every query reads
-// them: O(T M D), never (T,S). Causal: the fused product of [v, 1], whose last column is the
-// normaliser (causal_normalised_product).
+// them: O(T M D), never (T,S). Causal: the fused chunked product, normalised inside (and applying
+// elu + 1 inside when it can: padding must zero the keys' features, so it maps them first).
 Tensor linear_attention(const Tensor& q, const Tensor& k, const Tensor& v, const LinearAttentionOptions& options) {
   const LinearDims d = check_linear("linear_attention", q, k, v, options);
-  const Tensor keys = hide_padding(k, d, options.key_padding_mask);
-  if (options.causal) return causal_normalised_product(q, keys, v, options.chunk, options.eps);
+  if (options.causal && !options.key_padding_mask.defined())
+    return causal_normalised_product(q, k, v, options.chunk, options.eps, options.elu_features);
+  const auto [queries, features] = mapped(q, k, options);
+  const Tensor keys = hide_padding(features, d, options.key_padding_mask);
+  if (options.causal) return causal_normalised_product(queries, keys, v, options.chunk, options.eps, false);
   const Tensor state = matmul(keys, v, {.transpose_a = true});          // (B,H,M,D)
   const Tensor z = sum(keys, {2}, /*keepdim=*/true);                      // (B,H,1,M)
-  const Tensor numerator = matmul(q, state);                             // (B,H,T,D)
-  const Tensor normaliser = matmul(q, z, {.transpose_b = true});         // (B,H,T,1)
+  const Tensor numerator = matmul(queries, state);                       // (B,H,T,D)
+  const Tensor normaliser = matmul(queries, z, {.transpose_b = true});   // (B,H,T,1)
   return numerator / (normaliser + options.eps);
 }
 
 // A_ij = q_i . k_j over the keys query i sees, each row divided by its sum + eps -> (B,H,T,S).
 Tensor linear_attention_weights(const Tensor& q, const Tensor& k, const LinearAttentionOptions& options) {
   const LinearDims d = check_linear("linear_attention_weights", q, k, Tensor(), options);
-  Tensor scores = matmul(q, hide_padding(k, d, options.key_padding_mask), {.transpose_b = true});
+  const auto [queries, keys] = mapped(q, k, options);
+  Tensor scores = matmul(queries, hide_padding(keys, d, options.key_padding_mask), {.transpose_b = true});
   if (options.causal) scores = scores * tril_mask(d.T, d.S);
   return scores / (sum(scores, {3}, /*keepdim=*/true) + options.eps);
 }

@@ -92,6 +92,10 @@ std::pair<Tensor, Tensor> LinearAttention::double_softmax_parts(const Tensor& q,
 
 Tensor LinearAttention::attend(const Tensor& q, const Tensor& k, const Tensor& v, const AttendMasks& masks) {
   check_masks(q, k, masks);
+  if (feature_map_ == "elu")  // the op applies elu + 1 itself, inside the chunks when causal
+    return linear_attention(q, k, v,
+                            {.causal = masks.causal, .key_padding_mask = masks.key_padding_mask,
+                             .eps = kNormaliserEps, .chunk = chunk_, .elu_features = true});
   if (feature_map_ != "softmax")
     return linear_attention(query_features(q), key_features(k), v,
                             {.causal = masks.causal, .key_padding_mask = masks.key_padding_mask,

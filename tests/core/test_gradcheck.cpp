@@ -224,6 +224,11 @@ const std::vector<GradCase>& cases() {
          const Tensor padding = tensor({1, 1, 1, 1, 1, 1, 0, 1, 0, 1}, {2, 5});
          return linear_attention(x[0], x[1], x[2], {.causal = true, .key_padding_mask = padding, .chunk = 2});
        }},
+      {"linear_attention/causal_chunked", {{{2, 1, 5, 3}, 0.1f, 1}, {{2, 1, 5, 3}, 0.1f, 1}, {{2, 1, 5, 2}}},
+       [](Inputs x) { return linear_attention(x[0], x[1], x[2], {.causal = true, .chunk = 2}); }},
+      // raw q and k of either sign: elu + 1 applied inside the chunks
+      {"linear_attention/causal_elu_inside", {{{2, 1, 5, 3}}, {{2, 1, 5, 3}}, {{2, 1, 5, 2}}},
+       [](Inputs x) { return linear_attention(x[0], x[1], x[2], {.causal = true, .chunk = 2, .elu_features = true}); }},
       {"linear_attention_naive", {{{1, 2, 4, 3}, 0.1f, 1}, {{1, 2, 4, 3}, 0.1f, 1}, {{1, 2, 4, 2}}},
        [](Inputs x) { return linear_attention_naive(x[0], x[1], x[2], {.causal = true}); }},
       {"linear_attention_weights", {{{2, 1, 3, 4}, 0.1f, 1}, {{2, 1, 5, 4}, 0.1f, 1}},

@@ -23,24 +23,38 @@ namespace {
 // Positive features, as a feature map gives them.
 Tensor features(const Shape& shape, Generator& gen) { return uniform(shape, 0.0f, 1.0f, gen); }
 
-// The raw kernels against their naive twins: output and the three gradients.
+// The raw kernels against their naive twins: output and the three gradients. Raw elu inputs are
+// any sign; features normalised as they are must be positive (as a feature map gives them).
 void check_product_kernels(const CausalProductProblem& p, uint64_t seed) {
-  INFO("heads T M E chunk = ", p.heads, " ", p.length, " ", p.features, " ", p.values, " ", p.chunk);
+  INFO("heads T M E chunk = ", p.heads, " ", p.length, " ", p.features, " ", p.values, " ", p.chunk,
+       "; elu ", p.elu_features, " normalise ", p.normalise);
   Generator gen(seed);
-  const Tensor q = randn({p.heads, p.length, p.features}, gen), k = randn(q.shape(), gen);
+  const bool positive = p.normalise && !p.elu_features;
+  const Shape shape{p.heads, p.length, p.features};
+  const Tensor q = positive ? features(shape, gen) : randn(shape, gen), k = positive ? features(shape, gen) : randn(shape, gen);
   const Tensor v = randn({p.heads, p.length, p.values}, gen), gout = randn(v.shape(), gen);
-  Tensor out = empty(v.shape()), out_naive = empty(v.shape());
-  causal_product_forward(p, q.data(), k.data(), v.data(), out.data());
+  Tensor out = empty(v.shape()), out_naive = empty(v.shape()), denominators = empty({p.heads, p.length});
+  causal_product_forward(p, q.data(), k.data(), v.data(), out.data(), denominators.data());
   causal_product_forward_naive(p, q.data(), k.data(), v.data(), out_naive.data());
   check_agree(out, out_naive, "out");
   Tensor dq = empty(q.shape()), dk = empty(k.shape()), dv = empty(v.shape());
   Tensor dq_naive = empty(q.shape()), dk_naive = empty(k.shape()), dv_naive = empty(v.shape());
-  causal_product_backward(p, q.data(), k.data(), v.data(), gout.data(), dq.data(), dk.data(), dv.data());
+  causal_product_backward(p, q.data(), k.data(), v.data(), out.data(), denominators.data(), gout.data(), dq.data(),
+                          dk.data(), dv.data());
   causal_product_backward_naive(p, q.data(), k.data(), v.data(), gout.data(), dq_naive.data(), dk_naive.data(),
                                 dv_naive.data());
   check_agree(dq, dq_naive, "dq");
   check_agree(dk, dk_naive, "dk");
   check_agree(dv, dv_naive, "dv");
+}
+
+// The same problem as the plain product, normalised, with elu + 1 inside, and both.
+void check_every_mode(CausalProductProblem p, uint64_t seed) {
+  for (const bool elu : {false, true})
+    for (const bool normalise : {false, true}) {
+      p.elu_features = elu, p.normalise = normalise;
+      check_product_kernels(p, seed);
+    }
 }
 
 using LinearFn = Tensor (*)(const Tensor&, const Tensor&, const Tensor&, const LinearAttentionOptions&);
@@ -55,9 +69,11 @@ AttentionRun run(LinearFn f, const Tensor& q, const Tensor& k, const Tensor& v, 
 void check_against_naive(int64_t B, int64_t H, int64_t T, int64_t S, int64_t M, int64_t D,
                          const LinearAttentionOptions& options) {
   INFO("B H T S M D = ", B, " ", H, " ", T, " ", S, " ", M, " ", D, "; causal ", options.causal, " chunk ",
-       options.chunk);
+       options.chunk, " elu ", options.elu_features);
   Generator gen(T * 31 + S);
-  const Tensor q = features({B, H, T, M}, gen), k = features({B, H, S, M}, gen), v = randn({B, H, S, D}, gen);
+  // raw inputs of either sign for elu + 1; otherwise features, positive as a feature map gives them
+  const auto input = [&](const Shape& shape) { return options.elu_features ? randn(shape, gen) : features(shape, gen); };
+  const Tensor q = input({B, H, T, M}), k = input({B, H, S, M}), v = randn({B, H, S, D}, gen);
   const Tensor gout = randn({B, H, T, D}, gen);
   check_runs_agree(run(linear_attention, q, k, v, options, gout),
                    run(linear_attention_naive, q, k, v, options, gout));
@@ -73,12 +89,12 @@ Tensor padding_mask(int64_t B, int64_t S, int64_t padded_in_last_row) {
 
 TEST_CASE("the chunked causal product equals its naive twin, whatever the chunk") {
   for (const int64_t chunk : {1, 7, 64, 45})  // 45 = the whole sequence
-    check_product_kernels({.heads = 3, .length = 45, .features = 5, .values = 9, .chunk = chunk}, chunk);
+    check_every_mode({.heads = 3, .length = 45, .features = 5, .values = 9, .chunk = chunk}, chunk);
   SUBCASE("one position") {
-    check_product_kernels({.heads = 2, .length = 1, .features = 3, .values = 2, .chunk = 4}, 9);
+    check_every_mode({.heads = 2, .length = 1, .features = 3, .values = 2, .chunk = 4}, 9);
   }
   SUBCASE("a longer chunk than the sequence") {
-    check_product_kernels({.heads = 1, .length = 10, .features = 4, .values = 4, .chunk = 64}, 10);
+    check_every_mode({.heads = 1, .length = 10, .features = 4, .values = 4, .chunk = 64}, 10);
   }
 }
 
@@ -87,7 +103,7 @@ TEST_CASE("the chunked causal product on two threads equals its naive twin") {
   const CausalProductProblem p{.heads = 4, .length = 300, .features = 16, .values = 17, .chunk = 64};
   ladder::testing::require_threaded(p.heads, p.length * (std::min(p.chunk, p.length) * (p.features + p.values) +
                                                          p.features * p.values));
-  check_product_kernels(p, 11);
+  check_every_mode(p, 11);
 }
 
 TEST_CASE("the causal_linear_product op equals tril(q k^T) v, values and gradients") {
@@ -115,10 +131,17 @@ TEST_CASE("linear attention equals the matrix it implies") {
   SUBCASE("causal with padding") {
     check_against_naive(2, 2, 20, 20, 4, 4, {.causal = true, .key_padding_mask = padding_mask(2, 20, 6), .chunk = 8});
   }
-  SUBCASE("causal on two threads: the normalising loops split over the rows") {
+  SUBCASE("causal on two threads: the heads split over the threads") {
     ladder::testing::TwoThreads threads;
-    ladder::testing::require_threaded(2 * 4 * 300, 16);  // rows of (B,H,T), D values each
+    ladder::testing::require_threaded(2 * 4, 300 * (32 * (8 + 16) + 8 * 16));  // B*H heads, as for_each_head counts
     check_against_naive(2, 4, 300, 300, 8, 16, {.causal = true, .chunk = 32});
+    check_against_naive(2, 4, 300, 300, 8, 16, {.causal = true, .chunk = 32, .elu_features = true});
+  }
+  SUBCASE("elu + 1 applied by the op: causal (inside the chunks), causal with padding, non-causal") {
+    check_against_naive(2, 2, 37, 37, 6, 5, {.causal = true, .chunk = 7, .elu_features = true});
+    check_against_naive(2, 2, 20, 20, 4, 4,
+                        {.causal = true, .key_padding_mask = padding_mask(2, 20, 6), .chunk = 8, .elu_features = true});
+    check_against_naive(2, 3, 7, 11, 5, 6, {.elu_features = true});
   }
 }
 
