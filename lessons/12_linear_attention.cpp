@@ -24,6 +24,7 @@
 #include "core/error.h"
 #include "core/ops.h"
 #include "core/peak_memory.h"
+#include "lessons/common/attention_flags.h"
 #include "lessons/common/char_gpt.h"
 #include "lessons/common/cli.h"
 #include "lessons/common/plot.h"
@@ -386,7 +387,9 @@ int main(int argc, char** argv) {
     lessons::GPTTraining training{.warmup = 50, .eval_every = 50};
     std::string feature_map = "elu";
     int64_t length = 11, chunk = 4, max_n = 8192;
-    cli.option("--feature-map", feature_map, "part 1: the feature map phi, one of elu, cos, softmax, favor");
+    cli.option("--feature-map", feature_map,
+               "part 1: the feature map phi, one of " + nn::joined_names(nn::feature_map_names()))
+        ->type_name("MAP");
     cli.option("--length", length, "part 1: positions of the sequence", {2, 64});
     cli.option("--chunk", chunk, "part 1: positions per chunk of the chunked product", {1, 64});
     cli.option("--max-n", max_n, "part 4: the longest length and context, doubling from 256 (at least two of them)", {2 * kFirstLength, 65536});
@@ -396,6 +399,7 @@ int main(int argc, char** argv) {
     cli.option("--block", gpt.block_size, "part 3: context length of each GPT", {2, 1024});
     lessons::add_gpt_training_options(cli, training);
     cli.parse(argc, argv);
+    lessons::check_feature_map(kLesson, feature_map);
     if (text.lines) fail(kLesson, "the GPTs read one character stream; --lines does not apply");
     if (gpt.n_embd % gpt.n_head != 0)
       fail(kLesson, "--heads ", gpt.n_head, " does not divide --embd ", gpt.n_embd,
@@ -403,9 +407,6 @@ int main(int argc, char** argv) {
     lessons::settle_gpt_training(kLesson, cli.common, training);
     const lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, gpt.block_size);
     gpt.vocab_size = corpus.tokenizer.vocab_size();
-    const std::vector<std::string> maps = nn::feature_map_names();
-    if (std::find(maps.begin(), maps.end(), feature_map) == maps.end())
-      fail(kLesson, "--feature-map '", feature_map, "' is not a feature map; give elu, cos, softmax or favor");
     if (cli.common.quick) max_n = std::min<int64_t>(max_n, 512);
     lessons::Run run(cli);
     Generator gen(cli.common.seed);

@@ -59,16 +59,19 @@ nn::AttentionSettings attention_settings(const std::string& lesson, const Lesson
     if (contains(flags.added, own.flag) && cli.given(own.flag) && flags.kind != own.kind)
       fail(lesson.c_str(), own.flag, " sets ", own.kind, " attention, but --attention is ", flags.kind,
            "; leave ", own.flag, " out, or give --attention ", own.kind);
-  const std::vector<std::string> maps = nn::feature_map_names();
-  if (flags.kind == "linear" && !contains(maps, flags.feature_map))
-    fail(lesson.c_str(), "--feature-map '", flags.feature_map, "' is not a feature map; give one of ",
-         nn::joined_names(maps));
+  if (flags.kind == "linear") check_feature_map(lesson, flags.feature_map);
   return {.kind = flags.kind,
           .feature_map = flags.feature_map,
           .chunk = flags.chunk,
           .block = flags.block,
           .random_blocks = flags.random_blocks,
           .seed = seed};
+}
+
+void check_feature_map(const std::string& lesson, const std::string& feature_map) {
+  const std::vector<std::string> maps = nn::feature_map_names();
+  if (!contains(maps, feature_map))
+    fail(lesson.c_str(), "--feature-map '", feature_map, "' is not a feature map; give one of ", nn::joined_names(maps));
 }
 
 void check_pattern_fits(const std::string& lesson, const nn::AttentionSettings& settings, int64_t length, bool causal,

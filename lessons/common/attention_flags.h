@@ -33,6 +33,10 @@ void add_attention_options(LessonCli& cli, AttentionFlags& flags, const std::str
 nn::AttentionSettings attention_settings(const std::string& lesson, const LessonCli& cli, const AttentionFlags& flags,
                                          uint64_t seed);
 
+// Fails unless `feature_map` is one of nn::feature_map_names(), naming --feature-map, the value and
+// the choices: attention_settings checks it this way, and so does a lesson that takes the flag alone.
+void check_feature_map(const std::string& lesson, const std::string& feature_map);
+
 // Fails when BigBird over a sequence of `length` positions would list every key block for every
 // query block, that is, be full attention, only slower: names `length_text` (what set the length:
 // "--block 64") and the largest --attention-block that leaves key blocks out. Any other kind passes.

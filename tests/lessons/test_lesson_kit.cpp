@@ -244,7 +244,7 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
       {"10_transformer", "--attention sparse", "--attention 'sparse' is not an attention kind; give one of full, linear, bigbird"},
       {"10_transformer", "--random-blocks 2", "--random-blocks sets bigbird attention, but --attention is full"},
       {"10_transformer", "--attention bigbird --attention-block 16", "over the longest source (37 tokens) in 3 blocks lets every query block"},
-      {"12_linear_attention", "--feature-map relu", "--feature-map 'relu' is not a feature map; give elu, cos, softmax or favor"},
+      {"12_linear_attention", "--feature-map relu", "--feature-map 'relu' is not a feature map; give one of elu, cos, softmax, favor"},
       {"12_linear_attention", "--heads 3", "--heads 3 does not divide --embd 64"},
       {"12_linear_attention", "--lines", "--lines does not apply"},
       {"12_linear_attention", "--steps 50 --warmup 50", "--warmup 50 leaves no step of --steps 50"},
