@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/random.h"
+#include "nn/attention/layer_seed.h"
 
 namespace ladder::nn {
 
@@ -42,8 +43,7 @@ BlockPattern bigbird_pattern(int64_t length, const BigBirdSettings& s) {
       for (int64_t j = 0; j < n; ++j)
         if (!seen.count(j) && (!s.causal || j < i)) candidates.push_back(j);
       // One generator per (seed, layer, query block): changing one block's draw moves no other.
-      Generator gen(s.seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(s.layer) * 1000003u +
-                    static_cast<uint64_t>(i));
+      Generator gen(layer_seed(s.seed, s.layer, static_cast<uint64_t>(i)));
       shuffle(candidates, gen);
       for (int64_t r = 0; r < std::min<int64_t>(s.random_blocks, candidates.size()); ++r)
         add(candidates[r], BlockRole::random);

@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/ops.h"
 #include "nn/attention/favor_features.h"
+#include "nn/attention/layer_seed.h"
 
 namespace ladder::nn {
 
@@ -38,8 +39,8 @@ Tensor LinearAttention::projection(int64_t head_dim) const {
   const auto redraws = static_cast<int64_t>(redraws_.data()[0]);
   if (projection_redraws_ != redraws || projection_.size(1) != head_dim) {
     const int64_t features = random_features_ > 0 ? random_features_ : favor_feature_count(head_dim);
-    Generator gen(seed_ * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(layer_) * 1000003u +
-                  static_cast<uint64_t>(redraws) * 7919u + 0xFA404ull);
+    // Redraw r's draw number; the offset keeps it clear of small ones (BigBird's query blocks 0, 1, ...).
+    Generator gen(layer_seed(seed_, layer_, static_cast<uint64_t>(redraws) * 7919u + 0xFA404ull));
     projection_ = orthogonal_gaussian(features, head_dim, gen);
     projection_redraws_ = redraws;
   }
