@@ -81,7 +81,7 @@ void samples(lessons::Run& run, const lessons::CommonFlags& flags, models::GPT& 
   std::fclose(out);
   const std::string file = run.save_checkpoint(
       model, {{"lesson", kLesson}, {"tokenizer", tokenizer.to_json()}, {"gpt_config", models::gpt_config_to_json(model.config())}});
-  std::printf("saved with its tokenizer and settings (the attention kind too): sample from it with --load %s --sample 500 --prompt \"...\"\n",
+  std::printf("saved with its tokenizer and settings (the attention kind too): sample from it with --load %s --sample-chars 500 --prompt \"...\"\n",
               file.c_str());
 }
 
@@ -243,7 +243,7 @@ int main(int argc, char** argv) {
     lessons::AttentionFlags attention{.block = 8};  // 8 blocks in the default context of 64
     lessons::add_attention_options(cli, attention, "every block's causal self attention", /*causal=*/true);
     cli.option("--load", load, "a checkpoint of this lesson to sample from, instead of training");
-    cli.option("--sample", sample_length, "with --load: characters to sample", {1, 100000});
+    cli.option("--sample-chars", sample_length, "with --load: how many characters to sample", {1, 100000});
     cli.option("--prompt", prompt, "the text samples continue (empty: the start of the validation text; with --load, a newline)");
     cli.option("--temperature", temperature, "with --load: the sampling temperature", {0.01f, 100.0f});
     cli.parse(argc, argv);
@@ -254,7 +254,7 @@ int main(int argc, char** argv) {
                   cli.common.seed);
       return;
     }
-    for (const char* flag : {"--sample", "--temperature"})
+    for (const char* flag : {"--sample-chars", "--temperature"})
       if (cli.given(flag)) fail(kLesson, flag, " applies to sampling from a checkpoint: give it with --load FILE");
     if (config.n_embd % config.n_head != 0)
       fail(kLesson, "--heads ", config.n_head, " does not divide --embd ", config.n_embd,

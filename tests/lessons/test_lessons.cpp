@@ -510,9 +510,9 @@ TEST_CASE("lesson 11_gpt --quick: the GPT learns; samples at three temperatures;
   CHECK(m["cached_tokens_per_s"].get<double>() > 0);
   check_ending(ran.output, out.path, {{"val_loss", "the GPT"}, {"cached_tokens_per_s", "KV cache"}});
 
-  // The checkpoint samples without training: the prompt comes back, continued by --sample characters.
+  // The checkpoint samples without training: the prompt comes back, continued by --sample-chars characters.
   const std::string model = (out.path / "model.safetensors").string();
-  const Ran sampled = run_lesson("11_gpt", "--load " + model + " --sample 40 --prompt \"The \"");
+  const Ran sampled = run_lesson("11_gpt", "--load " + model + " --sample-chars 40 --prompt \"The \"");
   INFO(sampled.output);
   REQUIRE(sampled.status == 0);
   CHECK(sampled.output.find("a GPT of ") != std::string::npos);
@@ -520,12 +520,12 @@ TEST_CASE("lesson 11_gpt --quick: the GPT learns; samples at three temperatures;
   check_refused("11_gpt", "--load " + model + " --prompt \"caf\xc3\xa9\"", "has characters the model's vocabulary lacks: '\xc3\xa9'");
   // At temperature 3 the barely trained model spreads its probability over all 90 ids; <unk> and
   // the other special tokens are still never drawn.
-  const Ran hot = run_lesson("11_gpt", "--load " + model + " --sample 3000 --temperature 3");
+  const Ran hot = run_lesson("11_gpt", "--load " + model + " --sample-chars 3000 --temperature 3");
   REQUIRE(hot.status == 0);
   CHECK(hot.output.find("<unk>") == std::string::npos);
   // A shorter context keeps the first positions; a longer one than the model learned is refused, and so
   // are the flags of training, which --load would ignore.
-  const Ran shorter = run_lesson("11_gpt", "--load " + model + " --block 16 --sample 100");
+  const Ran shorter = run_lesson("11_gpt", "--load " + model + " --block 16 --sample-chars 100");
   CHECK(shorter.status == 0);
   CHECK(shorter.output.find("context 16 of the 64 it learned") != std::string::npos);
   check_refused("11_gpt", "--load " + model + " --block 65", "--block 65 is longer than the 64 positions the model of " + model +
@@ -562,7 +562,7 @@ TEST_CASE("lesson 11_gpt --attention linear and bigbird: it learns, says which k
     check_ending(ran.output, out.path, {{"attention", "--attention"}});
 
     const std::string model = (out.path / "model.safetensors").string();
-    const Ran sampled = run_lesson("11_gpt", "--load " + model + " --sample 20");
+    const Ran sampled = run_lesson("11_gpt", "--load " + model + " --sample-chars 20");
     INFO(sampled.output);
     REQUIRE(sampled.status == 0);
     CHECK(sampled.output.find("context 32, " + described + " attention") != std::string::npos);
