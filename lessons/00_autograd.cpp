@@ -140,7 +140,7 @@ FitResult fit_sine(lessons::Run& run, const lessons::CommonFlags& flags, int64_t
                                                          {"MLP", {xs.begin(), xs.end()}, {fit.begin(), fit.end()}}}}));
 
   // Save, load into a fresh model, and check that it predicts exactly the same.
-  const std::string checkpoint = run.save_checkpoint(*model, {{"lesson", "00_autograd"}, {"hidden", std::to_string(hidden)}});
+  const std::string checkpoint = run.save_checkpoint(*model, {{"hidden", std::to_string(hidden)}});
   auto reloaded = nn::mlp({1, hidden, 1}, {.activation = nn::ActivationKind::tanh});
   io::load_module(checkpoint, *reloaded);
   NoGradGuard no_grad;

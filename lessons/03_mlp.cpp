@@ -247,7 +247,7 @@ LMResult language_model(lessons::Run& run, const lessons::LessonCli& cli, const 
     std::fprintf(out, "%s\n", word.c_str());
   }
   std::fclose(out);
-  run.save_checkpoint(model, {{"lesson", "03_mlp"}, {"tokenizer", tokenizer.to_json()}, {"context", std::to_string(context)},
+  run.save_checkpoint(model, {{"tokenizer", tokenizer.to_json()}, {"context", std::to_string(context)},
                               {"embed", std::to_string(embed)}, {"hidden", std::to_string(hidden)}});
   return {train_loss, val_loss};
 }

@@ -136,7 +136,7 @@ int main(int argc, char** argv) {
 
     run.wrote(lessons::save_line_chart(run.path("accuracy"), {"Test accuracy while training", "step", "accuracy", curves}));
     plot_first_layer(run, *cnn, test_shifted);
-    run.save_checkpoint(*cnn, {{"lesson", "04_cnn"}, {"canvas", std::to_string(kCanvas)}});
+    run.save_checkpoint(*cnn, {{"canvas", std::to_string(kCanvas)}});
     run.finish({{"test_acc", cnn_shifted}, {"cnn_test_acc_seen", cnn_seen}, {"mlp_test_acc_shifted", mlp_shifted},
                 {"mlp_test_acc_seen", mlp_seen}, {"cnn_parameters", cnn->num_parameters()},
                 {"mlp_parameters", mlp->num_parameters()}},

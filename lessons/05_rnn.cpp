@@ -123,7 +123,7 @@ void language_model(lessons::Run& run, const lessons::CommonFlags& flags, LMRun&
   if (!out) fail("05_rnn", "cannot write samples.txt");
   std::fprintf(out, "%s\n", sample.c_str());
   std::fclose(out);
-  run.save_checkpoint(model, {{"lesson", "05_rnn"}, {"tokenizer", lm.tokenizer.to_json()}});
+  run.save_checkpoint(model, {{"tokenizer", lm.tokenizer.to_json()}});
 }
 
 // The parameters of several named modules, for one optimizer.

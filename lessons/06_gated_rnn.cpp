@@ -258,7 +258,7 @@ int main(int argc, char** argv) {
                 kept->rnn->type_name().c_str());
     if (kept->rnn->kind() == nn::CellKind::rnn_tanh) std::printf("a plain RNN has no gates to plot\n");
     else plot_gates(run, *kept, tokenizer, ids.val[0]);
-    run.save_checkpoint(*kept, {{"lesson", "06_gated_rnn"}, {"tokenizer", tokenizer.to_json()}});
+    run.save_checkpoint(*kept, {{"tokenizer", tokenizer.to_json()}});
 
     std::printf("\n== 3. fill in the missing character ==\n");
     const Config fill = cell.empty() ? Config{"LSTM", nn::CellKind::lstm, 1} : configs.front();

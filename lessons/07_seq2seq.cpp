@@ -46,11 +46,7 @@ int main(int argc, char** argv) {
     lessons::CsvWriter metrics(run.file("metrics.csv"), {"step", "model", "train_loss", "val_loss", "val_ppl"});
     const lessons::TrainingReport taught = lessons::train_translator(run, model, model, task, cli.common, "teacher forcing",
                                                                      lessons::Feeding::teacher_forcing, metrics);
-    run.save_checkpoint(model, [&] {
-      auto metadata = task.tokenizers.metadata();
-      metadata["lesson"] = "07_seq2seq";
-      return metadata;
-    }());
+    run.save_checkpoint(model, task.tokenizers.metadata());
 
     std::printf("\n== 2. translating the %zu test sources: greedy and beam search ==\n", task.test.size());
     const lessons::DecoderComparison decoders = lessons::compare_decoders(run, model, model, task);

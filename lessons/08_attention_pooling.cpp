@@ -140,7 +140,7 @@ lessons::Series train_width(lessons::Run& run, nn::NadarayaWatson& model, const 
     if (step == 1 || step % std::max<int64_t>(1, flags.steps / 10) == 0 || step == flags.steps)
       std::printf("  %6lld %12.4f %10.4f\n", static_cast<long long>(step), loss.item(), w);
   }
-  run.save_checkpoint(model, {{"lesson", "08_attention_pooling"}});  // refuses a w that the last step made infinite
+  run.save_checkpoint(model);  // refuses a w that the last step made infinite
   result.learned_w = model.w.item();
   return path;
 }

@@ -79,11 +79,7 @@ int main(int argc, char** argv) {
     lessons::CsvWriter metrics(run.file("metrics.csv"), {"step", "model", "train_loss", "val_loss", "val_ppl"});
     const lessons::TrainingReport report = lessons::train_translator(run, model, model, task, cli.common, "attention",
                                                                      lessons::Feeding::teacher_forcing, metrics);
-    run.save_checkpoint(model, [&] {
-      auto metadata = task.tokenizers.metadata();
-      metadata["lesson"] = "09_attention_seq2seq";
-      return metadata;
-    }());
+    run.save_checkpoint(model, task.tokenizers.metadata());
     run.wrote(lessons::save_line_chart(run.path("loss"), {"Validation loss per target token", "step",
                                                           "validation loss (nats, log scale)", {report.val_curve}, /*log_y=*/true}));
 

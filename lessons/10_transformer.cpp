@@ -302,11 +302,7 @@ int main(int argc, char** argv) {
     const lessons::TrainingReport report =
         lessons::train_translator(run, model, model, task, cli.common, "transformer", lessons::Feeding::teacher_forcing,
                                   metrics, schedule(cli.common.lr, flags.warmup, cli.common.steps));
-    run.save_checkpoint(model, [&] {
-      auto metadata = task.tokenizers.metadata();
-      metadata["lesson"] = kLesson;
-      return metadata;
-    }());
+    run.save_checkpoint(model, task.tokenizers.metadata());
     run.wrote(lessons::save_line_chart(run.path("loss"), {"Validation loss per target token", "step",
                                                           "validation loss (nats, log scale)", {report.val_curve}, /*log_y=*/true}));
 

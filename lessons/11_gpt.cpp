@@ -80,7 +80,7 @@ void samples(lessons::Run& run, const lessons::CommonFlags& flags, models::GPT& 
   }
   std::fclose(out);
   const std::string file = run.save_checkpoint(
-      model, {{"lesson", kLesson}, {"tokenizer", tokenizer.to_json()}, {"gpt_config", models::gpt_config_to_json(model.config())}});
+      model, {{"tokenizer", tokenizer.to_json()}, {"gpt_config", models::gpt_config_to_json(model.config())}});
   std::printf("saved with its tokenizer and settings (the attention kind too): sample from it with --load %s --sample-chars 500 --prompt \"...\"\n",
               file.c_str());
 }

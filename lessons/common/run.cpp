@@ -163,7 +163,7 @@ void Run::check_loss(int64_t step, double loss, LossKind kind, const std::string
   last_loss_ = loss;
 }
 
-std::string Run::save_checkpoint(const nn::Module& model, const std::map<std::string, std::string>& metadata) {
+std::string Run::save_checkpoint(const nn::Module& model, std::map<std::string, std::string> metadata) {
   for (const auto& [name, tensor] : model.state_dict()) {
     const float* values = tensor.data();
     const float* bad = std::find_if(values, values + tensor.numel(), [](float v) { return !std::isfinite(v); });
@@ -171,6 +171,7 @@ std::string Run::save_checkpoint(const nn::Module& model, const std::map<std::st
       diverged(last_step_, last_loss_, cat("the last update left ", name, " with a value of ", number_name(*bad)));
   }
   const std::string checkpoint = file("model.safetensors");
+  metadata["lesson"] = cli_.lesson();
   io::save_module(checkpoint, model, metadata);
   return checkpoint;
 }

@@ -67,9 +67,10 @@ class Run {
   // Call with each training step's loss (steps from 1): when training has diverged, stops the run
   // (summary.json says where, then Diverged) instead of training on NaN and saving it.
   void check_loss(int64_t step, double loss, LossKind kind = LossKind::plain, const std::string& what = "the loss");
-  // Writes `model` to model.safetensors in the run folder, unless a weight is NaN or infinite
-  // (the last update can break the weights after the last loss was checked): then Diverged.
-  std::string save_checkpoint(const nn::Module& model, const std::map<std::string, std::string>& metadata);
+  // Writes `model` to model.safetensors in the run folder with `metadata` and {"lesson": this
+  // lesson's name}, unless a weight is NaN or infinite (the last update can break the weights
+  // after the last loss was checked): then Diverged.
+  std::string save_checkpoint(const nn::Module& model, std::map<std::string, std::string> metadata = {});
 
   // summary.json: {"lesson", "seconds", "flags", "metrics"}; then prints the metrics (rounded,
   // each with its note), every file written, and `next`: the note's section to read and an

@@ -15,9 +15,11 @@
 #include <functional>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "io/safetensors.h"
 #include "lessons/common/attention_flags.h"
 #include "lessons/common/cli.h"
 #include "lessons/common/run.h"
@@ -337,12 +339,15 @@ TEST_CASE("a loss that is not finite, or a perplexity that overflows, stops the 
   CHECK_FALSE(fs::exists(out.path / "run.lock"));  // removed when the Run ended, by an exception too
 }
 
-TEST_CASE("a checkpoint of weights that are not finite is refused, and not written") {
+TEST_CASE("a checkpoint names its lesson beside the metadata given; one of weights that are not finite is refused, and not written") {
   TempDir out("kit_checkpoint");
   ParsedCli parsed({"--out", out.path.string()});
   lessons::Run run(parsed.cli);
   nn::Linear layer(2, 3);
-  CHECK(run.save_checkpoint(layer, {{"lesson", "99_kit"}}) == (out.path / "model.safetensors").string());
+  CHECK(run.save_checkpoint(layer, {{"canvas", "28"}}) == (out.path / "model.safetensors").string());
+  const std::map<std::string, std::string> metadata = io::load_safetensors((out.path / "model.safetensors").string()).metadata;
+  CHECK(metadata.at("lesson") == "99_kit");
+  CHECK(metadata.at("canvas") == "28");
   fs::remove(out.path / "model.safetensors");
   run.check_loss(7, 0.25);
   layer.bias.data()[1] = NAN;
