@@ -244,11 +244,11 @@ Tensor causal_linear_product(const Tensor& q, const Tensor& k, const Tensor& v, 
 Tensor causal_linear_product_naive(const Tensor& q, const Tensor& k, const Tensor& v);
 
 // ---- Transformer-VQ attention (core/ops/vq_attention.cpp); causal; q, khat, v (B,H,T,D) ----
-// khat holds the quantised keys, each row the code of its head's codebook (H,S,D) (or (S,D), shared
-// by every head) that code_index (B,H,T) names (whole numbers stored as floats, like every index).
-// khat is read only inside the two-block window and the codebook for the older keys: when khat is
-// not those codes, the result is that mixture, not the formula below (nothing checks it), and the
-// naive twin below computes the same mixture.
+// khat holds the quantised keys, each row the code of its head's codebook (H,S,D) that code_index
+// names: (B,H,T) row-major, as nearest_codes gives it (one codebook per head; one shared codebook
+// is H = 1). khat is read only inside the two-block window and the codebook for the older keys: when
+// khat is not those codes, the result is that mixture, not the formula below (nothing checks it),
+// and the naive twin below computes the same mixture.
 struct VQAttentionOptions {
   int64_t block = 512;         // L: positions per block; T need not be a multiple of it
   std::optional<float> scale;  // multiplies q . khat; unset: 1/sqrt(D)
@@ -258,21 +258,21 @@ struct VQAttentionOptions {
 // per-code counts and value sums (core/kernels/vq_attention.h). Gradients: q and v exactly as the
 // quadratic formula gives them; khat only from the queries of its own block and the next (older
 // queries read its code, as in the paper); codebook and code_index: none (the codebook learns by EMA).
-Tensor vq_attention(const Tensor& q, const Tensor& khat, const Tensor& code_index, const Tensor& codebook,
-                    const Tensor& v, const VQAttentionOptions& options = {});
+Tensor vq_attention(const Tensor& q, const Tensor& khat, const std::vector<int64_t>& code_index,
+                    const Tensor& codebook, const Tensor& v, const VQAttentionOptions& options = {});
 // The same through the (B,H,T,T) weights, with plain ops: the reference vq_attention is tested against.
-Tensor vq_attention_naive(const Tensor& q, const Tensor& khat, const Tensor& code_index, const Tensor& codebook,
-                          const Tensor& v, const VQAttentionOptions& options = {});
+Tensor vq_attention_naive(const Tensor& q, const Tensor& khat, const std::vector<int64_t>& code_index,
+                          const Tensor& codebook, const Tensor& v, const VQAttentionOptions& options = {});
 // Those weights -> (B,H,T,T): the causal softmax of scale * q . key, where the key is khat inside the
 // two-block window and, beyond it, the code that code_index names (a constant: no gradient).
-Tensor vq_attention_weights(const Tensor& q, const Tensor& khat, const Tensor& code_index, const Tensor& codebook,
-                            const VQAttentionOptions& options = {});
+Tensor vq_attention_weights(const Tensor& q, const Tensor& khat, const std::vector<int64_t>& code_index,
+                            const Tensor& codebook, const VQAttentionOptions& options = {});
 // Generation: attends the next T positions (q, khat, v (B,H,T,D), code_index (B,H,T)) to everything
 // the cache holds and adds them to it, O((2L + S) D) per position whatever the context; the rows
 // equal vq_attention's for the same positions of the whole sequence. Start from an empty
 // VQAttentionCache{} and keep B, H, D, S and the block for its lifetime.
 Tensor vq_attention_step(VQAttentionCache& cache, const Tensor& q, const Tensor& khat,  // no grad
-                         const Tensor& code_index, const Tensor& codebook, const Tensor& v,
+                         const std::vector<int64_t>& code_index, const Tensor& codebook, const Tensor& v,
                          const VQAttentionOptions& options = {});
 
 // ---- recurrent layers (core/ops/recurrent.cpp) ----
@@ -298,7 +298,7 @@ Tensor gru_layer(const Tensor& x, const Tensor& h0, const Tensor& w_ih, const Te
                  const Tensor& b_hh, GRUVariant variant = GRUVariant::classic, bool reverse = false);
 
 // ---- vector quantisation (core/ops/vector_quantize.cpp); keys (B,H,T,d), codes (H,S,d) ----
-// One codebook of S codes per head (a shared codebook is H = 1). nn::VectorQuantizer learns it.
+// One codebook of S codes per head (one shared codebook is H = 1). nn::VectorQuantizer learns it.
 struct CodeAssignment {
   std::vector<int64_t> indices;  // (B,H,T) row-major: the nearest code of the key's head, ties to the lowest
   Tensor distances;              // (B,H,T): |k - code|^2 for that code; no grad

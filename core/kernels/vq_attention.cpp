@@ -97,8 +97,7 @@ struct HeadData {
 HeadData head_data(const VQAttentionProblem& p, int64_t bh, const float* q, const float* khat, const int64_t* codes,
                    const float* codebook, const float* v) {
   const int64_t at = bh * p.length * p.dim;
-  const float* head_codebook = p.shared_codebook ? codebook : codebook + (bh % p.heads) * p.codes * p.dim;
-  return {q + at, khat + at, v + at, head_codebook, codes + bh * p.length};
+  return {q + at, khat + at, v + at, codebook + (bh % p.heads) * p.codes * p.dim, codes + bh * p.length};
 }
 
 // The scores of one row tile, scale * q . key:

@@ -27,12 +27,11 @@ namespace ladder {
 
 // One call: B*H independent heads, T positions each, D values per vector, S codes per codebook.
 //   q, khat, v, out (B,H,T,D); codes (B,H,T) (khat's code indices, each in [0, S)); lse (B,H,T);
-//   codebook (H,S,D), or (S,D) shared by every head when shared_codebook; all contiguous.
+//   codebook (H,S,D), one per head; all contiguous.
 struct VQAttentionProblem {
   int64_t batch = 1, heads = 1, length = 0, dim = 0, codes = 0;
   int64_t block = 512;  // L, positions per block; T need not be a multiple of it
   float scale = 1;
-  bool shared_codebook = false;
 };
 
 // Query rows are worked on 64 at a time inside a block: a tile sees the keys up to its last row only.

@@ -12,10 +12,11 @@ namespace {
 NearestCodeProblem check_codes(const char* op, const Tensor& keys, const Tensor& codes) {
   if (keys.dim() != 4 || codes.dim() != 3)
     fail(op, "expects keys (B,H,T,d) and codes (H,S,d), one codebook per head, got ", shape_str(keys.shape()),
-         " and ", shape_str(codes.shape()), "; for one shared codebook use H = 1");
+         " and ", shape_str(codes.shape()), "; for one codebook shared by every head, quantise with H = 1");
   if (codes.size(0) != keys.size(1) || codes.size(2) != keys.size(3))
     fail(op, "keys ", shape_str(keys.shape()), " and codes ", shape_str(codes.shape()),
-         " must agree in heads and width: (B,H,T,d) and (H,S,d)");
+         " must agree in heads and width: (B,H,T,d) and (H,S,d), one codebook per head (a (1,S,d) codebook "
+         "serves keys of one head only)");
   if (codes.size(1) < 1) fail(op, "the codebook has no codes: codes ", shape_str(codes.shape()), " needs S >= 1");
   return {.batch = keys.size(0), .heads = keys.size(1), .length = keys.size(2), .codes = codes.size(1),
           .width = keys.size(3)};

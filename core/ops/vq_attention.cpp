@@ -36,29 +36,22 @@ VQAttentionProblem check_sequence(const char* op, const Tensor& q, const Tensor&
   return p;
 }
 
-// Checks the codebook and the code indices and fills in S; returns the indices.
-std::vector<int64_t> check_codes(const char* op, VQAttentionProblem& p, const Tensor& code_index,
-                                 const Tensor& codebook) {
+// Checks the codebook (H,S,D) and the code indices (B,H,T) and fills in S.
+void check_codes(const char* op, VQAttentionProblem& p, const std::vector<int64_t>& code_index,
+                 const Tensor& codebook) {
   const int64_t H = p.heads, D = p.dim;
-  const bool per_head = codebook.dim() == 3 && codebook.size(0) == H && codebook.size(2) == D;
-  const bool shared = codebook.dim() == 2 && codebook.size(1) == D;
-  if (!per_head && !shared)
-    fail(op, "codebook must be (H,S,D) = (", H, ",S,", D, "), one per head, or (S,D) = (S,", D,
-         ") shared by every head, got ", shape_str(codebook.shape()));
-  p.shared_codebook = shared;
-  p.codes = codebook.size(-2);
-  if (code_index.shape() != Shape{p.batch, H, p.length})
-    fail(op, "code_index must be (B,H,T) = (", p.batch, ",", H, ",", p.length, "), one code per key, got ",
-         shape_str(code_index.shape()));
-  std::vector<int64_t> codes(code_index.numel());
-  for (int64_t e = 0; e < code_index.numel(); ++e) {
-    const float z = code_index.data()[e];
-    if (!(z >= 0 && z < static_cast<float>(p.codes)) || z != std::floor(z))
-      fail(op, "code_index holds ", z, " at flat position ", e, "; codes are whole numbers in [0, ", p.codes,
+  if (codebook.dim() != 3 || codebook.size(0) != H || codebook.size(2) != D)
+    fail(op, "codebook must be (H,S,D) = (", H, ",S,", D, "), one per head, got ", shape_str(codebook.shape()),
+         "; for one codebook shared by every head, attend with H = 1");
+  p.codes = codebook.size(1);
+  const int64_t keys = p.batch * H * p.length;
+  if (static_cast<int64_t>(code_index.size()) != keys)
+    fail(op, "code_index holds ", code_index.size(), " codes but (B,H,T) = (", p.batch, ",", H, ",", p.length,
+         ") needs ", keys, ", one per key");
+  for (size_t e = 0; e < code_index.size(); ++e)
+    if (code_index[e] < 0 || code_index[e] >= p.codes)
+      fail(op, "code_index holds ", code_index[e], " at flat position ", e, "; codes are in [0, ", p.codes,
            ") (the codebook has S = ", p.codes, " rows)");
-    codes[e] = static_cast<int64_t>(z);
-  }
-  return codes;
 }
 
 // (T,T): 1 where query i reads key j exactly, i.e. j's block is i's or the one before.
@@ -73,17 +66,18 @@ Tensor window_mask(int64_t T, int64_t block) {
 
 // q khat v (B,H,T,D) -> (B,H,T,D). The forward keeps out and lse (B,H,T); the backward reads q, khat,
 // v, the codebook and the indices again and rebuilds the cache as it walks the blocks backwards.
-Tensor vq_attention(const Tensor& q, const Tensor& khat, const Tensor& code_index, const Tensor& codebook,
-                    const Tensor& v, const VQAttentionOptions& options) {
+Tensor vq_attention(const Tensor& q, const Tensor& khat, const std::vector<int64_t>& code_index,
+                    const Tensor& codebook, const Tensor& v, const VQAttentionOptions& options) {
   const char* op = "vq_attention";
   if (!v.defined()) fail(op, "v is undefined: give the values (B,H,T,D) the weights multiply");
   VQAttentionProblem p = check_sequence(op, q, khat, v, options);
-  const std::vector<int64_t> codes = check_codes(op, p, code_index, codebook);
+  check_codes(op, p, code_index, codebook);
   Tensor out = empty(q.shape()), lse = empty({p.batch, p.heads, p.length});
-  vq_attention_forward(p, q.data(), khat.data(), codes.data(), codebook.data(), v.data(), out.data(), lse.data());
+  vq_attention_forward(p, q.data(), khat.data(), code_index.data(), codebook.data(), v.data(), out.data(),
+                       lse.data());
   // The codebook and the indices are read, not differentiated: they are saved, not inputs.
   return record(op, out, {q, khat, v}, Saved{q, khat, v, out, codebook},
-                [p, codes, q = q.detach(), khat = khat.detach(), v = v.detach(), out = out.detach(), lse,
+                [p, codes = code_index, q = q.detach(), khat = khat.detach(), v = v.detach(), out = out.detach(), lse,
                  codebook = codebook.detach()](const Tensor& gout, NeedsGrad) -> Grads {
                   Tensor dq = empty(q.shape()), dkhat = empty(q.shape()), dv = empty(q.shape());
                   vq_attention_backward(p, q.data(), khat.data(), codes.data(), codebook.data(), v.data(),
@@ -92,35 +86,32 @@ Tensor vq_attention(const Tensor& q, const Tensor& khat, const Tensor& code_inde
                 });
 }
 
-Tensor vq_attention_weights(const Tensor& q, const Tensor& khat, const Tensor& code_index, const Tensor& codebook,
-                            const VQAttentionOptions& options) {
+Tensor vq_attention_weights(const Tensor& q, const Tensor& khat, const std::vector<int64_t>& code_index,
+                            const Tensor& codebook, const VQAttentionOptions& options) {
   const char* op = "vq_attention_weights";
   VQAttentionProblem p = check_sequence(op, q, khat, Tensor(), options);
-  const std::vector<int64_t> codes = check_codes(op, p, code_index, codebook);
+  check_codes(op, p, code_index, codebook);
   // The older keys as the cache sees them: the codes their indices name, constants (B,H,T,D).
-  Tensor coded_keys = empty(q.shape());
-  for (int64_t row = 0; row < p.batch * p.heads * p.length; ++row) {
-    const int64_t head = p.shared_codebook ? 0 : (row / p.length) % p.heads;
-    std::copy_n(codebook.data() + (head * p.codes + codes[row]) * p.dim, p.dim, coded_keys.data() + row * p.dim);
-  }
+  const Tensor coded_keys = gather_codes(codebook, code_index, {p.batch, p.heads, p.length});
   const Tensor exact = matmul(q, khat, {.transpose_b = true});             // (B,H,T,T)
   const Tensor through_codes = matmul(q, coded_keys, {.transpose_b = true});  // the same when khat = codes
   const Tensor scores = where(window_mask(p.length, p.block), exact, through_codes) * p.scale;
   return masked_softmax(scores, tril_mask(p.length, p.length));
 }
 
-Tensor vq_attention_naive(const Tensor& q, const Tensor& khat, const Tensor& code_index, const Tensor& codebook,
-                          const Tensor& v, const VQAttentionOptions& options) {
+Tensor vq_attention_naive(const Tensor& q, const Tensor& khat, const std::vector<int64_t>& code_index,
+                          const Tensor& codebook, const Tensor& v, const VQAttentionOptions& options) {
   check_sequence("vq_attention_naive", q, khat, v, options);
   return matmul(vq_attention_weights(q, khat, code_index, codebook, options), v);
 }
 
-Tensor vq_attention_step(VQAttentionCache& cache, const Tensor& q, const Tensor& khat, const Tensor& code_index,
-                         const Tensor& codebook, const Tensor& v, const VQAttentionOptions& options) {
+Tensor vq_attention_step(VQAttentionCache& cache, const Tensor& q, const Tensor& khat,
+                         const std::vector<int64_t>& code_index, const Tensor& codebook, const Tensor& v,
+                         const VQAttentionOptions& options) {
   const char* op = "vq_attention_step";
   if (!v.defined()) fail(op, "v is undefined: give the values (B,H,T,D) of the new positions");
   VQAttentionProblem p = check_sequence(op, q, khat, v, options);
-  const std::vector<int64_t> codes = check_codes(op, p, code_index, codebook);
+  check_codes(op, p, code_index, codebook);
   const int64_t heads = p.batch * p.heads;
   if (!cache.keys.empty() && (cache.keys.size() != static_cast<size_t>(heads * 2 * p.block * p.dim) ||
                               cache.code_counts.size() != static_cast<size_t>(heads * p.codes)))
@@ -128,7 +119,8 @@ Tensor vq_attention_step(VQAttentionCache& cache, const Tensor& q, const Tensor&
          " per-code counts and ", cache.keys.size(), " window values, this call needs B*H*S = ", heads * p.codes,
          " and B*H*2L*D = ", heads * 2 * p.block * p.dim, "; start a new VQAttentionCache for a new setting");
   Tensor out = empty(q.shape());
-  vq_attention_step_forward(p, cache, q.data(), khat.data(), codes.data(), codebook.data(), v.data(), out.data());
+  vq_attention_step_forward(p, cache, q.data(), khat.data(), code_index.data(), codebook.data(), v.data(),
+                            out.data());
   return out;
 }
 

@@ -33,6 +33,13 @@ struct GradCase {
 
 InputSpec positive(Shape shape) { return {std::move(shape), 0.5f, 2.5f}; }
 InputSpec off_zero(Shape shape) { return {std::move(shape), -2, 2, true, {0}}; }
+// n code indices that visit the S codes in a fixed, uneven order (vq_attention's code_index).
+std::vector<int64_t> cycling_codes(int64_t n, int64_t S) {
+  std::vector<int64_t> codes;
+  for (int64_t i = 0; i < n; ++i) codes.push_back(i * 5 % 7 % S);
+  return codes;
+}
+
 // Whole numbers in [0, n) as a constant input (indices, targets).
 InputSpec indices(Shape shape, int n) { return {std::move(shape), 0, static_cast<float>(n), false, {}, true}; }
 
@@ -236,20 +243,20 @@ const std::vector<GradCase>& cases() {
          const Tensor padding = tensor({1, 1, 0, 1, 1, 0, 1, 1, 1, 1}, {2, 5});
          return linear_attention_weights(x[0], x[1], {.key_padding_mask = padding});
        }},
-      // ---- Transformer-VQ: q, khat, v (B,H,T,D), code_index (B,H,T), codebook (H,S,D) or (S,D) ----
+      // ---- Transformer-VQ: q, khat, v (B,H,T,D), codebook (H,S,D); code indices (B,H,T) fixed ----
       // khat is drawn apart from the codes: the op reads it in the window and the codebook beyond,
       // so the numeric gradient of khat is the window gradient it promises.
-      {"vq_attention",
-       {{{1, 2, 7, 3}}, {{1, 2, 7, 3}}, indices({1, 2, 7}, 4), {{2, 4, 3}, -2, 2, false}, {{1, 2, 7, 3}}},
-       [](Inputs x) { return vq_attention(x[0], x[1], x[2], x[3], x[4], {.block = 2}); }},  // 7 = 2 + 2 + 2 + 1
-      {"vq_attention/shared_codebook",
-       {{{2, 1, 6, 2}}, {{2, 1, 6, 2}}, indices({2, 1, 6}, 3), {{3, 2}, -2, 2, false}, {{2, 1, 6, 2}}},
-       [](Inputs x) { return vq_attention(x[0], x[1], x[2], x[3], x[4], {.block = 1, .scale = 0.7f}); }},
-      {"vq_attention_naive",
-       {{{1, 2, 5, 3}}, {{1, 2, 5, 3}}, indices({1, 2, 5}, 4), {{2, 4, 3}, -2, 2, false}, {{1, 2, 5, 3}}},
-       [](Inputs x) { return vq_attention_naive(x[0], x[1], x[2], x[3], x[4], {.block = 2}); }},
-      {"vq_attention_weights", {{{2, 1, 5, 3}}, {{2, 1, 5, 3}}, indices({2, 1, 5}, 3), {{3, 3}, -2, 2, false}},
-       [](Inputs x) { return vq_attention_weights(x[0], x[1], x[2], x[3], {.block = 2}); }},
+      // T = 7 in blocks of 2: 2 + 2 + 2 + 1, so the last queries read the cache.
+      {"vq_attention", {{{1, 2, 7, 3}}, {{1, 2, 7, 3}}, {{2, 4, 3}, -2, 2, false}, {{1, 2, 7, 3}}},
+       [](Inputs x) { return vq_attention(x[0], x[1], cycling_codes(14, 4), x[2], x[3], {.block = 2}); }},
+      {"vq_attention/one_head", {{{2, 1, 6, 2}}, {{2, 1, 6, 2}}, {{1, 3, 2}, -2, 2, false}, {{2, 1, 6, 2}}},
+       [](Inputs x) {
+         return vq_attention(x[0], x[1], cycling_codes(12, 3), x[2], x[3], {.block = 1, .scale = 0.7f});
+       }},
+      {"vq_attention_naive", {{{1, 2, 5, 3}}, {{1, 2, 5, 3}}, {{2, 4, 3}, -2, 2, false}, {{1, 2, 5, 3}}},
+       [](Inputs x) { return vq_attention_naive(x[0], x[1], cycling_codes(10, 4), x[2], x[3], {.block = 2}); }},
+      {"vq_attention_weights", {{{2, 1, 5, 3}}, {{2, 1, 5, 3}}, {{1, 3, 3}, -2, 2, false}},
+       [](Inputs x) { return vq_attention_weights(x[0], x[1], cycling_codes(10, 3), x[2], {.block = 2}); }},
       // ---- additive scores: q (B,..,Q,H), k (B,..,S,H), w_v (1,H) ----
       {"additive_scores_projected", {{{2, 3, 4}}, {{2, 5, 4}}, {{1, 4}}},
        [](Inputs x) { return additive_scores_projected(x[0], x[1], x[2]); }},

@@ -115,7 +115,7 @@ TEST_CASE("the straight-through estimator: the code forward, bit for bit; the gr
 TEST_CASE("vector quantisation errors name the op, the shapes and the fix") {
   const Tensor keys = hand_made_keys(), codes = hand_made_codes();
   check_error([&] { nearest_codes(reshape(keys, {2, 3, 2}), codes); },
-              {"nearest_codes", "keys (B,H,T,d) and codes (H,S,d)", "(2,3,2)", "use H = 1"});
+              {"nearest_codes", "keys (B,H,T,d) and codes (H,S,d)", "(2,3,2)", "quantise with H = 1"});
   check_error([&] { nearest_codes(keys, zeros({2, 4, 3})); },
               {"nearest_codes", "(1,2,3,2)", "(2,4,3)", "agree in heads and width"});
   check_error([&] { nearest_codes(keys, zeros({1, 4, 2})); }, {"agree in heads and width"});

@@ -27,32 +27,32 @@ void check_within(const Tensor& fast, const Tensor& reference, const char* what)
   check_close(fast, reference, 5e-4f * std::max(1.0f, max_abs(reference)), 5e-4f);
 }
 
-// Random inputs whose keys are codes: a random codebook (H,S,D) (or (S,D) when shared), random
-// code indices, khat gathered from them.
+// Random inputs whose keys are codes: a random codebook (H,S,D), random code indices (B,H,T),
+// khat gathered from them.
 struct VQInputs {
-  Tensor q, khat, code_index, codebook, v, gout;
+  Tensor q, khat, codebook, v, gout;
+  std::vector<int64_t> code_index;
 };
 
-VQInputs make_inputs(int64_t B, int64_t H, int64_t T, int64_t D, int64_t S, uint64_t seed, bool shared = false) {
+VQInputs make_inputs(int64_t B, int64_t H, int64_t T, int64_t D, int64_t S, uint64_t seed) {
   Generator gen(seed);
   VQInputs in;
   in.q = randn({B, H, T, D}, gen);
-  in.codebook = shared ? randn({S, D}, gen) : randn({H, S, D}, gen);
-  in.code_index = randint(0, S, {B, H, T}, gen);
+  in.codebook = randn({H, S, D}, gen);
+  for (int64_t row = 0; row < B * H * T; ++row) in.code_index.push_back(gen.randint(0, S));
   in.v = randn({B, H, T, D}, gen);
   in.gout = randn({B, H, T, D}, gen);
-  in.khat = empty({B, H, T, D});
-  for (int64_t row = 0; row < B * H * T; ++row) {
-    const int64_t head = shared ? 0 : (row / T) % H, z = static_cast<int64_t>(in.code_index.data()[row]);
-    std::copy_n(in.codebook.data() + (head * S + z) * D, D, in.khat.data() + row * D);
-  }
+  in.khat = gather_codes(in.codebook, in.code_index, {B, H, T});
   return in;
 }
 
-std::vector<int64_t> codes_of(const Tensor& code_index) {
-  std::vector<int64_t> codes(code_index.numel());
-  for (int64_t e = 0; e < code_index.numel(); ++e) codes[e] = static_cast<int64_t>(code_index.data()[e]);
-  return codes;
+// The code indices of positions [start, start + n) of every head: code_index (B*H rows of T).
+std::vector<int64_t> narrow_codes(const std::vector<int64_t>& code_index, int64_t T, int64_t start, int64_t n) {
+  std::vector<int64_t> out;
+  for (size_t row = 0; row < code_index.size(); row += static_cast<size_t>(T))
+    out.insert(out.end(), code_index.begin() + static_cast<std::ptrdiff_t>(row) + start,
+               code_index.begin() + static_cast<std::ptrdiff_t>(row) + start + n);
+  return out;
 }
 
 // The raw kernels against their naive twins: out and the three gradients.
@@ -61,16 +61,15 @@ void check_kernels(int64_t B, int64_t H, int64_t T, int64_t D, int64_t S, int64_
   const VQInputs in = make_inputs(B, H, T, D, S, seed);
   const VQAttentionProblem p{
       .batch = B, .heads = H, .length = T, .dim = D, .codes = S, .block = L, .scale = 1.0f / std::sqrt(float(D))};
-  const std::vector<int64_t> codes = codes_of(in.code_index);
   Tensor out = empty(in.q.shape()), lse = empty({B, H, T}), out_naive = empty(in.q.shape());
-  vq_attention_forward(p, in.q.data(), in.khat.data(), codes.data(), in.codebook.data(), in.v.data(), out.data(),
-                       lse.data());
+  vq_attention_forward(p, in.q.data(), in.khat.data(), in.code_index.data(), in.codebook.data(), in.v.data(),
+                       out.data(), lse.data());
   vq_attention_forward_naive(p, in.q.data(), in.khat.data(), in.v.data(), out_naive.data());
   check_within(out, out_naive, "out");
   Tensor dq = empty(in.q.shape()), dk = empty(in.q.shape()), dv = empty(in.q.shape());
   Tensor dq_naive = empty(in.q.shape()), dk_naive = empty(in.q.shape()), dv_naive = empty(in.q.shape());
-  vq_attention_backward(p, in.q.data(), in.khat.data(), codes.data(), in.codebook.data(), in.v.data(), out.data(),
-                        lse.data(), in.gout.data(), dq.data(), dk.data(), dv.data());
+  vq_attention_backward(p, in.q.data(), in.khat.data(), in.code_index.data(), in.codebook.data(), in.v.data(),
+                        out.data(), lse.data(), in.gout.data(), dq.data(), dk.data(), dv.data());
   vq_attention_backward_naive(p, in.q.data(), in.khat.data(), in.v.data(), in.gout.data(), dq_naive.data(),
                               dk_naive.data(), dv_naive.data());
   check_within(dq, dq_naive, "dq");
@@ -120,10 +119,10 @@ TEST_CASE("the block-wise kernels on two threads equal the quadratic reference")
   check_kernels(B, H, T, D, S, L, 11);
 }
 
-TEST_CASE("vq_attention equals its plain-op twin, values and gradients, with per-head or shared codebooks") {
-  for (const bool shared : {false, true}) {
-    CAPTURE(shared);
-    check_against_twin(make_inputs(2, 2, 29, 6, 5, 12, shared), {.block = 6});
+TEST_CASE("vq_attention equals its plain-op twin, values and gradients, with several heads or one") {
+  for (const int64_t H : {2, 1}) {
+    CAPTURE(H);
+    check_against_twin(make_inputs(2, H, 29, 6, 5, 12), {.block = 6});
   }
 }
 
@@ -140,7 +139,7 @@ TEST_CASE("with a code for every key, vq_attention is full causal attention") {
   const int64_t B = 1, H = 2, T = 40, D = 8, L = 8;
   VQInputs in = make_inputs(B, H, T, D, T, 13);
   for (int64_t row = 0; row < B * H * T; ++row) {
-    in.code_index.data()[row] = static_cast<float>(row % T);
+    in.code_index[static_cast<size_t>(row)] = row % T;
     std::copy_n(in.codebook.data() + row * D, D, in.khat.data() + row * D);
   }
   const AttentionRun vq = run_vq(in, {.block = L});
@@ -166,8 +165,8 @@ TEST_CASE("generation with the carried cache equals the whole-sequence forward")
     VQAttentionCache cache;
     for (int64_t t = 0; t < T; ++t) {
       const auto at = [&](const Tensor& x) { return narrow(x, 2, t, 1); };
-      const Tensor out = vq_attention_step(cache, at(in.q), at(in.khat), at(in.code_index), in.codebook, at(in.v),
-                                           options);
+      const Tensor out = vq_attention_step(cache, at(in.q), at(in.khat), narrow_codes(in.code_index, T, t, 1),
+                                           in.codebook, at(in.v), options);
       check_within(out, at(whole), ("position " + std::to_string(t)).c_str());
     }
     CHECK(cache.position == T);
@@ -177,8 +176,8 @@ TEST_CASE("generation with the carried cache equals the whole-sequence forward")
     int64_t t = 0;
     for (const int64_t n : {19, 1, 3, 10, 12}) {
       const auto piece = [&](const Tensor& x) { return narrow(x, 2, t, n); };
-      const Tensor out = vq_attention_step(cache, piece(in.q), piece(in.khat), piece(in.code_index), in.codebook,
-                                           piece(in.v), options);
+      const Tensor out = vq_attention_step(cache, piece(in.q), piece(in.khat), narrow_codes(in.code_index, T, t, n),
+                                           in.codebook, piece(in.v), options);
       check_within(out, piece(whole), ("positions from " + std::to_string(t)).c_str());
       t += n;
     }
@@ -193,12 +192,12 @@ TEST_CASE("vq_attention is causal: later keys and values leave earlier outputs a
   later.codebook = in.codebook;
   for (int64_t row = 0; row < 2 * T; ++row) {
     if (row % T >= changed_from) continue;  // ... only after changed_from
-    later.code_index.data()[row] = in.code_index.data()[row];
+    later.code_index[static_cast<size_t>(row)] = in.code_index[static_cast<size_t>(row)];
     std::copy_n(in.khat.data() + row * D, D, later.khat.data() + row * D);
     std::copy_n(in.v.data() + row * D, D, later.v.data() + row * D);
   }
   for (int64_t row = 0; row < 2 * T; ++row) {  // khat follows the new codes
-    const int64_t z = static_cast<int64_t>(later.code_index.data()[row]);
+    const int64_t z = later.code_index[static_cast<size_t>(row)];
     std::copy_n(in.codebook.data() + ((row / T) * S + z) * D, D, later.khat.data() + row * D);
   }
   const Tensor before = vq_attention(in.q, in.khat, in.code_index, in.codebook, in.v, {.block = L});
@@ -225,16 +224,14 @@ TEST_CASE("vq_attention stays finite and exact for queries scaled by 100") {
   check_within(run.dv, reference.dv, "dv");
 }
 
-TEST_CASE("vq_attention sends no gradient to the codebook or the code indices") {
+TEST_CASE("vq_attention sends no gradient to the codebook") {
   VQInputs in = make_inputs(1, 2, 30, 4, 5, 18);
   in.codebook.requires_grad_();
-  in.code_index.requires_grad_();
   Tensor q = in.q.clone();
   q.requires_grad_();
   sum(vq_attention(q, in.khat, in.code_index, in.codebook, in.v, {.block = 4}) * in.gout).backward();
   CHECK(q.grad().defined());
   CHECK_FALSE(in.codebook.grad().defined());
-  CHECK_FALSE(in.code_index.grad().defined());
 }
 
 TEST_CASE("vq_attention passes the gradient check for q, khat and v") {
@@ -267,7 +264,7 @@ TEST_CASE("an empty sequence gives an empty output and empty gradients") {
 
 TEST_CASE("vq_attention's errors name the op, the shapes and the fix") {
   const VQInputs in = make_inputs(1, 2, 6, 4, 5, 20);
-  const auto call = [&](const Tensor& q, const Tensor& khat, const Tensor& index, const Tensor& codebook,
+  const auto call = [&](const Tensor& q, const Tensor& khat, const std::vector<int64_t>& index, const Tensor& codebook,
                         const Tensor& v, int64_t block) {
     return vq_attention(q, khat, index, codebook, v, {.block = block});
   };
@@ -285,18 +282,18 @@ TEST_CASE("vq_attention's errors name the op, the shapes and the fix") {
         vq_attention_step(fresh, in.q, in.khat, in.code_index, in.codebook, Tensor(), {.block = 4});
       },
       {"vq_attention_step", "v is undefined"});
-  check_error([&] { call(in.q, in.khat, narrow(in.code_index, 2, 0, 5), in.codebook, in.v, 4); },
-              {"code_index must be (B,H,T) = (1,2,6)", "(1,2,5)"});
+  check_error([&] { call(in.q, in.khat, narrow_codes(in.code_index, 6, 0, 5), in.codebook, in.v, 4); },
+              {"code_index holds 10 codes but (B,H,T) = (1,2,6) needs 12"});
   check_error([&] { call(in.q, in.khat, in.code_index, randn({3, 5, 4}), in.v, 4); },
-              {"codebook must be (H,S,D) = (2,S,4)", "(S,D) = (S,4)", "(3,5,4)"});
-  check_error([&] { call(in.q, in.khat, in.code_index, randn({5, 3}), in.v, 4); }, {"codebook must be", "(5,3)"});
-  Tensor bad_index = in.code_index.clone();
-  bad_index.data()[7] = 5;
+              {"codebook must be (H,S,D) = (2,S,4)", "(3,5,4)", "attend with H = 1"});
+  check_error([&] { call(in.q, in.khat, in.code_index, randn({1, 5, 4}), in.v, 4); },
+              {"codebook must be (H,S,D) = (2,S,4)", "(1,5,4)"});
+  check_error([&] { call(in.q, in.khat, in.code_index, randn({5, 4}), in.v, 4); }, {"codebook must be", "(5,4)"});
+  std::vector<int64_t> bad_index = in.code_index;
+  bad_index[7] = 5;
   check_error([&] { call(in.q, in.khat, bad_index, in.codebook, in.v, 4); },
-              {"code_index holds 5 at flat position 7", "whole numbers in [0, 5)", "S = 5"});
-  bad_index.data()[7] = 1.5f;
-  check_error([&] { call(in.q, in.khat, bad_index, in.codebook, in.v, 4); }, {"code_index holds 1.5"});
-  bad_index.data()[7] = -1;
+              {"code_index holds 5 at flat position 7", "in [0, 5)", "S = 5"});
+  bad_index[7] = -1;
   check_error([&] { call(in.q, in.khat, bad_index, in.codebook, in.v, 4); }, {"code_index holds -1"});
   check_error([&] { call(in.q, in.khat, in.code_index, in.codebook, in.v, 0); },
               {"vq_attention", "block must be >= 1", "got 0"});
