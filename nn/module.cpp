@@ -4,6 +4,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/ops.h"
 
 namespace ladder::nn {
 
@@ -137,6 +138,33 @@ void Module::train(bool on) {
 
 void Module::zero_grad() {
   for (const NamedParameter& p : named_parameters()) p.tensor.zero_grad();
+}
+
+void Module::record_auxiliary_loss(const Tensor& loss) {
+  if (!training_) return;
+  if (loss.numel() != 1)
+    fail(type_name_.c_str(), "an auxiliary loss must be one number, got ", shape_str(loss.shape()));
+  auxiliary_loss_ = auxiliary_loss_.defined() ? auxiliary_loss_ + loss : loss;
+}
+
+Tensor Module::auxiliary_loss() const {
+  Tensor total = auxiliary_loss_;
+  for (const auto& [name, child] : children_) {
+    const Tensor part = child->auxiliary_loss();
+    if (part.defined()) total = total.defined() ? total + part : part;
+  }
+  return total;
+}
+
+void Module::after_optimizer_step() {
+  apply_optimizer_step();
+  auxiliary_loss_ = Tensor();
+  for (const auto& [name, child] : children_) child->after_optimizer_step();
+}
+
+Tensor with_auxiliary_loss(const Module& model, const Tensor& loss) {
+  const Tensor extra = model.auxiliary_loss();
+  return extra.defined() ? loss + extra : loss;
 }
 
 std::string with_commas(int64_t n) {

@@ -56,6 +56,16 @@ class Module {
   bool is_training() const { return training_; }
   void zero_grad();
 
+  // Training hooks, walked over the tree like train() and zero_grad(). A training loop adds
+  // auxiliary_loss() to the loss it backpropagates and calls after_optimizer_step() right after the
+  // optimiser's step (with_auxiliary_loss below does the first).
+  // The sum of the extra losses the modules recorded in training-mode forwards since the last
+  // after_optimizer_step() (VectorQuantizer's commitment loss); undefined when none did.
+  Tensor auxiliary_loss() const;
+  // Lets each module apply what it learns outside the optimiser (VectorQuantizer's EMA step from
+  // the statistics of its training-mode forwards), then forgets the recorded losses.
+  void after_optimizer_step();
+
   const std::string& type_name() const { return type_name_; }
   std::string repr() const { return type_name_ + "(" + describe() + ")"; }  // "Linear(in=4, out=3, bias=true)"
   // The tree of modules with their settings, parameter shapes and counts.
@@ -76,6 +86,10 @@ class Module {
   }
   // The settings shown in summary(), e.g. "in=4, out=3, bias=true".
   virtual std::string describe() const { return ""; }
+  // A training-mode forward adds `loss` (0-d, with its graph) to auxiliary_loss(); eval records nothing.
+  void record_auxiliary_loss(const Tensor& loss);
+  // This module's own part of after_optimizer_step(); its children are walked for it.
+  virtual void apply_optimizer_step() {}
 
  private:
   void check_new_name(const std::string& name) const;
@@ -86,6 +100,7 @@ class Module {
 
   std::string type_name_;
   bool training_ = true;
+  Tensor auxiliary_loss_;  // the sum record_auxiliary_loss kept since the last optimiser step
   std::vector<NamedParameter> parameters_;
   std::vector<std::pair<std::string, Tensor>> buffers_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
@@ -104,6 +119,10 @@ class EvalModeGuard {
   Module& module_;
   bool was_training_;
 };
+
+// loss + model.auxiliary_loss(), or loss alone when the model recorded none: what a training loop
+// backpropagates.
+Tensor with_auxiliary_loss(const Module& model, const Tensor& loss);
 
 // "1,234,567"
 std::string with_commas(int64_t n);

@@ -47,7 +47,7 @@ void VectorQuantizer::check_keys(const char* op, const Tensor& keys) const {
     fail(op, "expects keys (B,H,T,d) with H = ", heads(), " and d = ", width(), ", got ", shape_str(keys.shape()));
 }
 
-QuantizedKeys VectorQuantizer::quantize(const Tensor& keys) {
+QuantizedKeys VectorQuantizer::assign(const Tensor& keys) const {
   check_keys("VectorQuantizer.quantize", keys);
   CodeAssignment assigned = nearest_codes(keys, codes);
   const Tensor chosen = gather_codes(codes, assigned.indices, assigned.distances.shape());  // no grad
@@ -58,28 +58,39 @@ QuantizedKeys VectorQuantizer::quantize(const Tensor& keys) {
           .distances = assigned.distances};
 }
 
-void VectorQuantizer::update(const Tensor& keys, const std::vector<int64_t>& indices) {
-  const char* op = "VectorQuantizer.update";
-  check_keys(op, keys);
-  const int64_t B = keys.size(0), H = heads(), T = keys.size(2), S = num_codes(), d = width();
-  if (static_cast<int64_t>(indices.size()) != B * H * T)
-    fail(op, "got ", indices.size(), " indices for keys ", shape_str(keys.shape()), " (", B * H * T,
-         " expected); pass the keys and the indices of the same quantize() call");
-  for (const int64_t s : indices)
-    if (s < 0 || s >= S) fail(op, "index ", s, " is out of range for ", S, " codes (valid: 0 to ", S - 1, ")");
-  if (!is_training()) return;
-  std::vector<double> n(static_cast<size_t>(H * S)), key_sums(static_cast<size_t>(H * S * d));
-  sum_keys_by_code({.batch = B, .heads = H, .length = T, .codes = S, .width = d}, keys.data(), indices.data(),
-                   n.data(), key_sums.data());
-  const float gamma = options_.gamma;
-  float *count = counts.mutable_data(), *sum = sums.mutable_data();
-  for (int64_t i = 0; i < H * S; ++i) count[i] = gamma * count[i] + (1 - gamma) * static_cast<float>(n[i]);
-  for (int64_t i = 0; i < H * S * d; ++i) sum[i] = gamma * sum[i] + (1 - gamma) * static_cast<float>(key_sums[i]);
-  revive_dead_codes(keys);
-  refresh_codes();
+QuantizedKeys VectorQuantizer::quantize(const Tensor& keys) {
+  QuantizedKeys out = assign(keys);
+  if (is_training()) {
+    record_auxiliary_loss(out.commitment);
+    keep_pending(keys, out.indices);
+  }
+  return out;
 }
 
-// Each dead code of head h moves onto one of this update's keys of head h, drawn without
+void VectorQuantizer::keep_pending(const Tensor& keys, const std::vector<int64_t>& indices) {
+  const int64_t H = heads(), S = num_codes(), d = width();
+  if (!pending_keys_.defined()) {
+    pending_counts_.assign(static_cast<size_t>(H * S), 0);
+    pending_sums_.assign(static_cast<size_t>(H * S * d), 0);
+  }
+  sum_keys_by_code({.batch = keys.size(0), .heads = H, .length = keys.size(2), .codes = S, .width = d},
+                   keys.data(), indices.data(), pending_counts_.data(), pending_sums_.data());
+  pending_keys_ = keys.detach();
+}
+
+void VectorQuantizer::apply_optimizer_step() {
+  if (!pending_keys_.defined()) return;
+  const int64_t HS = heads() * num_codes(), d = width();
+  const float gamma = options_.gamma;
+  float *count = counts.mutable_data(), *sum = sums.mutable_data();
+  for (int64_t i = 0; i < HS; ++i) count[i] = gamma * count[i] + (1 - gamma) * static_cast<float>(pending_counts_[i]);
+  for (int64_t i = 0; i < HS * d; ++i) sum[i] = gamma * sum[i] + (1 - gamma) * static_cast<float>(pending_sums_[i]);
+  revive_dead_codes(pending_keys_);
+  refresh_codes();
+  pending_keys_ = Tensor();
+}
+
+// Each dead code of head h moves onto one of these keys (the last forward's) of head h, drawn without
 // replacement, with its head's mean count (an average code, not one about to die again).
 void VectorQuantizer::revive_dead_codes(const Tensor& keys) {
   if (options_.revive_below == 0) return;

@@ -5,8 +5,11 @@
 // moving averages of the keys that chose each code (van den Oord et al. 2017; the paper's code):
 //   count_s <- gamma count_s + (1 - gamma) n_s,   sum_s <- gamma sum_s + (1 - gamma) (keys that chose s),
 //   code_s = sum_s / max(count_s, 0.01),
-// once per training step, after the optimiser's step. The keys learn through the straight-through
-// estimator and the commitment loss beta * mean |k - sg(code)|^2, which pulls them towards their codes.
+// once per training step, after the optimiser's step: each training-mode quantize() keeps its
+// per-code statistics pending, and Module::after_optimizer_step() applies them (n_s and the key sums
+// of every forward since the last step, added up). The keys learn through the straight-through
+// estimator and the commitment loss beta * mean |k - sg(code)|^2, which pulls them towards their
+// codes; quantize() records it as the module's auxiliary loss (Module::auxiliary_loss()).
 #pragma once
 
 #include <cstdint>
@@ -21,8 +24,8 @@ struct VectorQuantizerOptions {
   int64_t heads = 1;   // one codebook per head: keys (B,H,T,d)
   float beta = 1e-4f;  // commitment loss weight (the paper's)
   float gamma = 0.99f;  // EMA decay (the paper's)
-  // A code whose count falls below this fraction of its head's mean count is dead: the next
-  // update moves it onto a key of that update. 0 never revives.
+  // A code whose count falls below this fraction of its head's mean count is dead: the next EMA
+  // step moves it onto a key of the last training-mode forward. 0 never revives.
   float revive_below = 0.1f;
 };
 
@@ -50,11 +53,14 @@ class VectorQuantizer : public Module {
   VectorQuantizer(int64_t codes, int64_t width, VectorQuantizerOptions options = {},
                   Generator& gen = default_generator());
 
-  // keys (B,H,T,d) -> their codes, indices and commitment loss. The same in training and eval.
+  // keys (B,H,T,d) -> their codes, indices and commitment loss. The same values in training and
+  // eval; in training mode it also records the commitment loss and keeps the EMA statistics
+  // pending for the next after_optimizer_step(). Eval records nothing.
   QuantizedKeys quantize(const Tensor& keys);
-  // One EMA step on the keys (B,H,T,d) of a training step and the indices quantize() gave them,
-  // then the revival of dead codes. Does nothing in eval mode. Call it after the optimiser's step.
-  void update(const Tensor& keys, const std::vector<int64_t>& indices);
+  // The same values, recording nothing in either mode (generation, measurements).
+  QuantizedKeys assign(const Tensor& keys) const;
+  // Whether training-mode forwards left statistics that the next optimiser step will apply.
+  bool has_pending_update() const { return pending_keys_.defined(); }
   CodebookUsage usage(int64_t bins = 10) const;
 
   int64_t heads() const { return codes.size(0); }
@@ -67,14 +73,22 @@ class VectorQuantizer : public Module {
 
  protected:
   std::string describe() const override;
+  // One EMA step from the pending statistics, the revival of dead codes, the codes recomputed;
+  // nothing when no training-mode forward ran since the last step.
+  void apply_optimizer_step() override;
 
  private:
   void check_keys(const char* op, const Tensor& keys) const;
+  void keep_pending(const Tensor& keys, const std::vector<int64_t>& indices);
   void revive_dead_codes(const Tensor& keys);
   void refresh_codes();
 
   VectorQuantizerOptions options_;
   Generator gen_;
+  // Summed over the training-mode forwards since the last step: keys per code (H,S) and their sums
+  // (H,S,d), and the last forward's keys, which dead codes are revived from.
+  std::vector<double> pending_counts_, pending_sums_;
+  Tensor pending_keys_;
 };
 
 }  // namespace ladder::nn

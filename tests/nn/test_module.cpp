@@ -1,4 +1,5 @@
-// Module: registration, dotted names, train/eval, zero_grad, state dicts and the printed summary.
+// Module: registration, dotted names, train/eval, zero_grad, the training hooks (auxiliary_loss,
+// after_optimizer_step), state dicts and the printed summary.
 #include "helpers.h"
 
 #include "nn/activation.h"
@@ -30,7 +31,63 @@ class TinyNet : public Module {
   Tensor scale;
 };
 
+// Records w * x as an auxiliary loss on each forward and counts its optimiser steps; `inner` is a
+// child of the same kind, so that the hooks must walk the tree.
+class Recorder : public Module {
+ public:
+  explicit Recorder(bool with_child) : Module("Recorder") {
+    w = register_parameter("w", full({1}, 2.0f));
+    if (with_child) inner = register_module("inner", std::make_shared<Recorder>(false));
+  }
+  Tensor forward(const Tensor& x) override {
+    record_auxiliary_loss(sum(w * x));
+    return inner ? inner->forward(x) : x;
+  }
+  void record(const Tensor& x) { record_auxiliary_loss(x); }
+  std::shared_ptr<Recorder> inner;
+  Tensor w;
+  int steps = 0;
+
+ protected:
+  void apply_optimizer_step() override { ++steps; }
+};
+
 }  // namespace
+
+TEST_CASE("auxiliary_loss sums what training-mode forwards recorded over the tree, until the step") {
+  Recorder outer(true);
+  CHECK_FALSE(outer.auxiliary_loss().defined());
+  const Tensor loss = full({}, 1.0f);
+  CHECK(with_auxiliary_loss(outer, loss).item() == 1.0f);  // nothing recorded: the loss alone
+  outer.forward(full({}, 3.0f));  // outer and inner each record 2 * 3
+  outer.forward(full({}, 1.0f));  // and 2 * 1 more: accumulation adds up
+  CHECK(outer.auxiliary_loss().item() == 16.0f);
+  CHECK(outer.inner->auxiliary_loss().item() == 8.0f);
+  CHECK(with_auxiliary_loss(outer, loss).item() == 17.0f);
+  outer.auxiliary_loss().backward();  // the recorded losses keep their graphs: d/dw = 3 + 1
+  CHECK(outer.w.grad().item() == 4.0f);
+  CHECK(outer.inner->w.grad().item() == 4.0f);
+  {
+    EvalModeGuard eval(outer);
+    outer.forward(full({}, 5.0f));
+    CHECK(outer.auxiliary_loss().item() == 16.0f);  // eval records nothing
+  }
+  outer.after_optimizer_step();
+  CHECK_FALSE(outer.auxiliary_loss().defined());
+}
+
+TEST_CASE("after_optimizer_step walks the tree once per call") {
+  Recorder outer(true);
+  outer.after_optimizer_step();
+  outer.after_optimizer_step();
+  CHECK(outer.steps == 2);
+  CHECK(outer.inner->steps == 2);
+}
+
+TEST_CASE("an auxiliary loss must be one number") {
+  Recorder r(false);
+  check_error([&] { r.record(ones({2, 3})); }, {"Recorder", "an auxiliary loss must be one number", "(2,3)"});
+}
 
 TEST_CASE("named_parameters walks the tree with dotted names and kinds") {
   TinyNet net;

@@ -1,6 +1,8 @@
 // VectorQuantizer: assignments on a hand-made codebook, the straight-through estimator, one EMA
-// step against its closed form, the revival of dead codes, the commitment loss (value and
-// gradient), usage statistics, the checkpoint round trip of the buffers, and the error messages.
+// step against its closed form (once per after_optimizer_step, from training-mode forwards only,
+// added up over several forwards), the revival of dead codes, the commitment loss (value, gradient,
+// recorded as the auxiliary loss), usage statistics, the checkpoint round trip of the buffers, and
+// the error messages.
 #include "helpers.h"
 
 #include <cmath>
@@ -72,19 +74,62 @@ TEST_CASE("one EMA step equals its closed form, and eval mode leaves the codeboo
   VectorQuantizer vq(3, 2, {.gamma = 0.9f, .revive_below = 0});
   set_codebook(vq, three_codes());
   const Tensor keys = four_keys();
-  const QuantizedKeys q = vq.quantize(keys);
-  REQUIRE(q.indices == std::vector<int64_t>{0, 0, 1, 1});
   {
     EvalModeGuard eval(vq);
-    vq.update(keys, q.indices);
+    REQUIRE(vq.quantize(keys).indices == std::vector<int64_t>{0, 0, 1, 1});
+    CHECK_FALSE(vq.has_pending_update());
+    vq.after_optimizer_step();
     check_tensor(vq.codes, {1, 3, 2}, three_codes().to_vector(), 0);
+    check_tensor(vq.counts, {1, 3}, {1, 1, 1}, 0);
   }
-  vq.update(keys, q.indices);
+  vq.assign(keys);  // records nothing in training mode either
+  CHECK_FALSE(vq.has_pending_update());
+  vq.quantize(keys);
+  CHECK(vq.has_pending_update());
+  vq.after_optimizer_step();
+  CHECK_FALSE(vq.has_pending_update());
   // count = 0.9 * 1 + 0.1 * n: n = 2, 2, 0. sum = 0.9 * code + 0.1 * (its keys):
   // (0,0) + 0.1 (1,1); 0.9 (4,0) + 0.1 (8,0); 0.9 (0,4). code = sum / count.
   check_tensor(vq.counts, {1, 3}, {1.1f, 1.1f, 0.9f});
   check_tensor(vq.sums, {1, 3, 2}, {0.1f, 0.1f, 4.4f, 0, 0, 3.6f});
   check_tensor(vq.codes, {1, 3, 2}, {0.1f / 1.1f, 0.1f / 1.1f, 4, 0, 0, 4});
+  // Exactly once: a second step with no forward in between changes nothing.
+  const std::vector<float> after_one = vq.counts.to_vector();
+  vq.after_optimizer_step();
+  CHECK(vq.counts.to_vector() == after_one);
+}
+
+TEST_CASE("two forwards before one step (accumulation) add their statistics and their losses") {
+  VectorQuantizer split(3, 2, {.beta = 0.5f, .gamma = 0.9f, .revive_below = 0});
+  VectorQuantizer whole(3, 2, {.beta = 0.5f, .gamma = 0.9f, .revive_below = 0});
+  set_codebook(split, three_codes());
+  set_codebook(whole, three_codes());
+  const Tensor keys = four_keys();  // (2,1,2,2): its two sequences go through `split` one at a time
+  const Tensor first = split.quantize(narrow(keys, 0, 0, 1)).commitment;
+  const Tensor second = split.quantize(narrow(keys, 0, 1, 1)).commitment;
+  CHECK(split.auxiliary_loss().item() == doctest::Approx(first.item() + second.item()));
+  whole.quantize(keys);
+  split.after_optimizer_step();
+  whole.after_optimizer_step();
+  check_close(split.counts, whole.counts, 1e-6f, 1e-6f);
+  check_close(split.sums, whole.sums, 1e-6f, 1e-6f);
+  check_close(split.codes, whole.codes, 1e-6f, 1e-6f);
+  CHECK_FALSE(split.auxiliary_loss().defined());  // the step forgot the recorded losses
+}
+
+TEST_CASE("the commitment loss is recorded in training mode only, as the auxiliary loss") {
+  VectorQuantizer vq(3, 2, {.beta = 0.25f});
+  set_codebook(vq, three_codes());
+  {
+    EvalModeGuard eval(vq);
+    vq.quantize(four_keys());
+    CHECK_FALSE(vq.auxiliary_loss().defined());
+  }
+  const Tensor keys = leaf(four_keys());
+  const QuantizedKeys q = vq.quantize(keys);
+  CHECK(vq.auxiliary_loss().item() == q.commitment.item());
+  vq.auxiliary_loss().backward();  // the recorded loss keeps its graph back to the keys
+  check_tensor(keys.grad(), {2, 1, 2, 2}, {0.125f, 0, 0, 0.125f, -0.125f, 0.125f, 0.125f, -0.125f});
 }
 
 TEST_CASE("the EMA step of several heads and sequences: counts and sums through one-hot products") {
@@ -95,7 +140,7 @@ TEST_CASE("the EMA step of several heads and sequences: counts and sums through 
   const Tensor keys = randn({B, H, T, d}, gen);
   const Tensor counts_before = vq.counts.clone(), sums_before = vq.sums.clone();
   const QuantizedKeys q = vq.quantize(keys);
-  vq.update(keys, q.indices);
+  vq.after_optimizer_step();
   // one_hot (B,H,T,S): n = its sum over B and T; key sums = one_hot^T keys per (b,h), summed over b.
   std::vector<float> index_values(q.indices.begin(), q.indices.end());
   const Tensor chosen = one_hot(tensor(index_values, {B, H, T}), S);
@@ -116,7 +161,7 @@ TEST_CASE("a dead code is revived onto a key of the update, the same one for the
     const Tensor keys = tensor({0.5f, 0.25f, -1, 0.5f, -0.5f, -1, 0.25f, 2}, {1, 1, 4, 2});
     const QuantizedKeys q = vq.quantize(keys);
     REQUIRE(q.indices == std::vector<int64_t>{0, 0, 0, 0});
-    vq.update(keys, q.indices);
+    vq.after_optimizer_step();
     check_tensor(vq.counts, {1, 3}, {2.5f, 7.0f / 6, 7.0f / 6});
     CHECK(vq.usage().alive == std::vector<int64_t>{3});
     // Codes 1 and 2 now sit on two different keys (each nearer code 0 than to any other key), so
@@ -171,7 +216,10 @@ TEST_CASE("the codebook's buffers go through a checkpoint and come back bit for 
   Generator gen(6);
   VectorQuantizer trained(8, 4, {.heads = 2}, gen);
   const Tensor keys = randn({2, 2, 16, 4}, gen);
-  for (int step = 0; step < 3; ++step) trained.update(keys, trained.quantize(keys).indices);
+  for (int step = 0; step < 3; ++step) {
+    trained.quantize(keys);
+    trained.after_optimizer_step();
+  }
   const auto buffers = trained.named_buffers();
   REQUIRE(buffers.size() == 3);
   CHECK(buffers[0].first == "sums");
@@ -205,8 +253,6 @@ TEST_CASE("VectorQuantizer errors name the setting or the shapes and the fix") {
               {"VectorQuantizer.quantize", "H = 2 and d = 2", "(1,2,3,5)"});
   check_error([&] { vq.quantize(zeros({1, 3, 3, 2})); }, {"(1,3,3,2)"});
   check_error([&] { vq.quantize(zeros({6, 2})); }, {"(B,H,T,d)", "(6,2)"});
-  const Tensor keys = zeros({1, 2, 3, 2});
-  check_error([&] { vq.update(keys, {0, 1}); }, {"VectorQuantizer.update", "got 2 indices", "6 expected"});
-  check_error([&] { vq.update(keys, {0, 1, 2, 3, 4, 0}); }, {"index 4", "4 codes (valid: 0 to 3)"});
+  check_error([&] { vq.assign(zeros({1, 2, 3, 5})); }, {"VectorQuantizer.quantize", "(1,2,3,5)"});
   check_error([&] { vq.usage(0); }, {"usage", "bins must be >= 1"});
 }
