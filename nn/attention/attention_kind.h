@@ -1,5 +1,5 @@
 // The attention kinds: one interface that full softmax attention, linear attention, BigBird and
-// Transformer-VQ all offer, so that a model takes its attention as a setting (--attention NAME)
+// Transformer-VQ (vq, causal only) all offer, so that a model takes its attention as a setting (--attention NAME)
 // and never changes its own code. Every call works on heads already split: q (B,H,T,D) and
 // k, v (B,H,S,D). Adding a kind means its own file, one line in make_attention (attention_kind.cpp)
 // and its tests.
@@ -30,11 +30,20 @@ struct AttentionSettings {
   // from (seed, layer): give each layer of a model its own index; global_blocks = false drops the
   // global first and last blocks (with random_blocks = 0: the sliding window alone); favor draws its
   // projection from (seed, layer) too
+  // vq: `block` is L, the positions per block of Transformer-VQ (each block reads itself and the
+  // block before exactly, older keys through the per-code cache)
   int64_t block = 64;
   int64_t random_blocks = 3;
   bool global_blocks = true;
   uint64_t seed = 0;
   int64_t layer = 0;
+  // vq: S, the codes of each head's codebook (the paper uses 512 for long texts; small models on
+  // toy text need far fewer)
+  int64_t codes = 64;
+  // The heads the kind will attend with, H heads of width D: filled in by the layer that builds the
+  // kind (MultiheadAttention); vq sizes its codebooks (H,S,D) by them, the other kinds ignore them.
+  int64_t heads = 0;
+  int64_t head_dim = 0;
 };
 
 // Which keys a query may see: padding (B,S) 1 = real key, and causality (key j <= i + causal_offset).

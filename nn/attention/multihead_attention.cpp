@@ -48,6 +48,8 @@ MultiheadAttention::MultiheadAttention(int64_t embed_dim, int64_t num_heads, Mul
     fail("MultiheadAttention", "dropout must be in [0, 1), got ", options.dropout);
   AttentionSettings attention = options.attention;
   attention.dropout = options.dropout;
+  attention.heads = num_heads;
+  attention.head_dim = embed_dim / num_heads;
   attention_kind = register_module("attention", make_attention(attention, gen));  // draws its dropout seeds
   in_proj_weight = register_parameter("in_proj_weight", empty({3 * embed_dim, embed_dim}));
   init_weight(in_proj_weight, Init::xavier, gen);

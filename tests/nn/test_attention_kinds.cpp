@@ -1,5 +1,7 @@
 // The attention kinds behind one interface (nn/attention/attention_kind.h): full softmax attention,
-// linear attention with each feature map, and BigBird. What every kind is held to (ATTENTION.md): it equals
+// linear attention with each feature map, BigBird and Transformer-VQ (causal only: its
+// non-causal cases are skipped, and its gradient check leaves out the keys, whose codes are
+// piecewise constant; tests/nn/test_vq_kind.cpp has the rest). What every kind is held to (ATTENTION.md): it equals
 // the dense matrix it implies times v (values and gradients), generation with a carried state
 // equals the whole-sequence pass position by position, causality, a gradient check through the
 // masks, finite results for large inputs; and what linear attention adds: the chunk size changes
@@ -32,6 +34,10 @@ std::vector<AttentionSettings> every_kind() {
       all.push_back({.kind = kind, .block = 4, .random_blocks = 1});  // sparse already at 20 positions
       continue;
     }
+    if (kind == "vq") {
+      all.push_back({.kind = kind, .block = 4, .codes = 8});  // 20-40 positions: several blocks read the cache
+      continue;
+    }
     if (kind != "linear") {
       all.push_back({.kind = kind});
       continue;
@@ -42,6 +48,16 @@ std::vector<AttentionSettings> every_kind() {
 }
 
 std::string label(const AttentionSettings& s) { return s.kind == "linear" ? s.kind + "/" + s.feature_map : s.kind; }
+
+// Transformer-VQ is a decoder: it refuses non-causal calls.
+bool causal_only(const AttentionSettings& s) { return s.kind == "vq"; }
+
+// The kind for heads (B,H,T,D) like x (vq sizes its codebooks by H and D; the others ignore them).
+std::shared_ptr<AttentionKind> make_kind(AttentionSettings settings, const Tensor& x) {
+  settings.heads = x.size(1);
+  settings.head_dim = x.size(3);
+  return make_attention(settings);
+}
 
 struct Heads {
   Tensor q, k, v, gout;
@@ -63,8 +79,8 @@ Tensor padding_mask(int64_t S, int64_t padded) {
 
 TEST_CASE("every kind equals the matrix it implies times v, values and gradients") {
   for (const AttentionSettings& settings : every_kind()) {
-    const std::shared_ptr<AttentionKind> kind = make_attention(settings);
     const auto check = [&](const Heads& h, const AttendMasks& masks) {
+      const std::shared_ptr<AttentionKind> kind = make_kind(settings, h.q);
       const auto fast = [&](const Tensor& q, const Tensor& k, const Tensor& v) { return kind->attend(q, k, v, masks); };
       const auto dense = [&](const Tensor& q, const Tensor& k, const Tensor& v) {
         return matmul(kind->implied_weights(q, k, masks), v);
@@ -75,6 +91,7 @@ TEST_CASE("every kind equals the matrix it implies times v, values and gradients
     SUBCASE((label(settings) + ": causal, padding").c_str()) {
       check(random_heads(2, 2, 21, 21, 6, 2), {.causal = true, .key_padding_mask = padding_mask(21, 5)});
     }
+    if (causal_only(settings)) continue;
     SUBCASE((label(settings) + ": not causal, padding").c_str()) {
       check(random_heads(2, 1, 14, 14, 5, 3), {.key_padding_mask = padding_mask(14, 4)});
     }
@@ -88,8 +105,8 @@ TEST_CASE("every kind equals the matrix it implies times v, values and gradients
 TEST_CASE("generation with a carried state equals the whole sequence, position by position") {
   for (const AttentionSettings& settings : every_kind()) {
     SUBCASE(label(settings).c_str()) {
-      const std::shared_ptr<AttentionKind> kind = make_attention(settings);
       const Heads h = random_heads(2, 3, 23, 23, 5, 4);
+      const std::shared_ptr<AttentionKind> kind = make_kind(settings, h.q);
       const Tensor whole = kind->attend(h.q, h.k, h.v, {.causal = true});
       const std::unique_ptr<AttentionState> state = kind->start();
       std::vector<Tensor> pieces;
@@ -128,8 +145,8 @@ TEST_CASE("causal linear attention: recurrent == chunked (chunks 1, 7, 64, n) ==
 TEST_CASE("causal kinds: an output does not change when later inputs change") {
   for (const AttentionSettings& settings : every_kind()) {
     SUBCASE(label(settings).c_str()) {
-      const std::shared_ptr<AttentionKind> kind = make_attention(settings);
       const Heads h = random_heads(1, 2, 30, 30, 4, 6);
+      const std::shared_ptr<AttentionKind> kind = make_kind(settings, h.q);
       const Tensor before = kind->attend(h.q, h.k, h.v, {.causal = true});
       const Heads later = random_heads(1, 2, 30, 30, 4, 7);  // replaces positions 20.. of q, k and v
       const auto mix = [](const Tensor& a, const Tensor& b) {
@@ -144,12 +161,14 @@ TEST_CASE("causal kinds: an output does not change when later inputs change") {
 
 TEST_CASE("every kind passes a gradient check through its masks") {
   for (const AttentionSettings& settings : every_kind()) {
-    const std::shared_ptr<AttentionKind> kind = make_attention(settings);
     for (const bool causal : {false, true}) {
+      if (!causal && causal_only(settings)) continue;
       SUBCASE((label(settings) + (causal ? ": causal" : ": not causal")).c_str()) {
         Generator gen(8);
         std::vector<Tensor> inputs{randn({2, 1, 5, 3}, gen), randn({2, 1, 5, 3}, gen), randn({2, 1, 5, 3}, gen)};
-        for (Tensor& x : inputs) x.requires_grad_();
+        const std::shared_ptr<AttentionKind> kind = make_kind(settings, inputs[0]);
+        for (int i : {0, 1, 2})
+          if (i != 1 || settings.kind != "vq") inputs[i].requires_grad_();  // vq: keys round to constant codes
         const AttendMasks masks{.causal = causal, .key_padding_mask = padding_mask(5, 2)};
         const GradcheckResult r = gradcheck(
             [&](const std::vector<Tensor>& x) { return kind->attend(x[0], x[1], x[2], masks); }, inputs);
@@ -162,11 +181,12 @@ TEST_CASE("every kind passes a gradient check through its masks") {
 TEST_CASE("every kind stays finite for queries and keys scaled by 100") {
   for (const AttentionSettings& settings : every_kind()) {
     SUBCASE(label(settings).c_str()) {
-      const std::shared_ptr<AttentionKind> kind = make_attention(settings);
       Heads h = random_heads(2, 2, 40, 40, 8, 9);
+      const std::shared_ptr<AttentionKind> kind = make_kind(settings, h.q);
       h.q = h.q * 100.0f;
       h.k = h.k * 100.0f;
-      for (const bool causal : {false, true}) CHECK(all_finite(kind->attend(h.q, h.k, h.v, {.causal = causal})));
+      for (const bool causal : {false, true})
+        if (causal || !causal_only(settings)) CHECK(all_finite(kind->attend(h.q, h.k, h.v, {.causal = causal})));
       const std::unique_ptr<AttentionState> state = kind->start();
       CHECK(all_finite(kind->step(h.q, h.k, h.v, *state)));
     }
@@ -235,7 +255,7 @@ TEST_CASE("favor: positive random features whose dot products approach softmax's
 }
 
 TEST_CASE("attention kind errors name the setting and the choices") {
-  check_error([] { make_attention({.kind = "sparse"}); }, {"unknown attention kind 'sparse'", "full, linear, bigbird"});
+  check_error([] { make_attention({.kind = "sparse"}); }, {"unknown attention kind 'sparse'", "full, linear, bigbird, vq"});
   check_error([] { make_attention({.kind = "linear", .feature_map = "relu"}); },
               {"unknown feature map 'relu'", "elu, cos, softmax, favor"});
   check_error([] { make_attention({.kind = "linear", .feature_map = "favor", .random_features = -1}); },
