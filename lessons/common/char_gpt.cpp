@@ -90,9 +90,10 @@ GPTTrainingReport train_char_gpt(Run& run, const CommonFlags& flags, models::GPT
     const data::Batch b = batcher.sample(flags.batch, gen);  // x, y (B,T)
     const Tensor loss = cross_entropy(model.forward(b.x), b.y);
     adamw.zero_grad();
-    loss.backward();
+    nn::with_auxiliary_loss(model, loss).backward();  // + what the layers add (vq: the commitment loss)
     const float norm = optim::clip_grad_norm(model.parameters(), 1.0f);
     adamw.step();
+    model.after_optimizer_step();  // the updates outside the optimiser (vq: the codebook's EMA step)
     const double value = loss.item();
     run.check_loss(step, value, LossKind::cross_entropy);
     recent += value, ++recent_steps;

@@ -1,7 +1,9 @@
 // The character GPT of lessons 11, 12 and 14: the text as one character stream, a GPT trained on
 // random windows of it (AdamW without decay on biases, norms and embeddings; a linear warmup then a
 // cosine decay; the gradient clipped to norm 1), its loss over validation windows, and samples that
-// never draw the tokenizer's special tokens. Each lesson brings its model settings (lessons 11,
+// never draw the tokenizer's special tokens. The model's auxiliary loss joins the loss backpropagated
+// and after_optimizer_step() follows each step (nn/module.h): vq attention's commitment loss and EMA
+// codebook train with no code of their own here. Each lesson brings its model settings (lessons 11,
 // 12 and 14: an attention kind), so that runs on the same text and budget compare directly.
 #pragma once
 

@@ -54,9 +54,10 @@ ClassifierReport train_classifier(Run& run, models::EncoderClassifier& model, co
     const data::Batch b = data::sample_rows(all, t.batch, gen);  // x (B,T), y (B)
     const Tensor loss = cross_entropy(model.forward(b.x), b.y);
     adamw.zero_grad();
-    loss.backward();
+    nn::with_auxiliary_loss(model, loss).backward();  // + what the layers add (vq: the commitment loss)
     const float norm = optim::clip_grad_norm(model.parameters(), 1.0f);
     adamw.step();
+    model.after_optimizer_step();  // the updates outside the optimiser (vq: the codebook's EMA step)
     training += std::chrono::steady_clock::now() - start;
     const double value = loss.item();
     run.check_loss(step, value, LossKind::cross_entropy, "the " + name + " classifier's loss");

@@ -2,6 +2,8 @@
 // fixed-length sequences, each with one class: lesson 13 with each BigBird variant, lesson 15 with
 // each attention kind. AdamW without decay on biases, norms and embeddings; a linear warmup then a
 // cosine decay; the gradient clipped to norm 1; every step a fresh batch drawn from the training set.
+// The model's auxiliary loss joins the loss backpropagated and after_optimizer_step() follows each
+// step (nn/module.h), so layers that learn outside the optimiser need nothing here.
 #pragma once
 
 #include <cstdint>
