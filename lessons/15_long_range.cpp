@@ -163,6 +163,7 @@ struct Contender {
 std::vector<Contender> all_contenders(int64_t bigbird_block, uint64_t seed) {
   std::vector<Contender> list;
   for (const std::string& kind : nn::attention_kind_names()) {
+    if (nn::is_causal_only(kind)) continue;  // vq: a decoder's attention; this encoder is bidirectional
     if (kind == "linear") {
       for (const std::string& map : nn::feature_map_names())
         list.push_back({"linear_" + map, nn::AttentionSettings{.kind = "linear", .feature_map = map, .seed = seed}});

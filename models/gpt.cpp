@@ -187,7 +187,8 @@ std::string GPT::describe() const {
 namespace {
 
 // The saved fields of a config and of its attention, each named once for writing and for reading:
-// visit(name, field) for every one.
+// visit(name, field) for every one, visit(name, field, true) for one that configs saved before the
+// vq kind lack (reading them keeps the default).
 template <class Config, class Visit>
 void config_fields(Config& c, Visit&& visit) {
   visit("vocab_size", c.vocab_size), visit("block_size", c.block_size), visit("n_layer", c.n_layer);
@@ -199,13 +200,16 @@ template <class Settings, class Visit>
 void attention_fields(Settings& a, Visit&& visit) {
   visit("kind", a.kind), visit("feature_map", a.feature_map), visit("chunk", a.chunk), visit("block", a.block);
   visit("random_blocks", a.random_blocks), visit("global_blocks", a.global_blocks), visit("seed", a.seed);
+  visit("codes", a.codes, /*since_vq=*/true);
 }
 
 }  // namespace
 
 std::string gpt_config_to_json(const GPTConfig& config) {
   nlohmann::json json;
-  const auto write_to = [](nlohmann::json& to) { return [&to](const char* name, const auto& value) { to[name] = value; }; };
+  const auto write_to = [](nlohmann::json& to) {
+    return [&to](const char* name, const auto& value, bool = false) { to[name] = value; };
+  };
   config_fields(config, write_to(json));
   attention_fields(config.attention, write_to(json["attention"]));
   return json.dump();
@@ -216,8 +220,9 @@ GPTConfig gpt_config_from_json(const std::string& text) {
   try {
     const nlohmann::json json = nlohmann::json::parse(text);
     const auto read_from = [&field](const nlohmann::json& from, const std::string& prefix) {
-      return [&field, &from, prefix]<class T>(const char* name, T& value) {
+      return [&field, &from, prefix]<class T>(const char* name, T& value, bool since_vq = false) {
         field = prefix + name;
+        if (since_vq && !from.contains(name)) return;  // a config saved before vq: its default
         value = from.at(name).get<T>();
       };
     };

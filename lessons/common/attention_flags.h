@@ -1,6 +1,7 @@
-// The attention kind as lesson flags: --attention (full, linear, bigbird: whatever
-// nn::attention_kind_names() lists), and the settings of each kind, --feature-map and --chunk
-// (linear), --attention-block and --random-blocks (bigbird). A lesson adds them to its LessonCli,
+// The attention kind as lesson flags: --attention (full, linear, bigbird, vq: whatever
+// nn::attention_kind_names() lists; vq only where the attention is causal), and the settings of
+// each kind, --feature-map and --chunk (linear), --attention-block (bigbird and vq: positions per
+// block), --random-blocks (bigbird) and --codes (vq). A lesson adds them to its LessonCli,
 // and after parse() turns them into the nn::AttentionSettings its model takes. A setting given for
 // a kind that does not read it is refused, never ignored.
 #pragma once
@@ -18,8 +19,10 @@ struct AttentionFlags {
   std::string kind = "full";
   std::string feature_map = "elu";  // linear
   int64_t chunk = 64;               // linear, causal
-  int64_t block = 16;               // bigbird: positions per block
+  int64_t block = 16;               // bigbird, vq: positions per block
   int64_t random_blocks = 2;        // bigbird: random key blocks per query block
+  int64_t codes = 64;               // vq: codes per head
+  bool causal = true;               // whether the attention the flags choose is causal (vq needs it)
   std::vector<std::string> added;   // the flags add_attention_options declared, for --load's refusal
 };
 
@@ -28,7 +31,8 @@ struct AttentionFlags {
 void add_attention_options(LessonCli& cli, AttentionFlags& flags, const std::string& where, bool causal);
 
 // The settings the flags chose, after cli.parse(): fails naming the flag, the value and the choices
-// for an unknown kind or feature map, and for a kind's setting given with another kind.
+// for an unknown kind or feature map, for a kind's setting given with another kind, and for vq where
+// the attention is bidirectional.
 // `seed` draws BigBird's random blocks.
 nn::AttentionSettings attention_settings(const std::string& lesson, const LessonCli& cli, const AttentionFlags& flags,
                                          uint64_t seed);

@@ -10,6 +10,8 @@ namespace ladder::nn {
 
 std::vector<std::string> attention_kind_names() { return {"full", "linear", "bigbird", "vq"}; }
 
+bool is_causal_only(const std::string& kind) { return kind == "vq"; }
+
 std::string joined_names(const std::vector<std::string>& names) {
   std::string text;
   for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;

@@ -90,6 +90,9 @@ class AttentionKind : public Module {
 };
 
 std::vector<std::string> attention_kind_names();
+// Whether a kind attends causally only (vq: Transformer-VQ is a decoder), so that a bidirectional
+// encoder must not take it.
+bool is_causal_only(const std::string& kind);
 // "a, b, c": a list of names (kinds, feature maps) for messages and --help.
 std::string joined_names(const std::vector<std::string>& names);
 // The kind settings.kind names; an unknown name or setting fails with the names there are.

@@ -173,6 +173,7 @@ TEST_CASE("every lesson refuses each bad flag value in one line, with status 2, 
       {"11_gpt", "--weight-decay", "nan"}, {"11_gpt", "--warmup", "-1"},     {"11_gpt", "--eval-every", "0"},
       {"11_gpt", "--sample-chars", "0"}, {"11_gpt", "--temperature", "0"},
       {"11_gpt", "--attention-block", "0"}, {"11_gpt", "--random-blocks", "-1"}, {"11_gpt", "--chunk", "0"},
+      {"11_gpt", "--codes", "0"},
       {"10_transformer", "--attention-block", "x"}, {"10_transformer", "--random-blocks", "1.5"},
       {"12_linear_attention", "--length", "1"}, {"12_linear_attention", "--length", "65"},
       {"12_linear_attention", "--chunk", "0"}, {"12_linear_attention", "--max-n", "511"},
@@ -234,10 +235,13 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
       {"11_gpt", "--temperature 0.8", "--temperature applies to sampling from a checkpoint: give it with --load FILE"},
       // The attention kind (lessons/common/attention_flags.h): unknown names, a setting for another kind,
       // and a BigBird pattern that would see every block.
-      {"11_gpt", "--attention vq", "--attention 'vq' is not an attention kind; give one of full, linear, bigbird"},
+      {"11_gpt", "--attention vqx", "--attention 'vqx' is not an attention kind; give one of full, linear, bigbird, vq"},
       {"11_gpt", "--attention linear --feature-map relu", "--feature-map 'relu' is not a feature map; give one of elu, cos, softmax, favor"},
       {"11_gpt", "--feature-map cos", "--feature-map sets linear attention, but --attention is full; leave --feature-map out, or give --attention linear"},
-      {"11_gpt", "--attention linear --attention-block 8", "--attention-block sets bigbird attention, but --attention is linear"},
+      {"11_gpt", "--attention linear --attention-block 8", "--attention-block sets bigbird or vq attention, but --attention is linear"},
+      {"11_gpt", "--attention bigbird --codes 8", "--codes sets vq attention, but --attention is bigbird; leave --codes out, or give --attention vq"},
+      {"11_gpt", "--attention vq --random-blocks 1", "--random-blocks sets bigbird attention, but --attention is vq"},
+      {"11_gpt", "--attention vq --feature-map cos", "--feature-map sets linear attention, but --attention is vq"},
       {"11_gpt", "--attention bigbird --chunk 8", "--chunk sets linear attention, but --attention is bigbird"},
       {"11_gpt", "--attention bigbird --attention-block 16",
        "--attention bigbird with --attention-block 16 and --random-blocks 2 over --block 64 in 4 blocks lets every query block see "
@@ -245,6 +249,9 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
       {"11_gpt", "--attention bigbird --block 2 --attention-block 1", "the sequence is too short for a sparse pattern: give --attention full"},
       {"10_transformer", "--attention sparse", "--attention 'sparse' is not an attention kind; give one of full, linear, bigbird"},
       {"10_transformer", "--random-blocks 2", "--random-blocks sets bigbird attention, but --attention is full"},
+      {"10_transformer", "--attention vq", "--attention vq attends causally only (Transformer-VQ is a decoder), but this "
+                                           "attention is bidirectional; give one of full, linear, bigbird"},
+      {"10_transformer", "--codes 8", "were not expected: 8 --codes"},  // only causal attention declares --codes
       {"10_transformer", "--attention bigbird --attention-block 16", "over the longest source (37 tokens) in 3 blocks lets every query block"},
       {"12_linear_attention", "--feature-map relu", "--feature-map 'relu' is not a feature map; give one of elu, cos, softmax, favor"},
       {"12_linear_attention", "--heads 3", "--heads 3 does not divide --embd 64"},
@@ -311,6 +318,20 @@ TEST_CASE("the attention flags give the settings they name; a BigBird pattern th
                                          "--length 32 in 4 blocks lets every query block see every key block"),
                        Error);
   lessons::check_pattern_fits("99_kit", {.kind = "full"}, 1, false, "one position");  // only BigBird has a pattern
+
+  flags = {};
+  const ParsedCli vq({"--attention", "vq", "--attention-block", "12", "--codes", "20"}, declare(true));
+  const nn::AttentionSettings v = lessons::attention_settings("99_kit", vq.cli, flags, 9);
+  CHECK(v.kind == "vq");
+  CHECK(v.block == 12);
+  CHECK(v.codes == 20);
+  CHECK(vq.cli.flags_json()["codes"] == 20);
+  CHECK(lessons::describe_attention(v, true) == "vq (blocks of 12, 20 codes per head)");
+  flags = {};
+  const ParsedCli encoder({"--attention", "vq"}, declare(false));
+  CHECK(std::find(flags.added.begin(), flags.added.end(), "--codes") == flags.added.end());  // causal attention only
+  CHECK_THROWS_WITH_AS(lessons::attention_settings("99_kit", encoder.cli, flags, 9),
+                       doctest::Contains("99_kit: --attention vq attends causally only"), Error);
 }
 
 TEST_CASE("a loss that is not finite, or a perplexity that overflows, stops the run") {

@@ -540,12 +540,12 @@ TEST_CASE("lesson 11_gpt --quick: the GPT learns; samples at three temperatures;
   check_refused("11_gpt", "--load " + write_file("not_a_model.safetensors", "hello"), "not_a_model.safetensors");
 }
 
-TEST_CASE("lesson 11_gpt --attention linear and bigbird: it learns, says which kind ran, and --load samples with that kind") {
+TEST_CASE("lesson 11_gpt --attention linear, bigbird and vq: it learns, says which kind ran, and --load samples with that kind") {
   // A small GPT, to keep it to a second or two: one block, 32 wide, context 32 (BigBird: 8 blocks of 4).
   const std::string small = "--quick --threads 1 --steps 20 --lr 3e-3 --eval-every 5 --warmup 2 --layers 1 --embd 32 --heads 2 --block 32";
-  for (const std::string kind : {"linear", "bigbird"}) {
+  for (const std::string kind : {"linear", "bigbird", "vq"}) {
     TempDir out("lesson11_" + kind);
-    const std::string settings = kind == "bigbird" ? " --attention-block 4" : "";
+    const std::string settings = kind == "bigbird" ? " --attention-block 4" : kind == "vq" ? " --attention-block 8 --codes 16" : "";
     const Ran ran = run_lesson("11_gpt", small + " --attention " + kind + settings + " --out " + out.path.string());
     INFO(kind, "\n", ran.output);
     REQUIRE(ran.status == 0);
@@ -556,7 +556,9 @@ TEST_CASE("lesson 11_gpt --attention linear and bigbird: it learns, says which k
     const nlohmann::json summary = summary_of(out.path);
     CHECK(summary["metrics"]["attention"] == kind);
     CHECK(summary["flags"]["attention"] == kind);
-    const std::string described = kind == "linear" ? "linear (feature map elu, chunk 64)" : "bigbird (blocks of 4, 2 random per query block)";
+    const std::string described = kind == "linear"    ? "linear (feature map elu, chunk 64)"
+                                  : kind == "bigbird" ? "bigbird (blocks of 4, 2 random per query block)"
+                                                      : "vq (blocks of 8, 16 codes per head)";
     CHECK(ran.output.find("attention: " + described + "\n") != std::string::npos);
     CHECK(ran.output.find("== 4. " + kind + " attention of every head") != std::string::npos);
     check_ending(ran.output, out.path, {{"attention", "--attention"}});

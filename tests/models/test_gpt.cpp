@@ -172,7 +172,7 @@ TEST_CASE("GPT config through JSON: every field and the attention's settings reb
       config.dropout = 0.25f, config.bias = false, config.tie_weights = false;
       // BigBird: 8 blocks of 1, so that the seed's random blocks matter.
       config.attention = {.kind = kind, .feature_map = "cos", .chunk = 3, .block = 1, .random_blocks = 2,
-                          .global_blocks = false, .seed = 77};
+                          .global_blocks = false, .seed = 77, .codes = 5};
       const GPTConfig back = gpt_config_from_json(gpt_config_to_json(config));
       CHECK(back.vocab_size == 11);
       CHECK(back.block_size == 8);
@@ -190,6 +190,7 @@ TEST_CASE("GPT config through JSON: every field and the attention's settings reb
       CHECK(a.random_blocks == 2);
       CHECK_FALSE(a.global_blocks);
       CHECK(a.seed == 77);
+      CHECK(a.codes == 5);
 
       config.dropout = 0;  // for the same logits in training mode
       Generator gen(3);
@@ -204,6 +205,9 @@ TEST_CASE("GPT config through JSON: every field and the attention's settings reb
         reseeded.load_state_dict(saved.state_dict());
         CHECK(max_abs(saved.forward(seq) - reseeded.forward(seq)) > 1e-4f);
       }
+      if (kind == "vq") {  // the codebooks (H,S,D) have S = codes rows: the setting had to travel
+        CHECK(saved.state_dict().at("transformer.h.0.attn.attention.quantizer.codes").shape() == Shape{2, 5, 4});
+      }
     }
   }
 }
@@ -211,6 +215,11 @@ TEST_CASE("GPT config through JSON: every field and the attention's settings reb
 TEST_CASE("GPT config from JSON: a config saved before the kinds is full attention; bad fields are named") {
   const std::string old = R"({"vocab_size":5,"block_size":4,"n_layer":1,"n_head":1,"n_embd":4,"dropout":0,"bias":true,"tie_weights":true})";
   CHECK(gpt_config_from_json(old).attention.kind == "full");
+  // Saved with an attention but before vq: no codes, the default.
+  const std::string before_vq = old.substr(0, old.size() - 1) + R"(,"attention":{"kind":"linear","feature_map":"elu",)" +
+                                R"("chunk":64,"block":64,"random_blocks":3,"global_blocks":true,"seed":0}})";
+  CHECK(gpt_config_from_json(before_vq).attention.kind == "linear");
+  CHECK(gpt_config_from_json(before_vq).attention.codes == nn::AttentionSettings{}.codes);
   check_error([] { gpt_config_from_json(R"({"vocab_size":5})"); }, {"gpt_config_from_json", "cannot read block_size"});
   check_error([&] { gpt_config_from_json(old.substr(0, old.size() - 1) + R"(,"attention":{"kind":3}})"); },
               {"cannot read attention.kind", "gpt_config_to_json"});

@@ -50,7 +50,7 @@ std::vector<AttentionSettings> every_kind() {
 std::string label(const AttentionSettings& s) { return s.kind == "linear" ? s.kind + "/" + s.feature_map : s.kind; }
 
 // Transformer-VQ is a decoder: it refuses non-causal calls.
-bool causal_only(const AttentionSettings& s) { return s.kind == "vq"; }
+bool causal_only(const AttentionSettings& s) { return is_causal_only(s.kind); }
 
 // The kind for heads (B,H,T,D) like x (vq sizes its codebooks by H and D; the others ignore them).
 std::shared_ptr<AttentionKind> make_kind(AttentionSettings settings, const Tensor& x) {
