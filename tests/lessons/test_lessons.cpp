@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "io/safetensors.h"
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -562,6 +564,14 @@ TEST_CASE("lesson 11_gpt --attention linear, bigbird and vq: it learns, says whi
     CHECK(ran.output.find("attention: " + described + "\n") != std::string::npos);
     CHECK(ran.output.find("== 4. " + kind + " attention of every head") != std::string::npos);
     check_ending(ran.output, out.path, {{"attention", "--attention"}});
+    if (kind == "vq") {  // the training loop ran the codebook's EMA: its counts (1 at first) moved
+      const ladder::Tensor counts = ladder::io::load_safetensors((out.path / "model.safetensors").string())
+                                        .tensors.at("transformer.h.0.attn.attention.quantizer.counts");
+      REQUIRE(counts.shape() == ladder::Shape{2, 16});
+      float moved = 0;
+      for (int64_t s = 0; s < counts.numel(); ++s) moved = std::max(moved, std::abs(counts.data()[s] - 1.0f));
+      CHECK(moved > 0.05f);
+    }
 
     const std::string model = (out.path / "model.safetensors").string();
     const Ran sampled = run_lesson("11_gpt", "--load " + model + " --sample-chars 20");

@@ -330,6 +330,33 @@ TEST_CASE("generate: top_k 1 and a tiny temperature are greedy, with and without
   CHECK(model.is_training());  // back in the mode it was in
 }
 
+TEST_CASE("GPT with vq attention: generation through the carried state equals the whole-sequence forward") {
+  // Blocks of 4 over up to 22 positions: five block boundaries, and from position 8 on the queries
+  // read the per-code cache of the blocks that left the window.
+  GPTConfig config = tiny_config();
+  config.block_size = 24;
+  config.attention = {.kind = "vq", .block = 4, .codes = 6};
+  Generator init(21);
+  GPT model(config, init);
+  sharpen(model);
+  const Tensor seq = tensor({1, 4, 2, 8, 5, 7, 3, 10, 0, 9, 6, 2, 2, 5, 1, 4, 3, 3, 9, 7, 1, 6,
+                             6, 0, 3, 1, 2, 9, 4, 4, 8, 10, 7, 5, 1, 2, 0, 3, 6, 9, 8, 2, 5, 7},
+                            {2, 22});
+  const Tensor full = model.forward(seq);
+  GPTCache cache;
+  int64_t at = 0;
+  for (const int64_t n : {3, 1, 6, 1, 11}) {
+    INFO("positions ", at, " to ", at + n - 1);
+    check_close(model.forward_cached(narrow(seq, 1, at, n), cache), narrow(full, 1, at, n), 1e-4f);
+    at += n;
+  }
+  // Greedy tokens: with the state, and by hand with the whole forward for every token.
+  const Tensor prompt = narrow(seq, 1, 0, 3);
+  const Tensor greedy = greedy_by_hand(model, prompt, 19);
+  Generator gen(1);
+  CHECK(values(model.generate(prompt, 19, {.top_k = 1, .use_cache = true}, gen)) == values(greedy));
+}
+
 TEST_CASE("generate: seeded sampling is reproducible, and the cache draws the same tokens within block_size") {
   Generator init(6);
   GPTConfig config = tiny_config();
