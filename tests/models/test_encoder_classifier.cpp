@@ -21,6 +21,7 @@ EncoderClassifierConfig tiny(const std::string& kind, Pooling pooling = Pooling:
 
 TEST_CASE("encoder classifier: logits per sequence, and padding changes nothing, for every kind") {
   for (const std::string& kind : nn::attention_kind_names()) {
+    if (nn::is_causal_only(kind)) continue;  // vq: a decoder's attention; this encoder is bidirectional
     SUBCASE(kind.c_str()) {
       Generator gen(1);
       EncoderClassifier model(tiny(kind), gen);
@@ -34,6 +35,12 @@ TEST_CASE("encoder classifier: logits per sequence, and padding changes nothing,
       check_close(model.forward(other, valid), logits, 1e-5f);
     }
   }
+}
+
+TEST_CASE("encoder classifier: a causal-only kind is refused with the reason") {
+  Generator gen(2);
+  EncoderClassifier model(tiny("vq"), gen);
+  check_error([&] { model.forward(randint(0, 12, {2, 16}, gen)); }, {"VQAttention", "causal only"});
 }
 
 TEST_CASE("encoder classifier, last pooling: each sequence answers from its last real token") {
