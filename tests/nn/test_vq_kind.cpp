@@ -1,5 +1,6 @@
 // Transformer-VQ as an attention kind (nn/attention/vq_attention.h): attend equals the quadratic
-// vq_attention_naive over the same codes (values and gradients), padding after the real keys
+// vq_attention_naive over the same codes (values and gradients), a gradient check that reaches the
+// cache, padding after the real keys
 // changes nothing, the codebook goes through a checkpoint, the EMA step happens once per
 // after_optimizer_step in training and never in eval, the commitment loss reaches the key
 // projection (and only it) through auxiliary_loss, and the errors. The interface's other promises
@@ -10,6 +11,7 @@
 #include <string>
 #include <unistd.h>
 
+#include "core/gradcheck.h"
 #include "io/checkpoint.h"
 #include "nn/attention/linear_attention.h"
 #include "nn/attention/multihead_attention.h"
@@ -58,6 +60,24 @@ TEST_CASE("attend equals vq_attention_naive over the same codes, values and grad
   // softmax attention over the raw keys.
   const Tensor raw = scaled_dot_product_attention(h.q, h.k, h.v, {.causal = true});
   CHECK(max_abs(attend(h.q, h.k, h.v) - raw) > 0.01f);
+}
+
+TEST_CASE("a gradient check through the kind, with queries that read the cache and suffix padding") {
+  // T = 7 in blocks of 2: from position 4 on, queries read older keys through their codes. The keys
+  // stay constant: they round to codes, so their numeric gradient is 0 where the estimator passes one.
+  const auto kind = vq_kind(2, 3, 2, 4);
+  Generator gen(12);
+  std::vector<Tensor> inputs{randn({2, 2, 7, 3}, gen), randn({2, 2, 7, 3}, gen)};
+  for (Tensor& x : inputs) x.requires_grad_();
+  const Tensor k = randn({2, 2, 7, 3}, gen);
+  Tensor mask = ones({2, 7});
+  mask.data()[7 + 6] = 0;
+  const GradcheckResult r = gradcheck(
+      [&](const std::vector<Tensor>& x) {
+        return kind->attend(x[0], k, x[1], {.causal = true, .key_padding_mask = mask});
+      },
+      inputs);
+  CHECK_MESSAGE(r.ok, r.worst);
 }
 
 TEST_CASE("padding after the real keys is accepted and changes no output") {
