@@ -1,14 +1,17 @@
-// Attention forward + backward against sequence length, for each attention kind (nn/attention):
-// full (the fused scaled_dot_product_attention, against PyTorch's composed attention: matmul,
-// masked_fill, softmax, matmul), linear (elu + 1, causal, chunked) and BigBird (blocks of 64, 3
-// random blocks, causal); B=1, H=4, D=64, causal. Each line gives the time, its growth from the
-// previous (half) length, and the peak memory the call adds, measured the same way on both sides:
-// in a fresh process, the rise of the peak resident set size above the resident size before the
-// call (core/peak_memory.h), after a small warm-up call. Then where the efficient kinds
-// overtake full attention, and the time of one generated token at a context of 4096: full
-// attention's KV cache against linear attention's recurrent state.
+// Attention forward + backward against sequence length, for each attention kind: full (the fused
+// scaled_dot_product_attention, against PyTorch's composed attention: matmul, masked_fill, softmax,
+// matmul), linear (elu + 1, causal, chunked) and BigBird (blocks of 64, 3 random blocks, causal)
+// through their layers (nn/attention), and Transformer-VQ through its core ops: the keys rounded to
+// the nearest of 512 codes per head, then vq_attention in blocks of 512 (the paper's settings);
+// B=1, H=4, D=64, causal. Each line gives the time, its growth from the previous (half) length, and
+// the peak memory the call adds, measured the same way on both sides: in a fresh process, the rise
+// of the peak resident set size above the resident size before the call (core/peak_memory.h), after
+// a small warm-up call. Then how the kinds' times compare with full attention's at each length, and
+// the time of one generated token at a context of 4096: full attention's KV cache against linear
+// attention's recurrent state.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -31,36 +34,79 @@ namespace {
 constexpr int64_t kHeads = 4, kDim = 64;
 constexpr int64_t kLengths[] = {256, 512, 1024, 2048, 4096, 8192, 16384, 32768};
 constexpr int64_t kGenerationContext = 4096;
+constexpr int64_t kCodes = 512, kBlock = 512;  // Transformer-VQ: S codes per head, L positions per block
 // A length whose call would take longer than this (predicted from the previous length and the
-// kind's growth) is left out: the repeats would take minutes.
-constexpr double kLongestCallMs = 15000;
+// kind's growth) is left out: the repeats would take minutes. Full attention at 32768 (about 27 s
+// on the idle machine) stays in: issue 14 compares Transformer-VQ with it there.
+constexpr double kLongestCallMs = 40000;
 // PyTorch's peak holds about three (B,H,T,T) float tensors (measured: 0.81 GB at T = 4096); the
 // lengths where that passes this budget are left out (bench_attention.py serves the others).
 constexpr double kTorchBudgetBytes = 8.0 * (1 << 30);
 
 double torch_peak_estimate(int64_t length) { return 3.0 * kHeads * length * length * 4; }
 
-// The kinds measured, by the name bench lines and --attention-peak-memory use.
-std::map<std::string, nn::AttentionSettings> measured_kinds() {
+// The kinds measured through their layer (nn/attention), by the name bench lines use.
+std::map<std::string, nn::AttentionSettings> layer_kinds() {
   return {{"full", {.kind = "full"}},
           {"linear_elu", {.kind = "linear", .feature_map = "elu", .chunk = 64}},
           {"bigbird", {.kind = "bigbird", .block = 64, .random_blocks = 3}}};
 }
 
-// One causal forward + backward of this kind at this length on inputs made once, gradients reset on
-// every call.
+// q, k, v and the output's gradient, (1,H,T,D) each, drawn once per length; q, k, v require grad.
+struct Inputs {
+  Tensor q, k, v, gout;
+};
+
+std::shared_ptr<Inputs> random_inputs(int64_t length, Generator& gen) {
+  const Shape shape{1, kHeads, length, kDim};
+  auto in = std::make_shared<Inputs>(
+      Inputs{randn(shape, gen), randn(shape, gen), randn(shape, gen), randn(shape, gen)});
+  for (Tensor* x : {&in->q, &in->k, &in->v}) x->requires_grad_();
+  return in;
+}
+
+// One causal forward + backward of this layer kind at this length on inputs made once, gradients
+// reset on every call.
 std::function<void()> workload(const nn::AttentionSettings& settings, int64_t length) {
   Generator gen(length);
-  auto q = std::make_shared<Tensor>(randn({1, kHeads, length, kDim}, gen));
-  auto k = std::make_shared<Tensor>(randn({1, kHeads, length, kDim}, gen));
-  auto v = std::make_shared<Tensor>(randn({1, kHeads, length, kDim}, gen));
-  auto gout = std::make_shared<Tensor>(randn({1, kHeads, length, kDim}, gen));
-  for (const auto& x : {q, k, v}) x->requires_grad_();
+  std::shared_ptr<Inputs> in = random_inputs(length, gen);
   std::shared_ptr<nn::AttentionKind> kind = nn::make_attention(settings);
-  return [q, k, v, gout, kind] {
-    for (const auto& x : {q, k, v}) x->zero_grad();
-    kind->attend(*q, *k, *v, {.causal = true}).backward(*gout);
+  return [in, kind] {
+    for (Tensor* x : {&in->q, &in->k, &in->v}) x->zero_grad();
+    kind->attend(in->q, in->k, in->v, {.causal = true}).backward(in->gout);
   };
+}
+
+// The code indices as vq_attention takes them: a (B,H,T) tensor of whole numbers.
+Tensor index_tensor(const CodeAssignment& assigned) {
+  Tensor index = empty(assigned.distances.shape());
+  std::transform(assigned.indices.begin(), assigned.indices.end(), index.data(),
+                 [](int64_t s) { return static_cast<float>(s); });
+  return index;
+}
+
+// The same for Transformer-VQ as its layer computes it: each key rounded to the nearest of kCodes
+// codes of its head (nearest_codes, gather_codes, the straight-through estimator), then vq_attention
+// in blocks of kBlock. The codebook (H,S,D) is fixed: it learns by EMA, not by gradient.
+std::function<void()> vq_workload(int64_t length) {
+  Generator gen(length);
+  std::shared_ptr<Inputs> in = random_inputs(length, gen);
+  const Tensor codebook = randn({kHeads, kCodes, kDim}, gen);
+  return [in, codebook] {
+    for (Tensor* x : {&in->q, &in->k, &in->v}) x->zero_grad();
+    const CodeAssignment assigned = nearest_codes(in->k, codebook);
+    const Tensor khat = straight_through(in->k, gather_codes(codebook, assigned.indices, assigned.distances.shape()));
+    vq_attention(in->q, khat, index_tensor(assigned), codebook, in->v, {.block = kBlock}).backward(in->gout);
+  };
+}
+
+// Every kind measured, by the name bench lines and --attention-peak-memory use: its workload at a length.
+std::map<std::string, std::function<std::function<void()>(int64_t)>> measured_kinds() {
+  std::map<std::string, std::function<std::function<void()>(int64_t)>> kinds;
+  for (const auto& [name, settings] : layer_kinds())
+    kinds[name] = [settings](int64_t length) { return workload(settings, length); };
+  kinds["vq"] = vq_workload;
+  return kinds;
 }
 
 // One generated token at a context of `context` positions: the state holds them, the token's
@@ -104,6 +150,20 @@ std::string mib(double bytes) {
   return text;
 }
 
+// One line: kind `over`'s time divided by kind `under`'s at each length both ran ("  full / vq time: T=256 0.80 ...").
+void print_ratios(const std::string& over, const std::string& under,
+                  const std::map<std::string, std::map<int64_t, double>>& times, const std::string& note = "") {
+  std::string line = "  " + over + " / " + under + " time:";
+  const std::map<int64_t, double>& under_times = times.at(under);
+  for (const auto& [length, ms] : times.at(over))
+    if (under_times.count(length)) {
+      char part[48];
+      std::snprintf(part, sizeof part, " T=%lld %.2f", static_cast<long long>(length), ms / under_times.at(length));
+      line += part;
+    }
+  std::printf("%s%s\n", line.c_str(), note.c_str());
+}
+
 // "x3.98", or "x-" for the first length.
 std::string growth(double now, double before) {
   if (before <= 0) return "x-";
@@ -117,8 +177,8 @@ std::string growth(double now, double before) {
 void attention_peak_memory(const std::string& kind, int64_t length) {
   const auto kinds = measured_kinds();
   if (!kinds.count(kind)) fail("bench", "no attention kind '", kind, "' is measured");
-  workload(kinds.at(kind), 64)();  // thread pool, allocator and BLAS buffers set up before measuring
-  std::printf("%lld\n", static_cast<long long>(peak_bytes_added(workload(kinds.at(kind), length))));
+  kinds.at(kind)(64)();  // thread pool, allocator and BLAS buffers set up before measuring
+  std::printf("%lld\n", static_cast<long long>(peak_bytes_added(kinds.at(kind)(length))));
 }
 
 void run_attention() {
@@ -127,25 +187,31 @@ void run_attention() {
   std::printf("  attention: causal, B=1 H=%lld D=%lld; ours at the default threads (all cores, fewer while busy), "
               "PyTorch at its faster of 1 and 2; growth = t(T)/t(T/2); peak = VmHWM rise in a fresh process\n",
               static_cast<long long>(kHeads), static_cast<long long>(kDim));
+  std::printf("  vq: nearest_codes (S=%lld codes per head) + straight-through + vq_attention (block L=%lld), "
+              "timed together as the layer runs them; the codebook fixed\n",
+              static_cast<long long>(kCodes), static_cast<long long>(kBlock));
   std::map<std::string, std::map<int64_t, double>> times;  // kind -> length -> ms
-  for (const auto& [kind, settings] : measured_kinds()) {
+  for (const auto& [kind, kind_workload] : measured_kinds()) {
     double previous_ours = 0, previous_ref = 0, growth_ours = 4;
     for (const int64_t length : kLengths) {
       const std::string name = "attention_" + kind + "_T" + std::to_string(length);
-      if (previous_ours * growth_ours > kLongestCallMs) {
-        std::printf("%-32s skipped: about %.0f s per call\n", name.c_str(), previous_ours * growth_ours / 1000);
+      const double predicted_ms = previous_ours * growth_ours;
+      if (predicted_ms > kLongestCallMs) {
+        std::printf("%-32s skipped: about %.0f s per call\n", name.c_str(), predicted_ms / 1000);
+        previous_ours = predicted_ms;  // the next length is predicted from this prediction
         continue;
       }
-      // Calls of a second or more vary little: two repeats are enough and keep the run to minutes.
-      const int repeats = previous_ours * growth_ours > 1000 ? 2 : kRepeats;
+      // Calls of a second or more vary little: two repeats are enough, one from ten seconds (after
+      // its warm-up call), and keep the run to minutes.
+      const int repeats = predicted_ms > 10000 ? 1 : predicted_ms > 1000 ? 2 : kRepeats;
       const std::string torch_name = "attention_causal_T" + std::to_string(length);
       const bool torch_fits = kind == "full" && torch.available() && torch_peak_estimate(length) <= kTorchBudgetBytes;
       double ours = 0, ref = -1;
       if (torch_fits)
-        std::tie(ours, ref) = time_side_by_side(repeats_of(workload(settings, length)),
+        std::tie(ours, ref) = time_side_by_side(repeats_of(kind_workload(length)),
                                                 [&] { return torch.repeat_ms(torch_name); }, repeats);
       else
-        ours = time_ms(workload(settings, length), repeats);
+        ours = time_ms(kind_workload(length), repeats);
       const int64_t ours_peak = peak_bytes_from(self_path() + " --attention-peak-memory " + kind + " " +
                                                 std::to_string(length));
       std::string note = "growth ours " + growth(ours, previous_ours);
@@ -164,19 +230,12 @@ void run_attention() {
     }
   }
   // Where the efficient kinds overtake full attention, and by how much at each length both ran.
-  for (const std::string kind : {"linear_elu", "bigbird"}) {
-    std::string line = "  " + kind + " / full time:";
-    for (const auto& [length, ms] : times[kind])
-      if (times["full"].count(length)) {
-        char part[48];
-        std::snprintf(part, sizeof part, " T=%lld %.2f", static_cast<long long>(length), ms / times["full"][length]);
-        line += part;
-      }
-    std::printf("%s\n", line.c_str());
-  }
+  print_ratios("linear_elu", "full", times);
+  print_ratios("bigbird", "full", times);
+  print_ratios("full", "vq", times, "  (full's time over vq's; issue 14's targets: >= 3 at T=8192, >= 10 at T=32768)");
   double full_token = 0;
   for (const std::string kind : {"full", "linear_elu"}) {
-    const double ms = time_ms(generation_step(measured_kinds().at(kind), kGenerationContext));
+    const double ms = time_ms(generation_step(layer_kinds().at(kind), kGenerationContext));
     if (kind == "full") full_token = ms;
     report("generate_token_" + kind + "_context" + std::to_string(kGenerationContext), ms, -1,
            kind == "full" ? "KV cache: attends to every cached key (and copies the cache to append)"

@@ -9,15 +9,15 @@
 
 int main(int argc, char** argv) {
   const std::string which = argc > 1 ? argv[1] : "all";
-  if (which == "--attention-peak-memory" && argc == 4) {  // bench_attention.cpp runs this in a fresh process
-    ladder::bench::attention_peak_memory(argv[2], std::atoll(argv[3]));
-    return 0;
-  }
-  std::printf("BLAS: %s\n", ladder::blas_config().c_str());
-  const char* coretype = std::getenv("OPENBLAS_CORETYPE");
-  std::printf("OPENBLAS_CORETYPE=%s  OMP_NUM_THREADS=%s\n", coretype ? coretype : "(unset)",
-              std::getenv("OMP_NUM_THREADS") ? std::getenv("OMP_NUM_THREADS") : "(unset)");
   try {
+    if (which == "--attention-peak-memory" && argc == 4) {  // bench_attention.cpp runs this in a fresh process
+      ladder::bench::attention_peak_memory(argv[2], std::atoll(argv[3]));
+      return 0;
+    }
+    std::printf("BLAS: %s\n", ladder::blas_config().c_str());
+    const char* coretype = std::getenv("OPENBLAS_CORETYPE");
+    std::printf("OPENBLAS_CORETYPE=%s  OMP_NUM_THREADS=%s\n", coretype ? coretype : "(unset)",
+                std::getenv("OMP_NUM_THREADS") ? std::getenv("OMP_NUM_THREADS") : "(unset)");
     if (which != "core" && which != "cnn" && which != "rnn" && which != "seq2seq" && which != "attention" && which != "gpt" &&
         which != "all") {
       std::fprintf(stderr, "ladder_bench: unknown benchmark '%s'; available: core, cnn, rnn, seq2seq, attention, gpt, all\n",
