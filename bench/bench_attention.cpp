@@ -11,7 +11,6 @@
 // attention's recurrent state.
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -77,14 +76,6 @@ std::function<void()> workload(const nn::AttentionSettings& settings, int64_t le
   };
 }
 
-// The code indices as vq_attention takes them: a (B,H,T) tensor of whole numbers.
-Tensor index_tensor(const CodeAssignment& assigned) {
-  Tensor index = empty(assigned.distances.shape());
-  std::transform(assigned.indices.begin(), assigned.indices.end(), index.data(),
-                 [](int64_t s) { return static_cast<float>(s); });
-  return index;
-}
-
 // The same for Transformer-VQ as its layer computes it: each key rounded to the nearest of kCodes
 // codes of its head (nearest_codes, gather_codes, the straight-through estimator), then vq_attention
 // in blocks of kBlock. The codebook (H,S,D) is fixed: it learns by EMA, not by gradient.
@@ -96,7 +87,7 @@ std::function<void()> vq_workload(int64_t length) {
     for (Tensor* x : {&in->q, &in->k, &in->v}) x->zero_grad();
     const CodeAssignment assigned = nearest_codes(in->k, codebook);
     const Tensor khat = straight_through(in->k, gather_codes(codebook, assigned.indices, assigned.distances.shape()));
-    vq_attention(in->q, khat, index_tensor(assigned), codebook, in->v, {.block = kBlock}).backward(in->gout);
+    vq_attention(in->q, khat, assigned.indices, codebook, in->v, {.block = kBlock}).backward(in->gout);
   };
 }
 
