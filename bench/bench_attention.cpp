@@ -1,14 +1,13 @@
 // Attention forward + backward against sequence length, for each attention kind: full (the fused
 // scaled_dot_product_attention, against PyTorch's composed attention: matmul, masked_fill, softmax,
-// matmul), linear (elu + 1, causal, chunked) and BigBird (blocks of 64, 3 random blocks, causal)
-// through their layers (nn/attention), and Transformer-VQ through its core ops: the keys rounded to
-// the nearest of 512 codes per head, then vq_attention in blocks of 512 (the paper's settings);
-// B=1, H=4, D=64, causal. Each line gives the time, its growth from the previous (half) length, and
+// matmul), linear (elu + 1, causal, chunked), BigBird (blocks of 64, 3 random blocks, causal) and
+// Transformer-VQ (512 codes per head, blocks of 512: the paper's settings; with its commitment loss
+// and EMA step) through their layers (nn/attention); B=1, H=4, D=64, causal. Each line gives the time, its growth from the previous (half) length, and
 // the peak memory the call adds, measured the same way on both sides: in a fresh process, the rise
 // of the peak resident set size above the resident size before the call (core/peak_memory.h), after
 // a small warm-up call. Then how the kinds' times compare with full attention's at each length, and
 // the time of one generated token at a context of 4096: full attention's KV cache against linear
-// attention's recurrent state.
+// attention's recurrent state and Transformer-VQ's cache.
 #include <unistd.h>
 
 #include <cstdio>
@@ -48,7 +47,8 @@ double torch_peak_estimate(int64_t length) { return 3.0 * kHeads * length * leng
 std::map<std::string, nn::AttentionSettings> layer_kinds() {
   return {{"full", {.kind = "full"}},
           {"linear_elu", {.kind = "linear", .feature_map = "elu", .chunk = 64}},
-          {"bigbird", {.kind = "bigbird", .block = 64, .random_blocks = 3}}};
+          {"bigbird", {.kind = "bigbird", .block = 64, .random_blocks = 3}},
+          {"vq", {.kind = "vq", .block = kBlock, .codes = kCodes, .heads = kHeads, .head_dim = kDim}}};
 }
 
 // q, k, v and the output's gradient, (1,H,T,D) each, drawn once per length; q, k, v require grad.
@@ -64,8 +64,9 @@ std::shared_ptr<Inputs> random_inputs(int64_t length, Generator& gen) {
   return in;
 }
 
-// One causal forward + backward of this layer kind at this length on inputs made once, gradients
-// reset on every call.
+// One causal training step of this layer kind at this length on inputs made once, gradients reset
+// on every call: forward + backward, with what the layer adds to the loss and learns outside the
+// optimiser (vq: the keys' quantisation, the commitment loss, the codebook's EMA step).
 std::function<void()> workload(const nn::AttentionSettings& settings, int64_t length) {
   Generator gen(length);
   std::shared_ptr<Inputs> in = random_inputs(length, gen);
@@ -73,21 +74,9 @@ std::function<void()> workload(const nn::AttentionSettings& settings, int64_t le
   return [in, kind] {
     for (Tensor* x : {&in->q, &in->k, &in->v}) x->zero_grad();
     kind->attend(in->q, in->k, in->v, {.causal = true}).backward(in->gout);
-  };
-}
-
-// The same for Transformer-VQ as its layer computes it: each key rounded to the nearest of kCodes
-// codes of its head (nearest_codes, gather_codes, the straight-through estimator), then vq_attention
-// in blocks of kBlock. The codebook (H,S,D) is fixed: it learns by EMA, not by gradient.
-std::function<void()> vq_workload(int64_t length) {
-  Generator gen(length);
-  std::shared_ptr<Inputs> in = random_inputs(length, gen);
-  const Tensor codebook = randn({kHeads, kCodes, kDim}, gen);
-  return [in, codebook] {
-    for (Tensor* x : {&in->q, &in->k, &in->v}) x->zero_grad();
-    const CodeAssignment assigned = nearest_codes(in->k, codebook);
-    const Tensor khat = straight_through(in->k, gather_codes(codebook, assigned.indices, assigned.distances.shape()));
-    vq_attention(in->q, khat, assigned.indices, codebook, in->v, {.block = kBlock}).backward(in->gout);
+    const Tensor extra = kind->take_auxiliary_loss();
+    if (extra.defined()) extra.backward();
+    kind->after_optimizer_step();
   };
 }
 
@@ -96,7 +85,6 @@ std::map<std::string, std::function<std::function<void()>(int64_t)>> measured_ki
   std::map<std::string, std::function<std::function<void()>(int64_t)>> kinds;
   for (const auto& [name, settings] : layer_kinds())
     kinds[name] = [settings](int64_t length) { return workload(settings, length); };
-  kinds["vq"] = vq_workload;
   return kinds;
 }
 
@@ -178,8 +166,8 @@ void run_attention() {
   std::printf("  attention: causal, B=1 H=%lld D=%lld; ours at the default threads (all cores, fewer while busy), "
               "PyTorch at its faster of 1 and 2; growth = t(T)/t(T/2); peak = VmHWM rise in a fresh process\n",
               static_cast<long long>(kHeads), static_cast<long long>(kDim));
-  std::printf("  vq: nearest_codes (S=%lld codes per head) + straight-through + vq_attention (block L=%lld), "
-              "timed together as the layer runs them; the codebook fixed\n",
+  std::printf("  vq: the layer's training step: keys to the nearest of S=%lld codes per head, straight-through, "
+              "vq_attention in blocks of L=%lld, the commitment loss and the codebook's EMA step\n",
               static_cast<long long>(kCodes), static_cast<long long>(kBlock));
   std::map<std::string, std::map<int64_t, double>> times;  // kind -> length -> ms
   for (const auto& [kind, kind_workload] : measured_kinds()) {
@@ -225,13 +213,15 @@ void run_attention() {
   print_ratios("bigbird", "full", times);
   print_ratios("full", "vq", times, "  (full's time over vq's; issue 14's targets: >= 3 at T=8192, >= 10 at T=32768)");
   double full_token = 0;
-  for (const std::string kind : {"full", "linear_elu"}) {
+  const std::map<std::string, std::string> carried = {
+      {"full", "KV cache: attends to every cached key (and copies the cache to append)"},
+      {"linear_elu", "recurrent state: the (M,D) sum, whatever the context"},
+      {"vq", "VQ cache: the last two blocks exactly, older keys per code, whatever the context"}};
+  for (const std::string kind : {"full", "linear_elu", "vq"}) {
     const double ms = time_ms(generation_step(layer_kinds().at(kind), kGenerationContext));
     if (kind == "full") full_token = ms;
     report("generate_token_" + kind + "_context" + std::to_string(kGenerationContext), ms, -1,
-           kind == "full" ? "KV cache: attends to every cached key (and copies the cache to append)"
-                          : "recurrent state: the (M,D) sum, whatever the context; full / this = " +
-                                growth(full_token, ms).substr(1));
+           carried.at(kind) + (kind == "full" ? "" : "; full / this = " + growth(full_token, ms).substr(1)));
   }
 }
 

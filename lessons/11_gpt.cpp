@@ -6,7 +6,7 @@
 //  2. samples at temperatures 0.5, 1.0 and 1.5, and the checkpoint that `--load` samples from later;
 //  3. generation speed with and without the KV cache against the context length;
 //  4. the attention of every head of the first and the last layer over a validation passage.
-// --attention full|linear|bigbird chooses every block's attention (lessons/common/attention_flags.h);
+// --attention full|linear|bigbird|vq chooses every block's attention (lessons/common/attention_flags.h);
 // the rest of the lesson does not change with it.
 // The model is models/gpt.h; the note that goes with it: docs/11_gpt.md.
 #include <algorithm>
@@ -238,7 +238,7 @@ int main(int argc, char** argv) {
     cli.option("--embd", config.n_embd, "width of the residual stream (n_embd)", {1, 4096});
     cli.option("--block", config.block_size,
                "context length: the positions the model learns (block_size); with --load, at most the checkpoint's", {1, 4096});
-    cli.option("--dropout", config.dropout, "dropout on embeddings, attention weights and residual branches", {0.0f, 0.9f});
+    cli.option("--dropout", config.dropout, "dropout on embeddings, residual branches and full attention's weights (the other kinds form no weights)", {0.0f, 0.9f});
     lessons::add_gpt_training_options(cli, training);
     lessons::AttentionFlags attention{.block = 8};  // 8 blocks in the default context of 64
     lessons::add_attention_options(cli, attention, "every block's causal self attention", /*causal=*/true);

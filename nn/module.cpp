@@ -156,14 +156,25 @@ Tensor Module::auxiliary_loss() const {
   return total;
 }
 
+Tensor Module::take_auxiliary_loss() {
+  const Tensor total = auxiliary_loss();
+  forget_auxiliary_losses();
+  return total;
+}
+
+void Module::forget_auxiliary_losses() {
+  auxiliary_loss_ = Tensor();
+  for (const auto& [name, child] : children_) child->forget_auxiliary_losses();
+}
+
 void Module::after_optimizer_step() {
   apply_optimizer_step();
-  auxiliary_loss_ = Tensor();
+  auxiliary_loss_ = Tensor();  // a loss nobody took: its graph goes now rather than pile up
   for (const auto& [name, child] : children_) child->after_optimizer_step();
 }
 
-Tensor with_auxiliary_loss(const Module& model, const Tensor& loss) {
-  const Tensor extra = model.auxiliary_loss();
+Tensor with_auxiliary_loss(Module& model, const Tensor& loss) {
+  const Tensor extra = model.take_auxiliary_loss();
   return extra.defined() ? loss + extra : loss;
 }
 

@@ -56,12 +56,15 @@ class Module {
   bool is_training() const { return training_; }
   void zero_grad();
 
-  // Training hooks, walked over the tree like train() and zero_grad(). A training loop adds
-  // auxiliary_loss() to the loss it backpropagates and calls after_optimizer_step() right after the
-  // optimiser's step (with_auxiliary_loss below does the first).
-  // The sum of the extra losses the modules recorded in training-mode forwards since the last
-  // after_optimizer_step() (VectorQuantizer's commitment loss); undefined when none did.
+  // Training hooks, walked over the tree like train() and zero_grad(). A training loop adds the
+  // recorded losses to the loss it backpropagates (with_auxiliary_loss below) and calls
+  // after_optimizer_step() right after the optimiser's step.
+  // The sum of the extra losses the modules recorded in training-mode forwards and nobody took yet
+  // (VectorQuantizer's commitment loss); undefined when none did.
   Tensor auxiliary_loss() const;
+  // The same, and forgets them: each backward() then carries only its own forwards' losses, so
+  // several backwards before one step (gradient accumulation) each go through a graph of their own.
+  Tensor take_auxiliary_loss();
   // Lets each module apply what it learns outside the optimiser (VectorQuantizer's EMA step from
   // the statistics of its training-mode forwards), then forgets the recorded losses.
   void after_optimizer_step();
@@ -92,6 +95,7 @@ class Module {
   virtual void apply_optimizer_step() {}
 
  private:
+  void forget_auxiliary_losses();
   void check_new_name(const std::string& name) const;
   void collect(const std::string& prefix, std::vector<NamedParameter>& params,
                std::vector<std::pair<std::string, Tensor>>& buffers) const;
@@ -100,7 +104,7 @@ class Module {
 
   std::string type_name_;
   bool training_ = true;
-  Tensor auxiliary_loss_;  // the sum record_auxiliary_loss kept since the last optimiser step
+  Tensor auxiliary_loss_;  // the sum record_auxiliary_loss kept since the last take or optimiser step
   std::vector<NamedParameter> parameters_;
   std::vector<std::pair<std::string, Tensor>> buffers_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
@@ -120,9 +124,9 @@ class EvalModeGuard {
   bool was_training_;
 };
 
-// loss + model.auxiliary_loss(), or loss alone when the model recorded none: what a training loop
-// backpropagates.
-Tensor with_auxiliary_loss(const Module& model, const Tensor& loss);
+// loss + model.take_auxiliary_loss(), or loss alone when the model recorded none: what a training
+// loop backpropagates.
+Tensor with_auxiliary_loss(Module& model, const Tensor& loss);
 
 // "1,234,567"
 std::string with_commas(int64_t n);

@@ -42,39 +42,58 @@ VectorQuantizer::VectorQuantizer(int64_t codes_per_head, int64_t width, VectorQu
   codes = register_buffer("codes", sums.clone());
 }
 
-void VectorQuantizer::check_keys(const char* op, const Tensor& keys) const {
+void VectorQuantizer::check_keys(const char* op, const Tensor& keys, const Tensor& key_padding_mask) const {
   if (keys.dim() != 4 || keys.size(1) != heads() || keys.size(3) != width())
     fail(op, "expects keys (B,H,T,d) with H = ", heads(), " and d = ", width(), ", got ", shape_str(keys.shape()));
+  if (key_padding_mask.defined() && key_padding_mask.shape() != Shape{keys.size(0), keys.size(2)})
+    fail(op, "key_padding_mask must be (B,T) = (", keys.size(0), ",", keys.size(2),
+         ") (1 = real key, 0 = padding), got ", shape_str(key_padding_mask.shape()));
 }
 
-QuantizedKeys VectorQuantizer::assign(const Tensor& keys) const {
-  check_keys("VectorQuantizer.quantize", keys);
+QuantizedKeys VectorQuantizer::assign(const Tensor& keys, const Tensor& key_padding_mask) const {
+  check_keys("VectorQuantizer.quantize", keys, key_padding_mask);
   CodeAssignment assigned = nearest_codes(keys, codes);
   const Tensor chosen = gather_codes(codes, assigned.indices, assigned.distances.shape());  // no grad
   const Tensor error = keys - chosen;
+  Tensor squared = sum(error * error, {3});  // (B,H,T)
+  Tensor commitment = mean(squared);
+  if (key_padding_mask.defined()) {  // the mean over real keys: sum over them / (H * their number)
+    const Tensor real = key_padding_mask.detach();
+    const float count = sum(real).item() * static_cast<float>(heads());
+    commitment = sum(squared * reshape(real, {keys.size(0), 1, keys.size(2)})) / std::max(count, 1.0f);
+  }
   return {.keys = straight_through(keys, chosen),
           .indices = std::move(assigned.indices),
-          .commitment = options_.beta * mean(sum(error * error, {3})),
+          .commitment = options_.beta * commitment,
           .distances = assigned.distances};
 }
 
-QuantizedKeys VectorQuantizer::quantize(const Tensor& keys) {
-  QuantizedKeys out = assign(keys);
+QuantizedKeys VectorQuantizer::quantize(const Tensor& keys, const Tensor& key_padding_mask) {
+  QuantizedKeys out = assign(keys, key_padding_mask);
   if (is_training()) {
     record_auxiliary_loss(out.commitment);
-    keep_pending(keys, out.indices);
+    keep_pending(keys, out.indices, key_padding_mask);
   }
   return out;
 }
 
-void VectorQuantizer::keep_pending(const Tensor& keys, const std::vector<int64_t>& indices) {
-  const int64_t H = heads(), S = num_codes(), d = width();
+// indices (B,H,T) by value: padding positions become -1, which sum_keys_by_code leaves out.
+void VectorQuantizer::keep_pending(const Tensor& keys, std::vector<int64_t> indices, const Tensor& key_padding_mask) {
+  const int64_t B = keys.size(0), H = heads(), T = keys.size(2), S = num_codes(), d = width();
   if (!pending_keys_.defined()) {
     pending_counts_.assign(static_cast<size_t>(H * S), 0);
     pending_sums_.assign(static_cast<size_t>(H * S * d), 0);
   }
-  sum_keys_by_code({.batch = keys.size(0), .heads = H, .length = keys.size(2), .codes = S, .width = d},
-                   keys.data(), indices.data(), pending_counts_.data(), pending_sums_.data());
+  pending_real_.clear();
+  for (int64_t position = 0; position < B * T; ++position) {  // b * T + t
+    if (!key_padding_mask.defined() || key_padding_mask.data()[position] != 0) {
+      pending_real_.push_back(position);
+      continue;
+    }
+    for (int64_t h = 0; h < H; ++h) indices[static_cast<size_t>((position / T * H + h) * T + position % T)] = -1;
+  }
+  sum_keys_by_code({.batch = B, .heads = H, .length = T, .codes = S, .width = d}, keys.data(), indices.data(),
+                   pending_counts_.data(), pending_sums_.data());
   pending_keys_ = keys.detach();
 }
 
@@ -85,27 +104,28 @@ void VectorQuantizer::apply_optimizer_step() {
   float *count = counts.mutable_data(), *sum = sums.mutable_data();
   for (int64_t i = 0; i < HS; ++i) count[i] = gamma * count[i] + (1 - gamma) * static_cast<float>(pending_counts_[i]);
   for (int64_t i = 0; i < HS * d; ++i) sum[i] = gamma * sum[i] + (1 - gamma) * static_cast<float>(pending_sums_[i]);
-  revive_dead_codes(pending_keys_);
+  revive_dead_codes(pending_keys_, pending_real_);
   refresh_codes();
   pending_keys_ = Tensor();
 }
 
-// Each dead code of head h moves onto one of these keys (the last forward's) of head h, drawn without
-// replacement, with its head's mean count (an average code, not one about to die again).
-void VectorQuantizer::revive_dead_codes(const Tensor& keys) {
+// Each dead code of head h moves onto one of these keys (the last forward's real ones, at positions
+// b * T + t) of head h, drawn without replacement, with its head's mean count (an average code, not
+// one about to die again).
+void VectorQuantizer::revive_dead_codes(const Tensor& keys, const std::vector<int64_t>& real) {
   if (options_.revive_below == 0) return;
-  const int64_t B = keys.size(0), H = heads(), T = keys.size(2), S = num_codes(), d = width();
+  const int64_t H = heads(), T = keys.size(2), S = num_codes(), d = width();
+  const auto available = static_cast<int64_t>(real.size());
   float *count = counts.data(), *sum = sums.data();
   for (int64_t h = 0; h < H; ++h) {
     float* head_counts = count + h * S;
     const float mean = mean_count(head_counts, S), threshold = options_.revive_below * mean;
-    std::vector<int64_t> candidates(static_cast<size_t>(B * T));  // b * T + t for each key of head h
-    std::iota(candidates.begin(), candidates.end(), 0);
+    std::vector<int64_t> candidates = real;
     int64_t drawn = 0;
-    for (int64_t s = 0; s < S && drawn < B * T; ++s) {
+    for (int64_t s = 0; s < S && drawn < available; ++s) {
       if (head_counts[s] >= threshold) continue;
       // A partial Fisher-Yates shuffle: the first `drawn` candidates are the keys taken so far.
-      const auto pick = static_cast<size_t>(gen_.randint(drawn, B * T));
+      const auto pick = static_cast<size_t>(gen_.randint(drawn, available));
       std::swap(candidates[static_cast<size_t>(drawn)], candidates[pick]);
       const int64_t position = candidates[static_cast<size_t>(drawn++)];  // b * T + t
       const float* key = keys.data() + ((position / T * H + h) * T + position % T) * d;

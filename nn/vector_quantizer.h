@@ -55,10 +55,12 @@ class VectorQuantizer : public Module {
 
   // keys (B,H,T,d) -> their codes, indices and commitment loss. The same values in training and
   // eval; in training mode it also records the commitment loss and keeps the EMA statistics
-  // pending for the next after_optimizer_step(). Eval records nothing.
-  QuantizedKeys quantize(const Tensor& keys);
+  // pending for the next after_optimizer_step(). Eval records nothing. key_padding_mask (B,T), 1 =
+  // real key: padding keys are still rounded, but the commitment loss averages over the real keys
+  // only, and padding never moves a code (neither in the EMA nor by revival).
+  QuantizedKeys quantize(const Tensor& keys, const Tensor& key_padding_mask = Tensor());
   // The same values, recording nothing in either mode (generation, measurements).
-  QuantizedKeys assign(const Tensor& keys) const;
+  QuantizedKeys assign(const Tensor& keys, const Tensor& key_padding_mask = Tensor()) const;
   // Whether training-mode forwards left statistics that the next optimiser step will apply.
   bool has_pending_update() const { return pending_keys_.defined(); }
   CodebookUsage usage(int64_t bins = 10) const;
@@ -78,17 +80,19 @@ class VectorQuantizer : public Module {
   void apply_optimizer_step() override;
 
  private:
-  void check_keys(const char* op, const Tensor& keys) const;
-  void keep_pending(const Tensor& keys, const std::vector<int64_t>& indices);
-  void revive_dead_codes(const Tensor& keys);
+  void check_keys(const char* op, const Tensor& keys, const Tensor& key_padding_mask) const;
+  void keep_pending(const Tensor& keys, std::vector<int64_t> indices, const Tensor& key_padding_mask);
+  void revive_dead_codes(const Tensor& keys, const std::vector<int64_t>& real);
   void refresh_codes();
 
   VectorQuantizerOptions options_;
   Generator gen_;
   // Summed over the training-mode forwards since the last step: keys per code (H,S) and their sums
-  // (H,S,d), and the last forward's keys, which dead codes are revived from.
+  // (H,S,d), and the last forward's keys with its real positions (b * T + t), which dead codes are
+  // revived from.
   std::vector<double> pending_counts_, pending_sums_;
   Tensor pending_keys_;
+  std::vector<int64_t> pending_real_;
 };
 
 }  // namespace ladder::nn

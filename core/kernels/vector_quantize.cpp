@@ -71,6 +71,7 @@ void sum_keys_by_code(const NearestCodeProblem& p, const float* keys, const int6
                       double* sum) {
   const int64_t H = p.heads, T = p.length, S = p.codes, d = p.width;
   for (int64_t key = 0; key < p.batch * H * T; ++key) {
+    if (index[key] < 0) continue;  // padding
     const int64_t slot = key / T % H * S + index[key];  // (h, s)
     count[slot] += 1;
     for (int64_t j = 0; j < d; ++j) sum[slot * d + j] += keys[key * d + j];

@@ -25,7 +25,8 @@ void nearest_code_naive(const NearestCodeProblem& p, const float* keys, const fl
                         float* distance);
 
 // Per head and code: count (H,S) += how many keys took the code, sum (H,S,d) += those keys, summed
-// over the batch and positions. index (B,H,T) must hold codes in [0, S). Accumulates; zero first.
+// over the batch and positions. index (B,H,T) holds codes in [0, S), or -1 for a key to leave out
+// (padding). Accumulates; zero first.
 void sum_keys_by_code(const NearestCodeProblem& p, const float* keys, const int64_t* index, double* count,
                       double* sum);
 

@@ -51,13 +51,15 @@ VQAttention::VQAttention(const AttentionSettings& settings, Generator& gen)
 // k (B,H,T,D) -> its codes (straight through), then the block-wise op over them.
 Tensor VQAttention::attend(const Tensor& q, const Tensor& k, const Tensor& v, const AttendMasks& masks) {
   check_call(q, k, masks);
-  const QuantizedKeys keys = quantizer->quantize(k);
+  const QuantizedKeys keys = quantizer->quantize(k, masks.key_padding_mask);
   return vq_attention(q, keys.keys, keys.indices, quantizer->codes, v, options());
 }
 
 Tensor VQAttention::implied_weights(const Tensor& q, const Tensor& k, const AttendMasks& masks) {
   check_call(q, k, masks);
-  const QuantizedKeys keys = quantizer->assign(k);
+  // A training forward that asks for its weights (MultiheadAttention) is still a training forward:
+  // it records the commitment loss and the EMA statistics as attend() does.
+  const QuantizedKeys keys = quantizer->quantize(k, masks.key_padding_mask);
   return vq_attention_weights(q, keys.keys, keys.indices, quantizer->codes, options());
 }
 

@@ -33,10 +33,13 @@ class VQAttention : public AttentionKind {
   // (H,S,D); its initial codes and revival draws come from gen.
   explicit VQAttention(const AttentionSettings& settings, Generator& gen = default_generator());
   // Causal self attention (T = S) only; a key padding mask only when each row's padding comes after
-  // all its real keys (a causal query at a real position never reaches it).
+  // all its real keys (a causal query at a real position never reaches it). The padding keys take
+  // no part in the commitment loss or the codebook's EMA.
   Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v, const AttendMasks& masks) override;
   std::unique_ptr<AttentionState> start() const override;
-  Tensor step(const Tensor& q, const Tensor& k, const Tensor& v, AttentionState& state) override;
+  Tensor step(const Tensor& q, const Tensor& k, const Tensor& v, AttentionState& state) override;  // records nothing
+  // In training mode it records as attend() does: MultiheadAttention calls it for a forward that
+  // returns its weights. Measure and draw in eval mode.
   Tensor implied_weights(const Tensor& q, const Tensor& k, const AttendMasks& masks) override;
 
   std::shared_ptr<VectorQuantizer> quantizer;  // the codebook (H,S,D), a child: its buffers are checkpointed

@@ -63,17 +63,33 @@ TEST_CASE("auxiliary_loss sums what training-mode forwards recorded over the tre
   outer.forward(full({}, 1.0f));  // and 2 * 1 more: accumulation adds up
   CHECK(outer.auxiliary_loss().item() == 16.0f);
   CHECK(outer.inner->auxiliary_loss().item() == 8.0f);
-  CHECK(with_auxiliary_loss(outer, loss).item() == 17.0f);
-  outer.auxiliary_loss().backward();  // the recorded losses keep their graphs: d/dw = 3 + 1
-  CHECK(outer.w.grad().item() == 4.0f);
-  CHECK(outer.inner->w.grad().item() == 4.0f);
   {
     EvalModeGuard eval(outer);
     outer.forward(full({}, 5.0f));
     CHECK(outer.auxiliary_loss().item() == 16.0f);  // eval records nothing
   }
-  outer.after_optimizer_step();
+  const Tensor total = with_auxiliary_loss(outer, loss);  // takes what was recorded
+  CHECK(total.item() == 17.0f);
   CHECK_FALSE(outer.auxiliary_loss().defined());
+  total.backward();  // the recorded losses kept their graphs: d/dw = 3 + 1
+  CHECK(outer.w.grad().item() == 4.0f);
+  CHECK(outer.inner->w.grad().item() == 4.0f);
+  outer.forward(full({}, 2.0f));
+  outer.after_optimizer_step();  // forgets a loss nobody took
+  CHECK_FALSE(outer.auxiliary_loss().defined());
+}
+
+TEST_CASE("gradient accumulation: a backward per forward, then one step") {
+  Recorder outer(true);
+  for (const float x : {3.0f, 1.0f}) {
+    outer.forward(full({}, x));
+    // Each backward goes through its own forward's graph only (the previous one is freed).
+    with_auxiliary_loss(outer, full({}, 0.0f)).backward();
+  }
+  CHECK(outer.w.grad().item() == 4.0f);  // d/dw of 3w and of 1w, accumulated
+  CHECK(outer.inner->w.grad().item() == 4.0f);
+  outer.after_optimizer_step();
+  CHECK(outer.steps == 1);
 }
 
 TEST_CASE("after_optimizer_step walks the tree once per call") {

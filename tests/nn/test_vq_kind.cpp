@@ -1,8 +1,8 @@
 // Transformer-VQ as an attention kind (nn/attention/vq_attention.h): attend equals the quadratic
 // vq_attention_naive over the same codes (values and gradients), a gradient check that reaches the
-// cache, padding after the real keys
-// changes nothing, the codebook goes through a checkpoint, the EMA step happens once per
-// after_optimizer_step in training and never in eval, the commitment loss reaches the key
+// cache, padding after the real keys (left out of the commitment loss and the EMA), the codebook
+// goes through a checkpoint, the EMA step happens once per after_optimizer_step in training and
+// never in eval, a forward that returns its weights records too, the commitment loss reaches the key
 // projection (and only it) through auxiliary_loss, and the errors. The interface's other promises
 // (implied matrix, stepping, causality, gradient check, large inputs): tests/nn/test_attention_kinds.cpp.
 #include "helpers.h"
@@ -80,13 +80,19 @@ TEST_CASE("a gradient check through the kind, with queries that read the cache a
   CHECK_MESSAGE(r.ok, r.worst);
 }
 
-TEST_CASE("padding after the real keys is accepted and changes no output") {
-  const auto kind = vq_kind(1, 4, 3, 5);
-  const Heads h = random_heads(2, 1, 10, 4, 3);
-  Tensor mask = ones({2, 10});
-  for (int64_t j = 6; j < 10; ++j) mask.data()[10 + j] = 0;  // row 1: 6 real keys, then padding
-  check_agree(kind->attend(h.q, h.k, h.v, {.causal = true, .key_padding_mask = mask}),
-              kind->attend(h.q, h.k, h.v, {.causal = true}), "padded");
+TEST_CASE("padding after the real keys: the real rows, the commitment loss and the EMA step are the unpadded sequence's") {
+  const auto padded = vq_kind(1, 4, 3, 5), alone = vq_kind(1, 4, 3, 5);  // one seed: the same codebook
+  const Heads h = random_heads(1, 1, 10, 4, 3);
+  Tensor mask = ones({1, 10});
+  for (int64_t j = 6; j < 10; ++j) mask.data()[j] = 0;  // 6 real keys, then padding
+  const auto real = [](const Tensor& x) { return narrow(x, 2, 0, 6); };
+  const Tensor out = padded->attend(h.q, h.k, h.v, {.causal = true, .key_padding_mask = mask});
+  check_agree(real(out), alone->attend(real(h.q), real(h.k), real(h.v), {.causal = true}), "real rows");
+  CHECK(padded->auxiliary_loss().item() == doctest::Approx(alone->auxiliary_loss().item()).epsilon(1e-6));
+  padded->after_optimizer_step();
+  alone->after_optimizer_step();
+  check_agree(padded->quantizer->counts, alone->quantizer->counts, "counts");
+  check_agree(padded->quantizer->sums, alone->quantizer->sums, "sums");
 }
 
 TEST_CASE("the codebook goes through a checkpoint with the layer") {
@@ -123,12 +129,12 @@ TEST_CASE("the EMA step happens once per after_optimizer_step in training, never
   {
     EvalModeGuard eval(*kind);
     kind->attend(h.q, h.k, h.v, {.causal = true});
+    kind->implied_weights(h.q, h.k, {.causal = true});
     kind->after_optimizer_step();
     CHECK(counts() == initial);
     CHECK_FALSE(kind->auxiliary_loss().defined());
   }
-  // implied_weights and step are for maps and generation: they record nothing either.
-  kind->implied_weights(h.q, h.k, {.causal = true});
+  // step is for generation: it records nothing, in training mode too.
   kind->step(h.q, h.k, h.v, *kind->start());
   kind->after_optimizer_step();
   CHECK(counts() == initial);
@@ -146,6 +152,18 @@ TEST_CASE("the EMA step happens once per after_optimizer_step in training, never
   }
   kind->after_optimizer_step();
   CHECK(counts() == once);
+}
+
+TEST_CASE("a training forward that returns its weights records as attend does") {
+  const auto attended = vq_kind(2, 4, 4, 6), weighed = vq_kind(2, 4, 4, 6);
+  const Heads h = random_heads(2, 2, 16, 4, 5);
+  attended->attend(h.q, h.k, h.v, {.causal = true});
+  weighed->implied_weights(h.q, h.k, {.causal = true});  // MultiheadAttention's path with weights
+  CHECK(weighed->auxiliary_loss().item() == attended->auxiliary_loss().item());
+  attended->after_optimizer_step();
+  weighed->after_optimizer_step();
+  CHECK(weighed->quantizer->counts.to_vector() == attended->quantizer->counts.to_vector());
+  CHECK(weighed->quantizer->counts.to_vector() != vq_kind(2, 4, 4, 6)->quantizer->counts.to_vector());
 }
 
 TEST_CASE("the commitment loss reaches the key projection through auxiliary_loss, and nothing else") {
