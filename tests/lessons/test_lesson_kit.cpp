@@ -280,7 +280,7 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
       {"15_long_range", "--max-depth 2 --max-args 2 --min-len 5", "the longest expression that max_depth 2 and max_args 2 allow has 4 tokens"},
       {"15_long_range", "--kinds full,bigbird --attention-block 16",
        "--attention bigbird with --attention-block 16 and --random-blocks 2 over --max-len 64 in 4 blocks lets every query block see "
-       "every key block: that is full attention, only slower; give --attention-block 12"},
+       "every key block: that is full attention, only slower; give --attention-block 10"},
       {"15_long_range", "--kinds bigbird --max-len 256 --recall-len 32", "over --recall-len 32 in 4 blocks lets every query block"},
       {"15_long_range", "--steps 50 --warmup 50", "--warmup 50 leaves no step of --steps 50"},
       {"15_long_range", "--recall-len 64 --pairs 20",
