@@ -39,7 +39,7 @@ using namespace ladder;
 namespace {
 
 constexpr const char* kLesson = "15_long_range";
-constexpr int64_t kCurvePoints = 20;  // evaluations of each model on the validation set, so points of its curves
+constexpr int64_t kCurvePoints = 10;  // evaluations of each model on the validation set, so points of its curves
 
 double mib(int64_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
 
@@ -281,10 +281,10 @@ int main(int argc, char** argv) {
     lessons::LessonCli cli(kLesson,
                            "Lesson 15: a long-range benchmark: every attention kind in the same encoder classifier,\n"
                            "trained on ListOps and associative recall with the same budget; accuracy, speed, memory.",
-                           {.steps = 500, .lr = 1e-3f, .batch = 16});
+                           {.steps = 500, .lr = 2e-3f, .batch = 16});
     data::ListOpsOptions listops{.min_len = 0, .max_len = 256, .train = 5000, .val = 200, .test = 500};
-    data::RetrievalTaskOptions recall{.length = 256, .keys = 16, .values = 10};
-    int64_t pairs = 32;
+    data::RetrievalTaskOptions recall{.length = 128, .keys = 16, .values = 10};
+    int64_t pairs = 12;
     std::string kinds = "all";
     ModelSize size{64, 2};
     BigBirdShape bigbird;
