@@ -717,7 +717,8 @@ TEST_CASE("lesson 15_long_range --quick: both tasks printed, every kind trained 
   CHECK(m["listops_chance"].get<double>() == doctest::Approx(0.1));
   CHECK(m["recall_chance"].get<double>() == doctest::Approx(0.1));
   const auto results = rows(out.path / "results.csv");
-  const std::vector<std::string> kinds = {"full", "linear_elu", "linear_cos", "linear_softmax", "linear_favor", "bigbird", "lstm"};
+  const std::vector<std::string> kinds = {"full",         "linear_elu", "linear_cos", "linear_softmax",
+                                          "linear_favor", "bigbird",    "vq",         "lstm"};
   REQUIRE(results.size() == 2 * kinds.size());
   for (size_t r = 0; r < results.size(); ++r) {
     const auto& row = results[r];
@@ -744,6 +745,7 @@ TEST_CASE("lesson 15_long_range --quick: both tasks printed, every kind trained 
   }
   CHECK(ran.output.find("[MAX 4 3 [MIN 2 3 ] 1 0 [MED 1 5 8 9 2 ] ] = 5") != std::string::npos);
   CHECK(ran.output.find("answers: 0:") != std::string::npos);
+  CHECK(ran.output.find("vq (blocks of 8, 16 codes per head) runs causal: Transformer-VQ is a decoder") != std::string::npos);
   check_ending(ran.output, out.path, {{"test_acc_listops_full", "ListOps, test accuracy"}, {"recall_chance", "guessing"}});
 
   TempDir two("lesson15_kinds");  // --kinds picks and orders

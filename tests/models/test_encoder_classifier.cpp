@@ -22,10 +22,12 @@ EncoderClassifierConfig tiny(const std::string& kind, Pooling pooling = Pooling:
 
 TEST_CASE("encoder classifier: logits per sequence, and padding changes nothing, for every kind") {
   for (const std::string& kind : nn::attention_kind_names()) {
-    if (nn::is_causal_only(kind)) continue;  // vq: a decoder's attention; this encoder is bidirectional
     SUBCASE(kind.c_str()) {
       Generator gen(1);
-      EncoderClassifier model(tiny(kind), gen);
+      EncoderClassifierConfig config = tiny(kind);
+      config.causal = nn::is_causal_only(kind);  // vq: a decoder's attention, read at the last real token
+      if (config.causal) config.pooling = Pooling::last;
+      EncoderClassifier model(config, gen);
       const Tensor ids = randint(0, 12, {2, 16}, gen);
       Tensor valid = ones({2, 16});
       for (int64_t t = 10; t < 16; ++t) valid.data()[16 + t] = 0;  // the second sequence has 10 tokens
@@ -42,6 +44,10 @@ TEST_CASE("encoder classifier: a causal-only kind is refused with the reason") {
   Generator gen(2);
   EncoderClassifier model(tiny("vq"), gen);
   check_error([&] { model.forward(randint(0, 12, {2, 16}, gen)); }, {"VQAttention", "causal only"});
+  EncoderClassifierConfig causal = tiny("vq", Pooling::last);
+  causal.causal = true;
+  EncoderClassifier decoder(causal, gen);
+  CHECK(decoder.forward(randint(0, 12, {2, 16}, gen)).shape() == Shape{2, 3});
 }
 
 TEST_CASE("encoder classifier, last pooling: each sequence answers from its last real token") {
@@ -91,17 +97,21 @@ TEST_CASE("encoder classifier, causal: a position sees none after it; read last,
   CHECK(amax(abs(bidirectional.forward(later) - bidirectional.forward(ids))).item() > 1e-6);
   CHECK(causal.repr().find("causal") != std::string::npos);
 
-  config.causal = true;
-  config.pooling = Pooling::last;
-  Generator again(4);
-  EncoderClassifier last(config, again);
-  Tensor valid = ones({2, 16});
-  for (int64_t t = 10; t < 16; ++t) valid.data()[16 + t] = 0;  // the second sequence has 10 tokens
-  const Tensor logits = last.forward(ids, valid);
-  check_close(narrow(logits, 0, 1, 1), last.forward(narrow(narrow(ids, 0, 1, 1), 1, 0, 10)), 1e-5f);
-  Tensor earlier = ids.clone();
-  earlier.data()[16] = static_cast<float>((static_cast<int64_t>(ids.data()[16]) + 1) % 12);
-  CHECK(amax(abs(last.forward(earlier, valid) - logits)).item() > 1e-6);  // the last real token sees the first
+  for (const std::string kind : {"full", "vq"}) {  // read last, with padding after the tokens
+    SUBCASE(kind.c_str()) {
+      EncoderClassifierConfig last_config = tiny(kind, Pooling::last);
+      last_config.causal = true;
+      Generator again(4);
+      EncoderClassifier last(last_config, again);
+      Tensor valid = ones({2, 16});
+      for (int64_t t = 10; t < 16; ++t) valid.data()[16 + t] = 0;  // the second sequence has 10 tokens
+      const Tensor logits = last.forward(ids, valid);
+      check_close(narrow(logits, 0, 1, 1), last.forward(narrow(narrow(ids, 0, 1, 1), 1, 0, 10)), 1e-5f);
+      Tensor earlier = ids.clone();
+      earlier.data()[16] = static_cast<float>((static_cast<int64_t>(ids.data()[16]) + 1) % 12);
+      CHECK(amax(abs(last.forward(earlier, valid) - logits)).item() > 1e-6);  // the last real token sees the first
+    }
+  }
 }
 
 TEST_CASE("encoder classifier learns which of three marker tokens a sequence holds (full and linear)") {
