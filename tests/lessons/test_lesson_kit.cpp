@@ -188,7 +188,8 @@ TEST_CASE("every lesson refuses each bad flag value in one line, with status 2, 
       {"15_long_range", "--max-args", "1"}, {"15_long_range", "--recall-len", "15"}, {"15_long_range", "--train", "0"},
       {"15_long_range", "--test", "0"}, {"15_long_range", "--d-model", "2"}, {"15_long_range", "--layers", "0"},
       {"15_long_range", "--attention-block", "0"}, {"15_long_range", "--random-blocks", "-1"},
-      {"15_long_range", "--pairs", "0"}, {"15_long_range", "--val", "0"}, {"15_long_range", "--warmup", "-1"}};
+      {"15_long_range", "--pairs", "0"}, {"15_long_range", "--val", "0"}, {"15_long_range", "--warmup", "-1"},
+      {"15_long_range", "--vq-block", "0"}, {"15_long_range", "--codes", "0"}};
   std::vector<std::tuple<std::string, std::string, std::string>> cases = own;
   for (const std::string& lesson : kLessons)
     for (const auto& [flag, value] : common) cases.emplace_back(lesson, flag, value);
