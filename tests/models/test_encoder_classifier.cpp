@@ -40,7 +40,7 @@ TEST_CASE("encoder classifier: logits per sequence, and padding changes nothing,
   }
 }
 
-TEST_CASE("encoder classifier: a causal-only kind is refused with the reason") {
+TEST_CASE("encoder classifier: a causal-only kind is refused both ways, with the reason, and runs causal") {
   Generator gen(2);
   EncoderClassifier model(tiny("vq"), gen);
   check_error([&] { model.forward(randint(0, 12, {2, 16}, gen)); }, {"VQAttention", "causal only"});
