@@ -1,6 +1,7 @@
 #include "data/listops.h"
 
 #include <algorithm>
+#include <set>
 
 #include "core/error.h"
 #include "core/random.h"
@@ -10,7 +11,9 @@ namespace ladder::data {
 namespace {
 
 constexpr const char* kOperatorWords[] = {"[MIN", "[MAX", "[MED", "[SM"};  // ids kListOpsMin ...
-constexpr int64_t kMaxDraws = 100000;  // draws per expression before the length range is called too narrow
+constexpr int64_t kMaxDraws = 100000;  // draws per expression before the range is called too narrow
+
+using Expressions = std::set<std::vector<int64_t>>;  // every expression drawn so far, in any part
 
 bool is_digit(int64_t id) { return id >= listops_digit(0) && id <= listops_digit(9); }
 bool is_operator(int64_t id) { return id >= kListOpsMin && id <= kListOpsSum; }
@@ -20,14 +23,17 @@ void check_options(const ListOpsOptions& o) {
   if (o.min_len < 4 || o.max_len < o.min_len)
     fail(op, "lengths must satisfy 4 <= min_len <= max_len (the shortest expression is '[SM 1 2 ]'), got min_len ",
          o.min_len, " and max_len ", o.max_len);
-  if (o.max_depth < 1) fail(op, "max_depth must be >= 1 (the outermost operator), got ", o.max_depth);
+  if (o.max_depth < 2)
+    fail(op, "max_depth must be >= 2 (an operator and its digits: the tree's levels, the digits' counted), got ",
+         o.max_depth);
   if (o.max_args < 2) fail(op, "max_args must be >= 2 (every operator takes at least two arguments), got ", o.max_args);
   if (!(o.operator_p >= 0 && o.operator_p <= 1)) fail(op, "operator_p must be in [0, 1], got ", o.operator_p);
   if (o.train < 0 || o.val < 0 || o.test < 0)
     fail(op, "the parts need >= 0 expressions, got train ", o.train, ", val ", o.val, ", test ", o.test);
-  // The longest expression: every argument an operator down to max_depth, each with max_args.
-  int64_t longest = 2 + o.max_args;  // an operator over digits alone
-  for (int64_t depth = o.max_depth - 1; depth >= 1 && o.operator_p > 0 && longest < o.min_len; --depth)
+  // The longest expression: every argument an operator down to level max_depth - 1, each with
+  // max_args arguments, and digits on the last level.
+  int64_t longest = 2 + o.max_args;  // an operator over digits alone, at level max_depth - 1
+  for (int64_t depth = o.max_depth - 2; depth >= 1 && o.operator_p > 0 && longest < o.min_len; --depth)
     longest = 2 + o.max_args * longest;
   if (longest < o.min_len)
     fail(op, "the longest expression that max_depth ", o.max_depth, " and max_args ", o.max_args,
@@ -35,14 +41,16 @@ void check_options(const ListOpsOptions& o) {
          "; raise max_depth or max_args, or lower min_len");
 }
 
-// Appends an operator at nesting `depth` (the outermost is 1) and its arguments to `ids`; gives up
-// (false) as soon as the expression grows past max_len, so that a huge tree costs no more than that.
+// Appends an operator at level `depth` of the tree (the outermost is 1) and its arguments, on level
+// depth + 1, to `ids`: as in the LRA's generate_tree, a node on the last level, max_depth, is a
+// digit. Gives up (false) as soon as the expression grows past max_len, so that a huge tree costs
+// no more than that.
 bool grow(std::vector<int64_t>& ids, int64_t depth, const ListOpsOptions& o, Generator& gen) {
   ids.push_back(kListOpsMin + gen.randint(0, 4));
   const int64_t arguments = gen.randint(2, o.max_args + 1);
   for (int64_t a = 0; a < arguments; ++a) {
     if (static_cast<int64_t>(ids.size()) > o.max_len) return false;
-    if (depth < o.max_depth && gen.uniform() < o.operator_p) {
+    if (depth + 1 < o.max_depth && gen.uniform() < o.operator_p) {
       if (!grow(ids, depth + 1, o, gen)) return false;
     } else {
       ids.push_back(listops_digit(gen.randint(0, 10)));
@@ -52,22 +60,24 @@ bool grow(std::vector<int64_t>& ids, int64_t depth, const ListOpsOptions& o, Gen
   return static_cast<int64_t>(ids.size()) <= o.max_len;
 }
 
-std::vector<int64_t> draw_expression(const ListOpsOptions& o, Generator& gen) {
+// A tree of an allowed length that `seen` does not hold yet; adds it there.
+std::vector<int64_t> draw_expression(const ListOpsOptions& o, Generator& gen, Expressions& seen) {
   std::vector<int64_t> ids;
   for (int64_t draw = 0; draw < kMaxDraws; ++draw) {
     ids.clear();
-    if (grow(ids, 1, o, gen) && static_cast<int64_t>(ids.size()) >= o.min_len) return ids;
+    if (grow(ids, 1, o, gen) && static_cast<int64_t>(ids.size()) >= o.min_len && seen.insert(ids).second) return ids;
   }
-  fail("make_listops", "no expression of ", o.min_len, " to ", o.max_len, " tokens in ", kMaxDraws,
-       " draws (max_depth ", o.max_depth, ", max_args ", o.max_args, ", operator_p ", o.operator_p,
-       "); widen the length range, or raise max_depth or max_args for longer expressions");
+  fail("make_listops", "no new expression of ", o.min_len, " to ", o.max_len, " tokens in ", kMaxDraws,
+       " draws (max_depth ", o.max_depth, ", max_args ", o.max_args, ", operator_p ", o.operator_p, ", ", seen.size(),
+       " distinct expressions drawn before); widen the length range, raise max_depth or max_args for longer "
+       "expressions, or ask for fewer");
 }
 
-ListOpsSet draw_set(int64_t count, const ListOpsOptions& o, Generator gen) {
+ListOpsSet draw_set(int64_t count, const ListOpsOptions& o, Generator gen, Expressions& seen) {
   ListOpsSet set{zeros({count, o.max_len}), zeros({count, o.max_len}), zeros({count}),
                  std::vector<int64_t>(static_cast<size_t>(count))};
   for (int64_t n = 0; n < count; ++n) {
-    const std::vector<int64_t> ids = draw_expression(o, gen);
+    const std::vector<int64_t> ids = draw_expression(o, gen, seen);
     const auto length = static_cast<int64_t>(ids.size());
     for (int64_t t = 0; t < length; ++t) {
       set.tokens.data()[n * o.max_len + t] = static_cast<float>(ids[t]);
@@ -103,9 +113,14 @@ int64_t listops_digit(int64_t digit) { return 1 + digit; }
 
 ListOpsSplits make_listops(const ListOpsOptions& o) {
   check_options(o);
-  Generator root(o.seed);  // one child per part: the test part does not change when train grows
+  Generator root(o.seed);  // one child per part
   Generator train = root.child(), val = root.child(), test = root.child();
-  return {draw_set(o.train, o, train), draw_set(o.val, o, val), draw_set(o.test, o, test)};
+  Expressions seen;  // test first, so that it does not change when the others grow
+  ListOpsSplits splits;
+  splits.test = draw_set(o.test, o, test, seen);
+  splits.val = draw_set(o.val, o, val, seen);
+  splits.train = draw_set(o.train, o, train, seen);
+  return splits;
 }
 
 ListOpsValue evaluate_listops(const std::vector<int64_t>& ids) {

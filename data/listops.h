@@ -4,8 +4,9 @@
 // MIN, MAX, MED (the median; of an even count, the mean of the middle two rounded down) and SM (the
 // sum modulo 10) over digits 0-9; the answer is one digit, the class. The generator draws a tree by
 // the LRA's rule: an operator takes 2 to max_args arguments, each of which is another operator with
-// probability operator_p (while the nesting stays within max_depth) and a digit otherwise; trees
-// whose token count falls outside [min_len, max_len] are drawn again.
+// probability operator_p (while the tree, its digits counted, stays within max_depth levels) and a
+// digit otherwise; trees whose token count falls outside [min_len, max_len] are drawn again, and so
+// are trees already drawn: as the LRA's set of examples, no expression is in two parts, or twice in one.
 #pragma once
 
 #include <array>
@@ -25,7 +26,7 @@ int64_t listops_digit(int64_t digit);           // the id of digit 0-9
 
 struct ListOpsOptions {
   int64_t min_len = 128, max_len = 512;  // tokens per expression, both ends included (LRA: 500 to 2000)
-  int64_t max_depth = 10;                // operators nested at most, the outermost counted (LRA: 10)
+  int64_t max_depth = 10;  // levels of the tree, the digits' counted: operators nest max_depth - 1 deep (LRA: 10)
   int64_t max_args = 10;                 // arguments per operator at most; at least 2 always (LRA: 10)
   double operator_p = 0.25;              // an argument is an operator with this probability (LRA: 0.25)
   int64_t train = 10000, val = 1000, test = 1000;  // expressions in each part
@@ -43,8 +44,11 @@ struct ListOpsSplits {
   ListOpsSet train, val, test;
 };
 
-// Throws ladder::Error when a setting is out of range, or when no expression of an allowed length
-// turns up in many draws (the range is too narrow for the tree rule).
+// The test part is drawn first, then validation, then training, each from its own generator made
+// from the seed, each skipping what the parts before it hold: the test part does not change when
+// the others grow. Throws ladder::Error when a setting is out of range, or when no new expression of
+// an allowed length turns up in many draws (the range is too narrow for the tree rule or too small
+// for the expressions asked for).
 ListOpsSplits make_listops(const ListOpsOptions& options);
 
 // What evaluating an expression finds: its value and the shape of its tree.

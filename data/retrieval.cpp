@@ -70,6 +70,25 @@ RetrievalSplits make_retrieval_task(const RetrievalTaskOptions& o) {
   return {draw_set(o.train, o, train), draw_set(o.val, o, val), draw_set(o.test, o, test)};
 }
 
+int64_t pair_token(int64_t key, int64_t value, const RetrievalTaskOptions& o) {
+  return retrieval_vocabulary(o) + key * o.values + value;
+}
+int64_t paired_vocabulary(const RetrievalTaskOptions& o) { return retrieval_vocabulary(o) + o.keys * o.values; }
+
+RetrievalSet pair_tokens(const RetrievalSet& set, const RetrievalTaskOptions& o) {
+  const int64_t rows = set.tokens.size(0), length = set.tokens.size(1);
+  RetrievalSet paired{set.tokens.clone(), set.answers, set.key_positions};  // tokens (N,T)
+  float* t = paired.tokens.data();
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t p = r * length; p < r * length + length - 2; ++p) {  // the question's two tokens stay
+      const auto key = static_cast<int64_t>(t[p]) - key_token(0), value = static_cast<int64_t>(t[p + 1]) - value_token(0, o);
+      if (key < 0 || key >= o.keys || value < 0 || value >= o.values) continue;
+      t[p] = static_cast<float>(pair_token(key, value, o));
+      t[p + 1] = filler;
+    }
+  return paired;
+}
+
 std::string retrieval_text(const RetrievalSet& set, int64_t n, const RetrievalTaskOptions& o) {
   const int64_t length = set.tokens.size(1);
   std::string text;

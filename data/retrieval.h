@@ -44,6 +44,15 @@ int64_t key_token(int64_t key);                                    // the id of 
 int64_t value_token(int64_t value, const RetrievalTaskOptions& options);
 double retrieval_chance(const RetrievalTaskOptions& options);       // 1 / values: guessing's accuracy
 
+// The task as a classifier reads it best: each pair as one token, key k with value v becoming
+// pair_token(k, v) at the key's place and filler at the value's, so that finding the asked pair is
+// one attention hop (the question's key against the pair tokens); the question's '?' and key stay
+// as they are, and so do the answers and key positions. As two tokens a model must first learn
+// from its positions which value follows which key, which takes far more training (lesson 13).
+RetrievalSet pair_tokens(const RetrievalSet& set, const RetrievalTaskOptions& options);
+int64_t pair_token(int64_t key, int64_t value, const RetrievalTaskOptions& options);  // after the plain ids
+int64_t paired_vocabulary(const RetrievalTaskOptions& options);  // retrieval_vocabulary + keys * values
+
 // Sequence n of a set as characters, one per token: "C4...A7....?C".
 std::string retrieval_text(const RetrievalSet& set, int64_t n, const RetrievalTaskOptions& options);
 

@@ -316,27 +316,6 @@ struct Comparison {
   std::vector<lessons::Series> val_curves;
 };
 
-// The task as the classifiers read it: each pair as one token, key k with value v becoming token
-// 2 + keys + values + k * values + v at the key's place and filler at the value's, so that finding
-// the asked pair is one attention hop (the question's key against the pair tokens); the question's
-// '?' and key stay as they are. As two tokens, the model must first learn from its position
-// embeddings which value follows which key, which takes more steps than this lesson's budget.
-lessons::LabelledSequences pair_tokens(const data::RetrievalSet& set, const data::RetrievalTaskOptions& o) {
-  const int64_t rows = set.tokens.size(0), length = o.length;
-  const int64_t first_key = data::key_token(0), first_value = data::value_token(0, o);
-  const int64_t first_pair = data::retrieval_vocabulary(o);
-  Tensor tokens = set.tokens.clone();  // (N,T)
-  float* t = tokens.data();
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t p = r * length; p < r * length + length - 2; ++p) {
-      const auto key = static_cast<int64_t>(t[p]) - first_key, value = static_cast<int64_t>(t[p + 1]) - first_value;
-      if (key < 0 || key >= o.keys || value < 0 || value >= o.values) continue;
-      t[p] = static_cast<float>(first_pair + key * o.values + value);
-      t[p + 1] = 0;  // filler
-    }
-  return {tokens, set.answers};
-}
-
 // How many blocks back from the question's block the asked key sits, per test sequence.
 std::vector<int64_t> blocks_back(const data::RetrievalSet& set, int64_t length, int64_t block) {
   std::vector<int64_t> back;
@@ -359,15 +338,18 @@ Comparison compare_patterns(lessons::Run& run, const data::RetrievalSplits& task
               static_cast<long long>(task.train.tokens.size(0)), static_cast<long long>(task.val.tokens.size(0)),
               static_cast<long long>(task.test.tokens.size(0)));
   const std::vector<int64_t> back = blocks_back(task.test, o.length, block);
-  const lessons::LabelledSequences train = pair_tokens(task.train, o), val = pair_tokens(task.val, o),
-                                   test_set = pair_tokens(task.test, o);
+  const auto as_pairs = [&](const data::RetrievalSet& set) {  // each pair one token (data::pair_tokens)
+    const data::RetrievalSet paired = data::pair_tokens(set, o);
+    return lessons::LabelledSequences{paired.tokens, paired.answers};
+  };
+  const lessons::LabelledSequences train = as_pairs(task.train), val = as_pairs(task.val), test_set = as_pairs(task.test);
   Comparison c;
   c.counts.assign(static_cast<size_t>(blocks), 0);
   for (const int64_t b : back) ++c.counts[static_cast<size_t>(b)];
   for (const Variant& v : kVariants) {
     std::printf("-- %s\n", v.label);
     Generator init(seed);  // the same initial weights for every variant: the kinds have no parameters
-    models::EncoderClassifier model({.vocab_size = data::retrieval_vocabulary(o) + o.keys * o.values,
+    models::EncoderClassifier model({.vocab_size = data::paired_vocabulary(o),
                                      .num_classes = o.values,
                                      .max_len = o.length,
                                      .d_model = size.width,
@@ -393,7 +375,7 @@ Comparison compare_patterns(lessons::Run& run, const data::RetrievalSplits& task
       correct[b] = c.counts[b] ? correct[b] / static_cast<double>(c.counts[b]) : NAN;
     c.labels.push_back(v.label);
     c.test_accuracy.push_back(test.accuracy);
-    c.ms_per_step.push_back(1000 * report.seconds / static_cast<double>(training.steps));
+    c.ms_per_step.push_back(1000 * report.step_seconds);
     c.within_reach.push_back(near_count > 0 ? near / near_count : NAN);
     c.beyond_reach.push_back(far_count > 0 ? far / far_count : NAN);
     c.by_blocks_back.push_back(correct);

@@ -3,68 +3,53 @@
 //
 //  1. the tasks: ListOps (data/listops.h), nested MIN, MAX, MED and SM expressions over digits whose
 //     answer is one digit, with the distribution of their lengths and answers; and associative
-//     recall (data/retrieval.h, lesson 13's task): key-value pairs, then a query key, whose value is
-//     the answer;
+//     recall (data/retrieval.h, lesson 13's task, each pair one token): key-value pairs, then a
+//     query key, whose value is the answer, read at the query;
 //  2. one encoder classifier (models/encoder_classifier.h) per attention kind, and a baseline without
-//     attention (an LSTM), each trained on each task with the same steps, batch, learning rate and
-//     batches;
+//     attention (models/lstm_classifier.h), each trained on each task by the same loop
+//     (lessons/common/classifier_training.h) with the same steps, batch, learning rate and batches;
 //  3. the results as the LRA shows them: a table of accuracy per task, training steps per second and
 //     the memory a training step adds at its peak, and charts of accuracy against speed in which the
 //     size of a marker shows the memory.
 // The note that goes with it: docs/15_long_range.md.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include "core/autograd.h"
 #include "core/error.h"
-#include "core/ops.h"
-#include "core/peak_memory.h"
 #include "data/listops.h"
 #include "data/retrieval.h"
+#include "lessons/common/attention_flags.h"
+#include "lessons/common/classifier_training.h"
 #include "lessons/common/cli.h"
 #include "lessons/common/plot.h"
-#include "lessons/common/progress.h"
 #include "lessons/common/run.h"
 #include "models/encoder_classifier.h"
+#include "models/lstm_classifier.h"
 #include "nn/attention/attention_kind.h"
 #include "nn/attention/linear_attention.h"
-#include "nn/embedding.h"
-#include "nn/linear.h"
-#include "nn/recurrent.h"
-#include "optim/adam.h"
-#include "optim/optimizer.h"
 
 using namespace ladder;
 
 namespace {
 
 constexpr const char* kLesson = "15_long_range";
-constexpr int64_t kRandomBlocks = 2;   // BigBird's random key blocks per query block
-constexpr int64_t kCurvePoints = 40;   // points of each training-loss curve
-constexpr int64_t kEvalBatch = 100;
+constexpr int64_t kCurvePoints = 10;  // evaluations of each model on the validation set, so points of its curves
 
 double mib(int64_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
 
 // ---- 1. the tasks ----
 
-// A task as the training loop sees it: token ids (N,T) as floats, which of them are real (N,T),
-// undefined when all are, and the answers (N).
-struct Examples {
-  Tensor tokens, valid, answers;
-};
-
 struct Task {
   std::string name, title;  // "listops", "ListOps"
-  Examples train, test;
+  lessons::LabelledSequences train, val, test;
   int64_t vocabulary = 0, classes = 0, length = 0;
+  models::Pooling pooling = models::Pooling::mean;  // where the bidirectional models read their answer
   double chance = 0;    // guessing uniformly
   double majority = 0;  // always answering the training set's most common answer, on the test set
 };
@@ -94,9 +79,10 @@ void print_lengths(const std::vector<int64_t>& lengths, int64_t low, int64_t hig
 }
 
 Task listops_task(const data::ListOpsOptions& o) {
-  std::printf("\n== 1a. ListOps: %lld to %lld tokens, operators nested up to %lld deep, 2 to %lld arguments ==\n",
-              static_cast<long long>(o.min_len), static_cast<long long>(o.max_len),
-              static_cast<long long>(o.max_depth), static_cast<long long>(o.max_args));
+  std::printf("\n== 1a. ListOps: %lld to %lld tokens, trees of up to %lld levels (operators nested up to %lld deep), "
+              "2 to %lld arguments ==\n",
+              static_cast<long long>(o.min_len), static_cast<long long>(o.max_len), static_cast<long long>(o.max_depth),
+              static_cast<long long>(o.max_depth - 1), static_cast<long long>(o.max_args));
   const std::string example = "[MAX 4 3 [MIN 2 3 ] 1 0 [MED 1 5 8 9 2 ] ]";
   std::printf("   the rules on a short one: %s = %lld\n", example.c_str(),
               static_cast<long long>(data::evaluate_listops(data::listops_ids(example)).answer));
@@ -110,9 +96,11 @@ Task listops_task(const data::ListOpsOptions& o) {
     const int64_t depth = data::evaluate_listops(data::listops_row(splits.train, n)).depth;
     deepest = std::max(deepest, depth), depth_sum += depth;
   }
-  std::printf("   nesting over the %lld training expressions: %.1f deep on average, %lld at most\n",
+  std::printf("   operators nested over the %lld training expressions: %.1f deep on average, %lld at most; no\n"
+              "   expression is in two of the parts (%lld training, %lld validation, %lld test)\n",
               static_cast<long long>(o.train), static_cast<double>(depth_sum) / static_cast<double>(o.train),
-              static_cast<long long>(deepest));
+              static_cast<long long>(deepest), static_cast<long long>(o.train), static_cast<long long>(o.val),
+              static_cast<long long>(o.test));
   std::printf("   lengths of the training expressions (tokens):\n");
   print_lengths(splits.train.lengths, o.min_len, o.max_len);
   const auto counts = data::answer_counts(splits.train);
@@ -121,11 +109,13 @@ Task listops_task(const data::ListOpsOptions& o) {
     std::printf(" %lld:%.1f%%", static_cast<long long>(a),
                 100.0 * static_cast<double>(counts[static_cast<size_t>(a)]) / static_cast<double>(o.train));
   std::printf("\n");
-  Task task{"listops", "ListOps",
-            {splits.train.tokens, splits.train.valid, splits.train.answers},
-            {splits.test.tokens, splits.test.valid, splits.test.answers},
-            data::kListOpsVocabulary, data::kListOpsClasses, o.max_len, 1.0 / data::kListOpsClasses, 0};
-  task.majority = majority_share(task.train.answers, task.test.answers, task.classes);
+  const auto labelled = [](const data::ListOpsSet& set) {
+    return lessons::LabelledSequences{set.tokens, set.answers, set.valid};
+  };
+  Task task{"listops", "ListOps", labelled(splits.train), labelled(splits.val), labelled(splits.test),
+            data::kListOpsVocabulary, data::kListOpsClasses, o.max_len, models::Pooling::mean,
+            1.0 / data::kListOpsClasses, 0};
+  task.majority = majority_share(task.train.labels, task.test.labels, task.classes);
   std::printf("   chance: guessing %.1f%%, always the most common answer %.1f%% (of the test set)\n", 100 * task.chance,
               100 * task.majority);
   return task;
@@ -140,11 +130,15 @@ Task recall_task(const data::RetrievalTaskOptions& o) {
   std::printf("   ('.' filler, letters keys, digits values, '?' then the asked key; answer %d)\n   %s%s\n",
               static_cast<int>(splits.test.answers.data()[0]), text.substr(0, 150).c_str(),
               text.size() > 150 ? (" ... " + text.substr(text.size() - 20)).c_str() : "");
-  Task task{"recall", "associative recall",
-            {splits.train.tokens, Tensor(), splits.train.answers},
-            {splits.test.tokens, Tensor(), splits.test.answers},
-            data::retrieval_vocabulary(o), o.values, o.length, data::retrieval_chance(o), 0};
-  task.majority = majority_share(task.train.answers, task.test.answers, task.classes);
+  std::printf("   the models read each pair as one token (data::pair_tokens: 'C4' becomes one id, then filler)\n"
+              "   and answer at the last position, the asked key, which finds its pair in one attention hop\n");
+  const auto labelled = [&](const data::RetrievalSet& set) {
+    const data::RetrievalSet paired = data::pair_tokens(set, o);
+    return lessons::LabelledSequences{paired.tokens, paired.answers};
+  };
+  Task task{"recall", "associative recall", labelled(splits.train), labelled(splits.val), labelled(splits.test),
+            data::paired_vocabulary(o), o.values, o.length, models::Pooling::last, data::retrieval_chance(o), 0};
+  task.majority = majority_share(task.train.labels, task.test.labels, task.classes);
   std::printf("   chance: guessing %.1f%%, always the most common answer %.1f%%\n", 100 * task.chance,
               100 * task.majority);
   return task;
@@ -156,20 +150,34 @@ Task recall_task(const data::RetrievalTaskOptions& o) {
 struct Contender {
   std::string name;  // as --kinds writes it
   std::optional<nn::AttentionSettings> attention;  // none: the LSTM baseline
+  // Every position sees only those before it, and the answer is read at the last real token, the
+  // one that has seen them all: for the kinds that attend no other way (vq: Transformer-VQ is a
+  // decoder, its cache of older blocks serves later queries only).
+  bool causal = false;
+};
+
+struct BigBirdShape {
+  int64_t block = 16, random_blocks = 2;
+};
+
+struct VqShape {
+  int64_t block = 32, codes = 64;  // L positions per block, S codes per head
 };
 
 // Every attention kind there is (linear once per feature map), then the baseline: a kind registered
-// in nn/attention joins without a change here. `seed` draws BigBird's random blocks and FAVOR+'s features.
-std::vector<Contender> all_contenders(int64_t bigbird_block, uint64_t seed) {
+// in nn/attention joins without a change here. `seed` draws BigBird's random blocks, FAVOR+'s
+// features and VQ's initial codes.
+std::vector<Contender> all_contenders(BigBirdShape bigbird, VqShape vq, uint64_t seed) {
   std::vector<Contender> list;
   for (const std::string& kind : nn::attention_kind_names()) {
-    if (nn::is_causal_only(kind)) continue;  // vq: a decoder's attention; this encoder is bidirectional
-    if (kind == "linear") {
+    if (nn::is_causal_only(kind)) {
+      list.push_back({kind, nn::AttentionSettings{.kind = kind, .block = vq.block, .seed = seed, .codes = vq.codes}, true});
+    } else if (kind == "linear") {
       for (const std::string& map : nn::feature_map_names())
         list.push_back({"linear_" + map, nn::AttentionSettings{.kind = "linear", .feature_map = map, .seed = seed}});
     } else {
-      list.push_back({kind, nn::AttentionSettings{.kind = kind, .block = bigbird_block, .random_blocks = kRandomBlocks,
-                                                  .seed = seed}});
+      list.push_back({kind, nn::AttentionSettings{.kind = kind, .block = bigbird.block,
+                                                  .random_blocks = bigbird.random_blocks, .seed = seed}});
     }
   }
   list.push_back({"lstm", std::nullopt});
@@ -201,44 +209,18 @@ std::vector<Contender> chosen(const std::string& kinds, const std::vector<Conten
   return list;
 }
 
-// The baseline without attention: embedding, one LSTM layer over the sequence, the mean of its
-// outputs over the real positions (the encoder's pooling), a linear head.
-class LstmClassifier : public nn::Module {
- public:
-  LstmClassifier(int64_t vocabulary, int64_t width, int64_t classes, Generator& gen) : Module("LstmClassifier") {
-    embedding = register_module("embedding", std::make_shared<nn::Embedding>(vocabulary, width, 0.02f, gen));
-    lstm = register_module("lstm", std::make_shared<nn::LSTM>(width, width, nn::RecurrentOptions{.batch_first = true}, gen));
-    head = register_module("head", std::make_shared<nn::Linear>(width, classes, nn::LinearOptions{}, gen));
-  }
-  // ids (B,T), valid (B,T) or undefined (all real) -> logits (B,classes)
-  Tensor forward(const Tensor& ids, const Tensor& valid) {
-    const Tensor h = lstm->forward(embedding->forward(ids)).output;  // (B,T,E)
-    if (!valid.defined()) return head->forward(mean(h, {1}));
-    const Tensor weights = unsqueeze(valid, 2);  // (B,T,1)
-    return head->forward(sum(h * weights, {1}) / sum(weights, {1}));
-  }
-  Tensor forward(const Tensor& ids) override { return forward(ids, Tensor()); }
-  std::shared_ptr<nn::Embedding> embedding;
-  std::shared_ptr<nn::LSTM> lstm;
-  std::shared_ptr<nn::Linear> head;
-};
-
-// A model to train: its parameters, and its forward as (ids, valid) -> logits.
-struct Classifier {
-  std::shared_ptr<nn::Module> module;
-  std::function<Tensor(const Tensor&, const Tensor&)> forward;
-};
-
 struct ModelSize {
   int64_t d_model, layers;
 };
 
-Classifier make_classifier(const Contender& c, const Task& task, ModelSize size, Generator& gen) {
-  if (!c.attention) {
-    auto lstm = std::make_shared<LstmClassifier>(task.vocabulary, size.d_model, task.classes, gen);
-    return {lstm, [lstm](const Tensor& ids, const Tensor& valid) { return lstm->forward(ids, valid); }};
-  }
-  auto encoder = std::make_shared<models::EncoderClassifier>(
+std::unique_ptr<models::SequenceClassifier> make_classifier(const Contender& c, const Task& task, ModelSize size,
+                                                            Generator& gen) {
+  if (!c.attention)
+    return std::make_unique<models::LstmClassifier>(
+        models::LstmClassifierConfig{.vocab_size = task.vocabulary, .num_classes = task.classes, .width = size.d_model,
+                                     .pooling = task.pooling},
+        gen);
+  return std::make_unique<models::EncoderClassifier>(
       models::EncoderClassifierConfig{.vocab_size = task.vocabulary,
                                       .num_classes = task.classes,
                                       .max_len = task.length,
@@ -246,84 +228,31 @@ Classifier make_classifier(const Contender& c, const Task& task, ModelSize size,
                                       .nhead = 4,
                                       .num_layers = size.layers,
                                       .dim_feedforward = 2 * size.d_model,
-                                      .attention = *c.attention},
+                                      .pooling = c.causal ? models::Pooling::last : task.pooling,
+                                      .attention = *c.attention,
+                                      .causal = c.causal},
       gen);
-  return {encoder, [encoder](const Tensor& ids, const Tensor& valid) { return encoder->forward(ids, valid); }};
 }
 
 struct Result {
-  double test_acc = 0, steps_per_s = 0, peak_mib = 0, final_loss = 0;
+  double test_acc = 0, steps_per_s = 0, peak_mib = 0;
   int64_t parameters = 0;
-  lessons::Series curve;  // the training loss, averaged over stretches of steps
+  lessons::Series curve;  // the training loss, averaged over the steps between evaluations
 };
 
-Tensor pick(const Tensor& x, const Tensor& rows) { return x.defined() ? index_select(x, 0, rows) : Tensor(); }
-
-double accuracy(Classifier& model, const Examples& test) {
-  NoGradGuard no_grad;
-  model.module->eval();
-  const int64_t n = test.answers.numel();
-  int64_t right = 0;
-  for (int64_t start = 0; start < n; start += kEvalBatch) {
-    const int64_t count = std::min(kEvalBatch, n - start);
-    const Tensor valid = test.valid.defined() ? narrow(test.valid, 0, start, count) : Tensor();
-    const Tensor guess = argmax(model.forward(narrow(test.tokens, 0, start, count), valid), 1);
-    for (int64_t i = 0; i < count; ++i) right += guess.data()[i] == test.answers.data()[start + i];
-  }
-  model.module->train();
-  return static_cast<double>(right) / static_cast<double>(std::max<int64_t>(1, n));
-}
-
-// Trains one model with AdamW; every contender sees the same batches (the generator made from the
-// seed). The first step runs under peak_bytes_added, so the clock starts after it.
-Result train(lessons::Run& run, const Task& task, const Contender& c, const lessons::CommonFlags& flags, ModelSize size,
-             lessons::CsvWriter& metrics) {
-  Generator init(flags.seed + 1), batches(flags.seed + 2);
-  Classifier model = make_classifier(c, task, size, init);
-  optim::AdamW adam(model.module->named_parameters(), {.lr = flags.lr, .weight_decay = 0.01f});
-  const std::vector<Tensor> parameters = model.module->parameters();
-  Result result;
-  result.curve.name = c.name;
-  result.parameters = model.module->num_parameters();
-  const int64_t examples = task.train.answers.numel(), every = std::max<int64_t>(1, flags.steps / kCurvePoints);
-  lessons::Progress progress(flags.steps, "ex", /*show_ppl=*/false);
-  auto clock = std::chrono::steady_clock::now();
-  double recent = 0;
-  for (int64_t step = 1; step <= flags.steps; ++step) {
-    std::vector<float> picks(static_cast<size_t>(flags.batch));
-    for (float& p : picks) p = static_cast<float>(batches.randint(0, examples));
-    const Tensor rows = tensor(picks, {flags.batch});
-    const Tensor ids = pick(task.train.tokens, rows), valid = pick(task.train.valid, rows);
-    Tensor loss;
-    const auto forward_backward = [&] {
-      loss = cross_entropy(model.forward(ids, valid), pick(task.train.answers, rows));
-      adam.zero_grad();
-      loss.backward();
-    };
-    if (step == 1) {
-      result.peak_mib = mib(peak_bytes_added(forward_backward));
-    } else {
-      forward_backward();
-    }
-    optim::clip_grad_norm(parameters, 1.0f);
-    adam.step();
-    if (step == 1) clock = std::chrono::steady_clock::now();
-    const double value = loss.item();
-    run.check_loss(step, value, lessons::LossKind::cross_entropy, "the " + c.name + " model's loss on " + task.title);
-    progress.update(step, value, step * flags.batch);
-    recent += value;
-    if (step % every == 0 || step == flags.steps) {
-      result.final_loss = recent / static_cast<double>(step % every == 0 ? every : step % every);
-      recent = 0;
-      result.curve.x.push_back(static_cast<double>(step)), result.curve.y.push_back(result.final_loss);
-      metrics.row({std::to_string(step), task.name, c.name, std::to_string(result.final_loss)});
-    }
-  }
-  progress.finish();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - clock).count();
-  // Without a timed step (--steps 1) the rate is unknown: 0.
-  result.steps_per_s = flags.steps > 1 ? static_cast<double>(flags.steps - 1) / seconds : 0;
-  result.test_acc = accuracy(model, task.test);
+// Trains one model with the shared loop; every contender starts from the same generator and sees
+// the same batches (both made from the seed).
+Result train(lessons::Run& run, const Task& task, const Contender& c, const lessons::ClassifierTraining& training,
+             ModelSize size) {
+  Generator init(training.seed + 1);
+  const std::unique_ptr<models::SequenceClassifier> model = make_classifier(c, task, size, init);
+  const lessons::ClassifierReport report = lessons::train_classifier(run, *model, task.train, task.val, training, c.name,
+                                                                     "train_" + task.name + "_" + c.name + ".csv");
+  Result result{.test_acc = lessons::predict(*model, task.test, training.batch).accuracy,
+                .steps_per_s = 1 / report.step_seconds,
+                .peak_mib = mib(report.peak_bytes),
+                .parameters = model->num_parameters(),
+                .curve = report.train_loss_curve};
   std::printf("   %-16s %-20s test accuracy %5.1f%%  %6.2f steps/s  peak %7.1f MiB  %7lld parameters\n",
               c.name.c_str(), task.title.c_str(), 100 * result.test_acc, result.steps_per_s, result.peak_mib,
               static_cast<long long>(result.parameters));
@@ -363,65 +292,99 @@ int main(int argc, char** argv) {
     lessons::LessonCli cli(kLesson,
                            "Lesson 15: a long-range benchmark: every attention kind in the same encoder classifier,\n"
                            "trained on ListOps and associative recall with the same budget; accuracy, speed, memory.",
-                           {.steps = 500, .lr = 1e-3f, .batch = 16});
-    data::ListOpsOptions listops{.min_len = 0, .max_len = 256, .train = 5000, .val = 0, .test = 500};
-    data::RetrievalTaskOptions recall{.length = 256, .keys = 16, .values = 10, .train = 5000, .val = 0, .test = 500};
+                           {.steps = 500, .lr = 2e-3f, .batch = 16});
+    data::ListOpsOptions listops{.min_len = 0, .max_len = 128, .train = 5000, .val = 200, .test = 500};
+    data::RetrievalTaskOptions recall{.length = 128, .keys = 16, .values = 10};
+    int64_t pairs = 12;
     std::string kinds = "all";
     ModelSize size{64, 2};
-    int64_t bigbird_block = 16;
-    const std::vector<Contender> every = all_contenders(bigbird_block, 0);  // the names, for --help
+    BigBirdShape bigbird;
+    VqShape vq;
+    lessons::ClassifierTraining training{.warmup = 50};
+    const std::vector<Contender> every = all_contenders(bigbird, vq, 0);  // the names, for --help
     cli.option("--kinds", kinds,
                "which to train, separated by commas, or all: " + names_of(every) +
-                   " (linear_* is linear attention with that feature map; lstm has no attention)");
+                   " (linear_* is linear attention with that feature map; vq runs causal; lstm has no attention)");
     cli.option("--max-len", listops.max_len, "ListOps: the longest expression in tokens (the LRA: 2000)", {4, 1 << 15});
     cli.option("--min-len", listops.min_len, "ListOps: the shortest expression in tokens; 0: a quarter of --max-len",
                lessons::non_negative);
-    cli.option("--max-depth", listops.max_depth, "ListOps: operators nested at most", {1, 64});
+    cli.option("--max-depth", listops.max_depth,
+               "ListOps: levels of the tree, the digits' counted (operators nest one fewer deep; the LRA: 10)", {2, 64});
     cli.option("--max-args", listops.max_args, "ListOps: arguments per operator at most", {2, 64});
     cli.option("--recall-len", recall.length, "associative recall: tokens per sequence", {16, 1 << 15});
+    cli.option("--pairs", pairs, "associative recall: key-value pairs per sequence, the asked one included", {1, 1 << 14});
     cli.option("--train", listops.train, "examples in each task's training set", lessons::positive);
+    cli.option("--val", listops.val, "examples in each task's validation set (the loss curves)", lessons::positive);
     cli.option("--test", listops.test, "examples in each task's test set", lessons::positive);
     cli.option("--d-model", size.d_model, "width of every model (4 heads)", {4, 1024});
     cli.option("--layers", size.layers, "encoder blocks", {1, 16});
-    cli.option("--bigbird-block", bigbird_block, "BigBird: positions per block", {1, 4096});
+    cli.option("--warmup", training.warmup, "steps of linear learning-rate warmup before the cosine decay",
+               lessons::non_negative);
+    cli.option("--attention-block", bigbird.block, "bigbird: positions per block of the pattern", {1, 4096});
+    cli.option("--random-blocks", bigbird.random_blocks, "bigbird: random key blocks per query block", {0, 64});
+    cli.option("--vq-block", vq.block, "vq: positions per block L (each reads itself and the one before exactly)",
+               {1, 4096});
+    cli.option("--codes", vq.codes, "vq: codes S in each head's codebook", {1, 4096});
     cli.parse(argc, argv);
     if (cli.common.quick) {  // everything tiny but what the command line sets
       const auto tiny = [&](const char* flag, int64_t& value, int64_t small) {
         if (!cli.given(flag)) value = small;
       };
-      tiny("--max-len", listops.max_len, 64), tiny("--recall-len", recall.length, 64);
-      tiny("--train", listops.train, 300), tiny("--test", listops.test, 100);
-      tiny("--d-model", size.d_model, 16), tiny("--layers", size.layers, 1), tiny("--bigbird-block", bigbird_block, 8);
-      tiny("--steps", cli.common.steps, 40), tiny("--batch", cli.common.batch, 16);
+      tiny("--max-len", listops.max_len, 64), tiny("--recall-len", recall.length, 64), tiny("--pairs", pairs, 8);
+      tiny("--train", listops.train, 300), tiny("--val", listops.val, 50), tiny("--test", listops.test, 100);
+      tiny("--d-model", size.d_model, 16), tiny("--layers", size.layers, 1), tiny("--attention-block", bigbird.block, 8);
+      tiny("--vq-block", vq.block, 8), tiny("--codes", vq.codes, 16);
+      tiny("--steps", cli.common.steps, 100), tiny("--batch", cli.common.batch, 16), tiny("--warmup", training.warmup, 5);
+      if (!cli.given("--lr")) cli.common.lr = 3e-3f;  // tiny models take a larger step
     }
     if (size.d_model % 4 != 0) fail(kLesson, "--d-model ", size.d_model, " must be a multiple of the 4 heads; give ", size.d_model / 4 * 4 + 4);
     if (listops.min_len == 0) listops.min_len = std::max<int64_t>(4, listops.max_len / 4);
     if (listops.min_len > listops.max_len)
       fail(kLesson, "--min-len ", listops.min_len, " is above --max-len ", listops.max_len, "; give a smaller --min-len");
-    const std::vector<Contender> contenders = chosen(kinds, all_contenders(bigbird_block, cli.common.seed));
+    if (!cli.given("--warmup")) training.warmup = std::min(training.warmup, cli.common.steps / 10);
+    if (training.warmup >= cli.common.steps)
+      fail(kLesson, "--warmup ", training.warmup, " leaves no step of --steps ", cli.common.steps,
+           " for the cosine decay; give a smaller --warmup");
+    const std::vector<Contender> contenders = chosen(kinds, all_contenders(bigbird, vq, cli.common.seed));
+    for (const Contender& c : contenders) {  // BigBird over a sequence it would cover whole is refused
+      if (!c.attention) continue;
+      lessons::check_pattern_fits(kLesson, *c.attention, listops.max_len, false, cat("--max-len ", listops.max_len));
+      lessons::check_pattern_fits(kLesson, *c.attention, recall.length, false, cat("--recall-len ", recall.length));
+    }
     listops.seed = recall.seed = cli.common.seed;
-    recall.train = listops.train, recall.test = listops.test, recall.val = 0;
+    recall.train = listops.train, recall.val = listops.val, recall.test = listops.test;
     recall.min_distance = recall.length / 2;
-    recall.distractors = (recall.length - 2) / 4 - 1;  // as many pairs as the task allows: half of the positions
+    if (4 * pairs > recall.length - 2)  // the generator's bound: pairs fill at most half of what precedes the question
+      fail(kLesson, "--pairs ", pairs, " at --recall-len ", recall.length, " would fill more than half of the ",
+           recall.length - 2, " positions before the question; give at most ", (recall.length - 2) / 4,
+           " pairs or a longer --recall-len");
+    recall.distractors = pairs - 1;
     data::ListOpsOptions no_expressions = listops;  // each task's own checks, before any work
-    no_expressions.train = no_expressions.test = 0;
+    no_expressions.train = no_expressions.val = no_expressions.test = 0;
     data::make_listops(no_expressions);
     data::RetrievalTaskOptions no_sequences = recall;
-    no_sequences.train = no_sequences.test = 0;
+    no_sequences.train = no_sequences.val = no_sequences.test = 0;
     data::make_retrieval_task(no_sequences);
+    training.steps = cli.common.steps, training.batch = cli.common.batch, training.lr = cli.common.lr;
+    training.eval_every = std::max<int64_t>(1, training.steps / kCurvePoints), training.seed = cli.common.seed + 2;
     lessons::Run run(cli);
 
     const std::vector<Task> tasks = {listops_task(listops), recall_task(recall)};
-    std::printf("\n== 2. training: %lld steps of %lld examples, AdamW lr %g, d_model %lld, %lld blocks, 4 heads; "
-                "BigBird blocks of %lld, %lld random ==\n",
-                static_cast<long long>(cli.common.steps), static_cast<long long>(cli.common.batch),
-                static_cast<double>(cli.common.lr), static_cast<long long>(size.d_model),
-                static_cast<long long>(size.layers), static_cast<long long>(bigbird_block),
-                static_cast<long long>(kRandomBlocks));
-    lessons::CsvWriter metrics(run.file("metrics.csv"), {"step", "task", "kind", "train_loss"});
+    std::printf("\n== 2. training: %lld steps of %lld examples, AdamW lr %g (warmup %lld, cosine), d_model %lld, "
+                "%lld blocks, 4 heads; BigBird blocks of %lld, %lld random ==\n",
+                static_cast<long long>(training.steps), static_cast<long long>(training.batch),
+                static_cast<double>(training.lr), static_cast<long long>(training.warmup),
+                static_cast<long long>(size.d_model), static_cast<long long>(size.layers),
+                static_cast<long long>(bigbird.block), static_cast<long long>(bigbird.random_blocks));
+    if (std::any_of(contenders.begin(), contenders.end(), [](const Contender& c) { return c.causal; }))
+      std::printf("   vq (blocks of %lld, %lld codes per head) runs causal: Transformer-VQ is a decoder, whose cache of\n"
+                  "   older blocks serves only later queries, so each position sees only those before it and the\n"
+                  "   answer is read at the last real token (padding comes after it and is never seen); the\n"
+                  "   others read both ways\n",
+                  static_cast<long long>(vq.block), static_cast<long long>(vq.codes));
     std::vector<std::vector<Result>> results(tasks.size());
     for (size_t t = 0; t < tasks.size(); ++t)
-      for (const Contender& c : contenders) results[t].push_back(train(run, tasks[t], c, cli.common, size, metrics));
+      for (const Contender& c : contenders) results[t].push_back(train(run, tasks[t], c, training, size));
 
     std::printf("\n== 3. results (test accuracy; steps/s and peak MiB of a training step) ==\n");
     std::printf("   %-16s", "kind");
@@ -438,7 +401,7 @@ int main(int argc, char** argv) {
         table.row(std::vector<std::string>{tasks[t].name, contenders[k].name, std::to_string(r.test_acc),
                                            std::to_string(r.steps_per_s), std::to_string(r.peak_mib),
                                            std::to_string(r.parameters)});
-        const std::string key = tasks[t].name + "_acc_" + contenders[k].name;
+        const std::string key = "test_acc_" + tasks[t].name + "_" + contenders[k].name;
         summary[key] = r.test_acc;
         notes[key] = tasks[t].title + ", test accuracy";
       }

@@ -2,11 +2,12 @@
 // long-range lessons (13's retrieval task, 15's ListOps and associative recall), with any attention
 // kind (AttentionSettings), so that kinds compare on the same model and budget.
 //   x      = token_embedding(ids) + positions(0..T-1)      learned positions
-//   x      = encoder(x, padding)                           pre-LN blocks and a final LayerNorm
-//   pooled = mean of x over the real positions             (Pooling::mean)
-//          | x at position 0                               (Pooling::first: a [CLS] token put first)
-//          | x at the last real position                   (Pooling::last: a question put last)
+//   x      = encoder(x, padding, causal)                   pre-LN blocks and a final LayerNorm
+//   pooled = pool(x, padding)                              mean, first or last (models/sequence_classifier.h)
 //   logits = head(pooled)                                  (B, num_classes)
+// Causal (each position sees only those before it, as in a decoder) is for the kinds that attend
+// no other way (vq); read such a model at its last real position (Pooling::last), the only one that
+// has seen the whole sequence.
 #pragma once
 
 #include <cstdint>
@@ -18,10 +19,9 @@
 #include "nn/embedding.h"
 #include "nn/linear.h"
 #include "nn/module.h"
+#include "models/sequence_classifier.h"
 
 namespace ladder::models {
-
-enum class Pooling { mean, first, last };
 
 struct EncoderClassifierConfig {
   int64_t vocab_size = 0, num_classes = 0;
@@ -30,15 +30,16 @@ struct EncoderClassifierConfig {
   float dropout = 0;
   Pooling pooling = Pooling::mean;
   nn::AttentionSettings attention;  // every layer's self attention (layer i gets layer index i)
+  bool causal = false;              // every self attention causal: position i sees positions j <= i
 };
 
-class EncoderClassifier : public nn::Module {
+class EncoderClassifier : public SequenceClassifier {
  public:
   explicit EncoderClassifier(const EncoderClassifierConfig& config, Generator& gen = default_generator());
   // ids (B,T) token ids, valid (B,T) 1 for real tokens and 0 for padding (undefined: all real)
   // -> logits (B,num_classes). Padding is neither attended to nor pooled.
-  Tensor forward(const Tensor& ids, const Tensor& valid);
-  Tensor forward(const Tensor& ids) override { return forward(ids, Tensor()); }
+  Tensor forward(const Tensor& ids, const Tensor& valid) override;
+  using SequenceClassifier::forward;
   const EncoderClassifierConfig& config() const { return config_; }
 
   std::shared_ptr<nn::Embedding> token_embedding;

@@ -1,11 +1,14 @@
 // The generated ListOps task (data/listops.h): the operators on hand-made expressions, the same
-// seed gives the same expressions, every label is the evaluator's answer, lengths, depth and
-// arguments stay within their bounds, the answers spread over the classes, the errors.
+// seed gives the same expressions, no expression is in two parts, every label is the evaluator's
+// answer, lengths, depth (as the LRA's generator counts it) and arguments stay within their bounds,
+// the answers spread over the classes, the errors.
 #include "helpers.h"
 
 #include <algorithm>
+#include <set>
 
 #include "data/listops.h"
+#include "data/split_checks.h"
 
 using namespace ladder;
 using namespace ladder::data;
@@ -18,9 +21,13 @@ ListOpsOptions small_task() {
 }
 
 bool same(const ListOpsSet& a, const ListOpsSet& b) {
-  return a.tokens.shape() == b.tokens.shape() &&
-         std::equal(a.tokens.data(), a.tokens.data() + a.tokens.numel(), b.tokens.data()) &&
-         std::equal(a.answers.data(), a.answers.data() + a.answers.numel(), b.answers.data()) && a.lengths == b.lengths;
+  return testing::same_values(a.tokens, b.tokens) && testing::same_values(a.answers, b.answers) && a.lengths == b.lengths;
+}
+
+std::set<std::vector<int64_t>> expressions_of(const ListOpsSet& set) {
+  std::set<std::vector<int64_t>> out;
+  for (int64_t n = 0; n < set.answers.numel(); ++n) out.insert(listops_row(set, n));
+  return out;
 }
 
 int64_t value_of(const std::string& text) { return evaluate_listops(listops_ids(text)).answer; }
@@ -47,19 +54,33 @@ TEST_CASE("listops: each operator on hand-made expressions") {
 }
 
 TEST_CASE("listops: the same seed gives the same expressions, another seed others") {
-  const ListOpsOptions o = small_task();
-  const ListOpsSplits a = make_listops(o), b = make_listops(o);
-  CHECK(same(a.train, b.train));
-  CHECK(same(a.val, b.val));
-  CHECK(same(a.test, b.test));
-  CHECK(listops_row(a.train, 0) != listops_row(a.val, 0));  // each part draws from its own generator
-  CHECK(listops_row(a.val, 0) != listops_row(a.test, 0));
-  ListOpsOptions other = o;
-  other.seed = 4;
-  CHECK(!same(make_listops(other).train, a.train));
-  ListOpsOptions more_train = o;
-  more_train.train = 500;
-  CHECK(same(make_listops(more_train).test, a.test));  // the test part does not move
+  testing::check_seeded_splits(small_task(), make_listops, same, [](const ListOpsSet& set) { return listops_row(set, 0); });
+}
+
+TEST_CASE("listops: no expression is in two parts or twice in one, as in the LRA's set of examples") {
+  // Expressions of exactly 4 tokens, '[OP d d ]', number 4 * 10 * 10 = 400: drawn at random, 300
+  // of them would repeat some 90 times without the check.
+  ListOpsOptions o = small_task();
+  o.min_len = o.max_len = 4;
+  o.max_args = 2;
+  o.train = 250, o.val = 50, o.test = 50;
+  const ListOpsSplits s = make_listops(o);
+  const auto train = expressions_of(s.train), val = expressions_of(s.val), test = expressions_of(s.test);
+  CHECK(train.size() == 250);
+  CHECK(val.size() == 50);
+  CHECK(test.size() == 50);
+  std::set<std::vector<int64_t>> all = train;
+  all.insert(val.begin(), val.end());
+  all.insert(test.begin(), test.end());
+  CHECK(all.size() == 350);
+  // The default sizes, on the lesson's lengths: no test expression is in training.
+  const ListOpsSplits big = make_listops({.min_len = 16, .max_len = 64, .train = 3000, .val = 0, .test = 300});
+  const auto big_train = expressions_of(big.train);
+  for (const auto& e : expressions_of(big.test)) CHECK(big_train.count(e) == 0);
+  CHECK(big_train.size() == 3000);
+  o.train = 301;  // 400 in all are possible, 401 are asked for
+  check_error([&] { make_listops(o); },
+              {"make_listops", "no new expression of 4 to 4 tokens", "400 distinct expressions drawn before", "ask for fewer"});
 }
 
 TEST_CASE("listops: every label is the evaluator's answer, and lengths, depth and arguments hold their bounds") {
@@ -74,7 +95,7 @@ TEST_CASE("listops: every label is the evaluator's answer, and lengths, depth an
     const ListOpsValue v = evaluate_listops(ids);
     CHECK(v.answer == static_cast<int64_t>(set.answers.data()[n]));
     CHECK(v.depth >= 1);
-    CHECK(v.depth <= o.max_depth);
+    CHECK(v.depth <= o.max_depth - 1);  // the digits take the last level
     CHECK(v.widest >= 2);
     CHECK(v.widest <= o.max_args);
     const int64_t length = set.lengths[n];
@@ -87,7 +108,7 @@ TEST_CASE("listops: every label is the evaluator's answer, and lengths, depth an
     deepest = std::max(deepest, v.depth), widest = std::max(widest, v.widest);
     shortest = std::min(shortest, length), longest = std::max(longest, length);
   }
-  CHECK(deepest == o.max_depth);  // the bounds are reached, not just respected
+  CHECK(deepest == o.max_depth - 1);  // the bounds are reached, not just respected
   CHECK(widest == o.max_args);
   CHECK(shortest < 30);  // the lengths spread over the range
   CHECK(longest > 65);
@@ -98,7 +119,7 @@ TEST_CASE("listops: every label is the evaluator's answer, and lengths, depth an
   CHECK(total == 300);
 }
 
-TEST_CASE("listops: operator_p 0 gives one operator over digits, operator_p 1 nests to max_depth") {
+TEST_CASE("listops: operator_p 0 gives one operator over digits, operator_p 1 nests to max_depth levels") {
   ListOpsOptions flat = small_task();
   flat.min_len = 4;
   flat.max_len = 12;
@@ -107,11 +128,12 @@ TEST_CASE("listops: operator_p 0 gives one operator over digits, operator_p 1 ne
   for (int64_t n = 0; n < 50; ++n) CHECK(evaluate_listops(listops_row(set, n)).depth == 1);
   ListOpsOptions deep = small_task();
   deep.operator_p = 1;
-  deep.max_depth = 3;
+  deep.max_depth = 4;
   deep.max_args = 2;
   deep.min_len = 4;
   deep.max_len = 40;
-  // Every argument above the last level is an operator: a full binary tree of 3 levels, 4 * 2 digits.
+  // Every node above the last level is an operator: a full binary tree of 4 levels, 3 of
+  // operators (as the LRA's generate_tree(1, 4, 2) with VALUE_P 1) and 8 digits on the last.
   const ListOpsSet full = make_listops(deep).val;
   for (int64_t n = 0; n < 50; ++n) {
     const ListOpsValue v = evaluate_listops(listops_row(full, n));
@@ -130,18 +152,18 @@ TEST_CASE("listops errors") {
   check_error([&] { make_listops(with([](auto& o) { o.min_len = 3; })); },
               {"make_listops", "4 <= min_len <= max_len", "got min_len 3 and max_len 80"});
   check_error([&] { make_listops(with([](auto& o) { o.max_len = 10; })); }, {"got min_len 20 and max_len 10"});
-  check_error([&] { make_listops(with([](auto& o) { o.max_depth = 0; })); }, {"max_depth must be >= 1", "got 0"});
+  check_error([&] { make_listops(with([](auto& o) { o.max_depth = 1; })); }, {"max_depth must be >= 2", "got 1"});
   check_error([&] { make_listops(with([](auto& o) { o.max_args = 1; })); }, {"max_args must be >= 2", "got 1"});
   check_error([&] { make_listops(with([](auto& o) { o.operator_p = 1.5; })); }, {"operator_p must be in [0, 1], got 1.5"});
   check_error([&] { make_listops(with([](auto& o) { o.test = -2; })); }, {"got train 300, val 50, test -2"});
-  // Two levels of at most 3 arguments make at most 2 + 3 * (2 + 3) = 17 tokens.
-  check_error([&] { make_listops(with([](auto& o) { o.max_depth = 2, o.max_args = 3, o.min_len = 18; })); },
-              {"the longest expression that max_depth 2 and max_args 3 allow has 17 tokens, fewer than min_len 18"});
-  CHECK(make_listops(with([](auto& o) { o.max_depth = 2, o.max_args = 3, o.min_len = 17, o.operator_p = 0.9; })).train.lengths[0] == 17);
+  // Three levels (two of operators) of at most 3 arguments make at most 2 + 3 * (2 + 3) = 17 tokens.
+  check_error([&] { make_listops(with([](auto& o) { o.max_depth = 3, o.max_args = 3, o.min_len = 18; })); },
+              {"the longest expression that max_depth 3 and max_args 3 allow has 17 tokens, fewer than min_len 18"});
+  CHECK(make_listops(with([](auto& o) { o.max_depth = 3, o.max_args = 3, o.min_len = 17, o.operator_p = 0.9, o.train = 3, o.val = 3, o.test = 3; })).train.lengths[0] == 17);
   check_error([&] { make_listops(with([](auto& o) { o.operator_p = 0; })); }, {"with operator_p 0 allow has 7 tokens"});
   // Possible, but an operator nests once in a million arguments: 100 tokens never turns up.
   check_error([&] { make_listops(with([](auto& o) { o.operator_p = 1e-6, o.min_len = 100, o.max_len = 200; })); },
-              {"no expression of 100 to 200 tokens", "widen the length range"});
+              {"no new expression of 100 to 200 tokens", "widen the length range"});
   check_error([] { listops_ids("[MAX 3 (4 ]"); }, {"listops_ids", "'(4' is not a ListOps word"});
   check_error([] { evaluate_listops(listops_ids("[MAX 3 ] ]")); }, {"evaluate_listops", "']' at position 3 closes no operator"});
   check_error([] { evaluate_listops(listops_ids("[MAX 3 [MIN 4 ]")); }, {"1 operator(s) left open"});

@@ -1,11 +1,13 @@
 // The generated long-range retrieval task (data/retrieval.h): the same seed gives the same
 // sequences, the answer is in the sequence exactly once, the asked key lies beyond a window of
-// min_distance positions before the question, the answers spread over the classes, the errors.
+// min_distance positions before the question, the answers spread over the classes, each pair as one
+// token, the errors.
 #include "helpers.h"
 
 #include <algorithm>
 
 #include "data/retrieval.h"
+#include "data/split_checks.h"
 
 using namespace ladder;
 using namespace ladder::data;
@@ -19,9 +21,7 @@ RetrievalTaskOptions small_task() {
 }
 
 bool same(const RetrievalSet& a, const RetrievalSet& b) {
-  return a.tokens.shape() == b.tokens.shape() &&
-         std::equal(a.tokens.data(), a.tokens.data() + a.tokens.numel(), b.tokens.data()) &&
-         std::equal(a.answers.data(), a.answers.data() + a.answers.numel(), b.answers.data()) &&
+  return testing::same_values(a.tokens, b.tokens) && testing::same_values(a.answers, b.answers) &&
          a.key_positions == b.key_positions;
 }
 
@@ -33,17 +33,7 @@ int64_t token_at(const RetrievalSet& set, int64_t n, int64_t t) {
 
 TEST_CASE("retrieval task: the same seed gives the same sequences, another seed others") {
   const RetrievalTaskOptions o = small_task();
-  const RetrievalSplits a = make_retrieval_task(o), b = make_retrieval_task(o);
-  CHECK(same(a.train, b.train));
-  CHECK(same(a.val, b.val));
-  CHECK(same(a.test, b.test));
-  CHECK(retrieval_text(a.train, 0, o) != retrieval_text(a.val, 0, o));  // each part draws from its own generator
-  RetrievalTaskOptions other = o;
-  other.seed = 4;
-  CHECK(!same(make_retrieval_task(other).train, a.train));
-  RetrievalTaskOptions more_train = o;
-  more_train.train = 500;
-  CHECK(same(make_retrieval_task(more_train).test, a.test));  // the test part does not move
+  testing::check_seeded_splits(o, make_retrieval_task, same, [&](const RetrievalSet& set) { return retrieval_text(set, 0, o); });
 }
 
 TEST_CASE("retrieval task: the question's key appears once before it, followed by the answer, far enough back") {
@@ -113,4 +103,38 @@ TEST_CASE("retrieval task errors") {
   check_error([&] { make_retrieval_task(with([](auto& o) { o.distractors = 60; })); },
               {"60 distractor pairs", "more than half of the 198 positions", "at most 48 distractors"});
   check_error([&] { make_retrieval_task(with([](auto& o) { o.val = -1; })); }, {"got train 300, val -1, test 50"});
+}
+
+TEST_CASE("retrieval task, pair tokens: each pair one token at the key's place, the question and answers kept") {
+  RetrievalTaskOptions o = small_task();
+  o.train = 50;
+  const RetrievalSet plain = make_retrieval_task(o).train, paired = pair_tokens(plain, o);
+  REQUIRE(paired.tokens.shape() == plain.tokens.shape());
+  CHECK(testing::same_values(paired.answers, plain.answers));
+  CHECK(paired.key_positions == plain.key_positions);
+  CHECK(paired_vocabulary(o) == 2 + 6 + 4 + 6 * 4);
+  CHECK(pair_token(0, 0, o) == retrieval_vocabulary(o));
+  CHECK(pair_token(5, 3, o) == paired_vocabulary(o) - 1);
+  for (int64_t n = 0; n < 50; ++n) {
+    INFO("sequence ", n, ": ", retrieval_text(plain, n, o));
+    int64_t pairs = 0;
+    for (int64_t t = 0; t < 198; ++t) {
+      const int64_t before = token_at(plain, n, t), after = token_at(paired, n, t);
+      if (before >= key_token(0) && before < key_token(o.keys)) {  // a key, its value next: the pair's token
+        const int64_t value = token_at(plain, n, t + 1) - value_token(0, o);
+        CHECK(after == pair_token(before - key_token(0), value, o));
+        CHECK(token_at(paired, n, t + 1) == 0);  // the value's place becomes filler
+        ++pairs;
+      } else if (before < key_token(0)) {
+        CHECK(after == before);  // filler stays filler
+      }
+      CHECK(after < paired_vocabulary(o));
+    }
+    CHECK(pairs == o.distractors + 1);
+    const auto asked = static_cast<size_t>(paired.key_positions[n]);  // the asked pair holds the answer
+    CHECK(token_at(paired, n, static_cast<int64_t>(asked)) ==
+          pair_token(token_at(plain, n, 199) - key_token(0), static_cast<int64_t>(plain.answers.data()[n]), o));
+    CHECK(token_at(paired, n, 198) == 1);  // '?' and the asked key stay
+    CHECK(token_at(paired, n, 199) == token_at(plain, n, 199));
+  }
 }

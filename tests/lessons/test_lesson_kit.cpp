@@ -184,10 +184,12 @@ TEST_CASE("every lesson refuses each bad flag value in one line, with status 2, 
       {"13_bigbird", "--distractors", "-1"}, {"13_bigbird", "--examples", "21"}, {"13_bigbird", "--width", "2"},
       {"13_bigbird", "--layers", "13"},  {"13_bigbird", "--heads", "0"},   {"13_bigbird", "--train-size", "0"},
       {"13_bigbird", "--test-size", "5"}, {"13_bigbird", "--warmup", "-1"},
-      {"15_long_range", "--max-len", "3"}, {"15_long_range", "--min-len", "-1"}, {"15_long_range", "--max-depth", "0"},
+      {"15_long_range", "--max-len", "3"}, {"15_long_range", "--min-len", "-1"}, {"15_long_range", "--max-depth", "1"},
       {"15_long_range", "--max-args", "1"}, {"15_long_range", "--recall-len", "15"}, {"15_long_range", "--train", "0"},
       {"15_long_range", "--test", "0"}, {"15_long_range", "--d-model", "2"}, {"15_long_range", "--layers", "0"},
-      {"15_long_range", "--bigbird-block", "0"}};
+      {"15_long_range", "--attention-block", "0"}, {"15_long_range", "--random-blocks", "-1"},
+      {"15_long_range", "--pairs", "0"}, {"15_long_range", "--val", "0"}, {"15_long_range", "--warmup", "-1"},
+      {"15_long_range", "--vq-block", "0"}, {"15_long_range", "--codes", "0"}};
   std::vector<std::tuple<std::string, std::string, std::string>> cases = own;
   for (const std::string& lesson : kLessons)
     for (const auto& [flag, value] : common) cases.emplace_back(lesson, flag, value);
@@ -276,7 +278,14 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
       {"15_long_range", "--kinds lstm,full,lstm", "--kinds: 'lstm' is named twice"},
       {"15_long_range", "--min-len 300 --max-len 200", "--min-len 300 is above --max-len 200"},
       {"15_long_range", "--d-model 30", "--d-model 30 must be a multiple of the 4 heads; give 32"},
-      {"15_long_range", "--max-depth 1 --max-args 2 --min-len 5", "the longest expression that max_depth 1 and max_args 2 allow has 4 tokens"}};
+      {"15_long_range", "--max-depth 2 --max-args 2 --min-len 5", "the longest expression that max_depth 2 and max_args 2 allow has 4 tokens"},
+      {"15_long_range", "--kinds full,bigbird --attention-block 16",
+       "--attention bigbird with --attention-block 16 and --random-blocks 2 over --max-len 64 in 4 blocks lets every query block see "
+       "every key block: that is full attention, only slower; give --attention-block 10"},
+      {"15_long_range", "--kinds bigbird --max-len 256 --recall-len 32", "over --recall-len 32 in 4 blocks lets every query block"},
+      {"15_long_range", "--steps 50 --warmup 50", "--warmup 50 leaves no step of --steps 50"},
+      {"15_long_range", "--recall-len 64 --pairs 20",
+       "--pairs 20 at --recall-len 64 would fill more than half of the 62 positions before the question; give at most 15"}};
   for (const auto& [lesson, args, expected] : cases) {
     const Ran ran = run_lesson(lesson, "--quick --threads 1 " + args + to);
     INFO(lesson, " ", args, ":\n", ran.output);

@@ -710,13 +710,15 @@ TEST_CASE("lesson 15_long_range --quick: both tasks printed, every kind trained 
   const Ran ran = run_lesson("15_long_range", "--quick --out " + out.path.string());
   INFO(ran.output);
   REQUIRE(ran.status == 0);
-  check_files(out.path, {"summary.json", "metrics.csv", "results.csv", "accuracy_speed_listops.png",
-                         "accuracy_speed_listops.svg", "accuracy_speed_recall.png", "loss_listops.png", "loss_recall.svg"});
+  check_files(out.path, {"summary.json", "results.csv", "train_listops_full.csv", "train_recall_lstm.csv",
+                         "accuracy_speed_listops.png", "accuracy_speed_listops.svg", "accuracy_speed_recall.png",
+                         "loss_listops.png", "loss_recall.svg"});
   const nlohmann::json m = summary_of(out.path)["metrics"];
   CHECK(m["listops_chance"].get<double>() == doctest::Approx(0.1));
   CHECK(m["recall_chance"].get<double>() == doctest::Approx(0.1));
   const auto results = rows(out.path / "results.csv");
-  const std::vector<std::string> kinds = {"full", "linear_elu", "linear_cos", "linear_softmax", "linear_favor", "bigbird", "lstm"};
+  const std::vector<std::string> kinds = {"full",         "linear_elu", "linear_cos", "linear_softmax",
+                                          "linear_favor", "bigbird",    "vq",         "lstm"};
   REQUIRE(results.size() == 2 * kinds.size());
   for (size_t r = 0; r < results.size(); ++r) {
     const auto& row = results[r];
@@ -725,30 +727,26 @@ TEST_CASE("lesson 15_long_range --quick: both tasks printed, every kind trained 
     const double acc = std::stod(row.at("test_acc"));
     CHECK(acc >= 0);
     CHECK(acc <= 1);
-    CHECK(m[row.at("task") + "_acc_" + row.at("kind")].get<double>() == doctest::Approx(acc).epsilon(1e-5));
+    CHECK(m["test_acc_" + row.at("task") + "_" + row.at("kind")].get<double>() == doctest::Approx(acc).epsilon(1e-5));
     CHECK(std::stod(row.at("steps_per_s")) > 0);
     CHECK(std::stod(row.at("peak_mib")) > 0);
   }
-  // The loss fell on ListOps: summed over the kinds, the mean of the last 5 points of the curves is
-  // below that of the first 5. Associative recall is only checked finite: 40 steps of 16 leave it at chance.
-  const auto curve_ends = [&](const std::string& task) {
-    double first = 0, last = 0;
-    for (const std::string& kind : kinds) {
-      std::vector<double> losses;
-      for (const auto& row : rows(out.path / "metrics.csv"))
-        if (row.at("task") == task && row.at("kind") == kind) losses.push_back(std::stod(row.at("train_loss")));
-      REQUIRE(losses.size() >= 10);
-      for (size_t i = 0; i < 5; ++i) first += losses[i] / 5, last += losses[losses.size() - 1 - i] / 5;
-      for (const double loss : losses) CHECK(std::isfinite(loss));
+  // Every kind's loss fell on ListOps: its validation loss at the last evaluation is below the
+  // first (by 0.07 nats for the LSTM and for VQ, the least, and 0.24 to 0.43 for the other kinds
+  // in our runs). Associative recall is only checked finite: 100 tiny steps leave it near chance.
+  for (const std::string& kind : kinds) {
+    for (const std::string task : {"listops", "recall"}) {
+      INFO(task, " ", kind);
+      const auto curve = rows(out.path / ("train_" + task + "_" + kind + ".csv"));
+      REQUIRE(curve.size() >= 10);
+      for (const auto& point : curve) CHECK(std::isfinite(std::stod(point.at("train_loss"))));
+      if (task == "listops") CHECK(std::stod(curve.back().at("val_loss")) < std::stod(curve.front().at("val_loss")) - 0.04);
     }
-    return std::pair{first, last};
-  };
-  const auto [first, last] = curve_ends("listops");
-  CHECK(last < first - 0.5);  // 0.08 nats per kind on average
-  curve_ends("recall");
+  }
   CHECK(ran.output.find("[MAX 4 3 [MIN 2 3 ] 1 0 [MED 1 5 8 9 2 ] ] = 5") != std::string::npos);
   CHECK(ran.output.find("answers: 0:") != std::string::npos);
-  check_ending(ran.output, out.path, {{"listops_acc_full", "ListOps, test accuracy"}, {"recall_chance", "guessing"}});
+  CHECK(ran.output.find("vq (blocks of 8, 16 codes per head) runs causal: Transformer-VQ is a decoder") != std::string::npos);
+  check_ending(ran.output, out.path, {{"test_acc_listops_full", "ListOps, test accuracy"}, {"recall_chance", "guessing"}});
 
   TempDir two("lesson15_kinds");  // --kinds picks and orders
   const Ran picked = run_lesson("15_long_range", "--quick --kinds lstm,full --steps 3 --out " + two.path.string());

@@ -2,13 +2,14 @@
 // that changes nothing, learning a small task that needs a look across the sequence, and errors.
 #include "helpers.h"
 
+#include "fit_classifier.h"
 #include "models/encoder_classifier.h"
-#include "optim/adam.h"
 
 using namespace ladder;
 using namespace ladder::models;
 using ladder::testing::check_close;
 using ladder::testing::check_error;
+using ladder::testing::check_tensor;
 
 namespace {
 
@@ -21,10 +22,12 @@ EncoderClassifierConfig tiny(const std::string& kind, Pooling pooling = Pooling:
 
 TEST_CASE("encoder classifier: logits per sequence, and padding changes nothing, for every kind") {
   for (const std::string& kind : nn::attention_kind_names()) {
-    if (nn::is_causal_only(kind)) continue;  // vq: a decoder's attention; this encoder is bidirectional
     SUBCASE(kind.c_str()) {
       Generator gen(1);
-      EncoderClassifier model(tiny(kind), gen);
+      EncoderClassifierConfig config = tiny(kind);
+      config.causal = nn::is_causal_only(kind);  // vq: a decoder's attention, read at the last real token
+      if (config.causal) config.pooling = Pooling::last;
+      EncoderClassifier model(config, gen);
       const Tensor ids = randint(0, 12, {2, 16}, gen);
       Tensor valid = ones({2, 16});
       for (int64_t t = 10; t < 16; ++t) valid.data()[16 + t] = 0;  // the second sequence has 10 tokens
@@ -37,10 +40,14 @@ TEST_CASE("encoder classifier: logits per sequence, and padding changes nothing,
   }
 }
 
-TEST_CASE("encoder classifier: a causal-only kind is refused with the reason") {
+TEST_CASE("encoder classifier: a causal-only kind is refused both ways, with the reason, and runs causal") {
   Generator gen(2);
   EncoderClassifier model(tiny("vq"), gen);
   check_error([&] { model.forward(randint(0, 12, {2, 16}, gen)); }, {"VQAttention", "causal only"});
+  EncoderClassifierConfig causal = tiny("vq", Pooling::last);
+  causal.causal = true;
+  EncoderClassifier decoder(causal, gen);
+  CHECK(decoder.forward(randint(0, 12, {2, 16}, gen)).shape() == Shape{2, 3});
 }
 
 TEST_CASE("encoder classifier, last pooling: each sequence answers from its last real token") {
@@ -63,12 +70,55 @@ TEST_CASE("encoder classifier, last pooling: each sequence answers from its last
   }
 }
 
+TEST_CASE("pool: the mean over the real positions, the first position, the last real position") {
+  const Tensor x = tensor({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, {2, 3, 2});  // (B,T,E) = (2,3,2)
+  const Tensor valid = tensor({1, 1, 1, 1, 1, 0}, {2, 3});                  // the second row has 2 tokens
+  check_tensor(pool(x, valid, Pooling::mean), {2, 2}, {3, 4, 8, 9});
+  check_tensor(pool(x, Tensor(), Pooling::mean), {2, 2}, {3, 4, 9, 10});
+  check_tensor(pool(x, valid, Pooling::first), {2, 2}, {1, 2, 7, 8});
+  check_tensor(pool(x, valid, Pooling::last), {2, 2}, {5, 6, 9, 10});
+  check_tensor(pool(x, Tensor(), Pooling::last), {2, 2}, {5, 6, 11, 12});
+  CHECK(std::string(pooling_name(Pooling::last)) == "last");
+}
+
+TEST_CASE("encoder classifier, causal: a position sees none after it; read last, padding after changes nothing") {
+  Generator gen(4);
+  EncoderClassifierConfig config = tiny("full", Pooling::first);
+  config.causal = true;
+  EncoderClassifier causal(config, gen);
+  const Tensor ids = randint(0, 12, {2, 16}, gen);
+  Tensor later = ids.clone();
+  for (int64_t t = 1; t < 16; ++t) later.data()[t] = static_cast<float>((static_cast<int64_t>(ids.data()[t]) + 1) % 12);
+  // Read at position 0, which sees only itself: the tokens after it change nothing.
+  check_close(causal.forward(later), causal.forward(ids), 1e-6f);
+  config.causal = false;
+  Generator same(4);
+  EncoderClassifier bidirectional(config, same);  // the same weights: position 0 sees them all
+  CHECK(amax(abs(bidirectional.forward(later) - bidirectional.forward(ids))).item() > 1e-6);
+  CHECK(causal.repr().find("causal") != std::string::npos);
+
+  for (const std::string kind : {"full", "vq"}) {  // read last, with padding after the tokens
+    SUBCASE(kind.c_str()) {
+      EncoderClassifierConfig last_config = tiny(kind, Pooling::last);
+      last_config.causal = true;
+      Generator again(4);
+      EncoderClassifier last(last_config, again);
+      Tensor valid = ones({2, 16});
+      for (int64_t t = 10; t < 16; ++t) valid.data()[16 + t] = 0;  // the second sequence has 10 tokens
+      const Tensor logits = last.forward(ids, valid);
+      check_close(narrow(logits, 0, 1, 1), last.forward(narrow(narrow(ids, 0, 1, 1), 1, 0, 10)), 1e-5f);
+      Tensor earlier = ids.clone();
+      earlier.data()[16] = static_cast<float>((static_cast<int64_t>(ids.data()[16]) + 1) % 12);
+      CHECK(amax(abs(last.forward(earlier, valid) - logits)).item() > 1e-6);  // the last real token sees the first
+    }
+  }
+}
+
 TEST_CASE("encoder classifier learns which of three marker tokens a sequence holds (full and linear)") {
   for (const std::string kind : {"full", "linear"}) {
     SUBCASE(kind.c_str()) {
       Generator gen(2);
       EncoderClassifier model(tiny(kind, Pooling::first), gen);
-      optim::Adam adam(model.named_parameters(), {.lr = 3e-3f});
       // Token 0 is the [CLS] read out; one of tokens 1, 2, 3 sits somewhere among fillers 4..11.
       const auto batch = [&](int64_t B) {
         std::vector<float> ids, labels;
@@ -82,18 +132,7 @@ TEST_CASE("encoder classifier learns which of three marker tokens a sequence hol
         }
         return std::pair{tensor(ids, {B, 16}), tensor(labels, {B})};
       };
-      for (int step = 0; step < 300; ++step) {
-        const auto [ids, labels] = batch(32);
-        const Tensor loss = cross_entropy(model.forward(ids), labels);
-        adam.zero_grad();
-        loss.backward();
-        adam.step();
-      }
-      const auto [ids, labels] = batch(200);
-      const Tensor predicted = argmax(model.forward(ids), 1);
-      int64_t right = 0;
-      for (int64_t i = 0; i < 200; ++i) right += predicted.data()[i] == labels.data()[i];
-      CHECK(right >= 190);  // chance: about 67
+      CHECK(testing::fit_and_count(model, batch, 300, 3e-3f) >= 190);  // chance: about 67
     }
   }
 }
