@@ -13,20 +13,19 @@
 // The kinds are nn/attention (linear_attention.h, full_attention.h); the note that goes with it:
 // docs/12_linear_attention.md.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "core/autograd.h"
 #include "core/error.h"
 #include "core/ops.h"
-#include "core/peak_memory.h"
+#include "lessons/common/attention_cost.h"
 #include "lessons/common/attention_flags.h"
 #include "lessons/common/char_gpt.h"
 #include "lessons/common/cli.h"
+#include "lessons/common/gpt_comparison.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/run.h"
 #include "models/gpt.h"
@@ -44,26 +43,6 @@ constexpr int64_t kDim = 4;  // part 1: the size of a head, small enough to prin
 // Part 2: positions and head size of the maps; each query is kMatch times one key plus noise.
 constexpr int64_t kMapLength = 16, kMapDim = 16;
 constexpr float kMatch = 2.0f, kMapNoise = 0.3f;
-// Part 4: the attention layer of ./ladder bench attention, and the tokens generated per timing.
-constexpr int64_t kHeads = 4, kHeadDim = 64, kFirstLength = 256, kTokensPerTiming = 16;
-
-double elapsed_ms(std::chrono::steady_clock::time_point since) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
-}
-
-// The fastest of `repeats` calls, in milliseconds (the least disturbed by other work on the machine).
-double fastest_ms(const std::function<void()>& call, int repeats) {
-  double best = INFINITY;
-  for (int r = 0; r < repeats; ++r) {
-    const auto start = std::chrono::steady_clock::now();
-    call();
-    best = std::min(best, elapsed_ms(start));
-  }
-  return best;
-}
-
-double mib(int64_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
-
 // ---- 1. three ways to compute one causal layer ----
 
 struct ThreeWays {
@@ -210,166 +189,26 @@ MapSharpness implied_maps(lessons::Run& run, Generator& gen) {
   return result;
 }
 
-// ---- 3. character GPTs with each kind ----
-
-struct GPTResult {
-  double val_loss = 0, seconds = 0;
-};
+// ---- 3. character GPTs with each kind (lessons/common/gpt_comparison.h) ----
 
 // One GPT per kind of kMapKinds, each from the same initial weights (the attention kinds have no
 // parameters), trained on the same batches for the same steps.
-std::map<std::string, GPTResult> gpt_per_kind(lessons::Run& run, const lessons::CommonFlags& flags,
-                                              const lessons::CharCorpus& corpus, models::GPTConfig config,
-                                              const lessons::GPTTraining& training) {
-  std::printf("\n== 3. Character GPTs: softmax attention against each feature map, same text and budget ==\n");
-  std::printf("  %lld layers, %lld heads, %lld wide, context %lld; %lld steps of batch %lld on %s\n",
-              static_cast<long long>(config.n_layer), static_cast<long long>(config.n_head),
-              static_cast<long long>(config.n_embd), static_cast<long long>(config.block_size),
-              static_cast<long long>(flags.steps), static_cast<long long>(flags.batch), corpus.source.c_str());
-  std::map<std::string, GPTResult> results;
-  std::vector<lessons::Series> curves;
-  for (const MapKind& kind : kMapKinds) {
-    std::printf("-- %s\n", kind.label);
-    config.attention = kind.settings;
-    Generator init(flags.seed);
-    models::GPT model(config, init);
-    const lessons::GPTTrainingReport report =
-        lessons::train_char_gpt(run, flags, model, corpus, training, std::string("gpt_") + kind.name + ".csv");
-    results[kind.name] = {report.val_loss, report.seconds};
-    lessons::Series curve = report.val_curve;
-    curve.name = kind.label;
-    curves.push_back(curve);
-  }
-  std::printf("  %-16s %16s %14s %10s\n", "attention", "validation ppl", "nats per char", "seconds");
-  for (const MapKind& kind : kMapKinds) {
-    const GPTResult& r = results.at(kind.name);
-    std::printf("  %-16s %16.2f %14.4f %10.1f\n", kind.label, std::exp(r.val_loss), r.val_loss, r.seconds);
-  }
-  run.wrote(lessons::save_line_chart(run.path("gpt_perplexity"),
-                                     {"Character GPTs: validation perplexity by attention", "step",
-                                      "validation perplexity (log scale)", curves, /*log_y=*/true}));
-  return results;
+std::vector<lessons::AttentionVariant> gpt_variants() {
+  std::vector<lessons::AttentionVariant> variants;
+  for (const MapKind& kind : kMapKinds) variants.push_back({kind.name, kind.label, kind.settings});
+  return variants;
 }
 
-// ---- 4. cost against length ----
+// ---- 4. cost against length (lessons/common/attention_cost.h) ----
 
-const std::vector<MapKind> kCostKinds = {{"full", "softmax (full, fused)", {.kind = "full"}},
-                                         {"linear", "linear elu+1 (chunk 64)", {.kind = "linear", .feature_map = "elu"}}};
+const std::vector<lessons::CostKind> kCostKinds = {
+    {"full", "softmax (full, fused)", "KV cache", {.kind = "full"}},
+    {"linear", "linear elu+1 (chunk 64)", "recurrent state", {.kind = "linear", .feature_map = "elu"}}};
 
-std::vector<int64_t> doublings(int64_t up_to) {
-  std::vector<int64_t> out;
-  for (int64_t n = kFirstLength; n <= up_to; n *= 2) out.push_back(n);
-  return out;
-}
-
-struct LayerCost {
-  double ms = 0;
-  int64_t peak_bytes = 0;
-};
-
-// One causal forward + backward of a layer of `settings` at length n: the memory the first call's
-// peak adds (the gradients of q, k and v included, as ./ladder bench attention counts it), and the
-// fastest of the calls.
-LayerCost layer_cost(const nn::AttentionSettings& settings, int64_t n, Generator& gen) {
-  const std::shared_ptr<nn::AttentionKind> kind = nn::make_attention(settings);
-  Tensor q = randn({1, kHeads, n, kHeadDim}, gen), k = randn(q.shape(), gen), v = randn(q.shape(), gen);  // (B,H,T,D)
-  const Tensor grad_out = randn(q.shape(), gen);
-  for (Tensor* x : {&q, &k, &v}) x->requires_grad_();
-  const auto call = [&] {
-    for (Tensor* x : {&q, &k, &v}) x->zero_grad();
-    kind->attend(q, k, v, {.causal = true}).backward(grad_out);
-  };
-  const auto start = std::chrono::steady_clock::now();
-  const int64_t peak = peak_bytes_added(call);
-  const double first_ms = elapsed_ms(start);
-  return {std::min(first_ms, fastest_ms(call, first_ms > 1000 ? 1 : 3)), peak};
-}
-
-// Milliseconds per generated token after a context of `context` positions: kTokensPerTiming
-// tokens stepped one at a time, the fastest of three runs from the same filled state.
-double token_ms(const nn::AttentionSettings& settings, int64_t context, Generator& gen) {
-  NoGradGuard no_grad;
-  const std::shared_ptr<nn::AttentionKind> kind = nn::make_attention(settings);
-  const std::unique_ptr<nn::AttentionState> filled = kind->start();
-  const Tensor keys = randn({1, kHeads, context, kHeadDim}, gen);
-  kind->step(keys, keys, randn(keys.shape(), gen), *filled);  // the context, fed at once
-  const Tensor tokens = randn({1, kHeads, kTokensPerTiming, kHeadDim}, gen);  // q = k = v of each new token
-  double best = INFINITY;
-  for (int run = 0; run < 3; ++run) {
-    const std::unique_ptr<nn::AttentionState> state = filled->clone();
-    const auto start = std::chrono::steady_clock::now();
-    for (int64_t t = 0; t < kTokensPerTiming; ++t) {
-      const Tensor x = narrow(tokens, 2, t, 1);
-      kind->step(x, x, x, *state);
-    }
-    best = std::min(best, elapsed_ms(start) / kTokensPerTiming);
-  }
-  return best;
-}
-
-struct Costs {
-  std::map<std::string, LayerCost> at_max;         // kind -> its layer at the longest n
-  std::map<std::string, double> growth;            // kind -> t(n) / t(n/2) at the longest n
-  std::map<std::string, double> token_at_max;      // kind -> ms per token at the longest context
-  int64_t max_n = 0;
-};
-
-Costs cost_against_length(lessons::Run& run, int64_t max_n, Generator& gen) {
-  std::printf("\n== 4. Cost against length: one causal layer, B=1 H=%lld D=%lld ==\n", static_cast<long long>(kHeads),
-              static_cast<long long>(kHeadDim));
-  const std::vector<int64_t> lengths = doublings(max_n);
-  Costs costs;
-  costs.max_n = lengths.back();
-  lessons::LineChart time_chart{"One attention layer, forward + backward (causal)", "n (positions)", "milliseconds (log scale)",
-                                {}, /*log_y=*/true};
-  lessons::LineChart memory_chart{"Memory its peak adds (forward + backward)", "n (positions)", "MiB", {}};
-  lessons::CsvWriter layer_csv(run.file("layer_cost.csv"), {"n", "full_ms", "linear_ms", "full_peak_mib", "linear_peak_mib"});
-  std::map<std::string, std::vector<LayerCost>> layer;
-  std::printf("  %8s %14s %14s %10s %16s %16s\n", "n", "full ms", "linear ms", "lin/full", "full peak MiB", "linear peak MiB");
-  for (const int64_t n : lengths) {
-    for (const MapKind& kind : kCostKinds) layer[kind.name].push_back(layer_cost(kind.settings, n, gen));
-    const LayerCost full = layer["full"].back(), linear = layer["linear"].back();
-    std::printf("  %8lld %14.2f %14.2f %10.2f %16.1f %16.1f\n", static_cast<long long>(n), full.ms, linear.ms,
-                linear.ms / full.ms, mib(full.peak_bytes), mib(linear.peak_bytes));
-    layer_csv.row({static_cast<double>(n), full.ms, linear.ms, mib(full.peak_bytes), mib(linear.peak_bytes)});
-  }
-  for (const MapKind& kind : kCostKinds) {
-    const std::vector<LayerCost>& c = layer[kind.name];
-    lessons::Series time{kind.label, {}, {}}, memory{kind.label, {}, {}};
-    for (size_t i = 0; i < c.size(); ++i) {
-      const auto n = static_cast<double>(lengths[i]);
-      time.x.push_back(n), time.y.push_back(c[i].ms);
-      memory.x.push_back(n), memory.y.push_back(mib(c[i].peak_bytes));
-    }
-    time_chart.series.push_back(time), memory_chart.series.push_back(memory);
-    costs.at_max[kind.name] = c.back();
-    costs.growth[kind.name] = c.size() > 1 ? c.back().ms / c[c.size() - 2].ms : NAN;
-  }
-  std::printf("  time growth from n = %lld to %lld: full x%.2f (quadratic: x4), linear x%.2f (linear: x2)\n",
-              static_cast<long long>(lengths.back() / 2), static_cast<long long>(lengths.back()), costs.growth["full"],
-              costs.growth["linear"]);
-  run.wrote(lessons::save_line_chart(run.path("layer_time"), time_chart));
-  run.wrote(lessons::save_line_chart(run.path("layer_memory"), memory_chart));
-
-  lessons::LineChart token_chart{"One generated token against the context already read", "context (positions)",
-                                 "milliseconds per token", {}};
-  lessons::CsvWriter token_csv(run.file("generation.csv"), {"context", "full_kv_cache_ms", "linear_state_ms"});
-  std::printf("  generating: %lld tokens, one at a time, after the context\n  %8s %18s %18s %10s\n",
-              static_cast<long long>(kTokensPerTiming), "context", "KV cache ms/token", "state ms/token", "full/lin");
-  std::map<std::string, lessons::Series> token_series = {{"full", {"softmax: KV cache (grows)", {}, {}}},
-                                                         {"linear", {"linear elu+1: recurrent state (fixed)", {}, {}}}};
-  for (const int64_t context : lengths) {
-    const double full = token_ms(kCostKinds[0].settings, context, gen), linear = token_ms(kCostKinds[1].settings, context, gen);
-    std::printf("  %8lld %18.4f %18.4f %10.1f\n", static_cast<long long>(context), full, linear, full / linear);
-    token_csv.row({static_cast<double>(context), full, linear});
-    for (const auto& [name, ms] : {std::pair<std::string, double>{"full", full}, {"linear", linear}}) {
-      token_series[name].x.push_back(static_cast<double>(context)), token_series[name].y.push_back(ms);
-      costs.token_at_max[name] = ms;
-    }
-  }
-  for (const MapKind& kind : kCostKinds) token_chart.series.push_back(token_series[kind.name]);
-  run.wrote(lessons::save_line_chart(run.path("generation_time"), token_chart));
-  return costs;
+lessons::Costs cost_against_length(lessons::Run& run, int64_t max_n, Generator& gen) {
+  std::printf("\n== 4. Cost against length: one causal layer, B=1 H=%lld D=%lld ==\n",
+              static_cast<long long>(lessons::kCostHeads), static_cast<long long>(lessons::kCostHeadDim));
+  return lessons::cost_against_length(run, kCostKinds, max_n, gen);
 }
 
 }  // namespace
@@ -383,8 +222,8 @@ int main(int argc, char** argv) {
                            {.steps = kDefaultSteps, .lr = 2e-3f, .batch = 12});
     lessons::TextFlags text;
     cli.text_options(text, "/usr/share/common-licenses", /*default_lines=*/false);
-    models::GPTConfig gpt{.block_size = 64, .n_layer = 2, .n_head = 4, .n_embd = 64, .dropout = 0};
-    lessons::GPTTraining training{.warmup = 50, .eval_every = 50};
+    models::GPTConfig gpt = lessons::compared_gpt();
+    lessons::GPTTraining training = lessons::compared_gpt_training();
     std::string feature_map = "elu";
     int64_t length = 11, chunk = 4, max_n = 8192;
     cli.option("--feature-map", feature_map,
@@ -392,18 +231,12 @@ int main(int argc, char** argv) {
         ->type_name("MAP");
     cli.option("--length", length, "part 1: positions of the sequence", {2, 64});
     cli.option("--chunk", chunk, "part 1: positions per chunk of the chunked product", {1, 64});
-    cli.option("--max-n", max_n, "part 4: the longest length and context, doubling from 256 (at least two of them)", {2 * kFirstLength, 65536});
-    cli.option("--layers", gpt.n_layer, "part 3: Transformer blocks of each GPT", {1, 12});
-    cli.option("--heads", gpt.n_head, "part 3: attention heads per block, dividing --embd", {1, 16});
-    cli.option("--embd", gpt.n_embd, "part 3: width of each GPT's residual stream", {1, 1024});
-    cli.option("--block", gpt.block_size, "part 3: context length of each GPT", {2, 1024});
+    lessons::add_max_n_option(cli, max_n, "part 4: ");
+    lessons::add_gpt_shape_options(cli, gpt, "part 3: ");
     lessons::add_gpt_training_options(cli, training);
     cli.parse(argc, argv);
     lessons::check_feature_map(kLesson, feature_map);
-    if (text.lines) fail(kLesson, "the GPTs read one character stream; --lines does not apply");
-    if (gpt.n_embd % gpt.n_head != 0)
-      fail(kLesson, "--heads ", gpt.n_head, " does not divide --embd ", gpt.n_embd,
-           "; each head takes --embd / --heads features: choose --heads dividing --embd");
+    lessons::check_gpt_shape(kLesson, text, gpt);
     lessons::settle_gpt_training(kLesson, cli.common, training);
     const lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, gpt.block_size);
     gpt.vocab_size = corpus.tokenizer.vocab_size();
@@ -413,8 +246,11 @@ int main(int argc, char** argv) {
 
     const ThreeWays ways = three_ways(feature_map, length, chunk, gen);
     const MapSharpness maps_sharpness = implied_maps(run, gen);
-    const std::map<std::string, GPTResult> gpts = gpt_per_kind(run, cli.common, corpus, gpt, training);
-    const Costs costs = cost_against_length(run, max_n, gen);
+    std::printf("\n== 3. Character GPTs: softmax attention against each feature map, same text and budget ==\n");
+    const std::vector<lessons::AttentionVariant> variants = gpt_variants();
+    const std::map<std::string, lessons::GPTTrainingReport> gpts =
+        lessons::train_per_attention(run, cli.common, corpus, gpt, training, variants);
+    const lessons::Costs costs = cost_against_length(run, max_n, gen);
 
     nlohmann::ordered_json metrics = {{"chunked_vs_quadratic", ways.chunked_vs_quadratic},
                                       {"recurrent_vs_quadratic", ways.recurrent_vs_quadratic},
@@ -432,23 +268,8 @@ int main(int argc, char** argv) {
       metrics["entropy_" + name] = s.entropy;
       notes["entropy_" + name] = "part 2: mean row entropy in nats (uniform over 16 keys: 2.773)";
     }
-    for (const MapKind& kind : kMapKinds) {
-      metrics[std::string("gpt_val_ppl_") + kind.name] = std::exp(gpts.at(kind.name).val_loss);
-      notes[std::string("gpt_val_ppl_") + kind.name] =
-          std::string("part 3: validation perplexity of the character GPT with ") + kind.label + " attention";
-    }
-    const std::string at = " at n = " + std::to_string(costs.max_n);
-    for (const std::string kind : {"full", "linear"}) {
-      metrics["layer_ms_" + kind] = costs.at_max.at(kind).ms;
-      notes["layer_ms_" + kind] = "part 4: " + kind + " attention, forward + backward" + at;
-      metrics["layer_growth_" + kind] = costs.growth.at(kind);
-      notes["layer_growth_" + kind] = "part 4: its time" + at + " over its time at half that";
-      metrics["layer_peak_mib_" + kind] = mib(costs.at_max.at(kind).peak_bytes);
-      notes["layer_peak_mib_" + kind] = "part 4: the memory its peak adds" + at;
-      metrics["token_ms_" + kind] = costs.token_at_max.at(kind);
-      notes["token_ms_" + kind] = std::string("part 4: one generated token after a context of ") + std::to_string(costs.max_n) +
-                                  (kind == "full" ? " (KV cache)" : " (recurrent state)");
-    }
+    lessons::add_perplexity_metrics(metrics, notes, gpts, variants, "part 3: ");
+    lessons::add_cost_metrics(metrics, notes, costs, kCostKinds, "part 4: ");
     run.finish(metrics, notes,
                "docs/12_linear_attention.md, section 1 (Transformers are RNNs); then exercise 1: --feature-map softmax\n"
                "      and --chunk 1, and compare the three columns");

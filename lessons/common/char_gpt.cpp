@@ -112,6 +112,10 @@ GPTTrainingReport train_char_gpt(Run& run, const CommonFlags& flags, models::GPT
       curve->x.push_back(static_cast<double>(step));
       curve->y.push_back(std::exp(loss));
     }
+    if (training.after_evaluation) {
+      nn::EvalModeGuard eval(model);
+      training.after_evaluation(model, step);
+    }
   }
   progress.finish();
   model.eval();

@@ -7,6 +7,7 @@
 // 12 and 14: an attention kind), so that runs on the same text and budget compare directly.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,9 @@ namespace ladder::lessons {
 struct GPTTraining {
   int64_t warmup = 100, eval_every = 100;
   float weight_decay = 0.1f;
+  // Called after each evaluation with the model (in eval mode) and the step: a lesson's own
+  // records over training (lesson 14: the codes its codebooks keep alive).
+  std::function<void(models::GPT& model, int64_t step)> after_evaluation;
 };
 // --weight-decay, --warmup, --eval-every (nanoGPT's names for them).
 void add_gpt_training_options(LessonCli& cli, GPTTraining& training);

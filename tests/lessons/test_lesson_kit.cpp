@@ -35,7 +35,8 @@ namespace {
 const std::vector<std::string> kLessons = {"00_autograd", "01_ngram",     "02_regression", "03_mlp",
                                            "04_cnn",      "05_rnn",       "06_gated_rnn",  "07_seq2seq",
                                            "08_attention_pooling",        "09_attention_seq2seq", "10_transformer",
-                                           "11_gpt",      "12_linear_attention",  "13_bigbird",    "15_long_range"};
+                                           "11_gpt",      "12_linear_attention",  "13_bigbird",    "14_transformer_vq",
+                                           "15_long_range"};
 
 // parse_number's message for `text`, or "" when the value is accepted.
 template <class T>
@@ -184,6 +185,10 @@ TEST_CASE("every lesson refuses each bad flag value in one line, with status 2, 
       {"13_bigbird", "--distractors", "-1"}, {"13_bigbird", "--examples", "21"}, {"13_bigbird", "--width", "2"},
       {"13_bigbird", "--layers", "13"},  {"13_bigbird", "--heads", "0"},   {"13_bigbird", "--train-size", "0"},
       {"13_bigbird", "--test-size", "5"}, {"13_bigbird", "--warmup", "-1"},
+      {"14_transformer_vq", "--length", "1"}, {"14_transformer_vq", "--small-block", "0"},
+      {"14_transformer_vq", "--max-n", "300"}, {"14_transformer_vq", "--embd", "0"},
+      {"14_transformer_vq", "--eval-every", "0"}, {"14_transformer_vq", "--codes", "0"},
+      {"14_transformer_vq", "--vq-block", "0"},
       {"15_long_range", "--max-len", "3"}, {"15_long_range", "--min-len", "-1"}, {"15_long_range", "--max-depth", "1"},
       {"15_long_range", "--max-args", "1"}, {"15_long_range", "--recall-len", "15"}, {"15_long_range", "--train", "0"},
       {"15_long_range", "--test", "0"}, {"15_long_range", "--d-model", "2"}, {"15_long_range", "--layers", "0"},
@@ -273,6 +278,11 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
       {"13_bigbird", "--width 30", "--width 30 is not a multiple of --heads 4: each head takes width / heads features; "
                                    "give --width 32"},
       {"13_bigbird", "--steps 50 --warmup 50", "--warmup 50 leaves no step of --steps 50"},
+      {"14_transformer_vq", "--heads 3", "--heads 3 does not divide --embd 64"},
+      {"14_transformer_vq", "--lines", "--lines does not apply"},
+      {"14_transformer_vq", "--vq-block 32", "--vq-block 32 cuts --block 64 into fewer than 3 blocks, so no query ever "
+                                              "reads the per-code cache of older blocks; give --vq-block 31 or less"},
+      {"14_transformer_vq", "--steps 50 --warmup 50", "--warmup 50 leaves no step of --steps 50"},
       {"15_long_range", "--kinds full,relu", "--kinds: 'relu' is not a kind; give 'all' or some of full,linear_elu,"},
       {"15_long_range", "--kinds full,,lstm", "--kinds: '' is not a kind"},
       {"15_long_range", "--kinds lstm,full,lstm", "--kinds: 'lstm' is named twice"},

@@ -705,6 +705,42 @@ TEST_CASE("lesson 13_bigbird --quick with a task length that --block does not di
   CHECK(ran.output.find("n = 100, blocks of 8") != std::string::npos);
 }
 
+TEST_CASE("lesson 14_transformer_vq --quick: one VQ layer two ways agrees; cost against length; GPTs per kind; the codebook") {
+  TempDir out("lesson14");
+  const Ran ran = run_lesson("14_transformer_vq", "--quick --out " + out.path.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  check_files(out.path, {"summary.json", "attention_full_vs_vq.png", "attention_full_vs_vq.svg", "vq_regions.png",
+                         "vq_regions.svg", "layer_cost.csv", "layer_time.png", "layer_memory.png", "generation.csv",
+                         "generation_time.png", "gpt_perplexity.png", "gpt_full.csv", "gpt_linear.csv", "gpt_vq.csv",
+                         "vq_codebook.png", "vq_key_error.png", "vq_code_counts.png", "vq_keys_and_codes.png"});
+  const nlohmann::json m = summary_of(out.path)["metrics"];
+  // Part 1: the block-wise op is the quadratic formula, values and gradients; with nothing rounded it is full attention.
+  CHECK(m["blockwise_vs_quadratic"].get<double>() < 1e-5);
+  CHECK(m["blockwise_vs_quadratic_grad"].get<double>() < 1e-5);
+  CHECK(m["exact_codebook_vs_full"].get<double>() < 1e-5);
+  // T = 16 in blocks of 4: the last query reads 8 keys exactly and 8 through the codes.
+  CHECK(ran.output.find("    15  ccccccccppppoooo") != std::string::npos);
+  CHECK(rows(out.path / "layer_cost.csv").size() == 2);  // n = 256, 512
+  CHECK(rows(out.path / "generation.csv").size() == 2);
+  for (const std::string kind : {"full", "linear", "vq"}) {
+    INFO(kind);
+    CHECK(m["layer_ms_" + kind].get<double>() > 0);
+    CHECK(m["token_ms_" + kind].get<double>() > 0);
+    CHECK(m["gpt_val_ppl_" + kind].get<double>() < 30);  // a uniform guess over ~80 characters: ~80
+    CHECK(rows(out.path / ("gpt_" + kind + ".csv")).size() == 6);  // evaluations at steps 10, 20, ..., 60
+  }
+  // The VQ model's codebook: its keys take some of the 64 codes of each head, and the codes miss part of their spread.
+  CHECK(m["vq_codes_used"].get<double>() >= 1);
+  CHECK(m["vq_codes_used"].get<double>() <= 64);
+  CHECK(m["vq_codebook_perplexity"].get<double>() >= 1);
+  CHECK(m["vq_codebook_perplexity"].get<double>() <= 64);
+  CHECK(m["vq_key_error"].get<double>() > 0);
+  CHECK(m["vq_key_error"].get<double>() < 1);
+  CHECK(ran.output.find("the VQ model's codebooks at the end") != std::string::npos);
+  check_ending(ran.output, out.path, {{"blockwise_vs_quadratic", "(T,T) weights"}, {"token_ms_vq", "VQ cache"}});
+}
+
 TEST_CASE("lesson 15_long_range --quick: both tasks printed, every kind trained on each, the table and the charts") {
   TempDir out("lesson15");
   const Ran ran = run_lesson("15_long_range", "--quick --out " + out.path.string());
