@@ -8,8 +8,9 @@
 //     time of a generated token against the context: full attention's KV cache, linear attention's
 //     fixed sum and Transformer-VQ's per-code cache;
 //  3. character GPTs with full, linear (elu+1) and VQ attention on the same text and budget: a
-//     perplexity table and curves; the VQ model's codebook over training (codes alive), its
-//     usage at the end, the quantisation error of the keys, and keys and codes of one head in 2-D.
+//     perplexity table and curves; the VQ model's codebook over training (the codes its keys
+//     take, its perplexity), its counts at the end, the quantisation error of the keys, and
+//     keys and codes of one head in 2-D.
 // The op is core/ops.h (vq_attention and its naive twin), the codebook nn/vector_quantizer.h, the
 // attention kind nn/attention/vq_attention.h; the note that goes with it: docs/14_transformer_vq.md.
 #include <algorithm>
@@ -24,8 +25,8 @@
 #include "core/ops.h"
 #include "lessons/common/attention_cost.h"
 #include "lessons/common/char_gpt.h"
-#include "lessons/common/gpt_comparison.h"
 #include "lessons/common/cli.h"
+#include "lessons/common/gpt_comparison.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/run.h"
 #include "models/gpt.h"
