@@ -367,10 +367,12 @@ int main(int argc, char** argv) {
     lessons::add_gpt_training_options(cli, training);
     cli.parse(argc, argv);
     lessons::check_gpt_shape(kLesson, text, gpt);
-    if (vq_block > (gpt.block_size - 1) / 2)
+    const int64_t longest_vq_block = (gpt.block_size - 1) / 2;  // the longest that leaves 3 blocks in a window
+    if (vq_block > longest_vq_block)
       fail(kLesson, "--vq-block ", vq_block, " cuts --block ", gpt.block_size, " into fewer than 3 blocks, so no query ever "
-           "reads the per-code cache of older blocks; give --vq-block ", std::max<int64_t>(1, (gpt.block_size - 1) / 2),
-           " or less");
+           "reads the per-code cache of older blocks; ",
+           longest_vq_block >= 1 ? cat("give --vq-block ", longest_vq_block, " or less, or ") : "give ", "--block ",
+           2 * vq_block + 1, " or more");
     lessons::settle_gpt_training(kLesson, cli.common, training);
     const lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, gpt.block_size);
     gpt.vocab_size = corpus.tokenizer.vocab_size();
@@ -410,7 +412,7 @@ int main(int argc, char** argv) {
     metrics["vq_key_error"] = codebook.first_layer.error;
     notes["vq_key_error"] = "part 3: layer 1's mean |k - code|^2 over the keys' spread mean |k - mean k|^2";
     run.finish(metrics, notes,
-               "docs/14_transformer_vq.md, section 1 (the block-wise cache); then exercise 1: --small-block 1 and\n"
-               "      --small-block 16, and compare the columns");
+               "docs/14_transformer_vq.md, section 2 (why rounded keys make attention linear); then exercise 1:\n"
+               "      --small-block 1 and --small-block 16, and compare the columns");
   });
 }

@@ -281,7 +281,9 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
       {"14_transformer_vq", "--heads 3", "--heads 3 does not divide --embd 64"},
       {"14_transformer_vq", "--lines", "--lines does not apply"},
       {"14_transformer_vq", "--vq-block 32", "--vq-block 32 cuts --block 64 into fewer than 3 blocks, so no query ever "
-                                              "reads the per-code cache of older blocks; give --vq-block 31 or less"},
+                                              "reads the per-code cache of older blocks; give --vq-block 31 or less, or --block 65 or more"},
+      {"14_transformer_vq", "--block 2 --vq-block 1", "cuts --block 2 into fewer than 3 blocks, so no query ever reads the "
+                                                     "per-code cache of older blocks; give --block 3 or more"},
       {"14_transformer_vq", "--steps 50 --warmup 50", "--warmup 50 leaves no step of --steps 50"},
       {"15_long_range", "--kinds full,relu", "--kinds: 'relu' is not a kind; give 'all' or some of full,linear_elu,"},
       {"15_long_range", "--kinds full,,lstm", "--kinds: '' is not a kind"},
