@@ -2,9 +2,11 @@
 
 #include <cblas.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 
 #include "core/error.h"
 
@@ -55,15 +57,31 @@ void run_threads(int threads) {  // OpenBLAS follows omp_get_max_threads(), but 
   openblas_set_num_threads(threads);
 }
 
-// Tasks that are running or ready to run on the machine, besides this thread: the fourth field of
-// /proc/loadavg counts them now ("3/181"). -1 when it cannot be read.
+// Threads of this process that are running now (state R in /proc/self/task/*/stat), this one
+// included: an OpenMP worker still spinning after a parallel region is one of ours, not a busy core.
+int own_running_threads() {
+  int running = 0;
+  std::error_code error;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", error)) {
+    FILE* file = std::fopen((task.path() / "stat").c_str(), "r");
+    if (!file) continue;
+    char state = 0;
+    // "pid (name) S ...": the state follows the name's closing parenthesis
+    if (std::fscanf(file, "%*d (%*[^)]) %c", &state) == 1 && state == 'R') ++running;
+    std::fclose(file);
+  }
+  return std::max(running, 1);
+}
+
+// Tasks of other programs that are running or ready to run on the machine: the fourth field of
+// /proc/loadavg counts every one of them now ("3/181"), ours too. -1 when it cannot be read.
 int other_runnable_tasks() {
   FILE* file = std::fopen("/proc/loadavg", "r");
   if (!file) return -1;
   int runnable = 0;
   const bool read = std::fscanf(file, "%*f %*f %*f %d", &runnable) == 1;
   std::fclose(file);
-  return read ? runnable - 1 : -1;
+  return read ? std::max(0, runnable - own_running_threads()) : -1;
 }
 
 }  // namespace

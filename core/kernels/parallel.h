@@ -52,7 +52,14 @@ void parallel_for_blocks(int64_t n, int64_t work_per_item, const Body& body) {
     if (n > 0) body(int64_t{0}, n, 0);
     return;
   }
-#pragma omp parallel num_threads(std::min(blocks, running_threads()))
+  const int threads = std::min(blocks, running_threads());
+  // One thread: no parallel region. A region of one thread is not "in parallel" to OpenMP, so a
+  // BLAS call inside the body would open a team of its own and start a new thread per call.
+  if (threads == 1) {
+    for (int b = 0; b < blocks; ++b) body(n * b / blocks, n * (b + 1) / blocks, b);
+    return;
+  }
+#pragma omp parallel num_threads(threads)
   for (int b = omp_get_thread_num(); b < blocks; b += omp_get_num_threads())
     body(n * b / blocks, n * (b + 1) / blocks, b);
 }

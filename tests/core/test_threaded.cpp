@@ -6,11 +6,15 @@
 // split between the two threads falls inside a row.
 #include "helpers.h"
 
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <functional>
 #include <thread>
+#include <vector>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "core/kernels/conv.h"
 #include "core/kernels/layer_norm.h"
@@ -767,28 +771,36 @@ TEST_CASE("autograd adds a second gradient into an existing .grad on two threads
   }
 }
 
-TEST_CASE("while other threads keep the cores busy, adapting runs one thread with the same blocks and results") {
-  // Two busy threads of this process are two runnable tasks besides this one: on a machine with
-  // two cores none is free, so an adapting pool runs one thread. It still cuts loops into two
-  // blocks (num_threads() is 2), so every sum is added in the same order as with two threads.
+TEST_CASE("while other programs keep the cores busy, adapting runs one thread with the same blocks and results") {
+  // Two spinning child processes are two runnable tasks of other programs: on a machine with two
+  // cores none is free, so an adapting pool runs one thread. It still cuts loops into two blocks
+  // (num_threads() is 2), so every sum is added in the same order as with two threads. (Threads of
+  // this process do not count: an OpenMP worker still spinning after a region is not a busy core.)
   if (omp_get_num_procs() != 2) return;  // the arithmetic below is for two cores
   TwoThreads two;
   const Tensor x = randn({513, 129});
   const Tensor fixed = sum(softmax(x, -1) * x, {0});
-  std::atomic<bool> stop{false};
-  auto spin = [&stop] {
-    while (!stop.load(std::memory_order_relaxed)) {
-    }
-  };
-  std::thread busy1(spin), busy2(spin);
+  std::vector<pid_t> busy;
+  for (int i = 0; i < 2; ++i) {
+    const pid_t child = fork();
+    if (child == 0)
+      for (;;) asm volatile("");  // spin until killed (an empty loop the compiler keeps)
+    busy.push_back(child);
+  }
   set_num_threads(2, /*adapt_to_load=*/true);
   std::this_thread::sleep_for(std::chrono::milliseconds(150));  // the pool looks at most every 100 ms
   const int running = running_threads();
   const Tensor adapted = sum(softmax(x, -1) * x, {0});
-  stop = true;
-  busy1.join();
-  busy2.join();
+  // One thread opens no parallel region: a BLAS call in the body then sees it is not inside one
+  // and uses its own (one) thread, instead of starting a team of new threads on every call.
+  int level = -1;
+  parallel_for(2, kMinParallelWork, [&](int64_t, int64_t) { level = omp_get_level(); });
+  for (const pid_t child : busy) {
+    kill(child, SIGKILL);
+    waitpid(child, nullptr, 0);
+  }
   CHECK(num_threads() == 2);
   CHECK(running == 1);
+  CHECK(level == 0);
   CHECK(adapted.to_vector() == fixed.to_vector());
 }
