@@ -1,0 +1,293 @@
+// Smoke tests of the attention lessons 11-15: each runs with --quick, writes its files and
+// learns; bad flags and inputs are refused with status 2.
+#include "lessons/lesson_checks.h"
+
+#include "io/safetensors.h"
+
+namespace fs = std::filesystem;
+using namespace ladder::testing;
+
+TEST_CASE("lesson 11_gpt --quick: the GPT learns; samples at three temperatures; KV-cache speed; attention maps; --load samples") {
+  TempDir out("lesson11");
+  const Ran ran = run_lesson("11_gpt", "--quick --out " + out.path.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  check_files(out.path, {"metrics.csv", "summary.json", "perplexity.png", "perplexity.svg", "samples.txt", "model.safetensors",
+                         "generation_speed.csv", "generation_speed.png", "generation_speed.svg", "attention_layer1_head1.png",
+                         "attention_layer4_head4.svg"});
+  const std::vector<double> val = column(out.path / "metrics.csv", "val_loss");
+  REQUIRE(val.size() >= 5);
+  CHECK(val.back() < val.front() - 0.3);
+  const std::vector<double> lr = column(out.path / "metrics.csv", "lr");
+  CHECK(lr.back() < lr[1]);  // the cosine decay, after the warmup
+  std::ifstream samples(out.path / "samples.txt");
+  const std::string text((std::istreambuf_iterator<char>(samples)), std::istreambuf_iterator<char>());
+  for (const char* t : {"-- temperature 0.5:", "-- temperature 1.0:", "-- temperature 1.5:"}) CHECK(text.find(t) != std::string::npos);
+  CHECK(rows(out.path / "generation_speed.csv").size() == 4);  // contexts 8, 16, 32, 64
+  const nlohmann::json m = summary_of(out.path)["metrics"];
+  CHECK(m["val_ppl"].get<double>() == doctest::Approx(std::exp(m["val_loss"].get<double>())));
+  CHECK(m["cached_tokens_per_s"].get<double>() > 0);
+  check_ending(ran.output, out.path, {{"val_loss", "the GPT"}, {"cached_tokens_per_s", "KV cache"}});
+
+  // The checkpoint samples without training: the prompt comes back, continued by --sample-chars characters.
+  const std::string model = (out.path / "model.safetensors").string();
+  const Ran sampled = run_lesson("11_gpt", "--load " + model + " --sample-chars 40 --prompt \"The \"");
+  INFO(sampled.output);
+  REQUIRE(sampled.status == 0);
+  CHECK(sampled.output.find("a GPT of ") != std::string::npos);
+  CHECK(sampled.output.find("\nThe ") != std::string::npos);
+  check_refused("11_gpt", "--load " + model + " --prompt \"caf\xc3\xa9\"", "has characters the model's vocabulary lacks: '\xc3\xa9'");
+  // At temperature 3 the barely trained model spreads its probability over all 90 ids; <unk> and
+  // the other special tokens are still never drawn.
+  const Ran hot = run_lesson("11_gpt", "--load " + model + " --sample-chars 3000 --temperature 3");
+  REQUIRE(hot.status == 0);
+  CHECK(hot.output.find("<unk>") == std::string::npos);
+  // A shorter context keeps the first positions; a longer one than the model learned is refused, and so
+  // are the flags of training, which --load would ignore.
+  const Ran shorter = run_lesson("11_gpt", "--load " + model + " --block 16 --sample-chars 100");
+  CHECK(shorter.status == 0);
+  CHECK(shorter.output.find("context 16 of the 64 it learned") != std::string::npos);
+  check_refused("11_gpt", "--load " + model + " --block 65", "--block 65 is longer than the 64 positions the model of " + model +
+                                                                  " learned (its block_size); give --block 64 or less");
+  check_refused("11_gpt", "--load " + model + " --steps 10 --embd 64 --quick",
+                "--load samples from a trained model, so --steps, --embd, --quick would be ignored");
+
+  // A checkpoint of another lesson, and a file that is no checkpoint.
+  TempDir other("lesson11_other");
+  REQUIRE(run_lesson("00_autograd", "--quick --out " + other.path.string()).status == 0);
+  check_refused("11_gpt", "--load " + (other.path / "model.safetensors").string(), "is a checkpoint of lesson 00_autograd, not a GPT of lesson 11");
+  check_refused("11_gpt", "--load " + write_file("not_a_model.safetensors", "hello"), "not_a_model.safetensors");
+}
+
+TEST_CASE("lesson 11_gpt --attention linear, bigbird and vq: it learns, says which kind ran, and --load samples with that kind") {
+  // A small GPT, to keep it to a second or two: one block, 32 wide, context 32 (BigBird: 8 blocks of 4).
+  const std::string small = "--quick --threads 1 --steps 20 --lr 3e-3 --eval-every 5 --warmup 2 --layers 1 --embd 32 --heads 2 --block 32";
+  for (const std::string kind : {"linear", "bigbird", "vq"}) {
+    TempDir out("lesson11_" + kind);
+    const std::string settings = kind == "bigbird" ? " --attention-block 4" : kind == "vq" ? " --attention-block 8 --codes 16" : "";
+    const Ran ran = run_lesson("11_gpt", small + " --attention " + kind + settings + " --out " + out.path.string());
+    INFO(kind, "\n", ran.output);
+    REQUIRE(ran.status == 0);
+    check_files(out.path, {"summary.json", "samples.txt", "model.safetensors", "generation_speed.csv", "attention_layer1_head2.png"});
+    const std::vector<double> val = column(out.path / "metrics.csv", "val_loss");
+    REQUIRE(val.size() == 4);
+    CHECK(val.back() < val.front() - 0.3);
+    const nlohmann::json summary = summary_of(out.path);
+    CHECK(summary["metrics"]["attention"] == kind);
+    CHECK(summary["flags"]["attention"] == kind);
+    const std::string described = kind == "linear"    ? "linear (feature map elu, chunk 64)"
+                                  : kind == "bigbird" ? "bigbird (blocks of 4, 2 random per query block)"
+                                                      : "vq (blocks of 8, 16 codes per head)";
+    CHECK(ran.output.find("attention: " + described + "\n") != std::string::npos);
+    CHECK(ran.output.find("== 4. " + kind + " attention of every head") != std::string::npos);
+    check_ending(ran.output, out.path, {{"attention", "--attention"}});
+    if (kind == "vq") {  // the training loop ran the codebook's EMA: its counts (1 at first) moved
+      const ladder::Tensor counts = ladder::io::load_safetensors((out.path / "model.safetensors").string())
+                                        .tensors.at("transformer.h.0.attn.attention.quantizer.counts");
+      REQUIRE(counts.shape() == ladder::Shape{2, 16});
+      float moved = 0;
+      for (int64_t s = 0; s < counts.numel(); ++s) moved = std::max(moved, std::abs(counts.data()[s] - 1.0f));
+      CHECK(moved > 0.05f);
+    }
+
+    const std::string model = (out.path / "model.safetensors").string();
+    const Ran sampled = run_lesson("11_gpt", "--load " + model + " --sample-chars 20");
+    INFO(sampled.output);
+    REQUIRE(sampled.status == 0);
+    CHECK(sampled.output.find("context 32, " + described + " attention") != std::string::npos);
+    check_refused("11_gpt", "--load " + model + " --attention full --random-blocks 1",
+                  "--load samples from a trained model, so --attention, --random-blocks would be ignored");
+  }
+}
+
+TEST_CASE("lesson 12_linear_attention --quick: one layer three ways agrees; the implied maps; GPTs per kind; cost against length") {
+  TempDir out("lesson12");
+  const Ran ran = run_lesson("12_linear_attention", "--quick --out " + out.path.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  check_files(out.path, {"summary.json", "implied_attention.png", "implied_attention.svg", "layer_cost.csv", "layer_time.png",
+                         "layer_time.svg", "layer_memory.png", "generation.csv", "generation_time.png", "generation_time.svg",
+                         "gpt_perplexity.png", "gpt_perplexity.svg", "gpt_softmax.csv", "gpt_elu.csv", "gpt_cos.csv",
+                         "gpt_double_softmax.csv", "gpt_favor.csv"});
+  const nlohmann::json m = summary_of(out.path)["metrics"];
+  CHECK(m["chunked_vs_quadratic"].get<double>() < 1e-5);
+  CHECK(m["recurrent_vs_quadratic"].get<double>() < 1e-5);
+  CHECK(m["state_floats"] == 4 * 4 + 4);  // elu+1, head size 4: the (4,4) sum and the normaliser
+  CHECK(ran.output.find("chunk 4 (3 chunks, the last of 3)") != std::string::npos);
+  CHECK(ran.output.find("the recurrent state does not grow: 20 floats after every position") != std::string::npos);
+  // Softmax puts most of each row on the key the query was built from; the feature maps spread it.
+  CHECK(m["match_weight_softmax"].get<double>() > 0.8);
+  CHECK(m["match_weight_softmax_causal"].get<double>() > 0.8);
+  for (const std::string map : {"elu", "cos", "double_softmax", "favor"}) {
+    CHECK(m["match_weight_" + map].get<double>() < m["match_weight_softmax"].get<double>());
+    CHECK(m["entropy_" + map].get<double>() > m["entropy_softmax"].get<double>());
+    CHECK(m["entropy_" + map + "_causal"].get<double>() > m["entropy_softmax_causal"].get<double>());
+  }
+  // Part 3: every GPT learned something in its 60 steps (a uniform guess over ~80 characters: perplexity ~80).
+  for (const std::string kind : {"softmax", "elu", "cos", "double_softmax", "favor"}) {
+    INFO(kind);
+    CHECK(m["gpt_val_ppl_" + kind].get<double>() < 30);
+    CHECK(rows(out.path / ("gpt_" + kind + ".csv")).size() == 6);  // evaluations at steps 10, 20, ..., 60
+  }
+  CHECK(rows(out.path / "layer_cost.csv").size() == 2);  // n = 256, 512
+  CHECK(rows(out.path / "generation.csv").size() == 2);
+  for (const char* name : {"layer_ms_full", "layer_ms_linear", "token_ms_full", "token_ms_linear"}) CHECK(m[name].get<double>() > 0);
+  check_ending(ran.output, out.path, {{"chunked_vs_quadratic", "chunked product"}, {"token_ms_linear", "recurrent state"}});
+  // The other feature maps agree three ways too, on a length and chunk of their own.
+  for (const std::string map : {"cos", "softmax"}) {
+    TempDir other("lesson12_" + map);
+    const Ran again = run_lesson("12_linear_attention", "--quick --feature-map " + map + " --length 9 --chunk 2 --out " +
+                                                             other.path.string());
+    INFO(again.output);
+    REQUIRE(again.status == 0);
+    const nlohmann::json n = summary_of(other.path)["metrics"];
+    CHECK(n["chunked_vs_quadratic"].get<double>() < 1e-5);
+    CHECK(n["recurrent_vs_quadratic"].get<double>() < 1e-5);
+    CHECK(again.output.find("the recurrent state does not grow") != std::string::npos);
+  }
+}
+
+TEST_CASE("lesson 13_bigbird --quick: the pattern, the retrieval task, time against length, the four patterns trained") {
+  TempDir out("lesson13");
+  const Ran ran = run_lesson("13_bigbird", "--quick --out " + out.path.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  check_files(out.path, {"summary.json", "pattern.png", "pattern.svg", "timing.csv", "attention_time.png",
+                         "attention_time.svg", "train_full.csv", "train_window.csv", "train_window_global.csv",
+                         "train_bigbird.csv", "accuracy_by_distance.csv", "accuracy_by_distance.png",
+                         "accuracy_by_distance.svg", "validation_loss.png", "validation_loss.svg"});
+  const nlohmann::json m = summary_of(out.path)["metrics"];
+  // 16 blocks of 8, r = 3. Bidirectional: the 2 global rows see all 16; the 14 others 2 global + 3 window
+  // + 3 random, less the window block that is a global one in rows 1 and 14. Causal: row 0 sees itself,
+  // rows 1-4 see 2, 3, 4 and 5 blocks (fewer past blocks to draw from), rows 5-15 see 6.
+  CHECK(m["tiles_dense"] == 256);
+  CHECK(m["tiles_bidirectional"] == 2 * 16 + 14 * 8 - 2);
+  CHECK(m["tiles_causal"] == 1 + 2 + 3 + 4 + 5 + 11 * 6);
+  CHECK(m["task_chance"].get<double>() == doctest::Approx(0.1));
+  CHECK(m["task_nearest_key"].get<int>() >= 8);
+  CHECK(m["window_layers_needed"].get<int>() >= 1);  // 8 back from position 127: block 14 or before, the question in 15
+  const std::vector<double> lengths = column(out.path / "timing.csv", "n");
+  CHECK(lengths == std::vector<double>{256, 512});
+  for (const double ms : column(out.path / "timing.csv", "bigbird_ms")) CHECK(ms > 0);
+  // 4 blocks of 64: every tile; 8 blocks: 2 global rows of 8, rows 2-5 of 8, rows 1 and 6 of 7 (5 blocks left to draw from)
+  CHECK(column(out.path / "timing.csv", "bigbird_tiles") == std::vector<double>{16, 2 * 8 + 4 * 8 + 2 * 7});
+  CHECK(ran.output.find("block  15 | ") != std::string::npos);  // an example printed a block per line
+  CHECK(ran.output.find("chance level: 1 / 10 values = 0.100") != std::string::npos);
+  // Part 4 (--quick: 4 steps, 1 layer, 64 test sequences): every variant trained and scored, the
+  // test sequences counted once by their distance in blocks.
+  for (const char* name : {"full", "window", "window_global", "bigbird"}) {
+    CHECK(column(out.path / (std::string("train_") + name + ".csv"), "step") == std::vector<double>{1, 2, 3, 4});
+    const double accuracy = m[std::string("test_acc_") + name].get<double>();
+    CHECK(accuracy >= 0);
+    CHECK(accuracy <= 1);
+  }
+  double counted = 0;
+  for (const double count : column(out.path / "accuracy_by_distance.csv", "count")) counted += count;
+  CHECK(counted == 64);
+  CHECK(column(out.path / "accuracy_by_distance.csv", "blocks_back").size() == 16);
+  CHECK(ran.output.find("window + global") != std::string::npos);
+  check_ending(ran.output, out.path, {{"tiles_bidirectional", "tiles BigBird computes"}, {"task_chance", "guessing"},
+                                      {"test_acc_bigbird", "BigBird, test sequences answered right"}});
+}
+
+TEST_CASE("lesson 13_bigbird --quick with a task length that --block does not divide: the last block padded") {
+  TempDir out("lesson13_padded");
+  const Ran ran = run_lesson("13_bigbird", "--quick --task-length 100 --examples 0 --out " + out.path.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  // 100 = 12 blocks of 8 and a padded 13th; the question at 99 is in block 12.
+  CHECK(column(out.path / "accuracy_by_distance.csv", "blocks_back").size() == 13);
+  CHECK(ran.output.find("n = 100, blocks of 8") != std::string::npos);
+}
+
+TEST_CASE("lesson 14_transformer_vq --quick: one VQ layer two ways agrees; cost against length; GPTs per kind; the codebook") {
+  TempDir out("lesson14");
+  const Ran ran = run_lesson("14_transformer_vq", "--quick --out " + out.path.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  check_files(out.path, {"summary.json", "attention_full_vs_vq.png", "attention_full_vs_vq.svg", "vq_regions.png",
+                         "vq_regions.svg", "layer_cost.csv", "layer_time.png", "layer_memory.png", "generation.csv",
+                         "generation_time.png", "gpt_perplexity.png", "gpt_full.csv", "gpt_linear.csv", "gpt_vq.csv",
+                         "vq_codebook.png", "vq_key_error.png", "vq_code_counts.png", "vq_keys_and_codes.png"});
+  const nlohmann::json m = summary_of(out.path)["metrics"];
+  // Part 1: the block-wise op is the quadratic formula, values and gradients; with nothing rounded it is full attention.
+  CHECK(m["blockwise_vs_quadratic"].get<double>() < 1e-5);
+  CHECK(m["blockwise_vs_quadratic_grad"].get<double>() < 1e-5);
+  CHECK(m["exact_codebook_vs_full"].get<double>() < 1e-5);
+  // T = 16 in blocks of 4: the last query reads 8 keys exactly and 8 through the codes.
+  CHECK(ran.output.find("    15  ccccccccppppoooo") != std::string::npos);
+  CHECK(rows(out.path / "layer_cost.csv").size() == 2);  // n = 256, 512
+  CHECK(rows(out.path / "generation.csv").size() == 2);
+  for (const std::string kind : {"full", "linear", "vq"}) {
+    INFO(kind);
+    CHECK(m["layer_ms_" + kind].get<double>() > 0);
+    CHECK(m["token_ms_" + kind].get<double>() > 0);
+    CHECK(m["gpt_val_ppl_" + kind].get<double>() < 30);  // a uniform guess over ~80 characters: ~80
+    CHECK(rows(out.path / ("gpt_" + kind + ".csv")).size() == 6);  // evaluations at steps 10, 20, ..., 60
+  }
+  // The VQ model's codebook: its keys take some of the 64 codes of each head, and the codes miss part of their spread.
+  CHECK(m["vq_codes_used"].get<double>() >= 1);
+  CHECK(m["vq_codes_used"].get<double>() <= 64);
+  CHECK(m["vq_codebook_perplexity"].get<double>() >= 1);
+  CHECK(m["vq_codebook_perplexity"].get<double>() <= 64);
+  CHECK(m["vq_key_error"].get<double>() > 0);
+  CHECK(m["vq_key_error"].get<double>() < 1);
+  CHECK(ran.output.find("the VQ model's codebooks at the end") != std::string::npos);
+  check_ending(ran.output, out.path, {{"blockwise_vs_quadratic", "(T,T) weights"}, {"token_ms_vq", "VQ cache"}});
+}
+
+TEST_CASE("lesson 15_long_range --quick: both tasks printed, every kind trained on each, the table and the charts") {
+  TempDir out("lesson15");
+  const Ran ran = run_lesson("15_long_range", "--quick --out " + out.path.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  check_files(out.path, {"summary.json", "results.csv", "train_listops_full.csv", "train_recall_lstm.csv",
+                         "accuracy_speed_listops.png", "accuracy_speed_listops.svg", "accuracy_speed_recall.png",
+                         "loss_listops.png", "loss_recall.svg"});
+  const nlohmann::json m = summary_of(out.path)["metrics"];
+  CHECK(m["listops_chance"].get<double>() == doctest::Approx(0.1));
+  CHECK(m["recall_chance"].get<double>() == doctest::Approx(0.1));
+  const auto results = rows(out.path / "results.csv");
+  const std::vector<std::string> kinds = {"full",         "linear_elu", "linear_cos", "linear_softmax",
+                                          "linear_favor", "bigbird",    "vq",         "lstm"};
+  REQUIRE(results.size() == 2 * kinds.size());
+  for (size_t r = 0; r < results.size(); ++r) {
+    const auto& row = results[r];
+    CHECK(row.at("kind") == kinds[r / 2]);  // kind by kind, each on both tasks
+    CHECK(row.at("task") == (r % 2 ? "recall" : "listops"));
+    const double acc = std::stod(row.at("test_acc"));
+    CHECK(acc >= 0);
+    CHECK(acc <= 1);
+    CHECK(m["test_acc_" + row.at("task") + "_" + row.at("kind")].get<double>() == doctest::Approx(acc).epsilon(1e-5));
+    CHECK(std::stod(row.at("steps_per_s")) > 0);
+    CHECK(std::stod(row.at("peak_mib")) > 0);
+  }
+  // Every kind's loss fell on ListOps: its best validation loss after the first evaluation is below
+  // the first by 0.04 nats or more (the best, not the last: 50 validation examples make VQ's and the
+  // LSTM's curves jump by 0.1 between evaluations, more than they fall in 100 steps). Associative
+  // recall is only checked finite: 100 tiny steps leave it near chance.
+  for (const std::string& kind : kinds) {
+    for (const std::string task : {"listops", "recall"}) {
+      INFO(task, " ", kind);
+      const auto curve = rows(out.path / ("train_" + task + "_" + kind + ".csv"));
+      REQUIRE(curve.size() >= 10);
+      for (const auto& point : curve) CHECK(std::isfinite(std::stod(point.at("train_loss"))));
+      if (task != "listops") continue;
+      double best = INFINITY;
+      for (size_t i = 1; i < curve.size(); ++i) best = std::min(best, std::stod(curve[i].at("val_loss")));
+      CHECK(best < std::stod(curve.front().at("val_loss")) - 0.04);
+    }
+  }
+  CHECK(ran.output.find("[MAX 4 3 [MIN 2 3 ] 1 0 [MED 1 5 8 9 2 ] ] = 5") != std::string::npos);
+  CHECK(ran.output.find("answers: 0:") != std::string::npos);
+  CHECK(ran.output.find("vq (blocks of 8, 16 codes per head) runs causal: Transformer-VQ is a decoder") != std::string::npos);
+  check_ending(ran.output, out.path, {{"test_acc_listops_full", "ListOps, test accuracy"}, {"recall_chance", "guessing"}});
+
+  TempDir two("lesson15_kinds");  // --kinds picks and orders
+  const Ran picked = run_lesson("15_long_range", "--quick --kinds lstm,full --steps 3 --out " + two.path.string());
+  REQUIRE(picked.status == 0);
+  const auto picked_rows = rows(two.path / "results.csv");
+  REQUIRE(picked_rows.size() == 4);
+  CHECK(picked_rows[0].at("kind") == "lstm");
+  CHECK(picked_rows[2].at("kind") == "full");
+}

@@ -1,0 +1,192 @@
+// Smoke tests of the translation lessons 07-10 (and 08, attention pooling): each runs with --quick, writes its files and
+// learns; bad flags and inputs are refused with status 2.
+#include "lessons/lesson_checks.h"
+
+namespace fs = std::filesystem;
+using namespace ladder::testing;
+
+TEST_CASE("lesson 07_seq2seq --quick: the encoder-decoder learns dates; greedy is beam search of width 1; both feedings") {
+  TempDir out("lesson07");
+  const Ran ran = run_lesson("07_seq2seq", "--quick --out " + out.path.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  check_files(out.path, {"metrics.csv", "summary.json", "model.safetensors", "loss.png", "loss.svg", "beam_search.png",
+                         "beam_seconds.png", "exact_match_by_length.png", "exact_match_by_length.csv"});
+  std::map<std::string, std::vector<double>> val;
+  for (const auto& row : rows(out.path / "metrics.csv")) val[row.at("model")].push_back(std::stod(row.at("val_loss")));
+  for (const char* model : {"teacher forcing", "own predictions"}) {
+    REQUIRE_MESSAGE(val[model].size() >= 5, model);
+    CHECK_MESSAGE(val[model].back() < val[model].front() - 0.3, model, ": the loss did not fall");
+  }
+  const nlohmann::json m = summary_of(out.path)["metrics"];
+  // Every source padded to one width: a translation does not depend on its batch, and beam search of
+  // width 1 makes exactly the greedy choices.
+  CHECK(m["test_bleu_beam1"].get<double>() == m["test_bleu"].get<double>());
+  CHECK(m["test_bleu"].get<double>() > 0.1);
+  CHECK(ran.output.find("examples (ok: exactly the target):\n  ") != std::string::npos);
+  check_ending(ran.output, out.path, {{"test_exact_match", "greedy decoding"}, {"test_bleu_beam8", "width 8"}});
+  CHECK(rows(out.path / "exact_match_by_length.csv").size() == 6);
+}
+
+TEST_CASE("lesson 09_attention_seq2seq --quick: attention maps; exact match by length beside lesson 07's run of the same task") {
+  TempDir plain("lesson09_plain"), out("lesson09");
+  // The run compared with only needs its summary: two steps of lesson 07 write one.
+  REQUIRE(run_lesson("07_seq2seq", "--quick --no-part3 --steps 2 --out " + plain.path.string()).status == 0);
+  const Ran ran = run_lesson("09_attention_seq2seq", "--quick --compare " + plain.path.string() + " --out " + out.path.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  check_files(out.path, {"metrics.csv", "summary.json", "model.safetensors", "loss.png", "beam_search.png",
+                         "attention_map_1.png", "attention_map_4.svg", "exact_match_by_length.png"});
+  const std::vector<double> val = column(out.path / "metrics.csv", "val_loss");
+  REQUIRE(val.size() >= 5);
+  CHECK(val.back() < val.front() - 0.3);
+  CHECK(ran.output.find("beside lesson 07's run in " + plain.path.string()) != std::string::npos);
+  // The same metric names as lesson 07, so that the two summaries compare directly.
+  const nlohmann::json ours = summary_of(out.path)["metrics"], theirs = summary_of(plain.path)["metrics"];
+  for (const auto& [name, value] : ours.items()) CHECK_MESSAGE(theirs.contains(name), name);
+  check_ending(ran.output, out.path, {{"test_exact_match", "greedy decoding"}});
+  const Ran other = run_lesson("09_attention_seq2seq",
+                               "--quick --steps 2 --pad-words 2 --compare " + plain.path.string() + " --out " + out.path.string());
+  CHECK(other.status == 0);
+  CHECK(other.output.find("translated another task (its --pad-words differs)") != std::string::npos);
+}
+
+TEST_CASE("lesson 10_transformer --quick: the Transformer learns dates; the table of 07 and 09; maps; post-LN and pre-LN") {
+  TempDir gru("lesson10_gru"), out("lesson10");
+  // The run compared with only needs its summary: two steps of lesson 09 write one.
+  REQUIRE(run_lesson("09_attention_seq2seq", "--quick --steps 2 --out " + gru.path.string()).status == 0);
+  const Ran ran = run_lesson("10_transformer", "--quick --compare " + gru.path.string() + " --out " + out.path.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  check_files(out.path, {"metrics.csv", "summary.json", "model.safetensors", "loss.png", "beam_search.png",
+                         "exact_match_by_length.png", "exact_match_by_length.csv", "positional_encoding.png",
+                         "position_dot_products.svg", "attention_encoder.png", "attention_decoder.png", "attention_cross.svg",
+                         "norm_first.png", "norm_first.svg"});
+  std::map<std::string, std::vector<double>> val, train;
+  for (const auto& row : rows(out.path / "metrics.csv")) {
+    val[row.at("model")].push_back(std::stod(row.at("val_loss")));
+    train[row.at("model")].push_back(std::stod(row.at("train_loss")));
+  }
+  REQUIRE(val["transformer"].size() >= 5);
+  CHECK(val["transformer"].back() < val["transformer"].front() - 0.3);
+  for (const char* run : {"post-LN with warmup", "post-LN without warmup", "pre-LN with warmup", "pre-LN without warmup"}) {
+    REQUIRE_MESSAGE(train[run].size() == 10, run);
+    CHECK_MESSAGE(train[run].back() < train[run].front() - 0.3, run, ": the loss did not fall");
+    CHECK(ran.output.find(std::string("\n") + run + " ") != std::string::npos);  // its row of the table
+  }
+  CHECK(ran.output.find("beside lesson 09's run in " + gru.path.string()) != std::string::npos);
+  CHECK(ran.output.find("examples (ok: exactly the target):\n  ") != std::string::npos);
+  // The same metric names as lesson 09 (and 07), so that the summaries compare directly.
+  const nlohmann::json ours = summary_of(out.path)["metrics"], theirs = summary_of(gru.path)["metrics"];
+  for (const auto& [name, value] : theirs.items()) CHECK_MESSAGE(ours.contains(name), name);
+  CHECK(ours["test_bleu_beam1"].get<double>() == ours["test_bleu"].get<double>());
+  CHECK(ours["test_bleu"].get<double>() > 0.1);
+  check_ending(ran.output, out.path, {{"test_exact_match", "greedy decoding"}, {"val_loss_pre_ln_no_warmup", "part 5"}});
+  CHECK(rows(out.path / "exact_match_by_length.csv").size() == 6);
+}
+
+TEST_CASE("lessons 07, 09 and 10 translate a pairs file at word level and at character level") {
+  // A toy language: each English number word becomes its French one, two to four words a line.
+  const char* en[] = {"one", "two", "three", "four", "five", "six"};
+  const char* fr[] = {"un", "deux", "trois", "quatre", "cinq", "six"};
+  std::string pairs;
+  for (int i = 0; i < 300; ++i) {
+    std::string source, target;
+    for (int w = 0; w < 2 + i % 3; ++w) {
+      const int k = (i * 7 + w * 5) % 6;
+      source += std::string(w ? " " : "") + en[k];
+      target += std::string(w ? " " : "") + fr[k];
+    }
+    pairs += source + (i % 2 ? "." : "!") + "\t" + target + (i % 2 ? "." : " !") + "\tCC-BY 2.0\n";
+  }
+  const std::string file = write_file("numbers.tsv", pairs);
+  TempDir out("lesson07_pairs");
+  for (const char* lesson : {"07_seq2seq", "09_attention_seq2seq", "10_transformer"})
+    for (const char* level : {"word", "char"}) {
+      const std::string skip = std::string(lesson) == "07_seq2seq"       ? " --no-part3"
+                               : std::string(lesson) == "10_transformer" ? " --warmup 1 --norm-steps 0"
+                                                                         : "";
+      const Ran ran = run_lesson(lesson, std::string("--quick --steps 5 --batch 8 --level ") + level + skip + " --data " + file +
+                                             " --out " + out.path.string());
+      INFO(lesson, " ", level, "\n", ran.output);
+      REQUIRE(ran.status == 0);
+      CHECK(ran.output.find(file) != std::string::npos);
+      // Word level: the vocabulary is the six words, the punctuation and the four special tokens.
+      if (std::string(level) == "word") CHECK(ran.output.find("vocabularies 12 (source) and 12 (target)") != std::string::npos);
+      check_files(out.path, {"summary.json", "model.safetensors", "exact_match_by_length.csv"});
+    }
+}
+
+TEST_CASE("lessons 07, 09 and 10: pairs files and task flags that cannot work are refused before training") {
+  TempDir out("lesson07_bad");
+  const std::string to = " --quick --out " + out.path.string();
+  const std::string no_tab = write_file("no_tab.tsv", "Go.\tVa !\nHi. Salut !\n");
+  const std::string small = write_file("small.tsv", "Go.\tVa !\nHi.\tSalut !\nRun!\tCours !\n");
+  for (const char* lesson : {"07_seq2seq", "09_attention_seq2seq", "10_transformer"}) {
+    check_refused(lesson, "--data " + no_tab + to, no_tab + ":2: no tab in \"Hi. Salut !\"");
+    check_refused(lesson, "--data " + write_file("empty.tsv", "\n\n") + to, "the file is empty");
+    check_refused(lesson, "--data " + write_file("binary.tsv", std::string("Go.\tVa !\n\0\x01", 11)) + to, "binary");
+    check_refused(lesson, "--data " + small + to, "are fewer than one batch of 64; give more pairs or a smaller --batch");
+    check_refused(lesson, "--data " + write_file("two.tsv", "Go.\tVa !\nHi.\tSalut !\n") + to, "too few to hold out");
+    check_refused(lesson, "--data " + small + " --pad-words 3" + to, "--pad-words and --pairs shape the date task");
+    check_refused(lesson, "--data " + small + " --level byte" + to, "--level must be word or char, got 'byte'");
+    check_refused(lesson, "--val " + small + to, "--val goes with --data");
+    check_refused(lesson, "--max-len 5" + to, "--level and --max-len go with --data");
+    check_refused(lesson, "--pairs 900000" + to, "--pairs must be");
+    CHECK_FALSE(fs::exists(out.path));
+  }
+}
+
+TEST_CASE("lesson 08_attention_pooling --quick: the kernel learns its width; scoring, the 1/sqrt(d) scale and masks") {
+  TempDir out("lesson08");
+  const Ran ran = run_lesson("08_attention_pooling", "--quick --out " + out.path.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  check_files(out.path, {"metrics.csv", "summary.json", "model.safetensors", "fits.png", "fits.svg", "weights_nonparametric.png",
+                         "weights_before_training.png", "weights_after_training.svg", "loss_against_w.png", "scores_dot.png",
+                         "scores_scaled_dot.svg", "scores_additive.png", "scores_general.png", "scaling.csv", "scaling_variance.png",
+                         "scaling_largest_weight.svg", "scaling_gradient.png"});
+  const std::vector<double> loss = column(out.path / "metrics.csv", "train_loss");
+  REQUIRE(loss.size() == 20);
+  CHECK(loss.back() < 0.6 * loss.front());
+  const nlohmann::json m = summary_of(out.path)["metrics"];
+  // Each estimate beats the one before it on the noise-free curve.
+  CHECK(m["mse_parametric"].get<double>() < m["mse_nonparametric"].get<double>());
+  CHECK(m["mse_nonparametric"].get<double>() < m["mse_average"].get<double>());
+  CHECK(m["learned_w"].get<double>() > m["initial_w"].get<double>() + 1);
+  CHECK(m["train_loss"].get<double>() == doctest::Approx(loss.back()).epsilon(1e-6));
+  // Scaling changes how sharp the weights are, never which key is on top.
+  CHECK(m["top_key_right_dot"] == m["top_key_right_scaled_dot"]);
+  CHECK(m["var_dot_d512"].get<double>() > 400);
+  CHECK(m["var_dot_d512"].get<double>() < 640);
+  CHECK(m["var_scaled_dot_d512"].get<double>() == doctest::Approx(1).epsilon(0.25));
+  CHECK(m["max_weight_d512"].get<double>() > 0.8);
+  CHECK(m["max_weight_scaled_d512"].get<double>() < 0.5);
+  CHECK(m["grad_median_d512"].get<double>() < 0.05 * m["grad_median_scaled_d512"].get<double>());
+  CHECK(m["masked_weight_max"].get<double>() == 0);
+  CHECK(m["padded_values_effect"].get<double>() == 0);
+  CHECK(ran.output.find("      1     0        [0]      [0]      [0]      [0]    0.000") != std::string::npos);  // no visible key
+  check_ending(ran.output, out.path, {{"mse_parametric", "learned w"}, {"masked_weight_max", "exactly 0"}});
+}
+
+TEST_CASE("lesson 10_transformer --attention linear: the encoder's self attention takes it, the decoder stays full") {
+  TempDir out("lesson10_linear");
+  const Ran ran = run_lesson("10_transformer", "--quick --threads 1 --attention linear --norm-steps 0 --steps 15 --warmup 2 "
+                                               "--layers 1 --pairs 300 --batch 32 --out " + out.path.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  check_files(out.path, {"summary.json", "model.safetensors", "beam_search.png", "attention_encoder.png", "attention_decoder.png",
+                         "attention_cross.png"});
+  const std::vector<double> val = column(out.path / "metrics.csv", "val_loss");
+  REQUIRE(val.size() == 15);
+  CHECK(val.back() < val.front() - 0.3);
+  CHECK(ran.output.find("encoder self attention: linear (feature map elu); the decoder's attention: full") != std::string::npos);
+  // One encoder layer of linear attention; the decoder's self and cross attention are full.
+  size_t linear_layers = 0;
+  for (size_t at = ran.output.find("LinearAttention("); at != std::string::npos; at = ran.output.find("LinearAttention(", at + 1))
+    ++linear_layers;
+  CHECK(linear_layers == 1);
+  const nlohmann::json m = summary_of(out.path)["metrics"];
+  CHECK(m["encoder_attention"] == "linear");
+  CHECK(m["test_bleu_beam4"].get<double>() > 0);
+}
