@@ -126,7 +126,7 @@ for op, (fn, data) in REDUCTIONS.items():
     for dims, where in (((-1,), "last"), ((0,), "dim0"), ((0, 1, 2), "all")):
         case(f"{op}_{where}", lambda x, fn=fn, dims=dims: fn(x, dims), {"x": data}, grad=("x",))
 
-# ---- reproducers of gradients that must not be NaN (issue 9) ----
+# ---- cases whose gradients must not be NaN ----
 positive = torch.rand(3, 5, 7) + 0.5
 mask = (torch.rand(3, 5, 7) < 0.3).float()
 # log of the masked entries is log(0) = -inf, selected away by where: their gradient is 0, not NaN.

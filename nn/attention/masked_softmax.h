@@ -1,5 +1,5 @@
 // Which keys a query may attend to, and the softmax that respects it (lessons 07-09, and the masks
-// every later attention kind takes). The convention (../shared/ATTENTION.md): 1 = a real key,
+// every later attention kind takes). The convention: 1 = a real key,
 // 0 = padding. Scores are (B, ..., Q, S): batch first, keys last, any dims between (heads).
 #pragma once
 

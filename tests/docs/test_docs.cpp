@@ -27,8 +27,6 @@ const fs::path kRoot = LADDER_SOURCE_DIR;
 
 // Backticked text that is neither ladder's code nor a path in it, and why it may stay.
 const std::map<std::string, std::string> kAllowed = {
-    {"../shared/DESIGN.md", "the shared design document, outside the repository"},
-    {"../shared/ATTENTION.md", "the shared design of the attention family, outside the repository"},
     {"key_padding_mask", "PyTorch's name for its padding mask"},
     {"is_causal", "PyTorch's name for its causal flag"},
     {"valid_lens", "d2l's name for its valid lengths"},

@@ -54,7 +54,7 @@ Inputs check_case(const std::string& name, const Run& run) {
 }
 
 // Masked and ignored positions take no gradient: where PyTorch's is 0 ours must be exactly 0,
-// selected away rather than computed as a product with 0 (issue 9).
+// selected away rather than computed as a product with 0.
 void check_exact_zeros(const std::string& name, const Run& run) {
   const Inputs in = check_case(name, run);
   for (const auto& [input, grad] : golden()["cases"][name]["grads"].items()) {
@@ -140,7 +140,7 @@ Cases reductions() {
   return cases;
 }
 
-// The reproducers of issue 9: PyTorch's gradients here are finite, and 0 at the masked positions.
+// Cases that once gave NaN gradients: PyTorch's gradients here are finite, and 0 at the masked positions.
 const Cases kNotNaN = {
     {"where_log_masked_fill",
      [](const Inputs& in) { return where(in.at("mask"), scalar(0), log(masked_fill(in.at("x"), in.at("mask"), 0))); }},
