@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -62,6 +63,19 @@ std::pair<double, double> bare_legend_size(const std::string& text, double scale
            1, 1, 1, opts, 0, scale, 1.0, 0, colours, texts, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
            nullptr, nullptr, nullptr, nullptr);
   return {width, height};
+}
+
+// The spacing of x ticks: 1, 2, 2.5 or 5 times a power of ten, with a label for every 80 pixels
+// of plot at most (PLplot's own choice ignores the plot's width, and crowds a narrow one).
+double x_tick_spacing() {
+  PLFLT vx0, vx1, vy0, vy1, wx0, wx1, wy0, wy1;
+  plgvpd(&vx0, &vx1, &vy0, &vy1);
+  plgvpw(&wx0, &wx1, &wy0, &wy1);
+  const double labels = std::max(2.0, (vx1 - vx0) * page::kWidth / 80), range = std::fabs(wx1 - wx0);
+  const double power = std::pow(10.0, std::floor(std::log10(range / labels)));
+  for (const double m : {1.0, 2.0, 2.5, 5.0})
+    if (range / (m * power) <= labels) return m * power;
+  return 10 * power;
 }
 
 }  // namespace
@@ -226,6 +240,51 @@ Placement place_legend(const Legend& legend, const std::vector<std::vector<Point
   above.legend_left = (1 - legend.width(above.columns)) / 2, above.legend_top = kTop;
   if (above.plot_top - kBottom >= 0.5) return above;
   return best;
+}
+
+// Tick labels as plain numbers: PLplot's own labels take a factor out of narrow ranges
+// (0.986 ... 0.996 became 9.86 ... 9.96 and "(x10^-1)" above the axis, cut off by the page's edge).
+void plain_tick_label(PLINT, PLFLT value, char* label, PLINT length, PLPointer) {
+  if (std::fabs(value) < 1e-12) value = 0;  // a tick at 0 computed as 1e-17
+  std::snprintf(label, static_cast<size_t>(length), "%.6g", value);
+}
+
+// The title centred above the plot, `above` title-line heights over it, in a smaller font when it
+// would run off a page `page_width` pixels wide (a long source sentence in an attention map's title).
+void draw_title(const std::string& title, double above, double page_width) {
+  constexpr double kTitleScale = 1.3;
+  PLFLT vx0, vx1, vy0, vy1;
+  plgvpd(&vx0, &vx1, &vy0, &vy1);
+  const double centre = (vx0 + vx1) / 2, room = 2 * std::min(centre, 1 - centre) * page_width - 20;
+  const double width = 1.1 * page::measure({title}, kTitleScale).widths[0];  // measured a little short
+  const double scale = width > room ? kTitleScale * room / width : kTitleScale;
+  plschr(0, scale);
+  plmtex("t", above * kTitleScale / scale, 0.5, 0.5, page::escaped(title).c_str());
+}
+
+// The title goes at the top of the page's plot area (kTop), above a legend that may sit between
+// it and a plot that reaches up to `plot_top`. x_tick 0: chosen by x_tick_spacing.
+void axes_and_title(const std::string& title, const std::string& x_label, const std::string& y_label, const char* y_options,
+                    double plot_top, double x_tick) {
+  const PLINT x_minor = x_tick > 0 ? 1 : 0;  // a given spacing (whole-number x) has no minor ticks
+  if (x_tick == 0) x_tick = x_tick_spacing();
+  const bool log_y = std::string(y_options) == "bc";  // log_y_labels draws that axis's grid itself
+  plcol0(2);
+  plbox("g", x_tick, 0, log_y ? "" : "g", 0, 0);  // grid lines first, under the data
+  plcol0(1);
+  plslabelfunc(plain_tick_label, nullptr);
+  plbox("bcnsto", x_tick, x_minor, (std::string(y_options) + "o").c_str(), 0, 0);
+  draw_title(title, 1.5 + (page::kTop - plot_top) * page::kHeight / page::line_height(1.3), page::kWidth);
+  plschr(0, page::kTextScale);
+  plmtex("b", 3.0, 0.5, 0.5, page::escaped(x_label).c_str());
+  plmtex("l", 5.2, 0.5, 0.5, page::escaped(y_label).c_str());
+}
+
+// Points in plot coordinates as fractions of the plot area (0..1 across and up).
+std::vector<Point> as_fractions(const std::vector<Point>& points, double x_min, double x_max, double y_min, double y_max) {
+  std::vector<Point> out;
+  for (const Point& p : points) out.push_back({(p.x - x_min) / (x_max - x_min), (p.y - y_min) / (y_max - y_min)});
+  return out;
 }
 
 }  // namespace ladder::lessons::page

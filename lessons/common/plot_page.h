@@ -87,6 +87,21 @@ struct Placement {
 };
 Placement place_legend(const Legend& legend, const std::vector<std::vector<Point>>& ink);
 
+// A tick-label function for plslabelfunc: plain numbers ("%.6g"), where PLplot's own labels take a
+// factor out of narrow ranges (0.986 ... 0.996 became 9.86 ... 9.96 and "(x10^-1)" above the axis).
+void plain_tick_label(PLINT, PLFLT value, char* label, PLINT length, PLPointer);
+// The title centred above the plot, `above` title-line heights over it, in a smaller font when it
+// would run off a page `page_width` pixels wide (a long source sentence in an attention map's title).
+void draw_title(const std::string& title, double above, double page_width);
+// The axes, grid, labels and title of a plot area. The title goes at the top of the page's plot
+// area (kTop), above a legend that may sit between it and a plot that reaches up to `plot_top`.
+// y_options "bc" marks a log axis, whose grid log_y_labels draws. x_tick 0: chosen for the plot's width.
+void axes_and_title(const std::string& title, const std::string& x_label, const std::string& y_label, const char* y_options,
+                    double plot_top, double x_tick = 0);
+
+// Points in plot coordinates as fractions of the plot area (0..1 across and up).
+std::vector<Point> as_fractions(const std::vector<Point>& points, double x_min, double x_max, double y_min, double y_max);
+
 // Whether the segment a-b (a single point when a == b) meets the box.
 bool segment_meets_box(Point a, Point b, const Box& box);
 
