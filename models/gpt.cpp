@@ -79,7 +79,7 @@ Tensor GPTBlock::forward(const Tensor& x, nn::AttentionState* state, nn::Attenti
   if (state) {
     attended = attn->forward_step(h, *state);
   } else {
-    nn::MultiheadAttentionOutput out = attn->forward(h, h, h, {.causal = true});
+    const nn::MultiheadAttentionOutput out = attn->forward(h, h, h, {.causal = true});
     if (heads) *heads = out.heads;
     attended = out.output;
   }

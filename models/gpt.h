@@ -96,7 +96,7 @@ struct GenerateOptions {
   float temperature = 1.0f;  // > 0; the logits are divided by it (small: nearly greedy)
   int64_t top_k = 0;         // keep only the k most likely tokens; 0: all
   float top_p = 1.0f;        // in (0, 1]: keep the smallest set of most likely tokens whose probability reaches p
-  bool use_cache = true;     // a GPTCache (full attention: the KV cache): each step feeds one token, not the whole context
+  bool use_cache = true;     // a GPTCache (full attention: a KV cache): a step feeds only the new token
   std::vector<int64_t> never_sample;  // ids given probability 0, such as a tokenizer's <unk> and <pad>
 };
 

@@ -71,8 +71,8 @@ void MultiheadAttention::check_inputs(const Tensor& query, const Tensor& key, co
   check_key_padding_mask("MultiheadAttention", call.key_padding_mask, key.size(0), key.size(1));
 }
 
-AttentionHeads MultiheadAttention::project_heads(const Tensor& query, const Tensor& key,
-                                                            const Tensor& value, int64_t position_offset) const {
+AttentionHeads MultiheadAttention::project_heads(const Tensor& query, const Tensor& key, const Tensor& value,
+                                                 int64_t position_offset) const {
   const int64_t E = embed_dim();
   Tensor q, k, v;
   if (query.is_same(key) && key.is_same(value)) {

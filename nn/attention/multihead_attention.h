@@ -97,7 +97,8 @@ class MultiheadAttention : public Module {
   void check_inputs(const Tensor& query, const Tensor& key, const Tensor& value,
                     const MultiheadAttentionCall& call) const;
   // The input projections split into heads (and rotated from position_offset when rotary).
-  AttentionHeads project_heads(const Tensor& query, const Tensor& key, const Tensor& value, int64_t position_offset) const;
+  AttentionHeads project_heads(const Tensor& query, const Tensor& key, const Tensor& value,
+                               int64_t position_offset) const;
   // Attention of the heads, merged and projected out: fills out.output (and out.weights when asked)
   // and hands the heads back in out.heads.
   MultiheadAttentionOutput attend(const AttentionHeads& heads, const MultiheadAttentionCall& call);
