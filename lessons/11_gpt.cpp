@@ -6,7 +6,7 @@
 //  2. samples at temperatures 0.5, 1.0 and 1.5, and the checkpoint that `--load` samples from later;
 //  3. generation speed with and without the KV cache against the context length;
 //  4. the attention of every head of the first and the last layer over a validation passage.
-// --attention full|linear|bigbird|vq chooses every block's attention (lessons/common/attention_flags.h);
+// --attention chooses every block's attention, any attention kind (lessons/common/attention_flags.h);
 // the rest of the lesson does not change with it.
 // The model is models/gpt.h; the note that goes with it: docs/11_gpt.md.
 #include <algorithm>
@@ -124,20 +124,17 @@ void generation_speed(lessons::Run& run, const lessons::CommonFlags& flags, mode
 }
 
 // ---- 4. attention maps ----
-// The per-head attention weights (H,T,T) of layers `wanted` over ids (1,T): the blocks run one by
-// one, and each wanted layer's attention is run again on its input asking for the weights.
+// The per-head attention weights (H,T,T) of layers `wanted` over ids (1,T): the matrix each wanted
+// block's kind implies for the q and k it attended with in the model's forward.
 std::vector<Tensor> attention_of(models::GPT& model, const Tensor& ids, const std::vector<size_t>& wanted) {
   NoGradGuard no_grad;
   nn::EvalModeGuard eval(model);
-  models::GPTTransformer& t = *model.transformer;
-  Tensor x = t.wte->forward(ids) + t.wpe->forward(arange(static_cast<float>(ids.size(1))));  // (1,T,C)
+  const models::GPTForward seen = model.forward_with_heads(ids);
   std::vector<Tensor> maps;
-  for (size_t layer = 0; layer < t.h.size(); ++layer) {
-    if (std::find(wanted.begin(), wanted.end(), layer) != wanted.end()) {
-      const Tensor h = t.h[layer]->ln_1->forward(x);
-      maps.push_back(squeeze(t.h[layer]->attn->forward(h, h, h, {.causal = true, .weights = nn::AttentionWeights::per_head}).weights, 0));
-    }
-    x = t.h[layer]->forward(x);
+  for (const size_t layer : wanted) {
+    const nn::AttentionHeads& heads = seen.heads[layer];  // (1,H,T,D)
+    nn::AttentionKind& kind = *model.transformer->h[layer]->attn->attention_kind;
+    maps.push_back(squeeze(kind.implied_weights(heads.q, heads.k, {.causal = true}), 0));
   }
   return maps;
 }

@@ -167,19 +167,14 @@ lessons::Costs cost_against_length(lessons::Run& run, int64_t max_n, Generator& 
 
 // ---- 3. the VQ model's codebook ----
 
-// The keys (B,H,T,D) that block `layer`'s attention quantises for ids (B,T): the blocks before it
-// run as forward runs them, then ln_1 and the key third of the input projection, split into heads.
-Tensor keys_of(models::GPT& model, const Tensor& ids, size_t layer) {
+// The keys (B,H,T,D) that every block's attention quantises for ids (B,T), one per block, as the
+// model's forward hands them back.
+std::vector<Tensor> keys_of(models::GPT& model, const Tensor& ids) {
   NoGradGuard no_grad;
   nn::EvalModeGuard eval(model);
-  models::GPTTransformer& t = *model.transformer;
-  Tensor x = t.wte->forward(ids) + t.wpe->forward(arange(static_cast<float>(ids.size(1))));  // (B,T,C)
-  for (size_t l = 0; l < layer; ++l) x = t.h[l]->forward(x);
-  const nn::MultiheadAttention& attn = *t.h[layer]->attn;
-  const int64_t E = attn.embed_dim(), H = attn.num_heads();
-  const Tensor bias = attn.in_proj_bias.defined() ? narrow(attn.in_proj_bias, 0, E, E) : Tensor();
-  const Tensor k = linear(t.h[layer]->ln_1->forward(x), narrow(attn.in_proj_weight, 0, E, E), bias);  // (B,T,E)
-  return permute(reshape(k, {ids.size(0), ids.size(1), H, E / H}), {0, 2, 1, 3});
+  std::vector<Tensor> keys;
+  for (const nn::AttentionHeads& heads : model.forward_with_heads(ids).heads) keys.push_back(heads.k);
+  return keys;
 }
 
 // The two directions along which the rows of `points` (N,d) spread most, and their mean: the
@@ -267,8 +262,8 @@ void record_codebooks(models::GPT& model, int64_t step, CodebookHistory& history
   if (layers.empty()) return;
   history.layers.resize(layers.size());
   history.steps.push_back(static_cast<double>(step));
-  for (size_t l = 0; l < layers.size(); ++l)
-    history.layers[l].push_back(codebook_state(*layers[l], keys_of(model, history.windows, l)));
+  const std::vector<Tensor> keys = keys_of(model, history.windows);
+  for (size_t l = 0; l < layers.size(); ++l) history.layers[l].push_back(codebook_state(*layers[l], keys[l]));
 }
 
 Tensor validation_windows(const std::vector<int>& ids, int64_t block, int64_t count) {  // -> (B,T)
@@ -323,7 +318,7 @@ CodebookSummary codebook_report(lessons::Run& run, models::GPT& model, const Cod
   run.wrote(lessons::save_line_chart(run.path("vq_code_counts"), counts));
 
   // Layer 1, head 1: its validation keys (N,D) and its codes (S,D) on the keys' principal plane.
-  const Tensor keys = keys_of(model, history.windows, 0);  // (B,H,T,D)
+  const Tensor keys = keys_of(model, history.windows).front();  // (B,H,T,D)
   const int64_t D = keys.size(3);
   const Tensor head_keys = reshape(narrow(keys, 1, 0, 1), {-1, D});
   const Tensor head_codes = reshape(narrow(layers.front()->quantizer->codes, 0, 0, 1), {S, D});

@@ -73,9 +73,16 @@ GPTBlock::GPTBlock(const GPTConfig& config, int64_t layer, Generator& gen) : Mod
   mlp = register_module("mlp", std::make_shared<GPTMLP>(config, gen));
 }
 
-Tensor GPTBlock::forward(const Tensor& x, nn::AttentionState* state) {
+Tensor GPTBlock::forward(const Tensor& x, nn::AttentionState* state, nn::AttentionHeads* heads) {
   const Tensor h = ln_1->forward(x);
-  const Tensor attended = state ? attn->forward_step(h, *state) : attn->forward(h, h, h, {.causal = true}).output;
+  Tensor attended;
+  if (state) {
+    attended = attn->forward_step(h, *state);
+  } else {
+    const nn::MultiheadAttentionOutput out = attn->forward(h, h, h, {.causal = true});
+    if (heads) *heads = out.heads;
+    attended = out.output;
+  }
   const Tensor y = x + resid_dropout->forward(attended);
   return y + mlp->forward(ln_2->forward(y));
 }
@@ -119,7 +126,7 @@ void GPT::check_ids(const Tensor& idx) const {
   }
 }
 
-Tensor GPT::run(const Tensor& idx, GPTCache* cache) {
+Tensor GPT::run(const Tensor& idx, GPTCache* cache, std::vector<nn::AttentionHeads>* heads) {
   const int64_t offset = cache ? cache->length() : 0;
   check_ids(idx);
   const int64_t T = idx.size(1);
@@ -135,14 +142,24 @@ Tensor GPT::run(const Tensor& idx, GPTCache* cache) {
          "; a cache belongs to the model that filled it (clear() it to start again)");
   for (size_t i = 0; i < transformer->h.size(); ++i) {
     if (cache && !cache->layers[i]) cache->layers[i] = transformer->h[i]->attn->start_state();
-    x = transformer->h[i]->forward(x, cache ? cache->layers[i].get() : nullptr);
+    nn::AttentionHeads seen;
+    x = transformer->h[i]->forward(x, cache ? cache->layers[i].get() : nullptr, heads ? &seen : nullptr);
+    if (heads) heads->push_back(seen);
   }
   return lm_head->forward(transformer->ln_f->forward(x));  // (B,T,V)
 }
 
-Tensor GPT::forward(const Tensor& idx) { return run(idx, nullptr); }
+Tensor GPT::forward(const Tensor& idx) { return run(idx, nullptr, nullptr); }
 
-Tensor GPT::forward_cached(const Tensor& idx, GPTCache& cache) { return run(idx, &cache); }
+Tensor GPT::loss(const data::Batch& batch) { return cross_entropy(forward(batch.x), batch.y); }
+
+GPTForward GPT::forward_with_heads(const Tensor& idx) {
+  GPTForward out;
+  out.logits = run(idx, nullptr, &out.heads);
+  return out;
+}
+
+Tensor GPT::forward_cached(const Tensor& idx, GPTCache& cache) { return run(idx, &cache, nullptr); }
 
 Tensor GPT::generate(const Tensor& prompt, int64_t max_new_tokens, const GenerateOptions& options, Generator& gen) {
   check_generate_options(options, "GPT::generate");

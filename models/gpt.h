@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "data/batcher.h"
 #include "nn/attention/multihead_attention.h"
 #include "nn/dropout.h"
 #include "nn/embedding.h"
@@ -51,9 +52,10 @@ class GPTMLP : public nn::Module {
 class GPTBlock : public nn::Module {
  public:
   GPTBlock(const GPTConfig& config, int64_t layer, Generator& gen);
-  // x (B,T,C) -> (B,T,C). Without a state the attention is causal over x; with one, x continues the
-  // sequence the state holds (MultiheadAttention::forward_step: for full attention a KV cache).
-  Tensor forward(const Tensor& x, nn::AttentionState* state);
+  // x (B,T,C) -> (B,T,C). Without a state the attention is causal over x, and `heads`, when given,
+  // receives the q, k, v it attended with; with a state, x continues the sequence the state holds
+  // (MultiheadAttention::forward_step; for full attention the state is the KV cache).
+  Tensor forward(const Tensor& x, nn::AttentionState* state, nn::AttentionHeads* heads = nullptr);
   Tensor forward(const Tensor& x) override { return forward(x, nullptr); }
 
   std::shared_ptr<nn::LayerNorm> ln_1, ln_2;
@@ -74,19 +76,27 @@ class GPTTransformer : public nn::Module {
   std::shared_ptr<nn::LayerNorm> ln_f;
 };
 
-// What generation keeps between steps: every layer's attention state over the positions fed so far
-// (full attention: their keys and values; linear attention: a sum of fixed size).
+// What generation keeps between steps: one AttentionState per block, started by the block's
+// attention (MultiheadAttention::start_state) and taking in every position fed through forward_step.
+// For full attention it is the KV cache, nn::KeyValueState (the keys and values of the positions so
+// far, appended and attended by FullAttention::step); linear attention keeps a sum of fixed size.
 struct GPTCache {
   std::vector<std::unique_ptr<nn::AttentionState>> layers;  // one per block, started on first use
   int64_t length() const { return layers.empty() || !layers.front() ? 0 : layers.front()->length(); }
   void clear() { layers.clear(); }
 };
 
+// What forward_with_heads returns.
+struct GPTForward {
+  Tensor logits;                          // (B,T,V), as forward()
+  std::vector<nn::AttentionHeads> heads;  // per block: the q, k, v (B,H,T,D) its attention attended with
+};
+
 struct GenerateOptions {
   float temperature = 1.0f;  // > 0; the logits are divided by it (small: nearly greedy)
   int64_t top_k = 0;         // keep only the k most likely tokens; 0: all
   float top_p = 1.0f;        // in (0, 1]: keep the smallest set of most likely tokens whose probability reaches p
-  bool use_cache = true;     // a KV cache: each step feeds one token instead of the whole context
+  bool use_cache = true;     // a GPTCache (full attention: a KV cache): a step feeds only the new token
   std::vector<int64_t> never_sample;  // ids given probability 0, such as a tokenizer's <unk> and <pad>
 };
 
@@ -96,9 +106,16 @@ class GPT : public nn::Module {
 
   // idx (B,T) of token ids, T <= block_size -> logits (B,T,V): the scores of the token after each position.
   Tensor forward(const Tensor& idx) override;
+  // The model contract of training (optim::train_step): the mean cross-entropy of forward(batch.x)
+  // (B,T,V) against the next tokens batch.y (B,T).
+  Tensor loss(const data::Batch& batch);
+  // forward(), with what every block's attention attended with on the way: for attention maps
+  // (attn->attention_kind->implied_weights(q, k, {.causal = true})) and for reading its keys.
+  GPTForward forward_with_heads(const Tensor& idx);
   // New tokens idx (B,T_new) continuing the sequence in `cache` (empty: a new sequence), at positions
-  // L .. L+T_new-1 with L = cache.length(); appends their keys and values -> logits (B,T_new,V),
-  // equal to the last T_new rows of forward() over the whole sequence. L + T_new <= block_size.
+  // L .. L+T_new-1 with L = cache.length(); each block's state takes them in (full attention: their
+  // keys and values appended) -> logits (B,T_new,V), equal to the last T_new rows of forward() over
+  // the whole sequence. L + T_new <= block_size.
   Tensor forward_cached(const Tensor& idx, GPTCache& cache);
 
   // Continues each row of prompt (B,T) by max_new_tokens sampled tokens -> (B, T + max_new_tokens),
@@ -121,8 +138,9 @@ class GPT : public nn::Module {
   std::string describe() const override;
 
  private:
-  // The blocks over idx at positions offset.. (with the cache's keys and values when it is given).
-  Tensor run(const Tensor& idx, GPTCache* cache);
+  // The blocks over idx at positions offset.. (continuing the cache's states when it is given; each
+  // block's heads appended to `heads` when it is given).
+  Tensor run(const Tensor& idx, GPTCache* cache, std::vector<nn::AttentionHeads>* heads);
   void check_ids(const Tensor& idx) const;  // (B,T), whole numbers in [0, vocab_size)
   GPTConfig config_;
 };

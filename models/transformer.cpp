@@ -5,6 +5,7 @@
 #include "core/autograd.h"
 #include "core/error.h"
 #include "core/ops.h"
+#include "nn/attention/full_attention.h"
 
 namespace ladder::models {
 
@@ -106,7 +107,7 @@ DecoderState Transformer::encode(const Tensor& src, const Tensor& src_valid) {
   const Tensor memory = encode_memory(src, src_valid, nullptr);  // (B,S,E)
   DecoderState state{.tensors = {src_valid}, .batch_dims = {0}};
   for (const auto& layer : decoder->layers) {
-    const nn::KVCache cross = layer->multihead_attn->project_memory(memory);  // (B,H,S,D) each
+    const nn::ProjectedMemory cross = layer->multihead_attn->project_memory(memory);  // (B,H,S,D) each
     state.tensors.insert(state.tensors.end(), {cross.keys, cross.values, Tensor(), Tensor()});
     state.batch_dims.insert(state.batch_dims.end(), {0, 0, 0, 0});
   }
@@ -125,9 +126,10 @@ Tensor Transformer::decode_step(DecoderState& state, const Tensor& tokens) {
   Tensor y = embed(*tgt_embedding, reshape(tokens, {B, 1}), offset);  // (B,1,E)
   for (size_t l = 0; l < layers; ++l) {
     Tensor* at = &s[1 + kPerLayer * l];
-    const nn::KVCache memory{.keys = at[0], .values = at[1]};
-    nn::KVCache self{.keys = at[2], .values = at[3]};
-    y = decoder->layers[l]->forward_cached(y, self, memory, src_valid);
+    // The layer's KV cache, its two tensors kept in the state so that select() reorders them.
+    nn::KeyValueState self;
+    self.keys = at[2], self.values = at[3];
+    y = decoder->layers[l]->forward_step(y, self, {.keys = at[0], .values = at[1]}, src_valid);
     at[2] = self.keys, at[3] = self.values;  // (B,H,L+1,D)
   }
   return reshape(head->forward(final_norm(*decoder, y)), {B, config_.tgt_vocab});

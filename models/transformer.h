@@ -7,10 +7,11 @@
 // Pre-LN stacks (norm_first) end with a LayerNorm (encoder.norm, decoder.norm); post-LN stacks end
 // normalised already. Submodule names follow torch.nn.Transformer's (encoder.layers.0.self_attn, ...).
 //
-// decode_step is incremental: each decoder layer keeps its self attention's keys and values of the
-// target positions so far (a KV cache), and the cross attention's keys and values of the source are
-// projected once, in encode. All of it lives in the DecoderState, batch first, so beam search's
-// select() reorders it with the hypotheses.
+// decode_step is incremental: each decoder layer's self attention keeps the keys and values of the
+// target positions so far (a KV cache, nn::KeyValueState, extended by forward_step as the GPT's),
+// and the cross attention's keys and values of the source are projected once, in encode. All of it
+// lives in the DecoderState as tensors, batch first, so beam search's select() reorders it with the
+// hypotheses.
 #pragma once
 
 #include <cstdint>

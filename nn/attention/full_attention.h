@@ -8,7 +8,10 @@
 
 namespace ladder::nn {
 
-// The keys and values of every position fed so far: each step attends to all of them.
+// The KV cache: the projected keys and values (rotated, when rotary) of every position a causal
+// self attention has been fed so far. FullAttention::step (and BigBird's) appends the new
+// positions' keys and values and attends to them: for the GPT, one per block; for the
+// Transformer's decoder, whose DecoderState keeps the two tensors and wraps them at each step.
 struct KeyValueState : AttentionState {
   Tensor keys, values;  // (B,H,L,D); undefined while empty
   int64_t length() const override { return keys.defined() ? keys.size(2) : 0; }

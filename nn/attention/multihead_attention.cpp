@@ -71,8 +71,8 @@ void MultiheadAttention::check_inputs(const Tensor& query, const Tensor& key, co
   check_key_padding_mask("MultiheadAttention", call.key_padding_mask, key.size(0), key.size(1));
 }
 
-MultiheadAttention::Heads MultiheadAttention::project_heads(const Tensor& query, const Tensor& key,
-                                                            const Tensor& value, int64_t position_offset) const {
+AttentionHeads MultiheadAttention::project_heads(const Tensor& query, const Tensor& key, const Tensor& value,
+                                                 int64_t position_offset) const {
   const int64_t E = embed_dim();
   Tensor q, k, v;
   if (query.is_same(key) && key.is_same(value)) {
@@ -92,10 +92,10 @@ MultiheadAttention::Heads MultiheadAttention::project_heads(const Tensor& query,
   return {q, k, v};
 }
 
-MultiheadAttentionOutput MultiheadAttention::attend(const Heads& heads, const MultiheadAttentionCall& call) {
+MultiheadAttentionOutput MultiheadAttention::attend(const AttentionHeads& heads, const MultiheadAttentionCall& call) {
   const AttendMasks masks{
       .causal = call.causal, .causal_offset = call.causal_offset, .key_padding_mask = call.key_padding_mask};
-  MultiheadAttentionOutput out;
+  MultiheadAttentionOutput out{.heads = heads};
   Tensor attended;  // (B,H,T,D)
   if (call.weights == AttentionWeights::none) {
     attended = attention_kind->attend(heads.q, heads.k, heads.v, masks);
@@ -114,31 +114,13 @@ MultiheadAttentionOutput MultiheadAttention::forward(const Tensor& query, const 
   return attend(project_heads(query, key, value, call.position_offset), call);
 }
 
-Tensor MultiheadAttention::forward_cached(const Tensor& x, KVCache& cache) {
-  check_inputs(x, x, x, {});
-  if (options_.attention.kind != "full")
-    fail("MultiheadAttention::forward_cached", "a KVCache holds full attention's keys and values, but this layer's "
-         "attention is '", options_.attention.kind, "'; generate with start_state() and forward_step()");
-  const int64_t L = cache.length();
-  if (L > 0 && cache.keys.size(0) != x.size(0))
-    fail("MultiheadAttention::forward_cached", "the cache holds ", cache.keys.size(0), " sequences but x ",
-         shape_str(x.shape()), " has B = ", x.size(0), "; keep one cache per batch (clear() it to start again)");
-  Heads heads = project_heads(x, x, x, L);
-  if (L > 0) {
-    heads.k = concat({cache.keys, heads.k}, 2);  // (B,H,L+T_new,D)
-    heads.v = concat({cache.values, heads.v}, 2);
-  }
-  cache.keys = heads.k, cache.values = heads.v;
-  return attend(heads, {.causal = true, .causal_offset = L}).output;
-}
-
 Tensor MultiheadAttention::forward_step(const Tensor& x, AttentionState& state) {
   check_inputs(x, x, x, {});
-  const Heads heads = project_heads(x, x, x, state.length());  // rotary positions continue the sequence
+  const AttentionHeads heads = project_heads(x, x, x, state.length());  // rotary positions continue the sequence
   return out_proj->forward(merge_heads(attention_kind->step(heads.q, heads.k, heads.v, state)));
 }
 
-KVCache MultiheadAttention::project_memory(const Tensor& memory) const {
+ProjectedMemory MultiheadAttention::project_memory(const Tensor& memory) const {
   check_inputs(memory, memory, memory, {});
   if (options_.rotary)
     fail("MultiheadAttention::project_memory", "rotary attention rotates keys by their positions; a memory projected "
@@ -148,10 +130,10 @@ KVCache MultiheadAttention::project_memory(const Tensor& memory) const {
           .values = split_heads(project(memory, in_proj_weight, in_proj_bias, 2 * E, E), num_heads_)};
 }
 
-MultiheadAttentionOutput MultiheadAttention::forward_memory(const Tensor& query, const KVCache& memory,
+MultiheadAttentionOutput MultiheadAttention::forward_memory(const Tensor& query, const ProjectedMemory& memory,
                                                             const MultiheadAttentionCall& call) {
   const int64_t E = embed_dim();
-  if (memory.length() == 0 || memory.keys.dim() != 4 || memory.keys.size(1) != num_heads_)
+  if (!memory.keys.defined() || memory.keys.dim() != 4 || memory.keys.size(1) != num_heads_)
     fail("MultiheadAttention::forward_memory", "memory must hold keys and values (B,", num_heads_,
          ",S,D) from project_memory, got keys ", memory.keys.defined() ? shape_str(memory.keys.shape()) : "undefined");
   const int64_t B = memory.keys.size(0), S = memory.keys.size(2);

@@ -40,19 +40,23 @@ struct MultiheadAttentionCall {
   AttentionWeights weights = AttentionWeights::none;
 };
 
-// The projected keys and values of the positions a self-attention layer has seen so far, kept while
-// generating: each step projects only its new tokens, appends their keys and values here and
-// attends to all of them, instead of projecting the whole sequence again.
-struct KVCache {
-  Tensor keys;    // (B,H,L,D), rotated when the attention is rotary; undefined while empty
-  Tensor values;  // (B,H,L,D)
-  int64_t length() const { return keys.defined() ? keys.size(2) : 0; }  // L, the positions seen
-  void clear() { keys = values = Tensor(); }
+// The heads one call attends with, after the input projections (and rotary): what the attention
+// kind saw, handed back for maps (attention_kind->implied_weights(q, k, masks)) and for reading keys.
+struct AttentionHeads {
+  Tensor q;     // (B,H,T,D)
+  Tensor k, v;  // (B,H,S,D)
+};
+
+// A source's keys and values for cross attention, projected once by project_memory and read by
+// every decoding step. It never grows (unlike a self attention's KV cache, nn::KeyValueState).
+struct ProjectedMemory {
+  Tensor keys, values;  // (B,H,S,D)
 };
 
 struct MultiheadAttentionOutput {
   Tensor output;   // (B,T,E)
   Tensor weights;  // (B,T,S) averaged over heads, (B,H,T,S) per head, or undefined; after dropout, as PyTorch's
+  AttentionHeads heads;  // the q, k, v the kind attended with
 };
 
 class MultiheadAttention : public Module {
@@ -63,23 +67,19 @@ class MultiheadAttention : public Module {
   MultiheadAttentionOutput forward(const Tensor& query, const Tensor& key, const Tensor& value,
                                    const MultiheadAttentionCall& call = {});
   Tensor forward(const Tensor& x) override;  // self attention without masks -> (B,T,E)
-  // Causal self attention of new tokens x (B,T_new,E) that continue the sequence held in `cache`:
-  // projects only x, appends its keys and values to the cache, and lets new token i see the L cached
-  // positions and new tokens j <= i (causal_offset = L; rotary positions start at L) -> (B,T_new,E).
-  // Equals the rows of a causal forward over the whole sequence that belong to the new tokens.
-  // Full attention only; every kind generates through start_state() and forward_step().
-  Tensor forward_cached(const Tensor& x, KVCache& cache);
-  // The same for any attention kind: new tokens x (B,T_new,E) continue the sequence whose state the
-  // kind carries (full: the keys and values; linear: a fixed-size sum) -> (B,T_new,E), equal to the
-  // rows of a causal forward over the whole sequence that belong to the new tokens.
+  // Generation, causal self attention: new tokens x (B,T_new,E) continue the sequence whose state
+  // the kind carries (start_state(): for full attention the KV cache nn::KeyValueState, for linear
+  // attention a fixed-size sum). Projects only x (rotary positions start at the state's length) and
+  // lets the kind's step() take in its keys and values and attend -> (B,T_new,E), equal to the rows
+  // of a causal forward over the whole sequence that belong to the new tokens.
   std::unique_ptr<AttentionState> start_state() const { return attention_kind->start(); }
   Tensor forward_step(const Tensor& x, AttentionState& state);
   // Cross attention to a memory that stays the same from call to call (a decoder reading its source
-  // step by step): project_memory projects memory (B,S,E) into keys and values and splits them into
-  // heads once -> {keys, values} (B,H,S,D); forward_memory attends query (B,T,E) to them, equal to
-  // forward(query, memory, memory, call). Not for rotary attention (the source has no target positions).
-  KVCache project_memory(const Tensor& memory) const;
-  MultiheadAttentionOutput forward_memory(const Tensor& query, const KVCache& memory,
+  // step by step): project_memory projects memory (B,S,E) into keys and values split into heads,
+  // once; forward_memory attends query (B,T,E) to them, equal to forward(query, memory, memory, call).
+  // Not for rotary attention (the source has no target positions).
+  ProjectedMemory project_memory(const Tensor& memory) const;
+  MultiheadAttentionOutput forward_memory(const Tensor& query, const ProjectedMemory& memory,
                                           const MultiheadAttentionCall& call = {});
 
   int64_t embed_dim() const { return in_proj_weight.size(1); }
@@ -96,13 +96,12 @@ class MultiheadAttention : public Module {
  private:
   void check_inputs(const Tensor& query, const Tensor& key, const Tensor& value,
                     const MultiheadAttentionCall& call) const;
-  struct Heads {
-    Tensor q, k, v;  // (B,H,T,D), (B,H,S,D), (B,H,S,D)
-  };
   // The input projections split into heads (and rotated from position_offset when rotary).
-  Heads project_heads(const Tensor& query, const Tensor& key, const Tensor& value, int64_t position_offset) const;
-  // Attention of the heads, merged and projected out: fills out.output (and out.weights when asked).
-  MultiheadAttentionOutput attend(const Heads& heads, const MultiheadAttentionCall& call);
+  AttentionHeads project_heads(const Tensor& query, const Tensor& key, const Tensor& value,
+                               int64_t position_offset) const;
+  // Attention of the heads, merged and projected out: fills out.output (and out.weights when asked)
+  // and hands the heads back in out.heads.
+  MultiheadAttentionOutput attend(const AttentionHeads& heads, const MultiheadAttentionCall& call);
   int64_t num_heads_;
   MultiheadAttentionOptions options_;
 };

@@ -105,10 +105,10 @@ Tensor TransformerDecoderLayer::forward(const Tensor& tgt, const Tensor& memory,
       });
 }
 
-Tensor TransformerDecoderLayer::forward_cached(const Tensor& x, KVCache& self_cache, const KVCache& memory,
-                                               const Tensor& memory_key_padding_mask) {
+Tensor TransformerDecoderLayer::forward_step(const Tensor& x, AttentionState& self_state, const ProjectedMemory& memory,
+                                             const Tensor& memory_key_padding_mask) {
   return sublayers(
-      x, [&](const Tensor& h) { return self_attn->forward_cached(h, self_cache); },
+      x, [&](const Tensor& h) { return self_attn->forward_step(h, self_state); },
       [&](const Tensor& h) {
         return multihead_attn->forward_memory(h, memory, {.key_padding_mask = memory_key_padding_mask}).output;
       });

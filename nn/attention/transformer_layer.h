@@ -99,12 +99,13 @@ class TransformerDecoderLayer : public TransformerLayer {
   // tgt (B,T,E), memory (B,S,E) -> (B,T,E); with `weights`, also both attentions' weights there.
   Tensor forward(const Tensor& tgt, const Tensor& memory, const DecoderMasks& masks = {},
                  DecoderLayerWeights* weights = nullptr);
-  // Generation: new target positions x (B,T_new,E) continue those whose self-attention keys and
-  // values `self_cache` holds (and get appended to it); `memory` is the source's keys and values
-  // projected once by multihead_attn->project_memory. Equals the last T_new rows of the causal
-  // forward() over the whole target so far (without target padding) -> (B,T_new,E).
-  Tensor forward_cached(const Tensor& x, KVCache& self_cache, const KVCache& memory,
-                        const Tensor& memory_key_padding_mask);
+  // Generation: new target positions x (B,T_new,E) continue those whose self-attention state
+  // `self_state` holds (self_attn->start_state(): the KV cache, which self_attn->forward_step
+  // extends); `memory` is the source's keys and values projected once by
+  // multihead_attn->project_memory. Equals the last T_new rows of the causal forward() over the
+  // whole target so far (without target padding) -> (B,T_new,E).
+  Tensor forward_step(const Tensor& x, AttentionState& self_state, const ProjectedMemory& memory,
+                      const Tensor& memory_key_padding_mask);
 
   std::shared_ptr<MultiheadAttention> self_attn, multihead_attn;
   std::shared_ptr<LayerNorm> norm1, norm2, norm3;

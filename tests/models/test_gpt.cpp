@@ -1,10 +1,13 @@
-// GPT (models/gpt.h): names and sizes, causality, the KV cache against the full forward, sampling
-// (temperature, top-k, top-p), generation with and without the cache, gradients, weight tying, errors.
+// GPT (models/gpt.h): names and sizes, causality, the KV cache against the full forward, the heads
+// forward_with_heads hands back, loss(batch), sampling (temperature, top-k, top-p), generation with
+// and without the cache, gradients, weight tying, errors.
 #include "helpers.h"
 
 #include "core/autograd.h"
 #include "core/gradcheck.h"
 #include "models/gpt.h"
+#include "nn/attention/full_attention.h"
+#include "optim/train_step.h"
 
 using namespace ladder;
 using namespace ladder::models;
@@ -238,27 +241,63 @@ TEST_CASE("MultiheadAttention::forward_step with every kind and rotary positions
       check_close(mha.forward_step(narrow(x, 1, 3, 1), *state), narrow(full, 1, 3, 1), 1e-5f);
       check_close(mha.forward_step(narrow(x, 1, 4, 3), *state), narrow(full, 1, 4, 3), 1e-5f);
       CHECK(state->length() == 7);
-      if (kind != "full") {
-        nn::KVCache cache;
-        check_error([&] { mha.forward_cached(x, cache); }, {"KVCache holds full attention's", "start_state()"});
+      if (kind == "full") {  // the KV cache: the rotated keys and the values of all 7 positions, per head
+        const auto& cache = dynamic_cast<const nn::KeyValueState&>(*state);
+        CHECK(cache.keys.shape() == Shape{2, 2, 7, 4});
+        CHECK(cache.values.shape() == Shape{2, 2, 7, 4});
       }
     }
   }
 }
 
-TEST_CASE("MultiheadAttention::forward_cached with rotary positions equals the causal forward") {
-  Generator gen(4);
-  nn::MultiheadAttention mha(8, 2, {.rotary = true}, gen);
-  const Tensor x = randn({2, 5, 8}, gen);
-  const Tensor full = mha.forward(x, x, x, {.causal = true}).output;
-  nn::KVCache cache;
-  check_close(mha.forward_cached(narrow(x, 1, 0, 2), cache), narrow(full, 1, 0, 2), 1e-5f);
-  check_close(mha.forward_cached(narrow(x, 1, 2, 1), cache), narrow(full, 1, 2, 1), 1e-5f);
-  check_close(mha.forward_cached(narrow(x, 1, 3, 2), cache), narrow(full, 1, 3, 2), 1e-5f);
-  CHECK(cache.length() == 5);
-  CHECK(cache.keys.shape() == Shape{2, 2, 5, 4});
-  cache.clear();
-  CHECK(cache.length() == 0);
+TEST_CASE("GPT::forward_with_heads: forward's logits, and per block the q, k, v a forward rebuilt by hand gives") {
+  for (const std::string& kind : nn::attention_kind_names()) {
+    SUBCASE(kind.c_str()) {
+      Generator gen(14);
+      GPTConfig config = tiny_config();
+      config.attention = {.kind = kind, .block = 2, .random_blocks = 1};
+      GPT model(config, gen);
+      sharpen(model);
+      model.eval();  // vq: reading the weights records nothing
+      const Tensor seq = tensor({1, 4, 2, 8, 5, 7, 3, 10, 0, 9, 6, 2, 2, 5, 1, 4}, {2, 8});
+      const GPTForward seen = model.forward_with_heads(seq);
+      CHECK(max_abs(seen.logits - model.forward(seq)) == 0);  // asking changes nothing
+      REQUIRE(seen.heads.size() == 2);
+
+      // By hand: the embeddings, then at each block its ln_1, the attention asked for its weights,
+      // and the key rows of the input projection, split into 2 heads of 4.
+      GPTTransformer& t = *model.transformer;
+      Tensor x = t.wte->forward(seq) + t.wpe->forward(arange(8.0f));  // (2,8,8)
+      for (size_t layer = 0; layer < 2; ++layer) {
+        INFO("layer ", layer);
+        nn::MultiheadAttention& attn = *t.h[layer]->attn;
+        const nn::AttentionHeads& heads = seen.heads[layer];
+        CHECK(heads.q.shape() == Shape{2, 2, 8, 4});
+        const Tensor h = t.h[layer]->ln_1->forward(x);
+        const Tensor weights = attn.forward(h, h, h, {.causal = true, .weights = nn::AttentionWeights::per_head}).weights;
+        check_close(attn.attention_kind->implied_weights(heads.q, heads.k, {.causal = true}), weights, 1e-6f);
+        const Tensor k = linear(h, narrow(attn.in_proj_weight, 0, 8, 8), narrow(attn.in_proj_bias, 0, 8, 8));  // (2,8,8)
+        check_close(heads.k, permute(reshape(k, {2, 8, 2, 4}), {0, 2, 1, 3}), 1e-5f);
+        x = t.h[layer]->forward(x);
+      }
+    }
+  }
+}
+
+TEST_CASE("GPT::loss(batch) is the cross-entropy of forward(x) against y, and makes the GPT trainable by train_step") {
+  static_assert(optim::Trainable<GPT, data::Batch>);
+  Generator gen(15);
+  GPT model(tiny_config(), gen), twin(tiny_config());
+  twin.load_state_dict(model.state_dict());
+  const data::Batch batch{.x = tensor({1, 4, 0, 2, 3, 3, 10, 9}, {2, 4}), .y = tensor({4, 0, 2, 3, 3, 10, 9, 1}, {2, 4})};
+  const Tensor loss = model.loss(batch);
+  const Tensor by_hand = cross_entropy(twin.forward(batch.x), batch.y);
+  CHECK(loss.shape() == Shape{});
+  CHECK(loss.item() == by_hand.item());
+  loss.backward();
+  by_hand.backward();
+  check_close(model.transformer->wte->weight.grad(), twin.transformer->wte->weight.grad(), 0);
+  check_close(model.transformer->h[1]->attn->in_proj_weight.grad(), twin.transformer->h[1]->attn->in_proj_weight.grad(), 0);
 }
 
 TEST_CASE("next_token_distribution: temperature, top_k, and top_p on a hand-made distribution") {

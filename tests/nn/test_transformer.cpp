@@ -1,14 +1,16 @@
 // The Transformer's layers (nn/attention): MultiheadAttention, the positional encodings (sinusoidal,
 // learned, rotary), the encoder and decoder layers and their stacks. Shapes and PyTorch's names,
 // what the masks promise (a padded key changes nothing; under the causal flag the output at i does
-// not see inputs after i), the fused path against the naive one, RoPE's properties, gradient checks
-// on small shapes and the error messages. PyTorch parity: tests/parity/test_transformer_parity.cpp.
+// not see inputs after i), the fused path against the naive one, the decoder layer stepping with its
+// KV cache and a memory projected once, RoPE's properties, gradient checks on small shapes and the
+// error messages. PyTorch parity: tests/parity/test_transformer_parity.cpp.
 #include "helpers.h"
 
 #include <cmath>
 #include <set>
 
 #include "core/gradcheck.h"
+#include "nn/attention/full_attention.h"
 #include "nn/attention/multihead_attention.h"
 #include "nn/attention/positional_encoding.h"
 #include "nn/attention/rotary.h"
@@ -326,6 +328,50 @@ TEST_CASE("Transformer decoder: causal over the target, deaf to padded memory; b
     for (int64_t i = 2 * 8; i < 4 * 8; ++i) changed.mutable_data()[i] = 5.0f;
     check_close(decoder.forward(tgt, changed, masks), before, 1e-5f);
   }
+}
+
+TEST_CASE("TransformerDecoderLayer::forward_step: the self attention's KV cache and the memory projected once equal the causal forward") {
+  Generator gen(16);
+  for (const bool norm_first : {false, true}) {
+    CAPTURE(norm_first);
+    TransformerDecoderLayer decoder(8, 2, {.dim_feedforward = 16, .dropout = 0, .norm_first = norm_first}, gen);
+    const Tensor tgt = randn({2, 5, 8}, gen), memory = randn({2, 4, 8}, gen);
+    const Tensor padding = tensor({1, 1, 0, 0, 1, 1, 1, 1}, {2, 4});
+    const Tensor whole = decoder.forward(tgt, memory, {.memory_key_padding_mask = padding});  // causal
+    const ProjectedMemory projected = decoder.multihead_attn->project_memory(memory);
+    CHECK(projected.keys.shape() == Shape{2, 2, 4, 4});
+    const std::unique_ptr<AttentionState> state = decoder.self_attn->start_state();
+    int64_t at = 0;
+    for (const int64_t n : {2, 1, 2}) {
+      INFO("positions ", at, " to ", at + n - 1);
+      check_close(decoder.forward_step(narrow(tgt, 1, at, n), *state, projected, padding), narrow(whole, 1, at, n), 1e-5f);
+      at += n;
+    }
+    const auto& cache = dynamic_cast<const KeyValueState&>(*state);  // full attention's state: the KV cache
+    CHECK(cache.keys.shape() == Shape{2, 2, 5, 4});
+  }
+}
+
+TEST_CASE("MultiheadAttention::forward_memory equals forward over the memory; what it cannot read is refused") {
+  Generator gen(17);
+  MultiheadAttention cross(8, 2, {}, gen);
+  const Tensor query = randn({2, 3, 8}, gen), memory = randn({2, 4, 8}, gen);
+  const Tensor padding = tensor({1, 1, 1, 0, 1, 1, 1, 1}, {2, 4});
+  const MultiheadAttentionCall call{.key_padding_mask = padding, .weights = AttentionWeights::per_head};
+  const MultiheadAttentionOutput once = cross.forward_memory(query, cross.project_memory(memory), call);
+  const MultiheadAttentionOutput direct = cross.forward(query, memory, memory, call);
+  check_close(once.output, direct.output, 1e-6f);
+  check_close(once.weights, direct.weights, 1e-6f);
+
+  MultiheadAttention rotary(8, 2, {.rotary = true}, gen);
+  check_error([&] { rotary.project_memory(memory); }, {"project_memory", "rotary", "build it without rotary"});
+  check_error([&] { cross.forward_memory(query, ProjectedMemory{}); },
+              {"forward_memory", "memory must hold keys and values", "project_memory", "undefined"});
+  const ProjectedMemory projected = cross.project_memory(memory);
+  check_error([&] { cross.forward_memory(randn({3, 3, 8}, gen), projected); },
+              {"forward_memory", "query must be (B,T,E) = (2,T,8)", "(3,3,8)"});
+  check_error([&] { cross.forward_memory(query, projected, {.key_padding_mask = ones({2, 3})}); },
+              {"forward_memory", "key_padding_mask", "(2,4)", "(2,3)"});
 }
 
 // With gelu: relu's kink at 0 sits within a finite-difference step of some hidden unit of a whole
