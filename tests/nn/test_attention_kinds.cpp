@@ -12,6 +12,7 @@
 
 #include "core/gradcheck.h"
 #include "nn/attention/attention_kind.h"
+#include "nn/attention/favor_features.h"
 #include "nn/attention/linear_attention.h"
 
 using namespace ladder;
@@ -197,14 +198,15 @@ TEST_CASE("feature maps: 1 + cos, elu + 1 never negative, double-softmax rows th
   const Heads h = random_heads(2, 1, 6, 6, 4, 10);
   SUBCASE("cos: phi(q) . phi(k) = 1 + cos(q, k)") {
     LinearAttention cos({.kind = "linear", .feature_map = "cos"});
-    const Tensor dots = matmul(cos.query_features(h.q), cos.key_features(h.k), {.transpose_b = true});
+    const Tensor dots =
+        matmul(cos.feature_map().query_features(h.q), cos.feature_map().key_features(h.k), {.transpose_b = true});
     const Tensor norms =
         matmul(sqrt(sum(h.q * h.q, {-1}, true)), sqrt(sum(h.k * h.k, {-1}, true)), {.transpose_b = true});
     check_close(dots, 1.0f + matmul(h.q, h.k, {.transpose_b = true}) / norms, 1e-5f);
   }
   SUBCASE("elu: no feature below 0 (elu(x) + 1 underflows to exactly 0 for x < -17: the eps covers it)") {
     LinearAttention elu_map({.kind = "linear", .feature_map = "elu"});
-    const Tensor features = elu_map.query_features(h.q * 50.0f);
+    const Tensor features = elu_map.feature_map().query_features(h.q * 50.0f);
     for (int64_t i = 0; i < features.numel(); ++i) REQUIRE(features.data()[i] >= 0);
   }
   SUBCASE("softmax: rows of the implied matrix sum to 1, padded keys get 0") {
@@ -234,9 +236,12 @@ TEST_CASE("favor: positive random features whose dot products approach softmax's
   CHECK(fine < coarse / 10);
 
   LinearAttention favor({.kind = "linear", .feature_map = "favor", .seed = 5, .layer = 2});
-  const Tensor features = favor.query_features(h.q * 30.0f);
+  const auto& features_of = [](const LinearAttention& layer) -> const FavorFeatures& {
+    return dynamic_cast<const FavorFeatures&>(layer.feature_map());
+  };
+  const Tensor features = favor.feature_map().query_features(h.q * 30.0f);
   for (int64_t i = 0; i < features.numel(); ++i) REQUIRE(features.data()[i] >= 0);
-  const Tensor w = favor.projection(8);  // (M, 8), M = 8 ln 8 = 17: blocks of 8, 8 and 1 rows
+  const Tensor w = features_of(favor).projection(8);  // (M, 8), M = 8 ln 8 = 17: blocks of 8, 8 and 1 rows
   CHECK(w.shape() == Shape{17, 8});
   const Tensor unit = w / sqrt(sum(w * w, {-1}, true));
   Tensor identity = zeros({8, 8});
@@ -247,11 +252,11 @@ TEST_CASE("favor: positive random features whose dot products approach softmax's
 
   // The same (seed, layer, redraws) give the same draw; a redraw changes it and is kept by the state.
   LinearAttention twin({.kind = "linear", .feature_map = "favor", .seed = 5, .layer = 2});
-  CHECK(max_abs(twin.projection(8) - w) == 0);
+  CHECK(max_abs(features_of(twin).projection(8) - w) == 0);
   favor.redraw_features();
-  CHECK(max_abs(favor.projection(8) - w) > 0.1f);
+  CHECK(max_abs(features_of(favor).projection(8) - w) > 0.1f);
   twin.load_state_dict(favor.state_dict());
-  CHECK(max_abs(twin.projection(8) - favor.projection(8)) == 0);
+  CHECK(max_abs(features_of(twin).projection(8) - features_of(favor).projection(8)) == 0);
 }
 
 TEST_CASE("attention kind errors name the setting and the choices") {
