@@ -33,7 +33,7 @@ class FeatureMap {
   virtual const char* name() const = 0;   // the value of linear attention's feature_map setting: "elu"
   virtual const char* label() const = 0;  // for tables and legends: "elu+1"
   virtual int64_t features(int64_t head_dim) const = 0;  // M, for heads of width D
-  // q or k (..., D) -> phi (..., M), every feature >= 0.
+  // q or k (..., D) -> phi (..., M), with phi(q) . phi(k) >= 0 (1 + cos: some features are negative).
   virtual Tensor query_features(const Tensor& q) const = 0;
   virtual Tensor key_features(const Tensor& k) const { return query_features(k); }
   // elu + 1 only: core's linear_attention applies it itself (inside the chunked product when causal),

@@ -18,13 +18,10 @@ constexpr float kSmallestSum = 1e-30f;   // double softmax: a floor for Z, reach
 
 LinearAttention::LinearAttention(const AttentionSettings& settings)
     : AttentionKind("LinearAttention"),
-      map_(make_feature_map(settings.feature_map, {.seed = settings.seed,
-                                                   .layer = settings.layer,
-                                                   .random_features = settings.random_features})),
-      chunk_(settings.chunk) {
-  if (chunk_ < 1) fail("LinearAttention", "chunk must be >= 1, got ", chunk_);
-  if (settings.random_features < 0)
-    fail("LinearAttention", "random_features must be >= 0 (0: D ln D), got ", settings.random_features);
+      map_(make_feature_map(settings.word("feature_map"), {.seed = settings.seed,
+                                                           .layer = settings.layer,
+                                                           .random_features = settings.number("random_features")})),
+      chunk_(settings.number("chunk")) {
   for (const auto& [name, buffer] : map_->buffers()) register_buffer(name, buffer);
 }
 
@@ -123,6 +120,31 @@ std::string LinearAttention::describe() const {
   return cat("feature_map=", map_->name(), ", chunk=", chunk_,
              favor ? cat(", random_features=", favor->random_features() ? std::to_string(favor->random_features()) : "D ln D")
                    : "");
+}
+
+KindDescription linear_attention_kind() {
+  return {.name = LinearAttention::kName,
+          .settings = {{.name = "feature_map",
+                        .flag = "--feature-map",
+                        .help = "the feature map phi",
+                        .default_value = std::string(EluFeatures::kName),
+                        .choices = feature_map_names(),
+                        .compared = true},
+                       {.name = "chunk",
+                        .flag = "--chunk",
+                        .help = "positions per chunk of the causal product",
+                        .default_value = LinearAttention::kDefaultChunk,
+                        .min = 1,
+                        .causal_only = true},
+                       {.name = "random_features", .help = "favor: M features (0: D ln D)", .default_value = int64_t{0}}},
+          .make = [](const AttentionSettings& s, Generator&) { return std::make_shared<LinearAttention>(s); },
+          .describe = [](const AttentionSettings& s, bool causal) {
+            return cat("linear (feature map ", s.word("feature_map"), causal ? cat(", chunk ", s.number("chunk")) : "", ")");
+          }};
+}
+
+AttentionSettings linear_attention_settings(const std::string& feature_map, int64_t chunk) {
+  return {.kind = LinearAttention::kName, .values = {{"feature_map", feature_map}, {"chunk", chunk}}};
 }
 
 }  // namespace ladder::nn

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "nn/attention/attention_kind.h"
+#include "nn/attention/attention_registry.h"
 #include "nn/attention/feature_map.h"
 
 namespace ladder::nn {
@@ -28,6 +29,10 @@ struct LinearState : AttentionState {
 
 class LinearAttention : public AttentionKind {
  public:
+  static constexpr const char* kName = "linear";
+  static constexpr int64_t kDefaultChunk = 64;
+  // Settings: feature_map (feature_map_names()), chunk (causal: positions per chunk of the fused
+  // product) and random_features (favor: M, 0 for D ln D); seed and layer draw FAVOR+'s projection.
   explicit LinearAttention(const AttentionSettings& settings);
   Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v, const AttendMasks& masks) override;
   std::unique_ptr<AttentionState> start() const override;
@@ -50,5 +55,9 @@ class LinearAttention : public AttentionKind {
   std::unique_ptr<FeatureMap> map_;
   int64_t chunk_;
 };
+
+KindDescription linear_attention_kind();  // its line in the registry
+// The settings of linear attention with this feature map and chunk.
+AttentionSettings linear_attention_settings(const std::string& feature_map, int64_t chunk = LinearAttention::kDefaultChunk);
 
 }  // namespace ladder::nn
