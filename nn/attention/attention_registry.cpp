@@ -4,6 +4,7 @@
 #include "nn/attention/bigbird_attention.h"
 #include "nn/attention/full_attention.h"
 #include "nn/attention/linear_attention.h"
+#include "nn/attention/linformer_attention.h"
 #include "nn/attention/vq_attention.h"
 
 namespace ladder::nn {
@@ -15,6 +16,7 @@ const std::vector<KindDescription>& attention_kinds() {
       linear_attention_kind(),
       bigbird_attention_kind(),
       vq_attention_kind(),
+      linformer_attention_kind(),
   };
   return kinds;
 }
