@@ -95,15 +95,21 @@ std::vector<std::pair<std::string, std::vector<Reader>>> setting_flags(const Att
   return found;
 }
 
-// Fails unless every setting the lesson gives a default for is one some kind has.
+// Fails unless every setting the lesson gives a default for is one some kind has, with a value of
+// its type and range.
 void check_defaults(const std::string& lesson, const AttentionFlags& flags) {
-  std::vector<std::string> names;
-  for (const nn::KindDescription& kind : nn::attention_kinds())
-    for (const nn::KindSetting& setting : kind.settings) names.push_back(setting.name);
-  for (const auto& [name, value] : flags.defaults)
-    if (!contains(names, name)) fail(lesson.c_str(), "a default for '", name, "', a setting no attention kind has");
+  for (const auto& [name, value] : flags.defaults) {
+    bool found = false;
+    for (const nn::KindDescription& kind : nn::attention_kinds())
+      for (const nn::KindSetting& setting : kind.settings)
+        if (setting.name == name) {
+          found = true;
+          nn::AttentionSettings{.kind = kind.name, .values = {{name, value}}}.value(name);
+        }
+    if (!found) fail(lesson.c_str(), "a default for '", name, "', a setting no attention kind has");
+  }
   for (const auto& [kind, defaults] : flags.kind_defaults)
-    for (const auto& [name, value] : defaults) nn::registered_kind(kind).setting(name);
+    for (const auto& [name, value] : defaults) nn::AttentionSettings{.kind = kind, .values = {{name, value}}}.value(name);
 }
 
 // Declares one flag per setting the offered kinds read. `with` starts the help of the first kind

@@ -405,6 +405,10 @@ TEST_CASE("the lesson's defaults, per setting and per kind; a flag given sets ev
   flags = {.defaults = {{"blocks", 16}}};
   CHECK_THROWS_WITH_AS(ParsedCli({}, declare), doctest::Contains("a default for 'blocks', a setting no attention kind has"),
                        Error);
+  flags = {.defaults = {{"block", std::string("wide")}}};
+  CHECK_THROWS_WITH_AS(ParsedCli({}, declare), doctest::Contains("block must be a whole number, got a word"), Error);
+  flags = {.kind_defaults = {{nn::VQAttention::kName, {{"codes", 0}}}}};
+  CHECK_THROWS_WITH_AS(ParsedCli({}, declare), doctest::Contains("vq attention: codes must be >= 1, got 0"), Error);
 }
 
 TEST_CASE("a loss that is not finite, or a perplexity that overflows, stops the run") {
