@@ -45,7 +45,7 @@ struct TransformerFlags {
   bool pre_ln = false;
   int64_t norm_steps = 150;  // steps of each of part 5's four runs
   float norm_lr = 1e-2f;     // their peak learning rate
-  lessons::AttentionFlags attention{.block = 4, .random_blocks = 1};  // a date is a few blocks of 4
+  lessons::AttentionFlags attention{.defaults = {{"block", 4}, {"random_blocks", 1}}};  // a date is a few blocks of 4
   nn::AttentionSettings encoder_attention;  // what the attention flags chose, after parse()
 };
 

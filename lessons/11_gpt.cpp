@@ -27,6 +27,8 @@
 #include "lessons/common/plot.h"
 #include "lessons/common/run.h"
 #include "models/gpt.h"
+#include "nn/attention/bigbird_attention.h"
+#include "nn/attention/linear_attention.h"
 
 using namespace ladder;
 
@@ -92,7 +94,7 @@ void samples(lessons::Run& run, const lessons::CommonFlags& flags, models::GPT& 
 void generation_speed(lessons::Run& run, const lessons::CommonFlags& flags, models::GPT& model, int first_token,
                       nlohmann::ordered_json& metrics) {
   std::printf("\n== 3. generation speed with and without the KV cache ==\n");
-  if (model.config().attention.kind == "linear")
+  if (model.config().attention.kind == nn::LinearAttention::kName)
     std::printf("(linear attention carries a fixed-size sum instead of keys and values: the cache here is that state)\n");
   std::printf("tokens per second while generating a sequence of each length from one token\n");
   std::printf("%10s %16s %16s %10s\n", "context", "cached tok/s", "uncached tok/s", "speed-up");
@@ -163,9 +165,9 @@ void attention_maps(lessons::Run& run, models::GPT& model, const data::Tokenizer
       run.wrote(lessons::save_heatmap(run.path(cat("attention_layer", layers[m] + 1, "_head", head + 1)), map));
     }
   std::printf("each row: one position; each column: a position it may see (the causal mask hides the future); a row sums to 1\n");
-  if (kind == "linear")
+  if (kind == nn::LinearAttention::kName)
     std::printf("linear attention's weights, phi(q) . phi(k) normalised by row, spread over every visible position: no exponential sharpens them\n");
-  if (kind == "bigbird")
+  if (kind == nn::BigBirdAttention::kName)
     std::printf("the blocks BigBird's pattern leaves out stay 0: block 0 (global), the window and the random blocks are lit\n");
 }
 
@@ -237,7 +239,7 @@ int main(int argc, char** argv) {
                "context length: the positions the model learns (block_size); with --load, at most the checkpoint's", {1, 4096});
     cli.option("--dropout", config.dropout, "dropout on embeddings, residual branches and full attention's weights (the other kinds form no weights)", {0.0f, 0.9f});
     lessons::add_gpt_training_options(cli, training);
-    lessons::AttentionFlags attention{.block = 8};  // 8 blocks in the default context of 64
+    lessons::AttentionFlags attention{.defaults = {{"block", 8}, {"random_blocks", 2}}};  // 8 blocks in the default context of 64
     lessons::add_attention_options(cli, attention, "every block's causal self attention", /*causal=*/true);
     cli.option("--load", load, "a checkpoint of this lesson to sample from, instead of training");
     cli.option("--sample-chars", sample_length, "with --load: how many characters to sample", {1, 100000});

@@ -30,6 +30,9 @@
 #include "lessons/common/run.h"
 #include "models/gpt.h"
 #include "nn/attention/attention_kind.h"
+#include "nn/attention/attention_workload.h"
+#include "nn/attention/feature_map.h"
+#include "nn/attention/full_attention.h"
 #include "nn/attention/linear_attention.h"
 
 using namespace ladder;
@@ -60,7 +63,7 @@ ThreeWays three_ways(const std::string& feature_map, int64_t length, int64_t chu
   std::printf("\n== 1. Transformers are RNNs: one causal layer (phi = %s), three ways ==\n", feature_map.c_str());
   NoGradGuard no_grad;
   const std::shared_ptr<nn::AttentionKind> kind =
-      nn::make_attention({.kind = "linear", .feature_map = feature_map, .chunk = chunk});
+      nn::make_attention(nn::linear_attention_settings(feature_map, chunk));
   const Tensor q = randn({1, 1, length, kDim}, gen), k = randn(q.shape(), gen), v = randn(q.shape(), gen);  // (B,H,T,D)
 
   const Tensor quadratic = matmul(kind->implied_weights(q, k, {.causal = true}), v);  // (T,T) masked matrix @ v
@@ -103,16 +106,25 @@ ThreeWays three_ways(const std::string& feature_map, int64_t length, int64_t chu
 // ---- 2. the matrices the feature maps imply ----
 
 struct MapKind {
-  const char* name;    // in tables and metric names
-  const char* label;   // on the plot
+  std::string name;   // in tables and metric names
+  std::string label;  // on the plot
   nn::AttentionSettings settings;
 };
 
-const std::vector<MapKind> kMapKinds = {{"softmax", "softmax", {.kind = "full"}},
-                                        {"elu", "elu+1", {.kind = "linear", .feature_map = "elu"}},
-                                        {"cos", "1+cos", {.kind = "linear", .feature_map = "cos"}},
-                                        {"double_softmax", "double softmax", {.kind = "linear", .feature_map = "softmax"}},
-                                        {"favor", "FAVOR+", {.kind = "linear", .feature_map = "favor"}}};
+// Softmax attention, then linear attention with each feature map (nn/attention/feature_map.h). A
+// map's name is its --feature-map value, double softmax's "double_softmax", not to be taken for
+// softmax attention itself.
+std::vector<MapKind> map_kinds() {
+  std::vector<MapKind> kinds = {{nn::FullAttention::kLabel, nn::FullAttention::kLabel, nn::full_attention()}};
+  for (const std::string& name : nn::feature_map_names()) {
+    const std::unique_ptr<nn::FeatureMap> map = nn::make_feature_map(name);
+    kinds.push_back({map->keys_over_positions() ? "double_" + name : name, map->label(),
+                     nn::linear_attention_settings(name)});
+  }
+  return kinds;
+}
+
+const std::vector<MapKind> kMapKinds = map_kinds();
 
 struct Sharpness {
   double on_match = 0;  // the weight on the key the query was built from, averaged over queries
@@ -175,13 +187,13 @@ MapSharpness implied_maps(lessons::Run& run, Generator& gen) {
       const Tensor weights = kind->implied_weights(q, k, {.causal = causal == 1});  // (1,1,T,S)
       both[causal] = sharpness(weights, match);
       tiles[causal * kMapKinds.size() + m] = rows_of(weights);
-      result.emplace_back(std::string(kMapKinds[m].name) + (causal ? "_causal" : ""), both[causal]);
+      result.emplace_back(kMapKinds[m].name + (causal ? "_causal" : ""), both[causal]);
     }
-    std::printf("  %-16s %12.3f %11.3f %12.3f %11.3f\n", kMapKinds[m].label, both[0].on_match, both[1].on_match,
+    std::printf("  %-16s %12.3f %11.3f %12.3f %11.3f\n", kMapKinds[m].label.c_str(), both[0].on_match, both[1].on_match,
                 both[0].entropy, both[1].entropy);
   }
   std::string title = "Implied attention, left to right:";
-  for (const MapKind& kind : kMapKinds) title += std::string(" ") + kind.label + (&kind == &kMapKinds.back() ? "" : " |");
+  for (const MapKind& kind : kMapKinds) title += " " + kind.label + (&kind == &kMapKinds.back() ? "" : " |");
   lessons::Heatmap map{title, "keys (16 per map)", "queries: non-causal (top), causal (bottom)", "attention weight",
                        lessons::tile(tiles, static_cast<int>(kMapKinds.size()), 1.0)};
   map.scale_min = 0, map.scale_max = 1;  // one scale for all eight; the frames between maps are drawn at 1
@@ -202,12 +214,12 @@ std::vector<lessons::AttentionVariant> gpt_variants() {
 // ---- 4. cost against length (lessons/common/attention_cost.h) ----
 
 const std::vector<lessons::CostKind> kCostKinds = {
-    {"full", "softmax (full, fused)", "KV cache", {.kind = "full"}},
-    {"linear", "linear elu+1 (chunk 64)", "recurrent state", {.kind = "linear", .feature_map = "elu"}}};
+    {nn::FullAttention::kName, "softmax (full, fused)", "KV cache", nn::full_attention()},
+    {nn::LinearAttention::kName, "linear elu+1 (chunk 64)", "recurrent state", nn::linear_attention_settings(nn::EluFeatures::kName)}};
 
 lessons::Costs cost_against_length(lessons::Run& run, int64_t max_n, Generator& gen) {
   std::printf("\n== 4. Cost against length: one causal layer, B=1 H=%lld D=%lld ==\n",
-              static_cast<long long>(lessons::kCostHeads), static_cast<long long>(lessons::kCostHeadDim));
+              static_cast<long long>(nn::kWorkloadHeads), static_cast<long long>(nn::kWorkloadHeadDim));
   return lessons::cost_against_length(run, kCostKinds, max_n, gen);
 }
 
@@ -224,7 +236,7 @@ int main(int argc, char** argv) {
     cli.text_options(text, "/usr/share/common-licenses", /*default_lines=*/false);
     models::GPTConfig gpt = lessons::compared_gpt();
     lessons::GPTTraining training = lessons::compared_gpt_training();
-    std::string feature_map = "elu";
+    std::string feature_map = nn::EluFeatures::kName;
     int64_t length = 11, chunk = 4, max_n = 8192;
     cli.option("--feature-map", feature_map,
                "part 1: the feature map phi, one of " + nn::joined_names(nn::feature_map_names()))

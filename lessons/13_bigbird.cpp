@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -31,14 +32,16 @@
 #include "lessons/common/plot_page.h"
 #include "lessons/common/run.h"
 #include "nn/attention/attention_kind.h"
+#include "nn/attention/attention_workload.h"
+#include "nn/attention/bigbird_attention.h"
 #include "nn/attention/bigbird_pattern.h"
+#include "nn/attention/full_attention.h"
 
 using namespace ladder;
 
 namespace {
 
 constexpr const char* kLesson = "13_bigbird";
-constexpr int64_t kHeads = 4, kDim = 64;  // part 3: one layer of 4 heads of 64
 constexpr int64_t kMaxDrawnBlocks = 128;  // more blocks than this make tiles too small to see
 constexpr int64_t kDefaultSteps = 600;     // part 4: training steps of each of the four classifiers
 
@@ -213,17 +216,15 @@ TaskFacts show_task(const data::RetrievalTaskOptions& options, int64_t block, in
 
 constexpr int64_t kTimingBlock = 64, kTimingRandom = 3;
 
-// The best of up to three forward + backward calls of one bidirectional layer at this length, in
-// milliseconds; fewer calls once two seconds are spent.
-double layer_ms(nn::AttentionKind& kind, int64_t length, Generator& gen) {
-  Tensor q = randn({1, kHeads, length, kDim}, gen), k = randn(q.shape(), gen), v = randn(q.shape(), gen);
-  const Tensor gout = randn(q.shape(), gen);
-  for (Tensor* x : {&q, &k, &v}) x->requires_grad_();
+// The best of up to three training steps of one bidirectional layer at this length, in
+// milliseconds (nn::layer_training_step, the work ./ladder bench attention times); fewer calls once
+// two seconds are spent.
+double layer_ms(const nn::AttentionSettings& settings, int64_t length, Generator& gen) {
+  const std::function<void()> call = nn::layer_training_step(settings, length, /*causal=*/false, gen);
   double best = 1e300, spent = 0;
-  for (int call = 0; call < 3 && spent < 2000; ++call) {
-    for (Tensor* x : {&q, &k, &v}) x->zero_grad();
+  for (int c = 0; c < 3 && spent < 2000; ++c) {
     const auto start = std::chrono::steady_clock::now();
-    kind.attend(q, k, v, {}).backward(gout);
+    call();
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     best = std::min(best, ms);
     spent += ms;
@@ -237,11 +238,12 @@ struct Timing {
 };
 
 Timing time_against_length(lessons::Run& run, int64_t max_n, uint64_t seed) {
-  const std::shared_ptr<nn::AttentionKind> full = nn::make_attention({.kind = "full"});
-  const std::shared_ptr<nn::AttentionKind> bigbird =
-      nn::make_attention({.kind = "bigbird", .block = kTimingBlock, .random_blocks = kTimingRandom, .seed = seed});
+  const nn::AttentionSettings full = nn::full_attention();
+  const nn::AttentionSettings bigbird =
+      nn::bigbird_attention_settings({.block = kTimingBlock, .random_blocks = kTimingRandom, .seed = seed});
   std::printf("\n== 3. one bidirectional attention layer, forward + backward, B=1 H=%lld D=%lld; BigBird b=%lld r=%lld ==\n",
-              static_cast<long long>(kHeads), static_cast<long long>(kDim), static_cast<long long>(kTimingBlock),
+              static_cast<long long>(nn::kWorkloadHeads), static_cast<long long>(nn::kWorkloadHeadDim),
+              static_cast<long long>(kTimingBlock),
               static_cast<long long>(kTimingRandom));
   std::printf("   %6s %10s %12s %8s %14s %12s\n", "n", "full ms", "BigBird ms", "full/BB", "tiles computed",
               "kept (both)");
@@ -250,12 +252,12 @@ Timing time_against_length(lessons::Run& run, int64_t max_n, uint64_t seed) {
   Timing t;
   Generator gen(seed);
   for (int64_t n = 256; n <= max_n; n *= 2) {
-    const double f = layer_ms(*full, n, gen), b = layer_ms(*bigbird, n, gen);
+    const double f = layer_ms(full, n, gen), b = layer_ms(bigbird, n, gen);
     const int64_t tiles = nn::bigbird_pattern(n, {.block = kTimingBlock, .random_blocks = kTimingRandom}).visible_blocks();
     const int64_t dense = (n / kTimingBlock) * (n / kTimingBlock);
     // The fused op keeps its output (B,H,T,D) and the rows' log-sum-exp (B,H,T) for backward,
     // whatever the pattern: it recomputes the weights instead of keeping them.
-    const int64_t kept = 4 * kHeads * n * (kDim + 1);
+    const int64_t kept = 4 * nn::kWorkloadHeads * n * (nn::kWorkloadHeadDim + 1);
     std::printf("   %6lld %10.1f %12.1f %8.2f %7lld/%-6lld %9.2f MiB\n", static_cast<long long>(n), f, b, f / b,
                 static_cast<long long>(tiles), static_cast<long long>(dense), static_cast<double>(kept) / (1 << 20));
     csv.row({static_cast<double>(n), f, b, static_cast<double>(tiles), static_cast<double>(dense),
@@ -277,7 +279,7 @@ Timing time_against_length(lessons::Run& run, int64_t max_n, uint64_t seed) {
       {.title = "One attention layer, forward + backward (B=1, H=4, D=64)",
        .x_label = "log2 of the sequence length n (8: n = 256, 13: n = 8192)",
        .y_label = "milliseconds (best of up to 3)",
-       .series = {{.name = "full", .x = doublings, .y = t.full_ms},
+       .series = {{.name = nn::FullAttention::kName, .x = doublings, .y = t.full_ms},
                   {.name = "BigBird b=64 r=3", .x = doublings, .y = t.bigbird_ms}},
        .log_y = true,
        .x_tick = 1}));
@@ -293,15 +295,15 @@ struct Variant {
   const char* label;  // in tables and legends
   bool bigbird, global, random;
 };
-constexpr Variant kVariants[] = {{"full", "full", false, false, false},
+constexpr Variant kVariants[] = {{nn::FullAttention::kName, nn::FullAttention::kName, false, false, false},
                                  {"window", "window only", true, false, false},
                                  {"window_global", "window + global", true, true, false},
-                                 {"bigbird", "BigBird", true, true, true}};
+                                 {nn::BigBirdAttention::kName, "BigBird", true, true, true}};
 
 nn::AttentionSettings attention_of(const Variant& v, int64_t block, int64_t random, uint64_t seed) {
-  if (!v.bigbird) return {.kind = "full"};
-  return {.kind = "bigbird", .block = block, .random_blocks = v.random ? random : 0, .global_blocks = v.global,
-          .seed = seed};
+  if (!v.bigbird) return nn::full_attention();
+  return nn::bigbird_attention_settings(
+      {.block = block, .random_blocks = v.random ? random : 0, .global_blocks = v.global, .seed = seed});
 }
 
 struct ModelSize {
@@ -455,8 +457,8 @@ int main(int argc, char** argv) {
     ModelSize size;
     lessons::ClassifierTraining training{.warmup = 50};
     cli.option("--length", length, "part 1: sequence length of the drawn pattern", {2, 1 << 16});
-    cli.option("--block", block, "parts 1, 2 and 4: positions per block b", {1, 4096});
-    cli.option("--random", random, "parts 1 and 4: random blocks r per query block", {0, 64});
+    cli.option("--attention-block", block, "parts 1, 2 and 4: positions per block b", {1, 4096});
+    cli.option("--random-blocks", random, "parts 1 and 4: random blocks r per query block", {0, 64});
     cli.option("--task-length", task.length, "parts 2 and 4: tokens per sequence of the retrieval task", {6, 1 << 16});
     cli.option("--distance", task.min_distance, "parts 2 and 4: the asked key at least this many positions back",
                {3, 1 << 16});
@@ -475,18 +477,18 @@ int main(int argc, char** argv) {
                lessons::non_negative);
     cli.parse(argc, argv);
     if (length % block != 0)
-      fail(kLesson, "--length ", length, " is not a multiple of --block ", block,
-           ": the picture draws whole blocks; give --length ", (length / block + 1) * block, " or a --block that divides it");
+      fail(kLesson, "--length ", length, " is not a multiple of --attention-block ", block,
+           ": the picture draws whole blocks; give --length ", (length / block + 1) * block, " or a --attention-block that divides it");
     const int64_t blocks = length / block;
     // With m <= r + 4 blocks every query block lists them all (2 global + 3 window + r random).
     if (blocks < random + 5)
-      fail(kLesson, "--length ", length, " / --block ", block, " = ", blocks,
+      fail(kLesson, "--length ", length, " / --attention-block ", block, " = ", blocks,
            " blocks is too short for the pattern: each query block lists up to 2 global + 3 window + ", random,
            " random blocks, so every tile would be computed (full attention); give at least ", random + 5,
-           " blocks: --length ", (random + 5) * block, " or more, or a smaller --block or --random");
+           " blocks: --length ", (random + 5) * block, " or more, or a smaller --attention-block or --random-blocks");
     if (blocks > kMaxDrawnBlocks)
-      fail(kLesson, "--length ", length, " / --block ", block, " = ", blocks, " blocks, more than ", kMaxDrawnBlocks,
-           " would make tiles too small to see; give a larger --block or a shorter --length");
+      fail(kLesson, "--length ", length, " / --attention-block ", block, " = ", blocks, " blocks, more than ", kMaxDrawnBlocks,
+           " would make tiles too small to see; give a larger --attention-block or a shorter --length");
     if (task.min_distance >= task.length)
       fail(kLesson, "--distance ", task.min_distance, " must be below --task-length ", task.length,
            ": the asked key sits that far before the question's key at the end");
@@ -499,11 +501,11 @@ int main(int argc, char** argv) {
            ": each head takes width / heads features; give --width ", (size.width / size.heads + 1) * size.heads);
     const int64_t task_blocks = (task.length + block - 1) / block;  // the last one padded when b does not divide n
     if (task_blocks < random + 5)
-      fail(kLesson, "--task-length ", task.length, " in blocks of --block ", block, " = ", task_blocks,
+      fail(kLesson, "--task-length ", task.length, " in blocks of --attention-block ", block, " = ", task_blocks,
            " blocks is too short for part 4's patterns: with up to 2 global + 3 window + ", random,
            " random blocks listed, BigBird's query blocks would see every block, as full attention's do; "
            "give at least ", random + 5, " blocks: --task-length ", (random + 5) * block,
-           " or more, or a smaller --block or --random");
+           " or more, or a smaller --attention-block or --random-blocks");
     if (!cli.given("--warmup")) training.warmup = std::min(training.warmup, cli.common.steps / 10);
     if (training.warmup >= cli.common.steps)
       fail(kLesson, "--warmup ", training.warmup, " leaves no step of --steps ", cli.common.steps,
@@ -544,7 +546,7 @@ int main(int argc, char** argv) {
                                       {"bigbird_ms_longest", timing.bigbird_ms.back()},
                                       {"bigbird_ahead_from", timing.ahead_from}};
     lessons::MetricNotes notes = {
-        {"pattern_blocks", "part 1: blocks of --block positions in --length"},
+        {"pattern_blocks", "part 1: blocks of --attention-block positions in --length"},
         {"tiles_bidirectional", "(query block, key block) tiles BigBird computes, bidirectional"},
         {"tiles_causal", "the same, causal"},
         {"tiles_dense", "the tiles of full attention"},

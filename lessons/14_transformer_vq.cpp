@@ -31,6 +31,9 @@
 #include "lessons/common/run.h"
 #include "models/gpt.h"
 #include "nn/attention/attention_kind.h"
+#include "nn/attention/attention_workload.h"
+#include "nn/attention/full_attention.h"
+#include "nn/attention/linear_attention.h"
 #include "nn/attention/vq_attention.h"
 #include "nn/vector_quantizer.h"
 
@@ -119,7 +122,7 @@ SmallLayer exact_where_it_matters(lessons::Run& run, int64_t length, int64_t blo
 
   // A codebook that holds every key exactly (S = T, code t = key t): VQ attention is full attention.
   NoGradGuard no_grad;
-  const std::shared_ptr<nn::AttentionKind> full = nn::make_attention({.kind = "full"});
+  const std::shared_ptr<nn::AttentionKind> full = nn::make_attention(nn::full_attention());
   std::vector<int64_t> every(static_cast<size_t>(length));
   std::iota(every.begin(), every.end(), 0);
   const Tensor raw_keys = keys.detach();
@@ -154,14 +157,15 @@ SmallLayer exact_where_it_matters(lessons::Run& run, int64_t length, int64_t blo
 constexpr int64_t kCostCodes = 512, kCostBlock = 256;
 
 std::vector<lessons::CostKind> cost_kinds() {
-  return {{"full", "softmax (full, fused)", "KV cache", {.kind = "full"}},
-          {"linear", "linear elu+1 (chunk 64)", "state", {.kind = "linear", .feature_map = "elu"}},
-          {"vq", "Transformer-VQ (L=256, S=512)", "VQ cache", {.kind = "vq", .block = kCostBlock, .codes = kCostCodes}}};
+  return {{nn::FullAttention::kName, "softmax (full, fused)", "KV cache", nn::full_attention()},
+          {nn::LinearAttention::kName, "linear elu+1 (chunk 64)", "state",
+           nn::linear_attention_settings(nn::EluFeatures::kName)},
+          {nn::VQAttention::kName, "Transformer-VQ (L=256, S=512)", "VQ cache", nn::vq_attention_settings(kCostBlock, kCostCodes)}};
 }
 
 lessons::Costs cost_against_length(lessons::Run& run, int64_t max_n, Generator& gen) {
   std::printf("\n== 2. Cost against length: one causal layer, B=1 H=%lld D=%lld ==\n",
-              static_cast<long long>(lessons::kCostHeads), static_cast<long long>(lessons::kCostHeadDim));
+              static_cast<long long>(nn::kWorkloadHeads), static_cast<long long>(nn::kWorkloadHeadDim));
   return lessons::cost_against_length(run, cost_kinds(), max_n, gen);
 }
 
@@ -358,15 +362,15 @@ int main(int argc, char** argv) {
     lessons::add_max_n_option(cli, max_n, "part 2: ");
     lessons::add_gpt_shape_options(cli, gpt, "part 3: ");
     cli.option("--codes", codes, "part 3: codes per head of the VQ GPT's codebooks (S)", {1, 4096});
-    cli.option("--vq-block", vq_block, "part 3: positions per block of the VQ GPT (L)", {1, 1024});
+    cli.option("--attention-block", vq_block, "part 3: positions per block of the VQ GPT (L)", {1, 1024});
     lessons::add_gpt_training_options(cli, training);
     cli.parse(argc, argv);
     lessons::check_gpt_shape(kLesson, text, gpt);
     const int64_t longest_vq_block = (gpt.block_size - 1) / 2;  // the longest that leaves 3 blocks in a window
     if (vq_block > longest_vq_block)
-      fail(kLesson, "--vq-block ", vq_block, " cuts --block ", gpt.block_size, " into fewer than 3 blocks, so no query ever "
-           "reads the per-code cache of older blocks; ",
-           longest_vq_block >= 1 ? cat("give --vq-block ", longest_vq_block, " or less, or ") : "give ", "--block ",
+      fail(kLesson, "--attention-block ", vq_block, " cuts --block ", gpt.block_size, " into fewer than 3 blocks, so no "
+           "query ever reads the per-code cache of older blocks; ",
+           longest_vq_block >= 1 ? cat("give --attention-block ", longest_vq_block, " or less, or ") : "give ", "--block ",
            2 * vq_block + 1, " or more");
     lessons::settle_gpt_training(kLesson, cli.common, training);
     const lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, gpt.block_size);
@@ -379,15 +383,15 @@ int main(int argc, char** argv) {
     const lessons::Costs costs = cost_against_length(run, max_n, gen);
     std::printf("\n== 3. Character GPTs: full, linear and VQ attention, same text and budget ==\n");
     const std::vector<lessons::AttentionVariant> variants = {
-        {"full", "softmax (full)", {.kind = "full"}},
-        {"linear", "linear elu+1", {.kind = "linear", .feature_map = "elu"}},
-        {"vq", "Transformer-VQ", {.kind = "vq", .block = vq_block, .codes = codes}}};
+        {nn::FullAttention::kName, "softmax (full)", nn::full_attention()},
+        {nn::LinearAttention::kName, "linear elu+1", nn::linear_attention_settings(nn::EluFeatures::kName)},
+        {nn::VQAttention::kName, "Transformer-VQ", nn::vq_attention_settings(vq_block, codes)}};
     CodebookHistory history{.windows = validation_windows(corpus.val_ids, gpt.block_size, 8)};
     training.after_evaluation = [&](models::GPT& model, int64_t step) { record_codebooks(model, step, history); };
     CodebookSummary codebook;
     const std::map<std::string, lessons::GPTTrainingReport> gpts = lessons::train_per_attention(
         run, cli.common, corpus, gpt, training, variants, [&](const lessons::AttentionVariant& variant, models::GPT& model) {
-          if (variant.name == "vq") codebook = codebook_report(run, model, history);
+          if (variant.name == nn::VQAttention::kName) codebook = codebook_report(run, model, history);
         });
 
     nlohmann::ordered_json metrics = {{"blockwise_vs_quadratic", small.output_difference},

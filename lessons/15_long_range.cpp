@@ -32,7 +32,8 @@
 #include "models/encoder_classifier.h"
 #include "models/lstm_classifier.h"
 #include "nn/attention/attention_kind.h"
-#include "nn/attention/linear_attention.h"
+#include "nn/attention/bigbird_attention.h"
+#include "nn/attention/vq_attention.h"
 
 using namespace ladder;
 
@@ -156,30 +157,14 @@ struct Contender {
   bool causal = false;
 };
 
-struct BigBirdShape {
-  int64_t block = 16, random_blocks = 2;
-};
-
-struct VqShape {
-  int64_t block = 32, codes = 64;  // L positions per block, S codes per head
-};
-
-// Every attention kind there is (linear once per feature map), then the baseline: a kind registered
-// in nn/attention joins without a change here. `seed` draws BigBird's random blocks, FAVOR+'s
-// features and VQ's initial codes.
-std::vector<Contender> all_contenders(BigBirdShape bigbird, VqShape vq, uint64_t seed) {
+// Every attention kind of the registry (nn/attention/attention_registry.h: linear once per feature
+// map, each causal-only kind causal), then the baseline: a kind registered there joins without a
+// change here. `seed` draws BigBird's random blocks, FAVOR+'s features and VQ's initial codes.
+std::vector<Contender> all_contenders(const lessons::LessonCli& cli, const lessons::AttentionFlags& attention,
+                                      uint64_t seed) {
   std::vector<Contender> list;
-  for (const std::string& kind : nn::attention_kind_names()) {
-    if (nn::is_causal_only(kind)) {
-      list.push_back({kind, nn::AttentionSettings{.kind = kind, .block = vq.block, .seed = seed, .codes = vq.codes}, true});
-    } else if (kind == "linear") {
-      for (const std::string& map : nn::feature_map_names())
-        list.push_back({"linear_" + map, nn::AttentionSettings{.kind = "linear", .feature_map = map, .seed = seed}});
-    } else {
-      list.push_back({kind, nn::AttentionSettings{.kind = kind, .block = bigbird.block,
-                                                  .random_blocks = bigbird.random_blocks, .seed = seed}});
-    }
-  }
+  for (const lessons::KindRun& kind : lessons::every_kind(cli, attention, seed))
+    list.push_back({kind.name, kind.settings, kind.causal});
   list.push_back({"lstm", std::nullopt});
   return list;
 }
@@ -298,10 +283,11 @@ int main(int argc, char** argv) {
     int64_t pairs = 12;
     std::string kinds = "all";
     ModelSize size{64, 2};
-    BigBirdShape bigbird;
-    VqShape vq;
+    // BigBird's blocks of 16 positions with 2 random blocks, VQ's of 32 with 64 codes per head.
+    lessons::AttentionFlags attention{.defaults = {{"block", 16}, {"random_blocks", 2}, {"codes", 64}},
+                                      .kind_defaults = {{nn::VQAttention::kName, {{"block", 32}}}}};
     lessons::ClassifierTraining training{.warmup = 50};
-    const std::vector<Contender> every = all_contenders(bigbird, vq, 0);  // the names, for --help
+    const std::vector<Contender> every = all_contenders(cli, attention, 0);  // the names, for --help
     cli.option("--kinds", kinds,
                "which to train, separated by commas, or all: " + names_of(every) +
                    " (linear_* is linear attention with that feature map; vq runs causal; lstm has no attention)");
@@ -320,11 +306,7 @@ int main(int argc, char** argv) {
     cli.option("--layers", size.layers, "encoder blocks", {1, 16});
     cli.option("--warmup", training.warmup, "steps of linear learning-rate warmup before the cosine decay",
                lessons::non_negative);
-    cli.option("--attention-block", bigbird.block, "bigbird: positions per block of the pattern", {1, 4096});
-    cli.option("--random-blocks", bigbird.random_blocks, "bigbird: random key blocks per query block", {0, 64});
-    cli.option("--vq-block", vq.block, "vq: positions per block L (each reads itself and the one before exactly)",
-               {1, 4096});
-    cli.option("--codes", vq.codes, "vq: codes S in each head's codebook", {1, 4096});
+    lessons::add_every_kind_options(cli, attention);
     cli.parse(argc, argv);
     if (cli.common.quick) {  // everything tiny but what the command line sets
       const auto tiny = [&](const char* flag, int64_t& value, int64_t small) {
@@ -332,8 +314,9 @@ int main(int argc, char** argv) {
       };
       tiny("--max-len", listops.max_len, 64), tiny("--recall-len", recall.length, 64), tiny("--pairs", pairs, 8);
       tiny("--train", listops.train, 300), tiny("--val", listops.val, 50), tiny("--test", listops.test, 100);
-      tiny("--d-model", size.d_model, 16), tiny("--layers", size.layers, 1), tiny("--attention-block", bigbird.block, 8);
-      tiny("--vq-block", vq.block, 8), tiny("--codes", vq.codes, 16);
+      tiny("--d-model", size.d_model, 16), tiny("--layers", size.layers, 1);
+      attention.defaults["block"] = attention.kind_defaults[nn::VQAttention::kName]["block"] = 8;
+      attention.defaults["codes"] = 16;
       tiny("--steps", cli.common.steps, 100), tiny("--batch", cli.common.batch, 16), tiny("--warmup", training.warmup, 5);
       if (!cli.given("--lr")) cli.common.lr = 3e-3f;  // tiny models take a larger step
     }
@@ -345,7 +328,7 @@ int main(int argc, char** argv) {
     if (training.warmup >= cli.common.steps)
       fail(kLesson, "--warmup ", training.warmup, " leaves no step of --steps ", cli.common.steps,
            " for the cosine decay; give a smaller --warmup");
-    const std::vector<Contender> contenders = chosen(kinds, all_contenders(bigbird, vq, cli.common.seed));
+    const std::vector<Contender> contenders = chosen(kinds, all_contenders(cli, attention, cli.common.seed));
     for (const Contender& c : contenders) {  // BigBird over a sequence it would cover whole is refused
       if (!c.attention) continue;
       lessons::check_pattern_fits(kLesson, *c.attention, listops.max_len, false, cat("--max-len ", listops.max_len));
@@ -370,18 +353,21 @@ int main(int argc, char** argv) {
     lessons::Run run(cli);
 
     const std::vector<Task> tasks = {listops_task(listops), recall_task(recall)};
+    const nn::AttentionSettings bigbird =
+        lessons::kind_settings(cli, attention, nn::BigBirdAttention::kName, cli.common.seed);
     std::printf("\n== 2. training: %lld steps of %lld examples, AdamW lr %g (warmup %lld, cosine), d_model %lld, "
                 "%lld blocks, 4 heads; BigBird blocks of %lld, %lld random ==\n",
                 static_cast<long long>(training.steps), static_cast<long long>(training.batch),
                 static_cast<double>(training.lr), static_cast<long long>(training.warmup),
                 static_cast<long long>(size.d_model), static_cast<long long>(size.layers),
-                static_cast<long long>(bigbird.block), static_cast<long long>(bigbird.random_blocks));
-    if (std::any_of(contenders.begin(), contenders.end(), [](const Contender& c) { return c.causal; }))
-      std::printf("   vq (blocks of %lld, %lld codes per head) runs causal: Transformer-VQ is a decoder, whose cache of\n"
-                  "   older blocks serves only later queries, so each position sees only those before it and the\n"
-                  "   answer is read at the last real token (padding comes after it and is never seen); the\n"
-                  "   others read both ways\n",
-                  static_cast<long long>(vq.block), static_cast<long long>(vq.codes));
+                static_cast<long long>(bigbird.number("block")), static_cast<long long>(bigbird.number("random_blocks")));
+    for (const Contender& c : contenders)
+      if (c.causal)
+        std::printf("   %s runs causal: Transformer-VQ is a decoder, whose cache of\n"
+                    "   older blocks serves only later queries, so each position sees only those before it and the\n"
+                    "   answer is read at the last real token (padding comes after it and is never seen); the\n"
+                    "   others read both ways\n",
+                    lessons::describe_attention(*c.attention, /*causal=*/true).c_str());
     std::vector<std::vector<Result>> results(tasks.size());
     for (size_t t = 0; t < tasks.size(); ++t)
       for (const Contender& c : contenders) results[t].push_back(train(run, tasks[t], c, training, size));

@@ -14,6 +14,8 @@ EncoderClassifier::EncoderClassifier(const EncoderClassifierConfig& c, Generator
       register_module("token_embedding", std::make_shared<nn::Embedding>(c.vocab_size, c.d_model, 0.02f, gen));
   positions = register_module(
       "positions", std::make_shared<nn::LearnedPositionalEncoding>(c.d_model, c.max_len, c.dropout, 0.02f, gen));
+  nn::AttentionSettings attention = c.attention;
+  attention.max_length = c.max_len;  // the longest sequence it will see (Linformer sizes its projections by it)
   encoder = register_module(
       "encoder", std::make_shared<nn::TransformerEncoder>(
                      c.d_model, c.nhead,
@@ -21,7 +23,7 @@ EncoderClassifier::EncoderClassifier(const EncoderClassifierConfig& c, Generator
                                                  .dropout = c.dropout,
                                                  .activation = nn::FeedForwardActivation::gelu,
                                                  .norm_first = true,
-                                                 .attention = c.attention},
+                                                 .attention = attention},
                      nn::TransformerStackOptions{.num_layers = c.num_layers, .final_norm = true}, gen));
   head = register_module("head", std::make_shared<nn::Linear>(c.d_model, c.num_classes, nn::LinearOptions{}, gen));
 }

@@ -8,6 +8,8 @@
 
 #include "core/autograd.h"
 #include "core/error.h"
+#include "nn/attention/attention_registry.h"
+#include "nn/attention/full_attention.h"
 #include "nn/init.h"
 #include "nn/sequential.h"
 
@@ -198,14 +200,12 @@ std::string GPT::describe() const {
   return cat("vocab_size=", config_.vocab_size, ", block_size=", config_.block_size, ", n_layer=", config_.n_layer,
              ", n_head=", config_.n_head, ", n_embd=", config_.n_embd, ", dropout=", config_.dropout,
              ", bias=", config_.bias ? "true" : "false", ", tie_weights=", config_.tie_weights ? "true" : "false",
-             config_.attention.kind != "full" ? ", attention=" + config_.attention.kind : "");
+             config_.attention.kind != nn::FullAttention::kName ? ", attention=" + config_.attention.kind : "");
 }
 
 namespace {
 
-// The saved fields of a config and of its attention, each named once for writing and for reading:
-// visit(name, field) for every one, visit(name, field, true) for one that configs saved before the
-// vq kind lack (reading them keeps the default).
+// The saved fields of a config, each named once for writing and for reading: visit(name, field).
 template <class Config, class Visit>
 void config_fields(Config& c, Visit&& visit) {
   visit("vocab_size", c.vocab_size), visit("block_size", c.block_size), visit("n_layer", c.n_layer);
@@ -213,22 +213,41 @@ void config_fields(Config& c, Visit&& visit) {
   visit("tie_weights", c.tie_weights);
 }
 
-template <class Settings, class Visit>
-void attention_fields(Settings& a, Visit&& visit) {
-  visit("kind", a.kind), visit("feature_map", a.feature_map), visit("chunk", a.chunk), visit("block", a.block);
-  visit("random_blocks", a.random_blocks), visit("global_blocks", a.global_blocks), visit("seed", a.seed);
-  visit("codes", a.codes, /*since_vq=*/true);
+// The attention as its kind, its seed and every setting its kind registered (nn/attention/attention_registry.h).
+nlohmann::json attention_to_json(const nn::AttentionSettings& a) {
+  nlohmann::json json{{"kind", a.kind}, {"seed", a.seed}};
+  for (const nn::KindSetting& setting : nn::registered_kind(a.kind).settings)
+    std::visit([&](const auto& value) { json[setting.name] = value; }, a.value(setting.name));
+  return json;
+}
+
+// `field` names what is being read, for the message when reading fails. A setting the file lacks
+// (saved before the setting existed) keeps its default; fields of other kinds (older files wrote
+// every kind's) are not read.
+nn::AttentionSettings attention_from_json(const nlohmann::json& json, std::string& field) {
+  nn::AttentionSettings a;
+  field = "attention.kind";
+  a.kind = json.at("kind").get<std::string>();
+  field = "attention.seed";
+  a.seed = json.at("seed").get<uint64_t>();
+  for (const nn::KindSetting& setting : nn::registered_kind(a.kind).settings) {
+    if (!json.contains(setting.name)) continue;
+    field = "attention." + setting.name;
+    a.values[setting.name] = std::visit(
+        [&](const auto& default_value) -> nn::SettingValue {
+          return json.at(setting.name).get<std::decay_t<decltype(default_value)>>();
+        },
+        setting.default_value);
+  }
+  return a;
 }
 
 }  // namespace
 
 std::string gpt_config_to_json(const GPTConfig& config) {
   nlohmann::json json;
-  const auto write_to = [](nlohmann::json& to) {
-    return [&to](const char* name, const auto& value, bool = false) { to[name] = value; };
-  };
-  config_fields(config, write_to(json));
-  attention_fields(config.attention, write_to(json["attention"]));
+  config_fields(config, [&json](const char* name, const auto& value) { json[name] = value; });
+  json["attention"] = attention_to_json(config.attention);
   return json.dump();
 }
 
@@ -236,16 +255,12 @@ GPTConfig gpt_config_from_json(const std::string& text) {
   std::string field = "the text";  // what was being read when reading failed
   try {
     const nlohmann::json json = nlohmann::json::parse(text);
-    const auto read_from = [&field](const nlohmann::json& from, const std::string& prefix) {
-      return [&field, &from, prefix]<class T>(const char* name, T& value, bool since_vq = false) {
-        field = prefix + name;
-        if (since_vq && !from.contains(name)) return;  // a config saved before vq: its default
-        value = from.at(name).get<T>();
-      };
-    };
     GPTConfig config;
-    config_fields(config, read_from(json, ""));
-    if (json.contains("attention")) attention_fields(config.attention, read_from(json.at("attention"), "attention."));
+    config_fields(config, [&]<class T>(const char* name, T& value) {
+      field = name;
+      value = json.at(name).get<T>();
+    });
+    if (json.contains("attention")) config.attention = attention_from_json(json.at("attention"), field);
     return config;
   } catch (const nlohmann::json::exception& e) {
     fail("gpt_config_from_json", "cannot read ", field, " of the GPT config: ", e.what(),

@@ -47,6 +47,7 @@ Transformer::Transformer(const TransformerConfig& config, Generator& gen) : Modu
                                           .activation = config.activation, .norm_first = config.norm_first};
   nn::TransformerLayerOptions encoder_layer = layer;
   encoder_layer.attention = config.encoder_attention;
+  encoder_layer.attention.max_length = config.max_len;  // the longest source (Linformer sizes its projections by it)
   encoder = register_module("encoder", std::make_shared<nn::TransformerEncoder>(
                                            E, config.nhead, encoder_layer,
                                            nn::TransformerStackOptions{.num_layers = config.encoder_layers,

@@ -6,15 +6,14 @@
 #include <cstdio>
 #include <functional>
 
-#include "core/autograd.h"
-#include "core/ops.h"
 #include "core/peak_memory.h"
 #include "lessons/common/plot.h"
+#include "nn/attention/attention_workload.h"
 
 namespace ladder::lessons {
 namespace {
 
-constexpr int64_t kTokensPerTiming = 16;
+constexpr int kTokenTimings = 16;  // generated tokens timed, each after the same context
 
 double elapsed_ms(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
@@ -38,24 +37,10 @@ void print_headers(const std::vector<CostKind>& kinds, const std::string& suffix
 
 double mib(int64_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
 
-// The kind of `settings` for heads of the measured size (VQ sizes its codebooks by them).
-std::shared_ptr<nn::AttentionKind> make_measured(nn::AttentionSettings settings, Generator& gen) {
-  settings.heads = kCostHeads, settings.head_dim = kCostHeadDim;
-  return nn::make_attention(settings, gen);
-}
-
 }  // namespace
 
 LayerCost layer_cost(const nn::AttentionSettings& settings, int64_t n, Generator& gen) {
-  const std::shared_ptr<nn::AttentionKind> kind = make_measured(settings, gen);
-  Tensor q = randn({1, kCostHeads, n, kCostHeadDim}, gen), k = randn(q.shape(), gen), v = randn(q.shape(), gen);  // (B,H,T,D)
-  const Tensor grad_out = randn(q.shape(), gen);
-  for (Tensor* x : {&q, &k, &v}) x->requires_grad_();
-  const auto call = [&] {
-    for (Tensor* x : {&q, &k, &v}) x->zero_grad();
-    kind->attend(q, k, v, {.causal = true}).backward(grad_out);
-    kind->after_optimizer_step();  // as training does (VQ: the codebook's EMA step), which also clears what it kept
-  };
+  const std::function<void()> call = nn::layer_training_step(settings, n, /*causal=*/true, gen);
   const auto start = std::chrono::steady_clock::now();
   const int64_t peak = peak_bytes_added(call);
   const double first_ms = elapsed_ms(start);
@@ -63,24 +48,7 @@ LayerCost layer_cost(const nn::AttentionSettings& settings, int64_t n, Generator
 }
 
 double token_ms(const nn::AttentionSettings& settings, int64_t context, Generator& gen) {
-  NoGradGuard no_grad;
-  const std::shared_ptr<nn::AttentionKind> kind = make_measured(settings, gen);
-  kind->eval();  // generation: a kind that learns from its keys (VQ's codebook) leaves them alone
-  const std::unique_ptr<nn::AttentionState> filled = kind->start();
-  const Tensor keys = randn({1, kCostHeads, context, kCostHeadDim}, gen);
-  kind->step(keys, keys, randn(keys.shape(), gen), *filled);  // the context, fed at once
-  const Tensor tokens = randn({1, kCostHeads, kTokensPerTiming, kCostHeadDim}, gen);  // q = k = v of each new token
-  double best = INFINITY;
-  for (int run = 0; run < 3; ++run) {
-    const std::unique_ptr<nn::AttentionState> state = filled->clone();
-    const auto start = std::chrono::steady_clock::now();
-    for (int64_t t = 0; t < kTokensPerTiming; ++t) {
-      const Tensor x = narrow(tokens, 2, t, 1);
-      kind->step(x, x, x, *state);
-    }
-    best = std::min(best, elapsed_ms(start) / kTokensPerTiming);
-  }
-  return best;
+  return fastest_ms(nn::generated_token(settings, context, gen), kTokenTimings);
 }
 
 void add_max_n_option(LessonCli& cli, int64_t& max_n, const std::string& part) {
@@ -151,8 +119,7 @@ Costs cost_against_length(Run& run, const std::vector<CostKind>& kinds, int64_t 
   columns = {"context"};
   for (const CostKind& kind : kinds) columns.push_back(kind.name + "_ms_per_token");
   CsvWriter token_csv(run.file("generation.csv"), columns);
-  std::printf("  generating: %lld tokens, one at a time, after the context\n  %8s", static_cast<long long>(kTokensPerTiming),
-              "context");
+  std::printf("  generating: %d tokens, one at a time, after the context\n  %8s", kTokenTimings, "context");
   for (const CostKind& kind : kinds) std::printf(" %20s", (kind.state + " ms/token").c_str());
   for (size_t i = 1; i < kinds.size(); ++i) std::printf(" %12s", (first.name + "/" + kinds[i].name).c_str());
   std::printf("\n");

@@ -1,9 +1,10 @@
-// What attention kinds cost against the sequence length, as lessons 12 and 14 measure it: one
-// causal layer of ./ladder bench attention's size (B=1, H=4, D=64), forward + backward, timed and
-// its peak memory measured at n = 256, 512, ... up to a maximum; and the time of one generated token
-// against the context already read, each kind carrying its own state (full attention's KV cache,
-// linear attention's fixed sum, Transformer-VQ's per-code cache). Prints the tables, writes
-// layer_cost.csv, layer_time, layer_memory, generation.csv and generation_time into the run folder.
+// What attention kinds cost against the sequence length, as lessons 12 and 14 measure it: the work
+// ./ladder bench attention times too (nn/attention/attention_workload.h), one causal training step
+// of a layer at B=1, H=4, D=64, timed and its peak memory measured at n = 256, 512, ... up to a
+// maximum; and the time of one generated token against the context already read, each kind carrying
+// its own state (full attention's KV cache, linear attention's fixed sum, Transformer-VQ's per-code
+// cache). Prints the tables, writes layer_cost.csv, layer_time, layer_memory, generation.csv and
+// generation_time into the run folder.
 #pragma once
 
 #include <cstdint>
@@ -19,10 +20,10 @@
 
 namespace ladder::lessons {
 
-inline constexpr int64_t kCostHeads = 4, kCostHeadDim = 64, kCostFirstLength = 256;
+inline constexpr int64_t kCostFirstLength = 256;
 
 struct CostKind {
-  std::string name;   // in tables, CSV columns and metric names: "full"
+  std::string name;   // in tables, CSV columns and metric names: full
   std::string label;  // in the legends: "softmax (full, fused)"
   std::string state;  // what it carries when generating, for the legend and the table: "KV cache"
   nn::AttentionSettings settings;
@@ -33,13 +34,13 @@ struct LayerCost {
   int64_t peak_bytes = 0;  // what the first call's peak adds
 };
 
-// One causal forward + backward of a layer of `settings` at length n, B=1 H=4 D=64: the memory the
-// first call's peak adds (the gradients of q, k and v included, as ./ladder bench attention
+// One causal training step of a layer of `settings` at length n (nn::layer_training_step): the memory
+// the first call's peak adds (the gradients of q, k and v included, as ./ladder bench attention
 // counts it), and the fastest of the calls.
 LayerCost layer_cost(const nn::AttentionSettings& settings, int64_t n, Generator& gen);
 
-// Milliseconds per generated token after a context of `context` positions: 16 tokens stepped one
-// at a time, the fastest of three runs from the same filled state.
+// Milliseconds for one generated token after a context of `context` positions
+// (nn::generated_token): the fastest of 16.
 double token_ms(const nn::AttentionSettings& settings, int64_t context, Generator& gen);
 
 struct Costs {

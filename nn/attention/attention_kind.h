@@ -1,13 +1,15 @@
 // The attention kinds: one interface that full softmax attention, linear attention, BigBird and
 // Transformer-VQ (vq, causal only) all offer, so that a model takes its attention as a setting (--attention NAME)
 // and never changes its own code. Every call works on heads already split: q (B,H,T,D) and
-// k, v (B,H,S,D). Adding a kind means its own file, one line in make_attention (attention_kind.cpp)
-// and its tests.
+// k, v (B,H,S,D). Each kind describes itself once in the registry (nn/attention/attention_registry.h):
+// its name, the directions it attends in, its own settings and how it is built.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "core/error.h"
@@ -16,34 +18,35 @@
 
 namespace ladder::nn {
 
-// Everything a kind may be built with; each kind reads its own fields and ignores the rest.
+// The value of one of a kind's own settings: a whole number (chunk), yes or no (global_blocks) or a
+// word (feature_map).
+using SettingValue = std::variant<int64_t, bool, std::string>;
+using SettingValues = std::map<std::string, SettingValue>;
+
+// What a kind is built with: what every kind shares, and the kind's own settings by name.
 struct AttentionSettings {
   std::string kind = "full";  // one of attention_kind_names()
-  float dropout = 0;          // full: on the weights, in training mode
-  // linear: the feature map phi, one of feature_map_names(): "elu" (elu(x) + 1), "cos" ([1; x/|x|],
-  // so that phi(q) . phi(k) = 1 + cos(q, k)), "softmax" (double softmax: q over its features, k over
-  // the positions), "favor" (Performer's positive orthogonal random features)
-  std::string feature_map = "elu";
-  int64_t chunk = 64;            // linear, causal: positions per chunk of the fused product
-  int64_t random_features = 0;   // linear, favor: M features (0: D ln D for heads of width D)
-  // bigbird: blocks of `block` positions, `random_blocks` random key blocks per query block, drawn
-  // from (seed, layer): give each layer of a model its own index; global_blocks = false drops the
-  // global first and last blocks (with random_blocks = 0: the sliding window alone); favor draws its
-  // projection from (seed, layer) too
-  // vq: `block` is L, the positions per block of Transformer-VQ (each block reads itself and the
-  // block before exactly, older keys through the per-code cache)
-  int64_t block = 64;
-  int64_t random_blocks = 3;
-  bool global_blocks = true;
+  float dropout = 0;          // on the weights, in training mode (the kinds that form them)
+  // With the layer's index in its model: the seed of what a layer draws on its own (BigBird's random
+  // blocks, FAVOR+'s features), so that each layer draws its own and a rebuilt model the same.
   uint64_t seed = 0;
   int64_t layer = 0;
-  // vq: S, the codes of each head's codebook (the paper uses 512 for long texts; small models on
-  // toy text need far fewer)
-  int64_t codes = 64;
-  // The heads the kind will attend with, H heads of width D: filled in by the layer that builds the
-  // kind (MultiheadAttention); vq sizes its codebooks (H,S,D) by them, the other kinds ignore them.
+  // The kind's own settings by name, {"chunk", 8}: a setting left out has the default its kind
+  // registered (attention_registry.h lists each kind's names, ranges and defaults).
+  SettingValues values;
+  // Filled in by the model that builds the kind: H heads of width D (MultiheadAttention; vq sizes its
+  // codebooks (H,S,D) by them), and the longest sequence the layer will see (a model's max_len).
   int64_t heads = 0;
   int64_t head_dim = 0;
+  int64_t max_length = 0;
+
+  // One of the kind's settings: its value in `values`, else its registered default. A name the kind
+  // does not have, a value of another type, a number outside its range or a word that is not one of
+  // its choices fails, naming the kind and the setting.
+  int64_t number(const std::string& name) const;
+  bool boolean(const std::string& name) const;
+  std::string word(const std::string& name) const;
+  SettingValue value(const std::string& name) const;  // whichever type it has
 };
 
 // Which keys a query may see: padding (B,S) 1 = real key, and causality (key j <= i + causal_offset).
@@ -89,13 +92,10 @@ class AttentionKind : public Module {
   using Module::Module;
 };
 
-std::vector<std::string> attention_kind_names();
-// Whether a kind attends causally only (vq: Transformer-VQ is a decoder), so that a bidirectional
-// encoder must not take it.
-bool is_causal_only(const std::string& kind);
 // "a, b, c": a list of names (kinds, feature maps) for messages and --help.
 std::string joined_names(const std::vector<std::string>& names);
-// The kind settings.kind names; an unknown name or setting fails with the names there are.
+// The kind settings.kind names, built by its registered make(); an unknown kind, or a setting in
+// settings.values that the kind does not have, fails naming what there is.
 std::shared_ptr<AttentionKind> make_attention(const AttentionSettings& settings, Generator& gen = default_generator());
 
 }  // namespace ladder::nn

@@ -8,16 +8,7 @@
 namespace ladder::nn {
 
 BigBirdAttention::BigBirdAttention(const AttentionSettings& s, Generator& gen)
-    : AttentionKind("BigBirdAttention"),
-      settings_{.block = s.block,
-                .random_blocks = s.random_blocks,
-                .global_blocks = s.global_blocks,
-                .seed = s.seed,
-                .layer = s.layer},
-      dropout_(s.dropout),
-      gen_(gen.child()) {
-  if (s.block < 1) fail("BigBirdAttention", "block must be >= 1, got ", s.block);
-  if (s.random_blocks < 0) fail("BigBirdAttention", "random_blocks must be >= 0, got ", s.random_blocks);
+    : AttentionKind("BigBirdAttention"), settings_(bigbird_pattern_settings(s)), dropout_(s.dropout), gen_(gen.child()) {
   if (!(dropout_ >= 0 && dropout_ < 1)) fail("BigBirdAttention", "dropout must be in [0, 1), got ", dropout_);
 }
 
@@ -78,6 +69,43 @@ Tensor BigBirdAttention::step(const Tensor& q, const Tensor& k, const Tensor& v,
 std::string BigBirdAttention::describe() const {
   return cat("block=", settings_.block, ", random_blocks=", settings_.random_blocks,
              settings_.global_blocks ? "" : ", no global blocks", ", layer=", settings_.layer);
+}
+
+KindDescription bigbird_attention_kind() {
+  return {.name = BigBirdAttention::kName,
+          .self_attention_only = true,
+          .settings = {{.name = "block",
+                        .flag = "--attention-block",
+                        .help = "positions per block of the pattern",
+                        .default_value = int64_t{64},
+                        .min = 1},
+                       {.name = "random_blocks",
+                        .flag = "--random-blocks",
+                        .help = "random key blocks per query block",
+                        .default_value = int64_t{3}},
+                       {.name = "global_blocks", .help = "the first and last blocks global", .default_value = true}},
+          .make = [](const AttentionSettings& s, Generator& gen) { return std::make_shared<BigBirdAttention>(s, gen); },
+          .describe = [](const AttentionSettings& s, bool) {
+            return cat("bigbird (blocks of ", s.number("block"), ", ", s.number("random_blocks"), " random per query block)");
+          }};
+}
+
+AttentionSettings bigbird_attention_settings(const BigBirdSettings& pattern) {
+  return {.kind = BigBirdAttention::kName,
+          .seed = pattern.seed,
+          .layer = pattern.layer,
+          .values = {{"block", pattern.block},
+                     {"random_blocks", pattern.random_blocks},
+                     {"global_blocks", pattern.global_blocks}}};
+}
+
+BigBirdSettings bigbird_pattern_settings(const AttentionSettings& s, bool causal) {
+  return {.block = s.number("block"),
+          .random_blocks = s.number("random_blocks"),
+          .global_blocks = s.boolean("global_blocks"),
+          .causal = causal,
+          .seed = s.seed,
+          .layer = s.layer};
 }
 
 }  // namespace ladder::nn

@@ -11,12 +11,16 @@
 
 #include "core/ops.h"
 #include "nn/attention/attention_kind.h"
+#include "nn/attention/attention_registry.h"
 #include "nn/attention/bigbird_pattern.h"
 
 namespace ladder::nn {
 
 class BigBirdAttention : public AttentionKind {
  public:
+  static constexpr const char* kName = "bigbird";
+  // Settings: block (b, positions per block), random_blocks (r per query block) and global_blocks
+  // (false: no global first and last blocks); seed and layer draw the random blocks.
   explicit BigBirdAttention(const AttentionSettings& settings, Generator& gen = default_generator());
   Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v, const AttendMasks& masks) override;
   std::unique_ptr<AttentionState> start() const override;  // a KeyValueState
@@ -38,5 +42,10 @@ class BigBirdAttention : public AttentionKind {
   Generator gen_;  // draws the dropout masks
   std::map<std::pair<int64_t, bool>, std::shared_ptr<const BlockSparsity>> patterns_;  // by (length, causal)
 };
+
+KindDescription bigbird_attention_kind();  // its line in the registry
+// The settings of BigBird with this pattern (its causal flag is set per call), and back.
+AttentionSettings bigbird_attention_settings(const BigBirdSettings& pattern);
+BigBirdSettings bigbird_pattern_settings(const AttentionSettings& settings, bool causal = false);
 
 }  // namespace ladder::nn

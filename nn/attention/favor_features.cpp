@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/ops.h"
+#include "nn/attention/layer_seed.h"
 
 namespace ladder::nn {
 
@@ -43,6 +44,33 @@ Tensor favor_features(const Tensor& x, const Tensor& projection, bool shift_rows
   Tensor exponent = linear(scaled, projection) - sum(scaled * scaled, {-1}, /*keepdim=*/true) * 0.5f;  // (...,M)
   if (shift_rows) exponent = exponent - amax(exponent, {-1}, /*keepdim=*/true).detach();
   return exp(exponent) * static_cast<float>(1.0 / std::sqrt(static_cast<double>(features)));
+}
+
+FavorFeatures::FavorFeatures(const FeatureMapDraw& draw) : draw_(draw), redraws_(zeros({1})) {}
+
+int64_t FavorFeatures::features(int64_t head_dim) const {
+  return draw_.random_features > 0 ? draw_.random_features : favor_feature_count(head_dim);
+}
+
+Tensor FavorFeatures::projection(int64_t head_dim) const {
+  const auto redraws = static_cast<int64_t>(redraws_.data()[0]);
+  if (projection_redraws_ != redraws || projection_.size(1) != head_dim) {
+    // Redraw r's draw number; the offset keeps it clear of small ones (BigBird's query blocks 0, 1, ...).
+    Generator gen(layer_seed(draw_.seed, draw_.layer, static_cast<uint64_t>(redraws) * 7919u + 0xFA404ull));
+    projection_ = orthogonal_gaussian(features(head_dim), head_dim, gen);
+    projection_redraws_ = redraws;
+  }
+  return projection_;
+}
+
+void FavorFeatures::redraw() { redraws_.data()[0] += 1; }
+
+Tensor FavorFeatures::query_features(const Tensor& q) const {
+  return favor_features(q, projection(q.size(-1)), /*shift_rows=*/true);
+}
+
+Tensor FavorFeatures::key_features(const Tensor& k) const {
+  return favor_features(k, projection(k.size(-1)), /*shift_rows=*/false);
 }
 
 }  // namespace ladder::nn

@@ -10,6 +10,7 @@
 
 #include "core/random.h"
 #include "core/tensor.h"
+#include "nn/attention/feature_map.h"
 
 namespace ladder::nn {
 
@@ -26,5 +27,32 @@ Tensor orthogonal_gaussian(int64_t rows, int64_t dim, Generator& gen);
 // queries: a factor every weight of that query shares, so it cancels in the normalisation); keys
 // are left unshifted, their exponent w.x - |x|^2/2 is at most |w|^2/2 whatever x is.
 Tensor favor_features(const Tensor& x, const Tensor& projection, bool shift_rows);
+
+// FAVOR+ as linear attention's feature map. The kind is built before it knows D, so W is drawn on
+// first use from (seed, layer, redraws) and kept; the number of redraws is a buffer, so that a
+// checkpoint restores the same W, and redraw() moves to the next draw (Performer redraws during
+// training so that no single draw's errors are learned around).
+class FavorFeatures : public FeatureMap {
+ public:
+  static constexpr const char* kName = "favor";
+  explicit FavorFeatures(const FeatureMapDraw& draw);
+  const char* name() const override { return kName; }
+  const char* label() const override { return "FAVOR+"; }
+  int64_t features(int64_t head_dim) const override;
+  Tensor query_features(const Tensor& q) const override;  // rows shifted by their largest exponent
+  Tensor key_features(const Tensor& k) const override;
+  std::vector<std::pair<std::string, Tensor>> buffers() const override { return {{"redraws", redraws_}}; }
+
+  int64_t random_features() const { return draw_.random_features; }  // 0: D ln D
+  // The (M,D) projection used for heads of width D.
+  Tensor projection(int64_t head_dim) const;
+  void redraw();
+
+ private:
+  FeatureMapDraw draw_;
+  Tensor redraws_;  // (1): the draws so far after the first
+  mutable Tensor projection_;  // the draw for (head width, redraws), made on first use
+  mutable int64_t projection_redraws_ = -1;
+};
 
 }  // namespace ladder::nn

@@ -45,4 +45,12 @@ Tensor FullAttention::implied_weights(const Tensor& q, const Tensor& k, const At
 
 std::string FullAttention::describe() const { return cat("dropout=", dropout_); }
 
+KindDescription full_attention_kind() {
+  return {.name = FullAttention::kName,
+          .make = [](const AttentionSettings& s, Generator& gen) { return std::make_shared<FullAttention>(s, gen); },
+          .describe = [](const AttentionSettings&, bool) { return std::string("full (softmax)"); }};
+}
+
+AttentionSettings full_attention() { return {.kind = FullAttention::kName}; }
+
 }  // namespace ladder::nn

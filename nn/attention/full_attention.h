@@ -5,6 +5,7 @@
 
 #include "core/ops.h"
 #include "nn/attention/attention_kind.h"
+#include "nn/attention/attention_registry.h"
 
 namespace ladder::nn {
 
@@ -20,6 +21,8 @@ struct KeyValueState : AttentionState {
 
 class FullAttention : public AttentionKind {
  public:
+  static constexpr const char* kName = "full";
+  static constexpr const char* kLabel = "softmax";  // beside linear attention's feature maps: softmax attention
   explicit FullAttention(const AttentionSettings& settings, Generator& gen = default_generator());
   Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v, const AttendMasks& masks) override;
   std::unique_ptr<AttentionState> start() const override;
@@ -34,5 +37,8 @@ class FullAttention : public AttentionKind {
   float dropout_;
   Generator gen_;  // draws the dropout masks
 };
+
+KindDescription full_attention_kind();  // its line in the registry
+AttentionSettings full_attention();     // the settings of full attention
 
 }  // namespace ladder::nn

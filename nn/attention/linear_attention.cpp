@@ -6,70 +6,31 @@
 #include "core/error.h"
 #include "core/ops.h"
 #include "nn/attention/favor_features.h"
-#include "nn/attention/layer_seed.h"
 
 namespace ladder::nn {
 
 namespace {
 
-constexpr float kNormaliserEps = 1e-6f;  // elu, cos: added to phi(q) . sum phi(k) (core's default)
-constexpr float kSmallestSum = 1e-30f;   // softmax: a floor for Z, reached only when every key underflows
+constexpr float kNormaliserEps = 1e-6f;  // added to phi(q) . sum phi(k) (core's default)
+constexpr float kSmallestSum = 1e-30f;   // double softmax: a floor for Z, reached only when every key underflows
 
 }  // namespace
 
-std::vector<std::string> feature_map_names() { return {"elu", "cos", "softmax", "favor"}; }
-
 LinearAttention::LinearAttention(const AttentionSettings& settings)
     : AttentionKind("LinearAttention"),
-      feature_map_(settings.feature_map),
-      chunk_(settings.chunk),
-      random_features_(settings.random_features),
-      seed_(settings.seed),
-      layer_(settings.layer) {
-  const std::vector<std::string> maps = feature_map_names();
-  if (std::find(maps.begin(), maps.end(), feature_map_) == maps.end())
-    fail("LinearAttention", "unknown feature map '", feature_map_, "'; the feature maps are ", joined_names(maps));
-  if (chunk_ < 1) fail("LinearAttention", "chunk must be >= 1, got ", chunk_);
-  if (random_features_ < 0) fail("LinearAttention", "random_features must be >= 0 (0: D ln D), got ", random_features_);
-  if (feature_map_ == "favor") redraws_ = register_buffer("redraws", zeros({1}));
-}
-
-Tensor LinearAttention::projection(int64_t head_dim) const {
-  if (feature_map_ != "favor") fail("LinearAttention::projection", "only the favor feature map has a projection");
-  const auto redraws = static_cast<int64_t>(redraws_.data()[0]);
-  if (projection_redraws_ != redraws || projection_.size(1) != head_dim) {
-    const int64_t features = random_features_ > 0 ? random_features_ : favor_feature_count(head_dim);
-    // Redraw r's draw number; the offset keeps it clear of small ones (BigBird's query blocks 0, 1, ...).
-    Generator gen(layer_seed(seed_, layer_, static_cast<uint64_t>(redraws) * 7919u + 0xFA404ull));
-    projection_ = orthogonal_gaussian(features, head_dim, gen);
-    projection_redraws_ = redraws;
-  }
-  return projection_;
+      map_(make_feature_map(settings.word("feature_map"), {.seed = settings.seed,
+                                                           .layer = settings.layer,
+                                                           .random_features = settings.number("random_features")})),
+      chunk_(settings.number("chunk")) {
+  for (const auto& [name, buffer] : map_->buffers()) register_buffer(name, buffer);
 }
 
 void LinearAttention::redraw_features() {
-  if (feature_map_ != "favor") fail("LinearAttention::redraw_features", "only the favor feature map draws features");
-  redraws_.data()[0] += 1;
-}
-
-Tensor LinearAttention::query_features(const Tensor& q) const {
-  if (feature_map_ == "favor") return favor_features(q, projection(q.size(-1)), /*shift_rows=*/true);
-  if (feature_map_ == "elu") return elu(q) + 1.0f;
-  if (feature_map_ == "cos") {
-    const Tensor unit = q / sqrt(sum(q * q, {-1}, /*keepdim=*/true) + 1e-12f);
-    Shape one = q.shape();
-    one.back() = 1;
-    return concat({ones(one), unit}, -1);  // [1; q/|q|]
-  }
-  return softmax(q, -1);
-}
-
-Tensor LinearAttention::key_features(const Tensor& k) const {
-  if (feature_map_ == "softmax")
-    fail("LinearAttention::key_features", "double softmax normalises keys over the positions, not one key at a time; "
-         "use implied_weights or attend");
-  if (feature_map_ == "favor") return favor_features(k, projection(k.size(-1)), /*shift_rows=*/false);
-  return query_features(k);
+  auto* favor = dynamic_cast<FavorFeatures*>(map_.get());
+  if (!favor)
+    fail("LinearAttention::redraw_features", "only the favor feature map draws features; this layer's map is ",
+         map_->name());
+  favor->redraw();
 }
 
 void LinearAttention::check_masks(const Tensor& q, const Tensor& k, const AttendMasks& masks) const {
@@ -88,19 +49,20 @@ std::pair<Tensor, Tensor> LinearAttention::double_softmax_parts(const Tensor& q,
   if (masks.key_padding_mask.defined())
     keys = keys * reshape(masks.key_padding_mask.detach(), {k.size(0), 1, k.size(2), 1});
   const Tensor totals = masks.causal ? cumsum(keys, 2) : sum(keys, {2}, /*keepdim=*/true);  // Z: (B,H,T or 1,M)
-  return {softmax(q, -1) / clamp(totals, kSmallestSum, INFINITY), keys};
+  return {map_->query_features(q) / clamp(totals, kSmallestSum, INFINITY), keys};
 }
 
 Tensor LinearAttention::attend(const Tensor& q, const Tensor& k, const Tensor& v, const AttendMasks& masks) {
   check_masks(q, k, masks);
-  if (feature_map_ == "elu")  // the op applies elu + 1 itself, inside the chunks when causal
-    return linear_attention(q, k, v,
-                            {.causal = masks.causal, .key_padding_mask = masks.key_padding_mask,
-                             .eps = kNormaliserEps, .chunk = chunk_, .elu_features = true});
-  if (feature_map_ != "softmax")
-    return linear_attention(query_features(q), key_features(k), v,
-                            {.causal = masks.causal, .key_padding_mask = masks.key_padding_mask,
-                             .eps = kNormaliserEps, .chunk = chunk_});
+  const LinearAttentionOptions options{.causal = masks.causal, .key_padding_mask = masks.key_padding_mask,
+                                       .eps = kNormaliserEps, .chunk = chunk_};
+  if (map_->fused_elu()) {  // the op applies elu + 1 itself, inside the chunks when causal
+    LinearAttentionOptions fused = options;
+    fused.elu_features = true;
+    return linear_attention(q, k, v, fused);
+  }
+  if (!map_->keys_over_positions())
+    return linear_attention(map_->query_features(q), map_->key_features(k), v, options);
   const auto [queries, keys] = double_softmax_parts(q, k, masks);
   if (masks.causal) return causal_linear_product(queries, keys, v, chunk_);
   return matmul(queries, matmul(keys, v, {.transpose_a = true}));  // q' (k'^T v): (B,H,T,M) @ (B,H,M,D)
@@ -108,8 +70,8 @@ Tensor LinearAttention::attend(const Tensor& q, const Tensor& k, const Tensor& v
 
 Tensor LinearAttention::implied_weights(const Tensor& q, const Tensor& k, const AttendMasks& masks) {
   check_masks(q, k, masks);
-  if (feature_map_ != "softmax")
-    return linear_attention_weights(query_features(q), key_features(k),
+  if (!map_->keys_over_positions())
+    return linear_attention_weights(map_->query_features(q), map_->key_features(k),
                                     {.causal = masks.causal, .key_padding_mask = masks.key_padding_mask,
                                      .eps = kNormaliserEps});
   const auto [queries, keys] = double_softmax_parts(q, k, masks);
@@ -128,8 +90,8 @@ Tensor LinearAttention::step(const Tensor& q, const Tensor& k, const Tensor& v, 
   std::vector<Tensor> outputs;
   for (int64_t t = 0; t < q.size(2); ++t) {
     const Tensor q_t = narrow(q, 2, t, 1), k_t = narrow(k, 2, t, 1), v_t = narrow(v, 2, t, 1);  // (B,H,1,*)
-    if (feature_map_ != "softmax") {
-      const Tensor phi_q = query_features(q_t), phi_k = key_features(k_t);
+    if (!map_->keys_over_positions()) {
+      const Tensor phi_q = map_->query_features(q_t), phi_k = map_->key_features(k_t);
       const Tensor sums = matmul(phi_k, v_t, {.transpose_a = true});  // (B,H,M,D)
       s.sums = s.positions ? s.sums + sums : sums;
       s.normaliser = s.positions ? s.normaliser + phi_k : phi_k;
@@ -146,7 +108,7 @@ Tensor LinearAttention::step(const Tensor& q, const Tensor& k, const Tensor& v, 
         s.normaliser = keys;
       }
       s.shift = shift;
-      outputs.push_back(matmul(softmax(q_t, -1) / s.normaliser, s.sums));
+      outputs.push_back(matmul(map_->query_features(q_t) / s.normaliser, s.sums));
     }
     ++s.positions;
   }
@@ -154,9 +116,35 @@ Tensor LinearAttention::step(const Tensor& q, const Tensor& k, const Tensor& v, 
 }
 
 std::string LinearAttention::describe() const {
-  return cat("feature_map=", feature_map_, ", chunk=", chunk_,
-             feature_map_ == "favor" ? cat(", random_features=", random_features_ ? std::to_string(random_features_) : "D ln D")
-                                     : "");
+  const auto* favor = dynamic_cast<const FavorFeatures*>(map_.get());
+  return cat("feature_map=", map_->name(), ", chunk=", chunk_,
+             favor ? cat(", random_features=", favor->random_features() ? std::to_string(favor->random_features()) : "D ln D")
+                   : "");
+}
+
+KindDescription linear_attention_kind() {
+  return {.name = LinearAttention::kName,
+          .settings = {{.name = "feature_map",
+                        .flag = "--feature-map",
+                        .help = "the feature map phi",
+                        .default_value = std::string(EluFeatures::kName),
+                        .choices = feature_map_names(),
+                        .compared = true},
+                       {.name = "chunk",
+                        .flag = "--chunk",
+                        .help = "positions per chunk of the causal product",
+                        .default_value = LinearAttention::kDefaultChunk,
+                        .min = 1,
+                        .causal_only = true},
+                       {.name = "random_features", .help = "favor: M features (0: D ln D)", .default_value = int64_t{0}}},
+          .make = [](const AttentionSettings& s, Generator&) { return std::make_shared<LinearAttention>(s); },
+          .describe = [](const AttentionSettings& s, bool causal) {
+            return cat("linear (feature map ", s.word("feature_map"), causal ? cat(", chunk ", s.number("chunk")) : "", ")");
+          }};
+}
+
+AttentionSettings linear_attention_settings(const std::string& feature_map, int64_t chunk) {
+  return {.kind = LinearAttention::kName, .values = {{"feature_map", feature_map}, {"chunk", chunk}}};
 }
 
 }  // namespace ladder::nn

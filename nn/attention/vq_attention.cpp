@@ -15,8 +15,7 @@ void check_call(const Tensor& q, const Tensor& k, const AttendMasks& masks) {
          shape_str(q.shape()), " and ", shape_str(k.shape()), "; use full attention for cross attention");
   if (!masks.causal)
     fail(op, "Transformer-VQ attention is causal only (a decoder: older blocks reach later queries through a "
-         "per-code cache); call it with causal = true, or give a bidirectional encoder full, linear or bigbird "
-         "attention");
+         "per-code cache); call it with causal = true, or give a bidirectional encoder another attention kind");
   if (masks.causal_offset != 0)
     fail(op, "causal_offset ", masks.causal_offset, " is not supported; to continue a sequence use start() and step()");
   const Tensor& mask = masks.key_padding_mask;
@@ -36,15 +35,13 @@ void check_call(const Tensor& q, const Tensor& k, const AttendMasks& masks) {
 }  // namespace
 
 VQAttention::VQAttention(const AttentionSettings& settings, Generator& gen)
-    : AttentionKind("VQAttention"), block_(settings.block) {
-  if (settings.block < 1) fail("VQAttention", "block (L, positions per block) must be >= 1, got ", settings.block);
-  if (settings.codes < 1) fail("VQAttention", "codes (S, per head) must be >= 1, got ", settings.codes);
+    : AttentionKind("VQAttention"), block_(settings.number("block")) {
   if (settings.heads < 1 || settings.head_dim < 1)
     fail("VQAttention", "needs the heads it attends with to size its codebooks (H,S,D), got heads = ",
          settings.heads, " and head_dim = ", settings.head_dim,
          "; set AttentionSettings::heads and head_dim (MultiheadAttention does)");
   quantizer = register_module(
-      "quantizer", std::make_shared<VectorQuantizer>(settings.codes, settings.head_dim,
+      "quantizer", std::make_shared<VectorQuantizer>(settings.number("codes"), settings.head_dim,
                                                      VectorQuantizerOptions{.heads = settings.heads}, gen));
 }
 
@@ -81,5 +78,30 @@ Tensor VQAttention::step(const Tensor& q, const Tensor& k, const Tensor& v, Atte
 }
 
 std::string VQAttention::describe() const { return cat("block=", block_, ", codes=", quantizer->num_codes()); }
+
+KindDescription vq_attention_kind() {
+  return {.name = VQAttention::kName,
+          .directions = Directions::causal_only,
+          .why_one_way = "Transformer-VQ is a decoder",
+          .self_attention_only = true,
+          .settings = {{.name = "block",
+                        .flag = "--attention-block",
+                        .help = "L, positions per block",
+                        .default_value = int64_t{64},
+                        .min = 1},
+                       {.name = "codes",
+                        .flag = "--codes",
+                        .help = "S, the codes of each head's codebook",
+                        .default_value = int64_t{64},
+                        .min = 1}},
+          .make = [](const AttentionSettings& s, Generator& gen) { return std::make_shared<VQAttention>(s, gen); },
+          .describe = [](const AttentionSettings& s, bool) {
+            return cat("vq (blocks of ", s.number("block"), ", ", s.number("codes"), " codes per head)");
+          }};
+}
+
+AttentionSettings vq_attention_settings(int64_t block, int64_t codes) {
+  return {.kind = VQAttention::kName, .values = {{"block", block}, {"codes", codes}}};
+}
 
 }  // namespace ladder::nn

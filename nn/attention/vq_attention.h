@@ -15,6 +15,7 @@
 
 #include "core/ops.h"
 #include "nn/attention/attention_kind.h"
+#include "nn/attention/attention_registry.h"
 #include "nn/vector_quantizer.h"
 
 namespace ladder::nn {
@@ -29,6 +30,8 @@ struct VQState : AttentionState {
 
 class VQAttention : public AttentionKind {
  public:
+  static constexpr const char* kName = "vq";
+  // Settings: block (L, positions per block) and codes (S, per head).
   // Needs settings.heads and settings.head_dim (MultiheadAttention fills them in) for the codebook
   // (H,S,D); its initial codes and revival draws come from gen.
   explicit VQAttention(const AttentionSettings& settings, Generator& gen = default_generator());
@@ -51,5 +54,9 @@ class VQAttention : public AttentionKind {
   VQAttentionOptions options() const { return {.block = block_}; }
   int64_t block_;
 };
+
+KindDescription vq_attention_kind();  // its line in the registry
+// The settings of Transformer-VQ with blocks of L positions and S codes per head.
+AttentionSettings vq_attention_settings(int64_t block, int64_t codes);
 
 }  // namespace ladder::nn

@@ -24,6 +24,11 @@
 #include "lessons/common/cli.h"
 #include "lessons/common/run.h"
 #include "lessons/lesson_runner.h"
+#include "nn/attention/attention_registry.h"
+#include "nn/attention/bigbird_attention.h"
+#include "nn/attention/feature_map.h"
+#include "nn/attention/full_attention.h"
+#include "nn/attention/vq_attention.h"
 #include "nn/linear.h"
 
 namespace fs = std::filesystem;
@@ -180,7 +185,7 @@ TEST_CASE("every lesson refuses each bad flag value in one line, with status 2, 
       {"12_linear_attention", "--chunk", "0"}, {"12_linear_attention", "--max-n", "511"},
       {"12_linear_attention", "--max-n", "nan"},          {"12_linear_attention", "--layers", "0"},
       {"12_linear_attention", "--block", "1"},
-      {"13_bigbird", "--block", "0"},    {"13_bigbird", "--random", "65"},   {"13_bigbird", "--values", "11"},
+      {"13_bigbird", "--attention-block", "0"}, {"13_bigbird", "--random-blocks", "65"},   {"13_bigbird", "--values", "11"},
       {"13_bigbird", "--keys", "1"},     {"13_bigbird", "--distance", "2"},  {"13_bigbird", "--max-n", "128"},
       {"13_bigbird", "--distractors", "-1"}, {"13_bigbird", "--examples", "21"}, {"13_bigbird", "--width", "2"},
       {"13_bigbird", "--layers", "13"},  {"13_bigbird", "--heads", "0"},   {"13_bigbird", "--train-size", "0"},
@@ -188,13 +193,13 @@ TEST_CASE("every lesson refuses each bad flag value in one line, with status 2, 
       {"14_transformer_vq", "--length", "1"}, {"14_transformer_vq", "--small-block", "0"},
       {"14_transformer_vq", "--max-n", "300"}, {"14_transformer_vq", "--embd", "0"},
       {"14_transformer_vq", "--eval-every", "0"}, {"14_transformer_vq", "--codes", "0"},
-      {"14_transformer_vq", "--vq-block", "0"},
+      {"14_transformer_vq", "--attention-block", "0"},
       {"15_long_range", "--max-len", "3"}, {"15_long_range", "--min-len", "-1"}, {"15_long_range", "--max-depth", "1"},
       {"15_long_range", "--max-args", "1"}, {"15_long_range", "--recall-len", "15"}, {"15_long_range", "--train", "0"},
       {"15_long_range", "--test", "0"}, {"15_long_range", "--d-model", "2"}, {"15_long_range", "--layers", "0"},
       {"15_long_range", "--attention-block", "0"}, {"15_long_range", "--random-blocks", "-1"},
       {"15_long_range", "--pairs", "0"}, {"15_long_range", "--val", "0"}, {"15_long_range", "--warmup", "-1"},
-      {"15_long_range", "--vq-block", "0"}, {"15_long_range", "--codes", "0"}};
+      {"15_long_range", "--codes", "0"}};
   std::vector<std::tuple<std::string, std::string, std::string>> cases = own;
   for (const std::string& lesson : kLessons)
     for (const auto& [flag, value] : common) cases.emplace_back(lesson, flag, value);
@@ -264,26 +269,27 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
       {"12_linear_attention", "--heads 3", "--heads 3 does not divide --embd 64"},
       {"12_linear_attention", "--lines", "--lines does not apply"},
       {"12_linear_attention", "--steps 50 --warmup 50", "--warmup 50 leaves no step of --steps 50"},
-      {"13_bigbird", "--length 100", "--length 100 is not a multiple of --block 8: the picture draws whole blocks; give --length 104"},
-      {"13_bigbird", "--length 56", "--length 56 / --block 8 = 7 blocks is too short for the pattern"},
-      {"13_bigbird", "--length 32 --random 0", "give at least 5 blocks: --length 40 or more"},
+      {"13_bigbird", "--length 100", "--length 100 is not a multiple of --attention-block 8: the picture draws whole blocks; give --length 104"},
+      {"13_bigbird", "--length 56", "--length 56 / --attention-block 8 = 7 blocks is too short for the pattern"},
+      {"13_bigbird", "--length 32 --random-blocks 0", "give at least 5 blocks: --length 40 or more"},
       {"13_bigbird", "--length 2048", "256 blocks, more than 128 would make tiles too small to see"},
       {"13_bigbird", "--distance 200", "--distance 200 must be below --task-length 128"},
       {"13_bigbird", "--distractors 200", "200 distractor pairs and the asked one would fill more than half"},
       {"13_bigbird", "--task-length 48 --distractors 2",
-       "--task-length 48 in blocks of --block 8 = 6 blocks is too short for part 4's patterns"},
+       "--task-length 48 in blocks of --attention-block 8 = 6 blocks is too short for part 4's patterns"},
       // 36 = 4 blocks of 8 and a padded fifth; r = 1 needs 6
-      {"13_bigbird", "--task-length 36 --distractors 2 --random 1", "= 5 blocks is too short for part 4's patterns: "
+      {"13_bigbird", "--task-length 36 --distractors 2 --random-blocks 1", "= 5 blocks is too short for part 4's patterns: "
                                                                     "with up to 2 global + 3 window + 1 random blocks listed"},
       {"13_bigbird", "--width 30", "--width 30 is not a multiple of --heads 4: each head takes width / heads features; "
                                    "give --width 32"},
       {"13_bigbird", "--steps 50 --warmup 50", "--warmup 50 leaves no step of --steps 50"},
       {"14_transformer_vq", "--heads 3", "--heads 3 does not divide --embd 64"},
       {"14_transformer_vq", "--lines", "--lines does not apply"},
-      {"14_transformer_vq", "--vq-block 32", "--vq-block 32 cuts --block 64 into fewer than 3 blocks, so no query ever "
-                                              "reads the per-code cache of older blocks; give --vq-block 31 or less, or --block 65 or more"},
-      {"14_transformer_vq", "--block 2 --vq-block 1", "cuts --block 2 into fewer than 3 blocks, so no query ever reads the "
-                                                     "per-code cache of older blocks; give --block 3 or more"},
+      {"14_transformer_vq", "--attention-block 32", "--attention-block 32 cuts --block 64 into fewer than 3 blocks, so no "
+                                                    "query ever reads the per-code cache of older blocks; give "
+                                                    "--attention-block 31 or less, or --block 65 or more"},
+      {"14_transformer_vq", "--block 2 --attention-block 1", "cuts --block 2 into fewer than 3 blocks, so no query ever reads "
+                                                            "the per-code cache of older blocks; give --block 3 or more"},
       {"14_transformer_vq", "--steps 50 --warmup 50", "--warmup 50 leaves no step of --steps 50"},
       {"15_long_range", "--kinds full,relu", "--kinds: 'relu' is not a kind; give 'all' or some of full,linear_elu,"},
       {"15_long_range", "--kinds full,,lstm", "--kinds: '' is not a kind"},
@@ -317,8 +323,9 @@ TEST_CASE("the attention flags give the settings they name; a BigBird pattern th
   const ParsedCli linear({"--attention", "linear", "--feature-map", "cos", "--chunk", "5"}, declare(true));
   const nn::AttentionSettings s = lessons::attention_settings("99_kit", linear.cli, flags, 9);
   CHECK(s.kind == "linear");
-  CHECK(s.feature_map == "cos");
-  CHECK(s.chunk == 5);
+  CHECK(s.word("feature_map") == "cos");
+  CHECK(s.number("chunk") == 5);
+  CHECK(s.number("random_features") == 0);  // no flag: the registered default
   CHECK(s.seed == 9);
   CHECK(linear.cli.flags_json()["feature-map"] == "cos");
   CHECK(lessons::describe_attention(s, /*causal=*/true) == "linear (feature map cos, chunk 5)");
@@ -328,8 +335,9 @@ TEST_CASE("the attention flags give the settings they name; a BigBird pattern th
   const ParsedCli bigbird({"--attention", "bigbird", "--attention-block", "8", "--random-blocks", "0"}, declare(false));
   CHECK(std::find(flags.added.begin(), flags.added.end(), "--chunk") == flags.added.end());  // only causal attention has chunks
   const nn::AttentionSettings b = lessons::attention_settings("99_kit", bigbird.cli, flags, 9);
-  CHECK(b.block == 8);
-  CHECK(b.random_blocks == 0);
+  CHECK(b.number("block") == 8);
+  CHECK(b.number("random_blocks") == 0);
+  CHECK(b.boolean("global_blocks"));
   CHECK(lessons::describe_attention(b, false) == "bigbird (blocks of 8, 0 random per query block)");
   // 4 blocks of 8: bidirectionally the global first and last blocks and the window reach every block; causally
   // block 3 sees blocks 0, 2 and 3 only.
@@ -338,14 +346,14 @@ TEST_CASE("the attention flags give the settings they name; a BigBird pattern th
                        doctest::Contains("99_kit: --attention bigbird with --attention-block 8 and --random-blocks 0 over "
                                          "--length 32 in 4 blocks lets every query block see every key block"),
                        Error);
-  lessons::check_pattern_fits("99_kit", {.kind = "full"}, 1, false, "one position");  // only BigBird has a pattern
+  lessons::check_pattern_fits("99_kit", nn::full_attention(), 1, false, "one position");  // only BigBird has a pattern
 
   flags = {};
   const ParsedCli vq({"--attention", "vq", "--attention-block", "12", "--codes", "20"}, declare(true));
   const nn::AttentionSettings v = lessons::attention_settings("99_kit", vq.cli, flags, 9);
   CHECK(v.kind == "vq");
-  CHECK(v.block == 12);
-  CHECK(v.codes == 20);
+  CHECK(v.number("block") == 12);
+  CHECK(v.number("codes") == 20);
   CHECK(vq.cli.flags_json()["codes"] == 20);
   CHECK(lessons::describe_attention(v, true) == "vq (blocks of 12, 20 codes per head)");
   flags = {};
@@ -353,6 +361,54 @@ TEST_CASE("the attention flags give the settings they name; a BigBird pattern th
   CHECK(std::find(flags.added.begin(), flags.added.end(), "--codes") == flags.added.end());  // causal attention only
   CHECK_THROWS_WITH_AS(lessons::attention_settings("99_kit", encoder.cli, flags, 9),
                        doctest::Contains("99_kit: --attention vq attends causally only"), Error);
+
+  // A kind that attends one way only is refused where the attention goes the other way, for every kind.
+  for (const nn::KindDescription& kind : nn::attention_kinds())
+    for (const bool causal : {true, false}) {
+      if (kind.attends(causal)) continue;
+      flags = {};
+      const ParsedCli one_way({"--attention", kind.name}, declare(causal));
+      const std::string expected = "99_kit: --attention " + kind.name + " attends " +
+                                   (causal ? "bidirectionally" : "causally") + " only (" + kind.why_one_way +
+                                   "), but this attention is " + (causal ? "causal" : "bidirectional");
+      CHECK_THROWS_WITH_AS(lessons::attention_settings("99_kit", one_way.cli, flags, 9),
+                           doctest::Contains(expected.c_str()), Error);
+    }
+}
+
+TEST_CASE("the lesson's defaults, per setting and per kind; a flag given sets every kind that reads it") {
+  lessons::AttentionFlags flags{.defaults = {{"block", 16}, {"codes", 32}},
+                                .kind_defaults = {{nn::VQAttention::kName, {{"block", 32}}}}};
+  const auto declare = [&flags](lessons::LessonCli& cli) { lessons::add_every_kind_options(cli, flags); };
+  const ParsedCli plain({}, declare);
+  CHECK(std::find(flags.added.begin(), flags.added.end(), "--feature-map") == flags.added.end());  // compared: each runs
+  CHECK(std::find(flags.added.begin(), flags.added.end(), "--chunk") == flags.added.end());  // linear runs bidirectional
+  CHECK(lessons::kind_settings(plain.cli, flags, nn::BigBirdAttention::kName, 0).number("block") == 16);
+  CHECK(lessons::kind_settings(plain.cli, flags, nn::BigBirdAttention::kName, 0).number("random_blocks") == 3);
+  CHECK(lessons::kind_settings(plain.cli, flags, nn::VQAttention::kName, 0).number("block") == 32);
+  CHECK(lessons::kind_settings(plain.cli, flags, nn::VQAttention::kName, 0).number("codes") == 32);
+  std::vector<std::string> names;
+  for (const lessons::KindRun& run : lessons::every_kind(plain.cli, flags, 5)) {
+    names.push_back(run.name);
+    CHECK(run.settings.seed == 5);
+    CHECK(run.causal == !nn::registered_kind(run.settings.kind).attends(false));
+  }
+  for (const std::string& map : nn::feature_map_names())  // linear once per feature map
+    CHECK(std::count(names.begin(), names.end(), "linear_" + map) == 1);
+  CHECK(names.size() == nn::attention_kinds().size() + nn::feature_map_names().size() - 1);
+
+  flags = {.defaults = {{"block", 16}}, .kind_defaults = {{nn::VQAttention::kName, {{"block", 32}}}}};
+  const ParsedCli given({"--attention-block", "8"}, declare);
+  CHECK(lessons::kind_settings(given.cli, flags, nn::BigBirdAttention::kName, 0).number("block") == 8);
+  CHECK(lessons::kind_settings(given.cli, flags, nn::VQAttention::kName, 0).number("block") == 8);
+
+  flags = {.defaults = {{"blocks", 16}}};
+  CHECK_THROWS_WITH_AS(ParsedCli({}, declare), doctest::Contains("a default for 'blocks', a setting no attention kind has"),
+                       Error);
+  flags = {.defaults = {{"block", std::string("wide")}}};
+  CHECK_THROWS_WITH_AS(ParsedCli({}, declare), doctest::Contains("block must be a whole number, got a word"), Error);
+  flags = {.kind_defaults = {{nn::VQAttention::kName, {{"codes", 0}}}}};
+  CHECK_THROWS_WITH_AS(ParsedCli({}, declare), doctest::Contains("vq attention: codes must be >= 1, got 0"), Error);
 }
 
 TEST_CASE("a loss that is not finite, or a perplexity that overflows, stops the run") {

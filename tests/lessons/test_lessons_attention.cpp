@@ -3,6 +3,7 @@
 #include "lessons/lesson_checks.h"
 
 #include "io/safetensors.h"
+#include "nn/attention/attention_registry.h"
 
 namespace fs = std::filesystem;
 using namespace ladder::testing;
@@ -190,7 +191,7 @@ TEST_CASE("lesson 13_bigbird --quick: the pattern, the retrieval task, time agai
                                       {"test_acc_bigbird", "BigBird, test sequences answered right"}});
 }
 
-TEST_CASE("lesson 13_bigbird --quick with a task length that --block does not divide: the last block padded") {
+TEST_CASE("lesson 13_bigbird --quick with a task length that --attention-block does not divide: the last block padded") {
   TempDir out("lesson13_padded");
   const Ran ran = run_lesson("13_bigbird", "--quick --task-length 100 --examples 0 --out " + out.path.string());
   INFO(ran.output);
@@ -248,8 +249,21 @@ TEST_CASE("lesson 15_long_range --quick: both tasks printed, every kind trained 
   CHECK(m["listops_chance"].get<double>() == doctest::Approx(0.1));
   CHECK(m["recall_chance"].get<double>() == doctest::Approx(0.1));
   const auto results = rows(out.path / "results.csv");
-  const std::vector<std::string> kinds = {"full",         "linear_elu", "linear_cos", "linear_softmax",
-                                          "linear_favor", "bigbird",    "vq",         "lstm"};
+  // Every kind of the registry, once per choice of a compared setting (linear: each feature map), then the LSTM.
+  std::vector<std::string> kinds;
+  for (const ladder::nn::KindDescription& kind : ladder::nn::attention_kinds()) {
+    std::vector<std::string> names = {kind.name};
+    for (const ladder::nn::KindSetting& setting : kind.settings) {
+      if (!setting.compared) continue;
+      std::vector<std::string> each_choice;
+      for (const std::string& name : names)
+        for (const std::string& choice : setting.choices) each_choice.push_back(name + "_" + choice);
+      names = each_choice;
+    }
+    kinds.insert(kinds.end(), names.begin(), names.end());
+  }
+  kinds.push_back("lstm");
+  CHECK(std::find(kinds.begin(), kinds.end(), "linear_favor") != kinds.end());
   REQUIRE(results.size() == 2 * kinds.size());
   for (size_t r = 0; r < results.size(); ++r) {
     const auto& row = results[r];

@@ -1,6 +1,7 @@
 // The encoder classifier (models/encoder_classifier.h) with every attention kind: shapes, padding
 // that changes nothing, learning a small task that needs a look across the sequence, and errors.
 #include "helpers.h"
+#include "small_attention.h"
 
 #include "fit_classifier.h"
 #include "models/encoder_classifier.h"
@@ -15,7 +16,8 @@ namespace {
 
 EncoderClassifierConfig tiny(const std::string& kind, Pooling pooling = Pooling::mean) {
   return {.vocab_size = 12, .num_classes = 3, .max_len = 24, .d_model = 16, .nhead = 2, .num_layers = 2,
-          .dim_feedforward = 32, .pooling = pooling, .attention = {.kind = kind, .block = 4, .random_blocks = 1}};
+          .dim_feedforward = 32, .pooling = pooling,
+          .attention = ladder::testing::small_attention(kind, {{"block", 4}, {"random_blocks", 1}})};
 }
 
 }  // namespace
@@ -25,7 +27,7 @@ TEST_CASE("encoder classifier: logits per sequence, and padding changes nothing,
     SUBCASE(kind.c_str()) {
       Generator gen(1);
       EncoderClassifierConfig config = tiny(kind);
-      config.causal = nn::is_causal_only(kind);  // vq: a decoder's attention, read at the last real token
+      config.causal = !nn::registered_kind(kind).attends(false);  // vq: a decoder's attention, read at the last real token
       if (config.causal) config.pooling = Pooling::last;
       EncoderClassifier model(config, gen);
       const Tensor ids = randint(0, 12, {2, 16}, gen);

@@ -2,11 +2,17 @@
 // forward_with_heads hands back, loss(batch), sampling (temperature, top-k, top-p), generation with
 // and without the cache, gradients, weight tying, errors.
 #include "helpers.h"
+#include "small_attention.h"
+
+#include <type_traits>
+#include <variant>
 
 #include "core/autograd.h"
 #include "core/gradcheck.h"
 #include "models/gpt.h"
+#include "nn/attention/bigbird_attention.h"
 #include "nn/attention/full_attention.h"
+#include "nn/attention/vq_attention.h"
 #include "optim/train_step.h"
 
 using namespace ladder;
@@ -20,6 +26,14 @@ namespace {
 GPTConfig tiny_config() {
   return {.vocab_size = 11, .block_size = 8, .n_layer = 2, .n_head = 2, .n_embd = 8, .dropout = 0, .bias = true,
           .tie_weights = true};
+}
+
+// The kinds a GPT can take: those that attend causally.
+std::vector<std::string> causal_kinds() {
+  std::vector<std::string> kinds;
+  for (const nn::KindDescription& kind : nn::attention_kinds())
+    if (kind.attends(true)) kinds.push_back(kind.name);
+  return kinds;
 }
 
 std::vector<std::string> parameter_names(const nn::Module& m) {
@@ -145,12 +159,13 @@ TEST_CASE("GPT: cached logits equal the full forward at every position (prompt a
               {"FullAttention::step", "holds 2 sequences", "B = 1"});
 }
 
-TEST_CASE("GPT with every attention kind: stepped logits equal the full forward, and it learns through each") {
-  for (const std::string& kind : nn::attention_kind_names()) {
+TEST_CASE("GPT with every causal attention kind: stepped logits equal the full forward, and it learns through each") {
+  for (const std::string& kind : causal_kinds()) {
     SUBCASE(kind.c_str()) {
       Generator gen(5);
       GPTConfig config = tiny_config();
-      config.attention = {.kind = kind, .block = 2, .random_blocks = 1};  // BigBird: 4 blocks of 2 in 8 positions
+      // BigBird: 4 blocks of 2 in 8 positions
+      config.attention = ladder::testing::small_attention(kind, {{"block", 2}, {"random_blocks", 1}});
       GPT model(config, gen);
       const Tensor seq = tensor({1, 4, 2, 8, 5, 7, 3, 10, 0, 9, 6, 2, 2, 5, 1, 4}, {2, 8});
       const Tensor full = model.forward(seq);
@@ -169,13 +184,26 @@ TEST_CASE("GPT with every attention kind: stepped logits equal the full forward,
 }
 
 TEST_CASE("GPT config through JSON: every field and the attention's settings rebuild the same model") {
-  for (const std::string& kind : nn::attention_kind_names()) {
+  for (const std::string& kind : causal_kinds()) {
     SUBCASE(kind.c_str()) {
       GPTConfig config = tiny_config();
       config.dropout = 0.25f, config.bias = false, config.tie_weights = false;
       // BigBird: 8 blocks of 1, so that the seed's random blocks matter.
-      config.attention = {.kind = kind, .feature_map = "cos", .chunk = 3, .block = 1, .random_blocks = 2,
-                          .global_blocks = false, .seed = 77, .codes = 5};
+      config.attention = ladder::testing::small_attention(
+          kind, {{"feature_map", "cos"}, {"chunk", 3}, {"block", 1}, {"random_blocks", 2}, {"global_blocks", false},
+                 {"codes", 5}});
+      config.attention.seed = 77;
+      // Every setting of the kind away from its default, so that each must travel.
+      for (const nn::KindSetting& setting : nn::registered_kind(kind).settings)
+        if (config.attention.value(setting.name) == setting.default_value)
+          config.attention.values[setting.name] = std::visit(
+              [&](const auto& d) -> nn::SettingValue {
+                using T = std::decay_t<decltype(d)>;
+                if constexpr (std::is_same_v<T, bool>) return !d;
+                else if constexpr (std::is_same_v<T, int64_t>) return d + 1;
+                else return setting.choices.back() != d ? setting.choices.back() : setting.choices.front();
+              },
+              setting.default_value);
       const GPTConfig back = gpt_config_from_json(gpt_config_to_json(config));
       CHECK(back.vocab_size == 11);
       CHECK(back.block_size == 8);
@@ -187,13 +215,12 @@ TEST_CASE("GPT config through JSON: every field and the attention's settings reb
       CHECK_FALSE(back.tie_weights);
       const nn::AttentionSettings& a = back.attention;
       CHECK(a.kind == kind);
-      CHECK(a.feature_map == "cos");
-      CHECK(a.chunk == 3);
-      CHECK(a.block == 1);
-      CHECK(a.random_blocks == 2);
-      CHECK_FALSE(a.global_blocks);
       CHECK(a.seed == 77);
-      CHECK(a.codes == 5);
+      for (const nn::KindSetting& setting : nn::registered_kind(kind).settings) {
+        INFO(setting.name);
+        CHECK(a.value(setting.name) == config.attention.value(setting.name));
+        CHECK(a.value(setting.name) != setting.default_value);
+      }
 
       config.dropout = 0;  // for the same logits in training mode
       Generator gen(3);
@@ -202,13 +229,13 @@ TEST_CASE("GPT config through JSON: every field and the attention's settings reb
       loaded.load_state_dict(saved.state_dict());
       const Tensor seq = tensor({1, 4, 2, 8, 5, 7, 3, 10}, {1, 8});
       CHECK(max_abs(saved.forward(seq) - loaded.forward(seq)) == 0);
-      if (kind == "bigbird") {  // another seed draws other random blocks: the seed had to travel
+      if (kind == nn::BigBirdAttention::kName) {  // another seed draws other random blocks: the seed had to travel
         config.attention.seed = 78;
         GPT reseeded(config);
         reseeded.load_state_dict(saved.state_dict());
         CHECK(max_abs(saved.forward(seq) - reseeded.forward(seq)) > 1e-4f);
       }
-      if (kind == "vq") {  // the codebooks (H,S,D) have S = codes rows: the setting had to travel
+      if (kind == nn::VQAttention::kName) {  // the codebooks (H,S,D) have S = codes rows: the setting had to travel
         CHECK(saved.state_dict().at("transformer.h.0.attn.attention.quantizer.codes").shape() == Shape{2, 5, 4});
       }
     }
@@ -222,18 +249,33 @@ TEST_CASE("GPT config from JSON: a config saved before the kinds is full attenti
   const std::string before_vq = old.substr(0, old.size() - 1) + R"(,"attention":{"kind":"linear","feature_map":"elu",)" +
                                 R"("chunk":64,"block":64,"random_blocks":3,"global_blocks":true,"seed":0}})";
   CHECK(gpt_config_from_json(before_vq).attention.kind == "linear");
-  CHECK(gpt_config_from_json(before_vq).attention.codes == nn::AttentionSettings{}.codes);
+  CHECK(gpt_config_from_json(before_vq).attention.word("feature_map") == "elu");
+  CHECK(gpt_config_from_json(before_vq).attention.number("chunk") == 64);
+  // Saved before the registry: every kind's fields, each read by its kind only; a missing one has its default.
+  const std::string every_field = old.substr(0, old.size() - 1) + R"(,"attention":{"kind":"vq","feature_map":"cos",)" +
+                                  R"("chunk":8,"block":16,"random_blocks":3,"global_blocks":true,"seed":4}})";
+  const nn::AttentionSettings vq = gpt_config_from_json(every_field).attention;
+  CHECK(vq.number("block") == 16);
+  CHECK(vq.number("codes") == 64);
+  CHECK(vq.seed == 4);
+  CHECK(vq.values.size() == 1);
   check_error([] { gpt_config_from_json(R"({"vocab_size":5})"); }, {"gpt_config_from_json", "cannot read block_size"});
   check_error([&] { gpt_config_from_json(old.substr(0, old.size() - 1) + R"(,"attention":{"kind":3}})"); },
               {"cannot read attention.kind", "gpt_config_to_json"});
   check_error([] { gpt_config_from_json("{"); }, {"cannot read the text"});
+  check_error([&] { gpt_config_from_json(old.substr(0, old.size() - 1) + R"(,"attention":{"kind":"full"}})"); },
+              {"cannot read attention.seed"});
+  check_error([&] {
+    gpt_config_from_json(old.substr(0, old.size() - 1) + R"(,"attention":{"kind":"linear","seed":0,"chunk":"big"}})");
+  }, {"cannot read attention.chunk"});
 }
 
-TEST_CASE("MultiheadAttention::forward_step with every kind and rotary positions equals the causal forward") {
-  for (const std::string& kind : nn::attention_kind_names()) {
+TEST_CASE("MultiheadAttention::forward_step with every causal kind and rotary positions equals the causal forward") {
+  for (const std::string& kind : causal_kinds()) {
     SUBCASE(kind.c_str()) {
       Generator gen(6);
-      nn::MultiheadAttention mha(8, 2, {.rotary = true, .attention = {.kind = kind, .block = 2}}, gen);
+      nn::MultiheadAttention mha(8, 2, {.rotary = true, .attention = ladder::testing::small_attention(kind, {{"block", 2}})},
+                                 gen);
       const Tensor x = randn({2, 7, 8}, gen);
       const Tensor full = mha.forward(x, x, x, {.causal = true}).output;
       const std::unique_ptr<nn::AttentionState> state = mha.start_state();
@@ -241,7 +283,7 @@ TEST_CASE("MultiheadAttention::forward_step with every kind and rotary positions
       check_close(mha.forward_step(narrow(x, 1, 3, 1), *state), narrow(full, 1, 3, 1), 1e-5f);
       check_close(mha.forward_step(narrow(x, 1, 4, 3), *state), narrow(full, 1, 4, 3), 1e-5f);
       CHECK(state->length() == 7);
-      if (kind == "full") {  // the KV cache: the rotated keys and the values of all 7 positions, per head
+      if (kind == nn::FullAttention::kName) {  // the KV cache: the rotated keys and the values of all 7 positions, per head
         const auto& cache = dynamic_cast<const nn::KeyValueState&>(*state);
         CHECK(cache.keys.shape() == Shape{2, 2, 7, 4});
         CHECK(cache.values.shape() == Shape{2, 2, 7, 4});
@@ -251,11 +293,11 @@ TEST_CASE("MultiheadAttention::forward_step with every kind and rotary positions
 }
 
 TEST_CASE("GPT::forward_with_heads: forward's logits, and per block the q, k, v a forward rebuilt by hand gives") {
-  for (const std::string& kind : nn::attention_kind_names()) {
+  for (const std::string& kind : causal_kinds()) {
     SUBCASE(kind.c_str()) {
       Generator gen(14);
       GPTConfig config = tiny_config();
-      config.attention = {.kind = kind, .block = 2, .random_blocks = 1};
+      config.attention = ladder::testing::small_attention(kind, {{"block", 2}, {"random_blocks", 1}});
       GPT model(config, gen);
       sharpen(model);
       model.eval();  // vq: reading the weights records nothing
@@ -374,7 +416,7 @@ TEST_CASE("GPT with vq attention: generation through the carried state equals th
   // read the per-code cache of the blocks that left the window.
   GPTConfig config = tiny_config();
   config.block_size = 24;
-  config.attention = {.kind = "vq", .block = 4, .codes = 6};
+  config.attention = nn::vq_attention_settings(4, 6);
   Generator init(21);
   GPT model(config, init);
   sharpen(model);

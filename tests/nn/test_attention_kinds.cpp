@@ -1,18 +1,24 @@
-// The attention kinds behind one interface (nn/attention/attention_kind.h): full softmax attention,
-// linear attention with each feature map, BigBird and Transformer-VQ (causal only: its
-// non-causal cases are skipped, and its gradient check leaves out the keys, whose codes are
-// piecewise constant; tests/nn/test_vq_kind.cpp has the rest). What every kind is held to (ATTENTION.md): it equals
-// the dense matrix it implies times v (values and gradients), generation with a carried state
-// equals the whole-sequence pass position by position, causality, a gradient check through the
-// masks, finite results for large inputs; and what linear attention adds: the chunk size changes
-// nothing, 1 + cos really is 1 + cos, double-softmax rows sum to 1.
+// The attention kinds behind one interface (nn/attention/attention_kind.h), every kind of the registry
+// (nn/attention/attention_registry.h) and every choice of its compared settings (linear: each feature
+// map): a causal-only kind (Transformer-VQ) skips the non-causal cases, a bidirectional-only kind
+// the causal ones, and Transformer-VQ's gradient check leaves out the keys, whose codes are piecewise
+// constant (tests/nn/test_vq_kind.cpp has the rest). What every kind is held to: it equals the dense
+// matrix it implies times v (values and gradients), generation with a carried state equals the
+// whole-sequence pass position by position, causality, a gradient check through the masks, finite
+// results for large inputs; and what linear attention adds: the chunk size changes nothing, 1 + cos
+// really is 1 + cos, double-softmax rows sum to 1.
 #include "helpers.h"
+#include "small_attention.h"
 
 #include <cmath>
 
 #include "core/gradcheck.h"
 #include "nn/attention/attention_kind.h"
+#include "nn/attention/attention_registry.h"
+#include "nn/attention/favor_features.h"
+#include "nn/attention/full_attention.h"
 #include "nn/attention/linear_attention.h"
+#include "nn/attention/vq_attention.h"
 
 using namespace ladder;
 using namespace ladder::nn;
@@ -26,36 +32,48 @@ using ladder::testing::run_attention;
 
 namespace {
 
-// Every kind and feature map there is, as settings.
+// Small sizes, by setting name, for every kind that has the setting: blocks of 4 (BigBird is sparse
+// already at 20 positions, VQ's cache is read from position 8 on), one random block, 8 codes, chunks
+// of 8, Linformer's projection to 6 rows.
+const SettingValues kSmall = {{"block", 4}, {"random_blocks", 1}, {"codes", 8}, {"chunk", 8}, {"k", 6}};
+
+// Every kind of the registry as settings, once per choice of each compared setting.
 std::vector<AttentionSettings> every_kind() {
   std::vector<AttentionSettings> all;
-  for (const std::string& kind : attention_kind_names()) {
-    if (kind == "bigbird") {
-      all.push_back({.kind = kind, .block = 4, .random_blocks = 1});  // sparse already at 20 positions
-      continue;
+  for (const KindDescription& kind : attention_kinds()) {
+    std::vector<AttentionSettings> runs = {ladder::testing::small_attention(kind.name, kSmall)};
+    for (const KindSetting& setting : kind.settings) {
+      if (!setting.compared) continue;
+      std::vector<AttentionSettings> each_choice;
+      for (const AttentionSettings& run : runs)
+        for (const std::string& choice : setting.choices) {
+          AttentionSettings with_choice = run;
+          with_choice.values[setting.name] = choice;
+          each_choice.push_back(with_choice);
+        }
+      runs = each_choice;
     }
-    if (kind == "vq") {
-      all.push_back({.kind = kind, .block = 4, .codes = 8});  // 20-40 positions: several blocks read the cache
-      continue;
-    }
-    if (kind != "linear") {
-      all.push_back({.kind = kind});
-      continue;
-    }
-    for (const std::string& map : feature_map_names()) all.push_back({.kind = kind, .feature_map = map, .chunk = 8});
+    all.insert(all.end(), runs.begin(), runs.end());
   }
   return all;
 }
 
-std::string label(const AttentionSettings& s) { return s.kind == "linear" ? s.kind + "/" + s.feature_map : s.kind; }
+// "linear/elu": the kind and its compared choices.
+std::string label(const AttentionSettings& s) {
+  std::string text = s.kind;
+  for (const KindSetting& setting : registered_kind(s.kind).settings)
+    if (setting.compared) text += "/" + s.word(setting.name);
+  return text;
+}
 
-// Transformer-VQ is a decoder: it refuses non-causal calls.
-bool causal_only(const AttentionSettings& s) { return is_causal_only(s.kind); }
+bool attends(const AttentionSettings& s, bool causal) { return registered_kind(s.kind).attends(causal); }
 
-// The kind for heads (B,H,T,D) like x (vq sizes its codebooks by H and D; the others ignore them).
-std::shared_ptr<AttentionKind> make_kind(AttentionSettings settings, const Tensor& x) {
+// The kind for heads (B,H,T,D) like x, over sequences of up to `longest` positions (vq sizes its
+// codebooks by H and D, linformer its projections by the longest sequence).
+std::shared_ptr<AttentionKind> make_kind(AttentionSettings settings, const Tensor& x, int64_t longest = 64) {
   settings.heads = x.size(1);
   settings.head_dim = x.size(3);
+  settings.max_length = longest;
   return make_attention(settings);
 }
 
@@ -87,15 +105,18 @@ TEST_CASE("every kind equals the matrix it implies times v, values and gradients
       };
       check_runs_agree(run_attention(fast, h.q, h.k, h.v, h.gout), run_attention(dense, h.q, h.k, h.v, h.gout));
     };
-    SUBCASE((label(settings) + ": causal").c_str()) { check(random_heads(2, 2, 21, 21, 6, 1), {.causal = true}); }
-    SUBCASE((label(settings) + ": causal, padding").c_str()) {
-      check(random_heads(2, 2, 21, 21, 6, 2), {.causal = true, .key_padding_mask = padding_mask(21, 5)});
+    if (attends(settings, true)) {
+      SUBCASE((label(settings) + ": causal").c_str()) { check(random_heads(2, 2, 21, 21, 6, 1), {.causal = true}); }
+      SUBCASE((label(settings) + ": causal, padding").c_str()) {
+        check(random_heads(2, 2, 21, 21, 6, 2), {.causal = true, .key_padding_mask = padding_mask(21, 5)});
+      }
     }
-    if (causal_only(settings)) continue;
+    if (!attends(settings, false)) continue;
+    SUBCASE((label(settings) + ": not causal").c_str()) { check(random_heads(2, 2, 21, 21, 6, 4), {}); }
     SUBCASE((label(settings) + ": not causal, padding").c_str()) {
       check(random_heads(2, 1, 14, 14, 5, 3), {.key_padding_mask = padding_mask(14, 4)});
     }
-    if (settings.kind == "bigbird") continue;  // self attention only
+    if (registered_kind(settings.kind).self_attention_only) continue;
     SUBCASE((label(settings) + ": more keys than queries, padding").c_str()) {
       check(random_heads(2, 1, 9, 14, 5, 3), {.key_padding_mask = padding_mask(14, 4)});
     }
@@ -104,6 +125,7 @@ TEST_CASE("every kind equals the matrix it implies times v, values and gradients
 
 TEST_CASE("generation with a carried state equals the whole sequence, position by position") {
   for (const AttentionSettings& settings : every_kind()) {
+    if (!attends(settings, true)) continue;  // generation is causal
     SUBCASE(label(settings).c_str()) {
       const Heads h = random_heads(2, 3, 23, 23, 5, 4);
       const std::shared_ptr<AttentionKind> kind = make_kind(settings, h.q);
@@ -129,10 +151,10 @@ TEST_CASE("causal linear attention: recurrent == chunked (chunks 1, 7, 64, n) ==
   for (const std::string& map : feature_map_names()) {
     SUBCASE(map.c_str()) {
       const Heads h = random_heads(2, 2, 37, 37, 6, 5);
-      const std::shared_ptr<AttentionKind> reference = make_attention({.kind = "linear", .feature_map = map});
+      const std::shared_ptr<AttentionKind> reference = make_attention(linear_attention_settings(map));
       const Tensor quadratic = matmul(reference->implied_weights(h.q, h.k, {.causal = true}), h.v);
       for (const int64_t chunk : {1, 7, 64, 37}) {
-        const auto kind = make_attention({.kind = "linear", .feature_map = map, .chunk = chunk});
+        const auto kind = make_attention(linear_attention_settings(map, chunk));
         const std::string what = "chunk " + std::to_string(chunk);
         check_agree(kind->attend(h.q, h.k, h.v, {.causal = true}), quadratic, what.c_str());
       }
@@ -144,6 +166,7 @@ TEST_CASE("causal linear attention: recurrent == chunked (chunks 1, 7, 64, n) ==
 
 TEST_CASE("causal kinds: an output does not change when later inputs change") {
   for (const AttentionSettings& settings : every_kind()) {
+    if (!attends(settings, true)) continue;
     SUBCASE(label(settings).c_str()) {
       const Heads h = random_heads(1, 2, 30, 30, 4, 6);
       const std::shared_ptr<AttentionKind> kind = make_kind(settings, h.q);
@@ -162,13 +185,13 @@ TEST_CASE("causal kinds: an output does not change when later inputs change") {
 TEST_CASE("every kind passes a gradient check through its masks") {
   for (const AttentionSettings& settings : every_kind()) {
     for (const bool causal : {false, true}) {
-      if (!causal && causal_only(settings)) continue;
+      if (!attends(settings, causal)) continue;
       SUBCASE((label(settings) + (causal ? ": causal" : ": not causal")).c_str()) {
         Generator gen(8);
         std::vector<Tensor> inputs{randn({2, 1, 5, 3}, gen), randn({2, 1, 5, 3}, gen), randn({2, 1, 5, 3}, gen)};
         const std::shared_ptr<AttentionKind> kind = make_kind(settings, inputs[0]);
         for (int i : {0, 1, 2})
-          if (i != 1 || settings.kind != "vq") inputs[i].requires_grad_();  // vq: keys round to constant codes
+          if (i != 1 || settings.kind != VQAttention::kName) inputs[i].requires_grad_();  // vq: keys round to constant codes
         const AttendMasks masks{.causal = causal, .key_padding_mask = padding_mask(5, 2)};
         const GradcheckResult r = gradcheck(
             [&](const std::vector<Tensor>& x) { return kind->attend(x[0], x[1], x[2], masks); }, inputs);
@@ -186,7 +209,8 @@ TEST_CASE("every kind stays finite for queries and keys scaled by 100") {
       h.q = h.q * 100.0f;
       h.k = h.k * 100.0f;
       for (const bool causal : {false, true})
-        if (causal || !causal_only(settings)) CHECK(all_finite(kind->attend(h.q, h.k, h.v, {.causal = causal})));
+        if (attends(settings, causal)) CHECK(all_finite(kind->attend(h.q, h.k, h.v, {.causal = causal})));
+      if (!attends(settings, true)) continue;
       const std::unique_ptr<AttentionState> state = kind->start();
       CHECK(all_finite(kind->step(h.q, h.k, h.v, *state)));
     }
@@ -196,19 +220,20 @@ TEST_CASE("every kind stays finite for queries and keys scaled by 100") {
 TEST_CASE("feature maps: 1 + cos, elu + 1 never negative, double-softmax rows that sum to 1") {
   const Heads h = random_heads(2, 1, 6, 6, 4, 10);
   SUBCASE("cos: phi(q) . phi(k) = 1 + cos(q, k)") {
-    LinearAttention cos({.kind = "linear", .feature_map = "cos"});
-    const Tensor dots = matmul(cos.query_features(h.q), cos.key_features(h.k), {.transpose_b = true});
+    LinearAttention cos(linear_attention_settings(CosFeatures::kName));
+    const Tensor dots =
+        matmul(cos.feature_map().query_features(h.q), cos.feature_map().key_features(h.k), {.transpose_b = true});
     const Tensor norms =
         matmul(sqrt(sum(h.q * h.q, {-1}, true)), sqrt(sum(h.k * h.k, {-1}, true)), {.transpose_b = true});
     check_close(dots, 1.0f + matmul(h.q, h.k, {.transpose_b = true}) / norms, 1e-5f);
   }
   SUBCASE("elu: no feature below 0 (elu(x) + 1 underflows to exactly 0 for x < -17: the eps covers it)") {
-    LinearAttention elu_map({.kind = "linear", .feature_map = "elu"});
-    const Tensor features = elu_map.query_features(h.q * 50.0f);
+    LinearAttention elu_map(linear_attention_settings(EluFeatures::kName));
+    const Tensor features = elu_map.feature_map().query_features(h.q * 50.0f);
     for (int64_t i = 0; i < features.numel(); ++i) REQUIRE(features.data()[i] >= 0);
   }
   SUBCASE("softmax: rows of the implied matrix sum to 1, padded keys get 0") {
-    const auto kind = make_attention({.kind = "linear", .feature_map = "softmax"});
+    const auto kind = make_attention(linear_attention_settings(DoubleSoftmaxFeatures::kName));
     for (const bool causal : {false, true}) {
       const Tensor w = kind->implied_weights(h.q, h.k, {.causal = causal, .key_padding_mask = padding_mask(6, 2)});
       check_close(sum(w, {3}), ones({2, 1, 6}), 1e-5f);
@@ -224,7 +249,10 @@ TEST_CASE("favor: positive random features whose dot products approach softmax's
   h.k = h.k * 0.5f;
   const Tensor softmax_weights = softmax(matmul(h.q, h.k, {.transpose_b = true}) / std::sqrt(8.0f), -1);
   auto error_with = [&](int64_t features) {
-    LinearAttention favor({.kind = "linear", .feature_map = "favor", .random_features = features, .seed = 3});
+    AttentionSettings settings = linear_attention_settings(FavorFeatures::kName);
+    settings.seed = 3;
+    settings.values["random_features"] = features;
+    LinearAttention favor(settings);
     const Tensor w = favor.implied_weights(h.q, h.k, {});
     return max_abs(w - softmax_weights);
   };
@@ -233,10 +261,15 @@ TEST_CASE("favor: positive random features whose dot products approach softmax's
   CHECK(fine < 0.01f);
   CHECK(fine < coarse / 10);
 
-  LinearAttention favor({.kind = "linear", .feature_map = "favor", .seed = 5, .layer = 2});
-  const Tensor features = favor.query_features(h.q * 30.0f);
+  AttentionSettings drawn = linear_attention_settings(FavorFeatures::kName);
+  drawn.seed = 5, drawn.layer = 2;
+  LinearAttention favor(drawn);
+  const auto& features_of = [](const LinearAttention& layer) -> const FavorFeatures& {
+    return dynamic_cast<const FavorFeatures&>(layer.feature_map());
+  };
+  const Tensor features = favor.feature_map().query_features(h.q * 30.0f);
   for (int64_t i = 0; i < features.numel(); ++i) REQUIRE(features.data()[i] >= 0);
-  const Tensor w = favor.projection(8);  // (M, 8), M = 8 ln 8 = 17: blocks of 8, 8 and 1 rows
+  const Tensor w = features_of(favor).projection(8);  // (M, 8), M = 8 ln 8 = 17: blocks of 8, 8 and 1 rows
   CHECK(w.shape() == Shape{17, 8});
   const Tensor unit = w / sqrt(sum(w * w, {-1}, true));
   Tensor identity = zeros({8, 8});
@@ -246,24 +279,65 @@ TEST_CASE("favor: positive random features whose dot products approach softmax's
   CHECK(max_abs(matmul(narrow(unit, 0, 0, 8), narrow(unit, 0, 8, 8), {.transpose_b = true}) - identity) > 0.1f);
 
   // The same (seed, layer, redraws) give the same draw; a redraw changes it and is kept by the state.
-  LinearAttention twin({.kind = "linear", .feature_map = "favor", .seed = 5, .layer = 2});
-  CHECK(max_abs(twin.projection(8) - w) == 0);
+  LinearAttention twin(drawn);
+  CHECK(max_abs(features_of(twin).projection(8) - w) == 0);
   favor.redraw_features();
-  CHECK(max_abs(favor.projection(8) - w) > 0.1f);
+  CHECK(max_abs(features_of(favor).projection(8) - w) > 0.1f);
   twin.load_state_dict(favor.state_dict());
-  CHECK(max_abs(twin.projection(8) - favor.projection(8)) == 0);
+  CHECK(max_abs(features_of(twin).projection(8) - features_of(favor).projection(8)) == 0);
+}
+
+TEST_CASE("every feature map gives M = features(D) features whose dot products are >= 0, and is named by the setting") {
+  const Heads h = random_heads(2, 1, 5, 5, 6, 13);
+  for (const std::string& name : feature_map_names()) {
+    SUBCASE(name.c_str()) {
+      const std::unique_ptr<FeatureMap> map = make_feature_map(name);
+      CHECK(std::string(map->name()) == name);
+      const Tensor features = map->query_features(h.q);
+      CHECK(features.shape() == Shape{2, 1, 5, map->features(6)});
+      if (!map->keys_over_positions()) {  // double softmax's keys need the other positions
+        const Tensor dots = matmul(features, map->key_features(h.k), {.transpose_b = true});
+        for (int64_t i = 0; i < dots.numel(); ++i) REQUIRE(dots.data()[i] >= -1e-6f);
+      }
+      const LinearAttention layer(linear_attention_settings(name));
+      CHECK(std::string(layer.feature_map().name()) == name);
+    }
+  }
+}
+
+TEST_CASE("settings: a kind's own values by name, its registered default when left out") {
+  const AttentionSettings linear = linear_attention_settings(CosFeatures::kName, 5);
+  CHECK(linear.word("feature_map") == "cos");
+  CHECK(linear.number("chunk") == 5);
+  CHECK(linear.number("random_features") == 0);  // not given: the default
+  CHECK(std::get<int64_t>(linear.value("chunk")) == 5);
+  for (const KindDescription& kind : attention_kinds())
+    for (const KindSetting& setting : kind.settings)
+      CHECK(AttentionSettings{.kind = kind.name}.value(setting.name) == setting.default_value);
+  check_error([] { full_attention().number("chunk"); }, {"full attention", "has no setting 'chunk'", "it has none"});
+  check_error([] { linear_attention_settings(EluFeatures::kName).number("block"); },
+              {"linear attention", "has no setting 'block'", "feature_map, chunk, random_features"});
+  check_error([] { linear_attention_settings(EluFeatures::kName).number("feature_map"); },
+              {"feature_map is a word, not a whole number"});
+  check_error([] { make_attention({.kind = LinearAttention::kName, .values = {{"chunk", std::string("big")}}}); },
+              {"linear attention", "chunk must be a whole number, got a word"});
+  check_error([] { make_attention({.kind = FullAttention::kName, .values = {{"codes", 8}}}); },
+              {"full attention", "has no setting 'codes'"});
 }
 
 TEST_CASE("attention kind errors name the setting and the choices") {
-  check_error([] { make_attention({.kind = "sparse"}); }, {"unknown attention kind 'sparse'", "full, linear, bigbird, vq"});
-  check_error([] { make_attention({.kind = "linear", .feature_map = "relu"}); },
-              {"unknown feature map 'relu'", "elu, cos, softmax, favor"});
-  check_error([] { make_attention({.kind = "linear", .feature_map = "favor", .random_features = -1}); },
+  check_error([] { make_attention({.kind = "sparse"}); },
+              {"unknown attention kind 'sparse'", joined_names(attention_kind_names())});
+  check_error([] { make_attention(linear_attention_settings("relu")); },
+              {"linear attention", "unknown feature_map 'relu'", "elu, cos, softmax, favor"});
+  check_error([] { make_feature_map("relu"); }, {"unknown feature map 'relu'", "elu, cos, softmax, favor"});
+  check_error([] { make_attention({.kind = LinearAttention::kName, .values = {{"random_features", -1}}}); },
               {"random_features must be >= 0", "-1"});
-  check_error([] { LinearAttention({.kind = "linear"}).redraw_features(); }, {"only the favor feature map"});
-  check_error([] { make_attention({.kind = "linear", .chunk = 0}); }, {"chunk must be >= 1, got 0"});
-  check_error([] { make_attention({.kind = "full", .dropout = 1.0f}); }, {"dropout must be in [0, 1), got 1"});
-  const auto kind = make_attention({.kind = "linear"});
+  check_error([] { LinearAttention(linear_attention_settings(EluFeatures::kName)).redraw_features(); },
+              {"only the favor feature map", "elu"});
+  check_error([] { make_attention(linear_attention_settings(EluFeatures::kName, 0)); }, {"chunk must be >= 1, got 0"});
+  check_error([] { make_attention({.kind = FullAttention::kName, .dropout = 1.0f}); }, {"dropout must be in [0, 1), got 1"});
+  const auto kind = make_attention({.kind = LinearAttention::kName});
   const Heads h = random_heads(1, 1, 4, 4, 3, 11);
   check_error([&] { kind->attend(h.q, h.k, h.v, {.causal = true, .causal_offset = 2}); },
               {"causal_offset 2 is not supported", "start() and step()"});

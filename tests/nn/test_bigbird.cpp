@@ -149,12 +149,11 @@ TEST_CASE("BigBird attention equals dense softmax attention masked by its block 
   for (const bool causal : {false, true})
     for (const bool global_blocks : {true, false}) {
       SUBCASE((std::string(causal ? "causal" : "bidirectional") + (global_blocks ? "" : ", window alone")).c_str()) {
-        BigBirdAttention bigbird({.kind = "bigbird",
-                                  .block = 8,
-                                  .random_blocks = global_blocks ? 2 : 0,
-                                  .global_blocks = global_blocks,
-                                  .seed = 5,
-                                  .layer = 1});
+        BigBirdAttention bigbird(bigbird_attention_settings({.block = 8,
+                                                             .random_blocks = global_blocks ? 2 : 0,
+                                                             .global_blocks = global_blocks,
+                                                             .seed = 5,
+                                                             .layer = 1}));
         const int64_t T = 77;  // 10 blocks, the last of 5 positions
         Generator gen(12);
         const Tensor q = randn({2, 2, T, 6}, gen), k = randn(q.shape(), gen), v = randn(q.shape(), gen);
@@ -176,7 +175,7 @@ TEST_CASE("BigBird attention equals dense softmax attention masked by its block 
 }
 
 TEST_CASE("BigBird over a sequence of few blocks is full attention") {
-  BigBirdAttention bigbird({.kind = "bigbird", .block = 8, .random_blocks = 3});
+  BigBirdAttention bigbird(bigbird_attention_settings({.block = 8, .random_blocks = 3}));
   Generator gen(13);
   const Tensor q = randn({1, 2, 37, 4}, gen), k = randn(q.shape(), gen), v = randn(q.shape(), gen);
   for (const bool causal : {false, true})
@@ -185,13 +184,13 @@ TEST_CASE("BigBird over a sequence of few blocks is full attention") {
 }
 
 TEST_CASE("BigBird attention errors") {
-  BigBirdAttention bigbird({.kind = "bigbird", .block = 4});
+  BigBirdAttention bigbird({.kind = BigBirdAttention::kName, .values = {{"block", 4}}});
   const Tensor q = zeros({1, 1, 8, 4}), k = zeros({1, 1, 12, 4});
   check_error([&] { bigbird.attend(q, k, k, {}); },
               {"BigBird attends within one sequence", "need T = S", "(1,1,8,4)", "(1,1,12,4)", "full attention"});
   check_error([&] { bigbird.attend(q, q, q, {.causal = true, .causal_offset = 3}); },
               {"causal_offset 3 is not supported", "start() and step()"});
-  check_error([] { BigBirdAttention({.kind = "bigbird", .block = 0}); }, {"block must be >= 1, got 0"});
-  check_error([] { BigBirdAttention({.kind = "bigbird", .random_blocks = -2}); },
+  check_error([] { BigBirdAttention(bigbird_attention_settings({.block = 0})); }, {"bigbird attention", "block must be >= 1, got 0"});
+  check_error([] { BigBirdAttention(bigbird_attention_settings({.random_blocks = -2})); },
               {"random_blocks must be >= 0, got -2"});
 }

@@ -38,8 +38,9 @@ Heads random_heads(int64_t B, int64_t H, int64_t T, int64_t D, uint64_t seed) {
 
 std::shared_ptr<VQAttention> vq_kind(int64_t H, int64_t D, int64_t block, int64_t codes, uint64_t seed = 1) {
   Generator gen(seed);
-  return std::make_shared<VQAttention>(
-      AttentionSettings{.kind = "vq", .block = block, .codes = codes, .heads = H, .head_dim = D}, gen);
+  AttentionSettings settings = vq_attention_settings(block, codes);
+  settings.heads = H, settings.head_dim = D;
+  return std::make_shared<VQAttention>(settings, gen);
 }
 
 }  // namespace
@@ -168,7 +169,7 @@ TEST_CASE("a training forward that returns its weights records as attend does") 
 
 TEST_CASE("the commitment loss reaches the key projection through auxiliary_loss, and nothing else") {
   Generator gen(7);
-  MultiheadAttention mha(8, 2, {.attention = {.kind = "vq", .block = 2, .codes = 4}}, gen);
+  MultiheadAttention mha(8, 2, {.attention = vq_attention_settings(2, 4)}, gen);
   const Tensor x = randn({2, 6, 8}, gen);
   mha.forward(x, x, x, {.causal = true});
   const Tensor aux = mha.auxiliary_loss();
@@ -184,16 +185,16 @@ TEST_CASE("the commitment loss reaches the key projection through auxiliary_loss
 }
 
 TEST_CASE("VQAttention's errors name the setting, the values and the fix") {
-  check_error([] { make_attention({.kind = "vq"}); },
+  check_error([] { make_attention({.kind = VQAttention::kName}); },
               {"VQAttention", "heads = 0 and head_dim = 0", "MultiheadAttention does"});
-  check_error([] { make_attention({.kind = "vq", .block = 0, .heads = 1, .head_dim = 2}); },
-              {"VQAttention", "block (L, positions per block) must be >= 1, got 0"});
-  check_error([] { make_attention({.kind = "vq", .codes = 0, .heads = 1, .head_dim = 2}); },
-              {"VQAttention", "codes (S, per head) must be >= 1, got 0"});
+  check_error([] { make_attention({.kind = VQAttention::kName, .values = {{"block", 0}}, .heads = 1, .head_dim = 2}); },
+              {"vq attention", "block must be >= 1, got 0"});
+  check_error([] { make_attention({.kind = VQAttention::kName, .values = {{"codes", 0}}, .heads = 1, .head_dim = 2}); },
+              {"vq attention", "codes must be >= 1, got 0"});
   const auto kind = vq_kind(1, 3, 2, 4);
   const Heads h = random_heads(2, 1, 6, 3, 8);
   check_error([&] { kind->attend(h.q, h.k, h.v, {}); },
-              {"VQAttention", "causal only", "causal = true", "full, linear or bigbird"});
+              {"VQAttention", "causal only", "causal = true", "another attention kind"});
   check_error([&] { kind->implied_weights(h.q, h.k, {}); }, {"VQAttention", "causal only"});
   check_error([&] { kind->attend(narrow(h.q, 2, 0, 4), h.k, h.v, {.causal = true}); },
               {"VQAttention", "need T = S", "(2,1,4,3)", "(2,1,6,3)", "full attention for cross attention"});
@@ -210,7 +211,7 @@ TEST_CASE("VQAttention's errors name the setting, the values and the fix") {
   check_error([&] { kind->attend(random_heads(1, 2, 6, 3, 9).q, random_heads(1, 2, 6, 3, 9).k, h.v, {.causal = true}); },
               {"VectorQuantizer.quantize", "H = 1 and d = 3", "(1,2,6,3)"});
   // States: of another kind, or of a VQ layer with another block or codebook.
-  LinearAttention linear({.kind = "linear"});
+  LinearAttention linear({.kind = LinearAttention::kName});
   check_error([&] { kind->step(h.q, h.k, h.v, *linear.start()); },
               {"VQAttention::step", "started by another attention kind"});
   const auto other = vq_kind(1, 3, 3, 4);
