@@ -36,6 +36,8 @@ struct TrackerOptions {
   int64_t items_per_step = 0;
   LossKind loss_kind = LossKind::cross_entropy;  // cross entropy: the progress line shows perplexity too
   std::string name = "train";  // names the curves, and the loss in a divergence message ("the GRU's loss")
+  bool progress = true;         // false: no progress line (a second model trained in the same loop)
+  bool stop_if_diverged = true;  // false: a run meant to show divergence goes on (lesson 05's unclipped SGD)
 };
 
 class Tracker {
