@@ -49,7 +49,7 @@ void train_lm(models::CharRNN& model, optim::Optimizer& optimizer, data::Contigu
               const std::function<std::vector<double>(const optim::StepResult&)>& figures) {
   for (int64_t step = 1; step <= steps; ++step) {
     const data::Batch batch = windows.next();
-    if (windows.restarted()) model.reset_state();
+    if (windows.restarted()) model.reset_state();  // a new pass over the stream starts from zeros
     const optim::StepResult result = optim::train_step(model, optimizer, batch, clip);
     tracker.step(step, result, optimizer.lr());
     if (tracker.evaluation_due(step)) tracker.evaluated(step, figures(result));

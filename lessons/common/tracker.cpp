@@ -11,6 +11,7 @@ namespace {
 std::string rate_column(const std::string& unit) {
   if (unit == "tok") return "tokens_per_s";
   if (unit == "ex") return "examples_per_s";
+  if (unit == "img") return "images_per_s";
   return unit + "_per_s";
 }
 
