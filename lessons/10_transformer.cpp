@@ -94,13 +94,11 @@ models::TransformerConfig model_config(const TransformerFlags& flags, const less
           .encoder_attention = flags.encoder_attention};
 }
 
-// Warmup then a half cosine down to a tenth of lr at the last step.
-optim::Schedule schedule(float lr, int64_t warmup, int64_t steps) { return optim::cosine_lr(lr, warmup, steps, lr / 10); }
-
 // The training loop of parts 2 and 5: lesson 07's (Adam, the gradient clipped to norm 1, the same
 // random batches for every model) with a learning-rate schedule, step s (from 1) at rate lr(s - 1).
 lessons::Tracker train(lessons::Run& run, models::Transformer& model, const lessons::TranslationTask& task,
-                       const lessons::CommonFlags& flags, const optim::Schedule& lr, const std::string& name, const std::string& csv) {
+                       const lessons::CommonFlags& flags, int64_t warmup, const std::string& name, const std::string& csv) {
+  const optim::Schedule lr = optim::cosine_lr(flags.lr, warmup, flags.steps, flags.lr / 10);  // warmup, then down to lr / 10
   optim::Adam adam(model.named_parameters(), {.lr = flags.lr});
   lessons::Tracker tracker = lessons::translation_tracker(run, flags, name, csv);
   Generator batches(flags.seed + 11);  // the same batches for every model
@@ -260,7 +258,7 @@ std::vector<NormRun> compare_norms(lessons::Run& run, const TransformerFlags& fl
     std::printf("%s:\n", r.name.c_str());
     Generator init(common.seed + 1);
     models::Transformer model(model_config(flags, task, r.norm_first), init);
-    const lessons::Tracker tracker = train(run, model, task, budget, schedule(budget.lr, r.warmup, budget.steps), r.name, r.csv);
+    const lessons::Tracker tracker = train(run, model, task, budget, r.warmup, r.name, r.csv);
     r.train_loss = tracker.train_loss(), r.val_loss = tracker.last("val_loss");
     curves.push_back(tracker.curve("train_loss"));
   }
@@ -320,8 +318,7 @@ int main(int argc, char** argv) {
     std::printf("encoder self attention: %s; the decoder's attention: full\n",
                 lessons::describe_attention(config.encoder_attention, /*causal=*/false).c_str());
     std::printf("%s", model.summary().c_str());
-    const lessons::Tracker tracker =
-        train(run, model, task, cli.common, schedule(cli.common.lr, flags.warmup, cli.common.steps), "transformer", "metrics.csv");
+    const lessons::Tracker tracker = train(run, model, task, cli.common, flags.warmup, "transformer", "metrics.csv");
     run.save_checkpoint(model, task.tokenizers.metadata());
     run.wrote(lessons::save_line_chart(run.path("loss"), {"Validation loss per target token", "step", "validation loss (nats, log scale)",
                                                           {tracker.curve("val_loss")}, /*log_y=*/true}));
