@@ -268,8 +268,8 @@ void report_exact_match_by_length(Run& run, const LessonCli& cli, const Translat
 
 TranslationSummary translation_summary(const Tracker& training, const DecoderComparison& decoders) {
   const double val_loss = training.last("val_loss");
-  TranslationSummary out{{{"train_loss", training.train_loss()}, {"val_loss", val_loss}, {"val_ppl", std::exp(val_loss)}, {"test_exact_match", decoders.greedy_scores.exact_match},
-                          {"test_bleu", decoders.greedy_scores.bleu}},
+  TranslationSummary out{{{"train_loss", training.train_loss()}, {"val_loss", val_loss}, {"val_ppl", std::exp(val_loss)},
+                          {"test_exact_match", decoders.greedy_scores.exact_match}, {"test_bleu", decoders.greedy_scores.bleu}},
                          {{"train_loss", "mean training loss of the last steps, nats per target token"},
                           {"val_loss", "validation pairs, teacher forcing, nats per target token"},
                           {"val_ppl", "exp(val_loss)"},
