@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "core/ops.h"
 #include "data/tokenizer.h"
 
 namespace ladder::data {
@@ -82,6 +83,15 @@ Batch sample_rows(const Batch& all, int64_t batch, Generator& gen) {
     b.y.data()[r] = all.y.data()[row];
   }
   return b;
+}
+
+LabelledBatch sample_examples(const LabelledBatch& all, int64_t batch, Generator& gen) {
+  const int64_t n = all.labels.numel();
+  if (n == 0) fail("sample_examples", "there are no examples to sample from");
+  if (batch < 1) fail("sample_examples", "batch must be at least 1, got ", batch);
+  const Tensor rows = randint(0, n, {batch}, gen);  // (batch)
+  return {index_select(all.inputs, 0, rows), index_select(all.labels, 0, rows),
+          all.valid.defined() ? index_select(all.valid, 0, rows) : Tensor()};
 }
 
 Seq2SeqBatch pad_pairs(const std::vector<IdPair>& pairs, int64_t source_width) {

@@ -1,5 +1,7 @@
-// Batches for training: random windows from a token stream, fixed contexts for MLP language
-// models, and padded source/target pairs for seq2seq.
+// Batches for training, one type per task family, which a model's loss(batch) reads: a token
+// stream (Batch: random windows, contiguous windows for truncated BPTT, fixed contexts for MLP
+// language models), labelled examples (LabelledBatch: points, images, sequences) and padded
+// source/target pairs (Seq2SeqBatch).
 #pragma once
 
 #include <cstdint>
@@ -51,6 +53,16 @@ class ContiguousBatcher {
 Batch context_windows(const std::vector<std::vector<int>>& sequences, int64_t context);
 // A random subset of rows of a Batch.
 Batch sample_rows(const Batch& all, int64_t batch, Generator& gen);
+
+// Labelled examples, one class each: points (N,2), images (N,1,H,W), or sequences of token ids
+// (N,T) with a mask of their real positions. What a classifier's loss(batch) reads.
+struct LabelledBatch {
+  Tensor inputs;  // (N, ...)
+  Tensor labels;  // (N) class ids
+  Tensor valid;   // sequences: (N,T) 1 on real positions, 0 on padding; undefined: every position is real
+};
+// `batch` examples drawn at random (with replacement), their rows of inputs, labels and valid.
+LabelledBatch sample_examples(const LabelledBatch& all, int64_t batch, Generator& gen);
 
 // A source and its target as token ids, without <bos> or <eos>.
 using IdPair = std::pair<std::vector<int>, std::vector<int>>;

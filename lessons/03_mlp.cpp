@@ -4,7 +4,6 @@
 // can draw. Part 2: the MLP language model of Bengio et al. on the characters of words, trained
 // with a learning-rate schedule and compared with the n-gram models of lesson 01 on the same
 // data and split. The note that goes with it: docs/03_mlp.md.
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 
@@ -17,25 +16,27 @@
 #include "data/toy2d.h"
 #include "lessons/common/cli.h"
 #include "lessons/common/plot.h"
-#include "lessons/common/progress.h"
 #include "lessons/common/regions.h"
 #include "lessons/common/run.h"
+#include "lessons/common/tracker.h"
+#include "models/classifier.h"
 #include "models/mlp_lm.h"
 #include "models/ngram.h"
 #include "nn/sequential.h"
 #include "optim/adam.h"
 #include "optim/schedule.h"
+#include "optim/train_step.h"
 
 using namespace ladder;
 
 namespace {
 
-double accuracy(nn::Module& model, const data::Points& d) {
+double accuracy(nn::Module& model, const data::LabelledBatch& d) {
   NoGradGuard no_grad;
-  const Tensor predicted = argmax(model(d.x), 1);
+  const Tensor predicted = argmax(model(d.inputs), 1);
   int64_t right = 0;
-  for (int64_t i = 0; i < d.y.numel(); ++i) right += predicted.data()[i] == d.y.data()[i];
-  return static_cast<double>(right) / static_cast<double>(d.y.numel());
+  for (int64_t i = 0; i < d.labels.numel(); ++i) right += predicted.data()[i] == d.labels.data()[i];
+  return static_cast<double>(right) / static_cast<double>(d.labels.numel());
 }
 
 // ---- part 1: spirals ----
@@ -53,7 +54,8 @@ struct SpiralResult {
 SpiralResult spirals(lessons::Run& run, bool quick, uint64_t seed) {
   std::printf("== part 1: MLP classifiers on three interleaved spirals ==\n");
   Generator gen(seed);
-  const data::Points train_set = data::spirals(100, 3, 0.15f, gen), test_set = data::spirals(100, 3, 0.15f, gen);
+  const data::Points train_points = data::spirals(100, 3, 0.15f, gen), test_points = data::spirals(100, 3, 0.15f, gen);
+  const data::LabelledBatch train_set{train_points.x, train_points.y}, test_set{test_points.x, test_points.y};
   const std::vector<SpiralConfig> configs = {{"linear (no hidden layer)", {}, nn::ActivationKind::relu},
                                              {"1 x 16 relu", {16}, nn::ActivationKind::relu},
                                              {"1 x 64 relu", {64}, nn::ActivationKind::relu},
@@ -65,27 +67,25 @@ SpiralResult spirals(lessons::Run& run, bool quick, uint64_t seed) {
   std::vector<lessons::Series> curves;
   std::printf("%-26s %10s %10s %10s\n", "model", "params", "train acc", "test acc");
   double best_acc = -1;
-  std::shared_ptr<nn::Sequential> best, linear;
+  std::shared_ptr<models::Classifier> best, linear;
   std::string best_name;
   for (const SpiralConfig& c : configs) {
     std::vector<int64_t> sizes = {2};
     sizes.insert(sizes.end(), c.hidden.begin(), c.hidden.end());
     sizes.push_back(3);
     Generator init(seed + 1);
-    auto model = nn::mlp(sizes, {.activation = c.activation}, init);
+    auto model = std::make_shared<models::Classifier>(nn::mlp(sizes, {.activation = c.activation}, init));
     optim::Adam adam(model->named_parameters(), {.lr = 0.01f});
-    lessons::Series curve{c.name};
+    lessons::Tracker tracker(run, {.steps = steps, .eval_every = 25, .figures = {"test_acc"}, .csv = "",
+                                   .loss_kind = lessons::LossKind::plain, .name = c.name, .progress = false});
     for (int64_t step = 1; step <= steps; ++step) {
-      const Tensor loss = cross_entropy((*model)(train_set.x), train_set.y);  // full batch: 300 points
-      adam.zero_grad();
-      loss.backward();
-      adam.step();
-      if (step % 25 == 0) curve.x.push_back(static_cast<double>(step)), curve.y.push_back(accuracy(*model, test_set));
+      tracker.step(step, optim::train_step(*model, adam, train_set, 0), adam.lr());  // full batch: 300 points
+      if (tracker.evaluation_due(step)) tracker.evaluated(step, {accuracy(*model, test_set)});
     }
     const double test_acc = accuracy(*model, test_set);
     std::printf("%-26s %10lld %10.3f %10.3f\n", c.name.c_str(), static_cast<long long>(model->num_parameters()),
                 accuracy(*model, train_set), test_acc);
-    curves.push_back(curve);
+    curves.push_back(tracker.curve("test_acc"));
     if (c.hidden.empty()) linear = model;
     if (test_acc > best_acc) best_acc = test_acc, best = model, best_name = c.name;  // ties: the smaller model
   }
@@ -94,7 +94,7 @@ SpiralResult spirals(lessons::Run& run, bool quick, uint64_t seed) {
                                     std::tuple{"spirals_best", best, "Spirals: " + best_name}})
     run.wrote(lessons::save_decision_regions(run.path(stem),
                                              lessons::decision_regions([&](const Tensor& x) { return argmax((*model)(x), 1); },
-                                                                       test_set.x, test_set.y, {"arm 0", "arm 1", "arm 2"},
+                                                                       test_set.inputs, test_set.labels, {"arm 0", "arm 1", "arm 2"},
                                                                        title + " (test points)")));
   return {best_name, best_acc};
 }
@@ -183,36 +183,21 @@ LMResult language_model(lessons::Run& run, const lessons::LessonCli& cli, const 
   std::printf("%s", model.summary().c_str());
   optim::Adam adam(model.named_parameters(), {.lr = flags.lr});
   const optim::Schedule schedule = optim::cosine_lr(flags.lr, flags.steps / 20, flags.steps, flags.lr / 100);  // no warm-up below 20 steps
-  lessons::CsvWriter metrics(run.file("metrics.csv"), {"step", "train_loss", "val_loss", "val_ppl", "lr", "tokens_per_s"});
-  lessons::Progress progress(flags.steps, "tok", /*show_ppl=*/true);
-  const auto started = std::chrono::steady_clock::now();  // part 2's own clock, for tokens per second
-  lessons::Series train_curve{"MLP train"}, val_curve{"MLP validation"};
+  lessons::Tracker tracker(run, {.steps = flags.steps, .eval_every = std::max<int64_t>(1, flags.steps / 20),
+                                 .figures = {"val_loss", "val_ppl"}, .unit = "tok", .items_per_step = flags.batch});
   Generator batches(flags.seed + 7);
-  const int64_t eval_every = std::max<int64_t>(1, flags.steps / 20);
-  double recent = 0, val_loss = 0, train_loss = 0;
   for (int64_t step = 1; step <= flags.steps; ++step) {
-    const data::Batch b = data::sample_rows(train_windows, flags.batch, batches);
-    const Tensor loss = cross_entropy(model(b.x), b.y);
-    adam.zero_grad();
-    loss.backward();
+    const data::Batch batch = data::sample_rows(train_windows, flags.batch, batches);
     adam.set_lr(schedule(step - 1));
-    adam.step();
-    run.check_loss(step, loss.item(), lessons::LossKind::cross_entropy);
-    recent += loss.item();
-    progress.update(step, loss.item(), step * flags.batch);
-    if (step % eval_every == 0 || step == flags.steps) {
-      const int64_t span = step % eval_every == 0 ? eval_every : step % eval_every;
-      train_loss = recent / static_cast<double>(span);  // the mean over the steps since the last evaluation
-      recent = 0;
-      val_loss = mean(token_nll(model, val_windows));
-      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      metrics.row({static_cast<double>(step), train_loss, val_loss, std::exp(val_loss), adam.lr(),
-                   static_cast<double>(step * flags.batch) / seconds});
-      train_curve.x.push_back(static_cast<double>(step)), train_curve.y.push_back(train_loss);
-      val_curve.x.push_back(static_cast<double>(step)), val_curve.y.push_back(val_loss);
-    }
+    tracker.step(step, optim::train_step(model, adam, batch, 0), adam.lr());
+    if (!tracker.evaluation_due(step)) continue;
+    const double val_loss = mean(token_nll(model, val_windows));
+    tracker.evaluated(step, {val_loss, std::exp(val_loss)});
   }
-  progress.finish();
+  tracker.finish();
+  const double val_loss = tracker.last("val_loss");
+  lessons::Series train_curve = tracker.curve("train_loss"), val_curve = tracker.curve("val_loss");
+  train_curve.name = "MLP train", val_curve.name = "MLP validation";
 
   // The n-gram models of lesson 01, on exactly the same sequences.
   // Orders 1-5 (1-3 when quick), and at least the order that sees as much as the MLP.
@@ -249,7 +234,7 @@ LMResult language_model(lessons::Run& run, const lessons::LessonCli& cli, const 
   std::fclose(out);
   run.save_checkpoint(model, {{"tokenizer", tokenizer.to_json()}, {"context", std::to_string(context)},
                               {"embed", std::to_string(embed)}, {"hidden", std::to_string(hidden)}});
-  return {train_loss, val_loss};
+  return {tracker.train_loss(), val_loss};
 }
 
 }  // namespace

@@ -11,12 +11,14 @@
 #include "data/glyphs.h"
 #include "lessons/common/cli.h"
 #include "lessons/common/plot.h"
-#include "lessons/common/progress.h"
 #include "lessons/common/run.h"
+#include "lessons/common/tracker.h"
+#include "models/classifier.h"
 #include "models/cnn.h"
 #include "nn/conv.h"
 #include "nn/sequential.h"
 #include "optim/adam.h"
+#include "optim/train_step.h"
 
 using namespace ladder;
 
@@ -25,15 +27,18 @@ namespace {
 constexpr int64_t kCanvas = 20;
 
 // In eval mode: batch norm then uses its running statistics, not those of the test batch.
-double accuracy(nn::Module& model, const data::Images& images) {
+double accuracy(nn::Module& model, const data::LabelledBatch& images) {
   NoGradGuard no_grad;
   model.eval();
-  const Tensor predicted = argmax(model(images.x), 1);
+  const Tensor predicted = argmax(model(images.inputs), 1);
   model.train();
   int64_t right = 0;
-  for (int64_t i = 0; i < images.y.numel(); ++i) right += predicted.data()[i] == images.y.data()[i];
-  return static_cast<double>(right) / static_cast<double>(images.y.numel());
+  for (int64_t i = 0; i < images.labels.numel(); ++i) right += predicted.data()[i] == images.labels.data()[i];
+  return static_cast<double>(right) / static_cast<double>(images.labels.numel());
 }
+
+// The same images for the MLP, which reads them as rows of 400 pixels: (N,1,20,20) -> (N,400).
+data::LabelledBatch flattened(const data::LabelledBatch& images) { return {flatten(images.inputs, 1), images.labels}; }
 
 // The rows x cols values of a (rows, cols) block of a tensor, starting at `offset`, for plotting.
 std::vector<std::vector<double>> grid_of(const Tensor& t, int64_t offset, int64_t rows, int64_t cols) {
@@ -44,7 +49,7 @@ std::vector<std::vector<double>> grid_of(const Tensor& t, int64_t offset, int64_
 }
 
 // What the first layer learned, and what it sees in one shifted test image.
-void plot_first_layer(lessons::Run& run, nn::Sequential& cnn, const data::Images& shifted) {
+void plot_first_layer(lessons::Run& run, nn::Sequential& cnn, const data::LabelledBatch& shifted) {
   const Tensor& weight = dynamic_cast<nn::Conv2d&>(cnn[0]).weight;  // (16, 1, 3, 3)
   std::vector<std::vector<std::vector<double>>> filters;
   for (int64_t f = 0; f < weight.size(0); ++f) filters.push_back(grid_of(weight, f * 9, 3, 3));
@@ -54,10 +59,10 @@ void plot_first_layer(lessons::Run& run, nn::Sequential& cnn, const data::Images
 
   NoGradGuard no_grad;
   cnn.eval();
-  const Tensor image = narrow(shifted.x, 0, 0, 1);  // (1, 1, 20, 20)
+  const Tensor image = narrow(shifted.inputs, 0, 0, 1);  // (1, 1, 20, 20)
   const Tensor maps = cnn[2](cnn[1](cnn[0](image)));  // after the first convolution, batch norm and ReLU: (1, 16, 20, 20)
   cnn.train();
-  lessons::Heatmap input{"A shifted test image: the digit " + std::to_string(static_cast<int>(shifted.y.data()[0])), "", "",
+  lessons::Heatmap input{"A shifted test image: the digit " + std::to_string(static_cast<int>(shifted.labels.data()[0])), "", "",
                          "intensity", grid_of(image, 0, kCanvas, kCanvas)};
   input.square_cells = true;
   run.wrote(lessons::save_heatmap(run.path("input"), input));
@@ -83,63 +88,57 @@ int main(int argc, char** argv) {
     Generator gen(flags.seed);
     const data::GlyphOptions seen{.canvas = kCanvas, .min_x = 0, .max_x = 4, .min_y = 0, .max_y = 3};
     const data::GlyphOptions shifted_region{.canvas = kCanvas, .min_x = 6, .max_x = 10, .min_y = 4, .max_y = 6};
-    const data::Images train = data::glyph_images(flags.quick ? 1000 : 4000, seen, gen);
-    const data::Images test_seen = data::glyph_images(1000, seen, gen);
-    const data::Images test_shifted = data::glyph_images(1000, shifted_region, gen);
+    const data::Images train_images = data::glyph_images(flags.quick ? 1000 : 4000, seen, gen);
+    const data::Images seen_images = data::glyph_images(1000, seen, gen);
+    const data::Images shifted_images = data::glyph_images(1000, shifted_region, gen);
+    const data::LabelledBatch train{train_images.x, train_images.y}, test_seen{seen_images.x, seen_images.y},
+        test_shifted{shifted_images.x, shifted_images.y};
     std::printf("data: %lld training images (digit's top-left corner at x 0-4, y 0-3); test: 1000 at the same places,\n"
                 "1000 shifted to x 6-10, y 4-6, where no training digit ever was\n\n",
-                static_cast<long long>(train.y.numel()));
+                static_cast<long long>(train.labels.numel()));
 
     // ---- models with about the same number of parameters ----
     Generator init(flags.seed + 1);
-    const auto cnn = models::glyph_cnn(kCanvas, 10, init);
-    const auto mlp = nn::mlp({kCanvas * kCanvas, 12, 10}, {}, init);
-    std::printf("CNN\n%s\nMLP (on the 400 pixels, flattened)\n%s\n", cnn->shape_table({1, 1, kCanvas, kCanvas}).c_str(),
-                mlp->shape_table({1, kCanvas * kCanvas}).c_str());
+    const auto cnn_layers = models::glyph_cnn(kCanvas, 10, init), mlp_layers = nn::mlp({kCanvas * kCanvas, 12, 10}, {}, init);
+    models::Classifier cnn(cnn_layers), mlp(mlp_layers);
+    std::printf("CNN\n%s\nMLP (on the 400 pixels, flattened)\n%s\n", cnn_layers->shape_table({1, 1, kCanvas, kCanvas}).c_str(),
+                mlp_layers->shape_table({1, kCanvas * kCanvas}).c_str());
 
-    // ---- training: both models see the same batches ----
-    optim::Adam cnn_opt(cnn->named_parameters(), {.lr = flags.lr}), mlp_opt(mlp->named_parameters(), {.lr = flags.lr});
-    lessons::CsvWriter metrics(run.file("metrics.csv"), {"step", "cnn_train_loss", "mlp_train_loss", "cnn_acc_seen",
-                                                         "cnn_acc_shifted", "mlp_acc_seen", "mlp_acc_shifted", "images_per_s"});
-    lessons::Progress progress(flags.steps, "img", /*show_ppl=*/false);
-    std::vector<lessons::Series> curves = {{"CNN, shifted test"}, {"MLP, shifted test"}, {"CNN, seen positions"}, {"MLP, seen positions"}};
-    Generator batches(flags.seed + 2);
+    // ---- training: both models take a step on the same batch ----
+    optim::Adam cnn_opt(cnn.named_parameters(), {.lr = flags.lr}), mlp_opt(mlp.named_parameters(), {.lr = flags.lr});
     const int64_t eval_every = std::max<int64_t>(1, flags.steps / 30);
+    const std::vector<std::string> figures = {"test_acc_seen", "test_acc_shifted"};
+    lessons::Tracker cnn_tracker(run, {.steps = flags.steps, .eval_every = eval_every, .figures = figures, .unit = "img",
+                                       .items_per_step = flags.batch, .loss_kind = lessons::LossKind::plain, .name = "CNN"});
+    lessons::Tracker mlp_tracker(run, {.steps = flags.steps, .eval_every = eval_every, .figures = figures,
+                                       .csv = "metrics_mlp.csv", .unit = "img", .items_per_step = flags.batch,
+                                       .loss_kind = lessons::LossKind::plain, .name = "MLP", .progress = false});
+    Generator batches(flags.seed + 2);
     for (int64_t step = 1; step <= flags.steps; ++step) {
-      const Tensor rows = randint(0, train.y.numel(), {flags.batch}, batches);
-      const Tensor x = index_select(train.x, 0, rows), y = index_select(train.y, 0, rows);
-      const Tensor cnn_loss = cross_entropy((*cnn)(x), y);
-      const Tensor mlp_loss = cross_entropy((*mlp)(flatten(x, 1)), y);
-      cnn_opt.zero_grad();
-      mlp_opt.zero_grad();
-      cnn_loss.backward();
-      mlp_loss.backward();
-      cnn_opt.step();
-      mlp_opt.step();
-      run.check_loss(step, cnn_loss.item(), lessons::LossKind::cross_entropy, "the CNN's loss");
-      run.check_loss(step, mlp_loss.item(), lessons::LossKind::cross_entropy, "the MLP's loss");
-      progress.update(step, cnn_loss.item(), step * flags.batch);
-      if (step % eval_every == 0 || step == flags.steps) {
-        const double acc[4] = {accuracy(*cnn, test_shifted), accuracy(*mlp, {flatten(test_shifted.x, 1), test_shifted.y}),
-                               accuracy(*cnn, test_seen), accuracy(*mlp, {flatten(test_seen.x, 1), test_seen.y})};
-        for (int k = 0; k < 4; ++k) curves[static_cast<size_t>(k)].x.push_back(static_cast<double>(step)), curves[static_cast<size_t>(k)].y.push_back(acc[k]);
-        metrics.row({static_cast<double>(step), cnn_loss.item(), mlp_loss.item(), acc[2], acc[0], acc[3], acc[1],
-                     static_cast<double>(step * flags.batch) / run.seconds()});
-      }
+      const data::LabelledBatch batch = data::sample_examples(train, flags.batch, batches);
+      cnn_tracker.step(step, optim::train_step(cnn, cnn_opt, batch, 0), cnn_opt.lr());
+      mlp_tracker.step(step, optim::train_step(mlp, mlp_opt, flattened(batch), 0), mlp_opt.lr());
+      if (!cnn_tracker.evaluation_due(step)) continue;
+      cnn_tracker.evaluated(step, {accuracy(cnn, test_seen), accuracy(cnn, test_shifted)});
+      mlp_tracker.evaluated(step, {accuracy(mlp, flattened(test_seen)), accuracy(mlp, flattened(test_shifted))});
     }
-    progress.finish();
-    const double cnn_seen = curves[2].y.back(), cnn_shifted = curves[0].y.back();
-    const double mlp_seen = curves[3].y.back(), mlp_shifted = curves[1].y.back();
+    cnn_tracker.finish();
+    const double cnn_seen = cnn_tracker.last("test_acc_seen"), cnn_shifted = cnn_tracker.last("test_acc_shifted");
+    const double mlp_seen = mlp_tracker.last("test_acc_seen"), mlp_shifted = mlp_tracker.last("test_acc_shifted");
     std::printf("\ntest accuracy          seen positions   shifted positions\n");
-    std::printf("  CNN (%5lld params)        %.3f             %.3f\n", static_cast<long long>(cnn->num_parameters()), cnn_seen, cnn_shifted);
-    std::printf("  MLP (%5lld params)        %.3f             %.3f\n", static_cast<long long>(mlp->num_parameters()), mlp_seen, mlp_shifted);
+    std::printf("  CNN (%5lld params)        %.3f             %.3f\n", static_cast<long long>(cnn.num_parameters()), cnn_seen, cnn_shifted);
+    std::printf("  MLP (%5lld params)        %.3f             %.3f\n", static_cast<long long>(mlp.num_parameters()), mlp_seen, mlp_shifted);
 
+    std::vector<lessons::Series> curves = {cnn_tracker.curve("test_acc_shifted"), mlp_tracker.curve("test_acc_shifted"),
+                                           cnn_tracker.curve("test_acc_seen"), mlp_tracker.curve("test_acc_seen")};
+    const char* names[] = {"CNN, shifted test", "MLP, shifted test", "CNN, seen positions", "MLP, seen positions"};
+    for (size_t k = 0; k < curves.size(); ++k) curves[k].name = names[k];
     run.wrote(lessons::save_line_chart(run.path("accuracy"), {"Test accuracy while training", "step", "accuracy", curves}));
-    plot_first_layer(run, *cnn, test_shifted);
-    run.save_checkpoint(*cnn, {{"canvas", std::to_string(kCanvas)}});
+    plot_first_layer(run, *cnn_layers, test_shifted);
+    run.save_checkpoint(*cnn_layers, {{"canvas", std::to_string(kCanvas)}});  // glyph_cnn's names: 0.weight, ...
     run.finish({{"test_acc", cnn_shifted}, {"cnn_test_acc_seen", cnn_seen}, {"mlp_test_acc_shifted", mlp_shifted},
-                {"mlp_test_acc_seen", mlp_seen}, {"cnn_parameters", cnn->num_parameters()},
-                {"mlp_parameters", mlp->num_parameters()}},
+                {"mlp_test_acc_seen", mlp_seen}, {"cnn_parameters", cnn.num_parameters()},
+                {"mlp_parameters", mlp.num_parameters()}},
                {{"test_acc", "the CNN on 1000 shifted test images, digits where no training image had one"},
                 {"cnn_test_acc_seen", "the CNN on 1000 test images at the training positions"},
                 {"mlp_test_acc_shifted", "the MLP on the same shifted images"},

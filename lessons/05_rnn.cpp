@@ -8,7 +8,6 @@
 //     exploding with the size of W_hh; and training with and without gradient clipping.
 // The note that goes with it: docs/05_rnn.md.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -17,19 +16,21 @@
 #include "core/error.h"
 #include "core/ops.h"
 #include "data/batcher.h"
+#include "data/symbol_sequences.h"
 #include "data/text.h"
 #include "data/tokenizer.h"
 #include "lessons/common/cli.h"
 #include "lessons/common/plot.h"
-#include "lessons/common/progress.h"
 #include "lessons/common/run.h"
+#include "lessons/common/tracker.h"
 #include "models/char_rnn.h"
-#include "nn/embedding.h"
+#include "models/classifier.h"
+#include "models/rnn_shapes.h"
 #include "nn/init.h"
-#include "nn/linear.h"
 #include "nn/recurrent.h"
 #include "optim/adam.h"
 #include "optim/sgd.h"
+#include "optim/train_step.h"
 
 using namespace ladder;
 
@@ -40,18 +41,20 @@ struct LMSettings {
   float clip;
 };
 
-// Trains a character RNN language model with `optimizer` for `steps` windows of truncated BPTT;
-// returns the training loss at every step.
-std::vector<double> train_lm(models::CharRNN& model, optim::Optimizer& optimizer, const std::vector<int>& ids, int64_t batch,
-                             const LMSettings& s, int64_t steps, const std::function<void(int64_t, double, double)>& each_step) {
-  models::TBPTT tbptt(ids, batch, s.block);
-  std::vector<double> losses;
+// The training loop of parts 1 and 4, truncated BPTT: each step one window of the stream, from
+// the state the previous window ended in (the model carries it, detached), zeros when a pass over
+// the stream starts again. `figures` gives an evaluation's figures, after the step's result.
+void train_lm(models::CharRNN& model, optim::Optimizer& optimizer, data::ContiguousBatcher windows, float clip,
+              int64_t steps, lessons::Tracker& tracker,
+              const std::function<std::vector<double>(const optim::StepResult&)>& figures) {
   for (int64_t step = 1; step <= steps; ++step) {
-    const models::TBPTT::Result r = tbptt.step(model, optimizer, s.clip);
-    losses.push_back(r.loss);
-    each_step(step, r.loss, r.grad_norm);
+    const data::Batch batch = windows.next();
+    if (windows.restarted()) model.reset_state();  // a new pass over the stream starts from zeros
+    const optim::StepResult result = optim::train_step(model, optimizer, batch, clip);
+    tracker.step(step, result, optimizer.lr());
+    if (tracker.evaluation_due(step)) tracker.evaluated(step, figures(result));
   }
-  return losses;
+  tracker.finish();
 }
 
 // ---- 1. N-vs-N ----
@@ -90,28 +93,18 @@ void language_model(lessons::Run& run, const lessons::CommonFlags& flags, LMRun&
   models::CharRNN& model = *lm.model;
   std::printf("%s", model.summary().c_str());
 
-  lessons::CsvWriter metrics(run.file("metrics.csv"), {"step", "train_loss", "val_loss", "val_ppl", "lr", "tokens_per_s", "grad_norm"});
-  lessons::Progress progress(flags.steps, "tok", /*show_ppl=*/true);
-  lessons::Series train_curve{"train"}, val_curve{"validation"};
-  const int64_t eval_every = std::max<int64_t>(1, flags.steps / 25);
-  const auto start = std::chrono::steady_clock::now();
-  double recent = 0;
   optim::Adam adam(model.named_parameters(), {.lr = flags.lr});
-  train_lm(model, adam, lm.train_ids, flags.batch, s, flags.steps, [&](int64_t step, double loss, double norm) {
-    run.check_loss(step, loss, lessons::LossKind::cross_entropy);
-    recent += loss;
-    progress.update(step, loss, step * flags.batch * s.block);
-    if (step % eval_every != 0 && step != flags.steps) return;
-    lm.train_loss = recent / static_cast<double>(step % eval_every == 0 ? eval_every : step % eval_every);
-    recent = 0;
-    lm.val_loss = models::stream_nll(model, lm.val_ids, s.block);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    metrics.row({static_cast<double>(step), lm.train_loss, lm.val_loss, std::exp(lm.val_loss), flags.lr,
-                 static_cast<double>(step * flags.batch * s.block) / seconds, norm});
-    train_curve.x.push_back(static_cast<double>(step)), train_curve.y.push_back(std::exp(lm.train_loss));
-    val_curve.x.push_back(static_cast<double>(step)), val_curve.y.push_back(std::exp(lm.val_loss));
-  });
-  progress.finish();
+  lessons::Tracker tracker(run, {.steps = flags.steps, .eval_every = std::max<int64_t>(1, flags.steps / 25),
+                                 .figures = {"val_loss", "val_ppl"}, .unit = "tok", .items_per_step = flags.batch * s.block});
+  train_lm(model, adam, data::ContiguousBatcher(lm.train_ids, flags.batch, s.block), s.clip, flags.steps, tracker,
+           [&](const optim::StepResult&) -> std::vector<double> {
+             const double val_loss = models::stream_nll(model, lm.val_ids, s.block);
+             return {val_loss, std::exp(val_loss)};
+           });
+  lm.train_loss = tracker.train_loss(), lm.val_loss = tracker.last("val_loss");
+  lessons::Series train_curve = tracker.curve("train_loss"), val_curve = tracker.curve("val_ppl");
+  for (double& loss : train_curve.y) loss = std::exp(loss);  // perplexity
+  val_curve.name = "validation";
   std::printf("validation perplexity %.2f (%.4f nats per character)\n", std::exp(lm.val_loss), lm.val_loss);
   run.wrote(lessons::save_line_chart(run.path("perplexity"), {"Character RNN: perplexity", "step", "perplexity (log scale)",
                                                               {train_curve, val_curve}, /*log_y=*/true}));
@@ -126,120 +119,54 @@ void language_model(lessons::Run& run, const lessons::CommonFlags& flags, LMRun&
   run.save_checkpoint(model, {{"tokenizer", lm.tokenizer.to_json()}});
 }
 
-// The parameters of several named modules, for one optimizer.
-std::vector<nn::NamedParameter> parameters_of(std::initializer_list<std::pair<const char*, const nn::Module*>> modules) {
-  std::vector<nn::NamedParameter> all;
-  for (const auto& [name, m] : modules)
-    for (const nn::NamedParameter& p : m->named_parameters()) all.push_back({std::string(name) + "." + p.name, p.tensor, p.kind});
-  return all;
-}
-
-std::vector<Tensor> tensors_of(const std::vector<nn::NamedParameter>& params) {
-  std::vector<Tensor> out;
-  for (const nn::NamedParameter& p : params) out.push_back(p.tensor);
-  return out;
-}
-
 // ---- 2. N-vs-1: which of a, b, c occurs most often? ----
-double many_to_one(const lessons::CommonFlags& flags) {
+double many_to_one(lessons::Run& run, const lessons::CommonFlags& flags) {
   std::printf("\n== 2. N-vs-1: which symbol occurs most often? ==\n");
   Generator gen(flags.seed + 3);
-  // Sequences of 15 symbols from {0, 1, 2} whose most frequent symbol is unique (ties are
-  // dropped), and that symbol as the label.
-  auto batch_of = [&](int64_t n) {
-    data::Batch b{empty({n, 15}), empty({n})};
-    for (int64_t i = 0; i < n; ++i) {
-      int counts[3];
-      do {
-        counts[0] = counts[1] = counts[2] = 0;
-        for (int64_t t = 0; t < 15; ++t) {
-          const auto symbol = static_cast<int>(gen.randint(0, 3));
-          b.x.data()[i * 15 + t] = static_cast<float>(symbol);
-          ++counts[symbol];
-        }
-      } while (counts[0] == counts[1] || counts[1] == counts[2] || counts[0] == counts[2]);
-      b.y.data()[i] = static_cast<float>(std::max_element(counts, counts + 3) - counts);
-    }
-    return b;
-  };
-  nn::Embedding embed(3, 8, 1.0f, gen);
-  nn::RNN rnn(8, 32, {.batch_first = true}, false, gen);
-  nn::Linear head(32, 3, {}, gen);
-  const auto params = parameters_of({{"embed", &embed}, {"rnn", &rnn}, {"head", &head}});
-  optim::Adam adam(params, {.lr = 0.01f});
   // Only the final state decides: that is what makes it N-vs-1.
-  auto logits = [&](const Tensor& x) { return head(squeeze(rnn.forward(embed(x)).h_n, 0)); };
+  models::Classifier model(std::make_shared<models::ManyToOne>(/*vocab=*/3, /*embed_size=*/8, /*hidden=*/32, /*classes=*/3, gen));
+  optim::Adam adam(model.named_parameters(), {.lr = 0.01f});
   const int64_t steps = flags.quick ? 150 : 600;
-  lessons::Progress progress(steps, "seq", /*show_ppl=*/false);
+  lessons::Tracker tracker(run, {.steps = steps, .eval_every = steps, .figures = {}, .csv = "", .unit = "seq",
+                                 .items_per_step = 64, .loss_kind = lessons::LossKind::plain, .name = "N-vs-1 RNN"});
   for (int64_t step = 1; step <= steps; ++step) {
-    const data::Batch b = batch_of(64);
-    const Tensor loss = cross_entropy(logits(b.x), b.y);
-    adam.zero_grad();
-    loss.backward();
-    optim::clip_grad_norm(tensors_of(params), 1.0f);
-    adam.step();
-    progress.update(step, loss.item(), step * 64);
+    // 64 sequences of 15 symbols from {0, 1, 2}, each labelled with its most frequent symbol
+    const data::LabelledBatch batch = data::most_frequent_symbol(64, 15, 3, gen);
+    tracker.step(step, optim::train_step(model, adam, batch, 1.0f), adam.lr());
   }
-  progress.finish();
-  const data::Batch test = batch_of(1000);
+  tracker.finish();
+  const data::LabelledBatch test = data::most_frequent_symbol(1000, 15, 3, gen);
   NoGradGuard no_grad;
-  const Tensor guess = argmax(logits(test.x), 1);
+  const Tensor guess = argmax(model(test.inputs), 1);
   int64_t right = 0;
-  for (int64_t i = 0; i < 1000; ++i) right += guess.data()[i] == test.y.data()[i];
+  for (int64_t i = 0; i < 1000; ++i) right += guess.data()[i] == test.labels.data()[i];
   std::printf("test accuracy %.3f after %lld steps (always guessing one symbol: about 0.33)\n", right / 1000.0,
               static_cast<long long>(steps));
   return right / 1000.0;
 }
 
 // ---- 3. 1-vs-N: write the name of a digit ----
-double one_to_many(const lessons::CommonFlags& flags) {
+double one_to_many(lessons::Run& run, const lessons::CommonFlags& flags) {
   std::printf("\n== 3. 1-vs-N: from a digit to its name ==\n");
   const std::vector<std::string> names = {"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"};
   const data::Tokenizer tokenizer = data::Tokenizer::chars(names);
   Generator gen(flags.seed + 4);
-  const int64_t H = 32, V = tokenizer.vocab_size();
-  nn::Embedding digit(10, H, 1.0f, gen);  // the class becomes the first hidden state
-  nn::Embedding letters(V, 16, 1.0f, gen);
-  nn::RNN rnn(16, H, {.batch_first = true}, false, gen);
-  nn::Linear head(H, V, {}, gen);
-  const auto params = parameters_of({{"digit", &digit}, {"letters", &letters}, {"rnn", &rnn}, {"head", &head}});
-  optim::Adam adam(params, {.lr = 0.01f});
-  // Teacher forcing: the decoder reads <bos> + name and must predict name + <eos>.
-  std::vector<std::pair<std::vector<int>, std::vector<int>>> pairs;
+  // The digit's embedding becomes the first hidden state, from which the RNN writes the letters.
+  models::OneToMany model(/*classes=*/10, tokenizer.vocab_size(), /*embed_size=*/16, /*hidden=*/32, gen);
+  optim::Adam adam(model.named_parameters(), {.lr = 0.01f});
+  // Teacher forcing: the RNN reads <bos> + name and must predict name + <eos>; padding does not count.
+  std::vector<data::IdPair> pairs;
   for (int d = 0; d < 10; ++d) pairs.push_back({{d}, tokenizer.encode(names[static_cast<size_t>(d)])});
-  const data::Seq2SeqBatch b = data::pad_pairs(pairs);
-  const Tensor classes = arange(10);
+  const data::Seq2SeqBatch all_ten = data::pad_pairs(pairs);
   const int64_t steps = flags.quick ? 150 : 400;
-  lessons::Progress progress(steps, "names", /*show_ppl=*/false);
-  for (int64_t step = 1; step <= steps; ++step) {
-    const Tensor h0 = unsqueeze(tanh(digit(classes)), 0);  // (1, 10, H)
-    const Tensor logits = head(rnn.forward(letters(b.tgt_in), h0).output);
-    // Padding positions do not count: give them the ignored target.
-    const Tensor targets = where(b.tgt_mask, b.tgt_out, full_like(b.tgt_out, -100));
-    const Tensor loss = cross_entropy(logits, targets);
-    adam.zero_grad();
-    loss.backward();
-    optim::clip_grad_norm(tensors_of(params), 1.0f);
-    adam.step();
-    progress.update(step, loss.item(), step * 10);
-  }
-  progress.finish();
-  // Greedy decoding: feed back the most likely letter until <eos>.
-  NoGradGuard no_grad;
+  lessons::Tracker tracker(run, {.steps = steps, .eval_every = steps, .figures = {}, .csv = "", .unit = "names",
+                                 .items_per_step = 10, .loss_kind = lessons::LossKind::plain, .name = "1-vs-N RNN"});
+  for (int64_t step = 1; step <= steps; ++step) tracker.step(step, optim::train_step(model, adam, all_ten, 1.0f), adam.lr());
+  tracker.finish();
   int right = 0;
   std::printf("  ");
   for (int d = 0; d < 10; ++d) {
-    Tensor h = unsqueeze(tanh(digit(tensor({static_cast<float>(d)}))), 0);
-    std::vector<int> out;
-    int previous = data::Tokenizer::kBos;
-    for (int t = 0; t < 10; ++t) {
-      const nn::RecurrentOutput o = rnn.forward(letters(tensor({static_cast<float>(previous)}, {1, 1})), h);
-      previous = static_cast<int>(argmax(reshape(head(o.output), {-1}), 0).item());
-      if (previous == data::Tokenizer::kEos) break;
-      out.push_back(previous);
-      h = o.h_n;
-    }
-    const std::string word = tokenizer.decode(out);
+    const std::string word = tokenizer.decode(model.write(d, 10));  // greedy: the most likely letter, fed back
     right += word == names[static_cast<size_t>(d)];
     std::printf("%d -> %s   ", d, word.c_str());
   }
@@ -330,19 +257,16 @@ void bptt(lessons::Run& run, const lessons::CommonFlags& flags, const LMRun& lm,
       per_step.push_back(per_step_series("before training", before));
     }
     optim::SGD sgd(model.named_parameters(), {.lr = 2.0f});
-    lessons::Series norms{name};
     std::printf("  -- SGD, %s\n", name.c_str());
-    lessons::Progress progress(steps, "tok", /*show_ppl=*/true);
-    const std::vector<double> losses =
-        train_lm(model, sgd, lm.train_ids, flags.batch, {s.embed, s.hidden, s.block, clip}, steps, [&](int64_t step, double loss, double norm) {
-          progress.update(step, loss, step * flags.batch * s.block);
-          norms.x.push_back(static_cast<double>(step)), norms.y.push_back(norm);
-        });
-    progress.finish();
-    lessons::Series curve{name};
-    for (size_t i = 0; i < losses.size(); ++i) curve.x.push_back(static_cast<double>(i + 1)), curve.y.push_back(losses[i]);
+    // Every step a point of each curve; a loss that explodes is what this part shows, not a reason to stop.
+    lessons::Tracker tracker(run, {.steps = steps, .eval_every = 1, .figures = {"grad_norm"}, .csv = "", .unit = "tok",
+                                   .items_per_step = flags.batch * s.block, .name = name, .stop_if_diverged = false});
+    train_lm(model, sgd, data::ContiguousBatcher(lm.train_ids, flags.batch, s.block), clip, steps, tracker,
+             [](const optim::StepResult& result) -> std::vector<double> { return {result.grad_norm}; });
+    const lessons::Series& losses = tracker.curve("train_loss");
+    const lessons::Series& norms = tracker.curve("grad_norm");
     std::printf("  SGD, W_hh = 2 x orthogonal, %s: largest gradient norm %.3g, final training loss %.3f\n", name.c_str(),
-                *std::max_element(norms.y.begin(), norms.y.end()), losses.back());
+                *std::max_element(norms.y.begin(), norms.y.end()), losses.y.back());
     Generator probe(flags.seed + 7);
     const std::vector<double> after = gradient_on_text(model, lm.val_ids, T, probe);
     // Units stuck at tanh = +-1 have slope exactly 0 and pass nothing back: a log scale cannot show 0.
@@ -352,7 +276,7 @@ void bptt(lessons::Run& run, const lessons::CommonFlags& flags, const LMRun& lm,
     if (zero_steps > 0) std::printf(" (exactly 0 at %lld of %zu steps)", static_cast<long long>(zero_steps), after.size());
     std::printf("\n");
     per_step.push_back(per_step_series(clip > 0 ? "clipped, after" : "not clipped, after", after));
-    losses_by_run.push_back(curve), norms_by_run.push_back(norms);
+    losses_by_run.push_back(losses), norms_by_run.push_back(norms);
   }
   const std::string title = "SGD (lr 2) from W_hh = 2 x orthogonal";
   run.wrote(lessons::save_line_chart(run.path("clipping"), {title, "step", "training loss (nats per character)", losses_by_run}));
@@ -382,8 +306,8 @@ int main(int argc, char** argv) {
     lessons::Run run(cli);
 
     language_model(run, cli.common, lm, s);
-    const double most_frequent = many_to_one(cli.common);
-    const double names = one_to_many(cli.common);
+    const double most_frequent = many_to_one(run, cli.common);
+    const double names = one_to_many(run, cli.common);
     bptt(run, cli.common, lm, s);
     run.finish({{"train_loss", lm.train_loss}, {"val_loss", lm.val_loss}, {"val_ppl", std::exp(lm.val_loss)},
                 {"val_tokens", lm.dropped.total()}, {"val_unknown_tokens", lm.dropped.unknown},

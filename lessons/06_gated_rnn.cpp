@@ -7,7 +7,6 @@
 //  3. a fill-in-the-missing-character task, where a bidirectional network, which reads the text
 //     after the blank too, beats a unidirectional one.
 // The note that goes with it: docs/06_gated_rnn.md.
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -17,15 +16,18 @@
 #include "core/autograd.h"
 #include "core/error.h"
 #include "core/ops.h"
+#include "data/batcher.h"
 #include "data/text.h"
 #include "data/tokenizer.h"
 #include "lessons/common/cli.h"
 #include "lessons/common/plot.h"
-#include "lessons/common/progress.h"
 #include "lessons/common/run.h"
+#include "lessons/common/tracker.h"
 #include "models/char_rnn.h"
+#include "models/classifier.h"
 #include "nn/recurrent.h"
 #include "optim/adam.h"
+#include "optim/train_step.h"
 
 using namespace ladder;
 
@@ -37,6 +39,7 @@ struct Config {
   std::string name;
   nn::CellKind cell;
   int64_t layers;
+  std::string csv;  // its metrics file
 };
 
 nn::CellKind parse_cell(const std::string& name) {
@@ -54,34 +57,26 @@ struct Scores {
 
 // ---- 1. the same language model task for every cell ----
 Scores train_language_model(lessons::Run& run, const Config& c, const lessons::CommonFlags& flags, int64_t hidden, int64_t block,
-                            const data::EncodedText& ids, int64_t vocab, lessons::CsvWriter& metrics,
-                            std::vector<lessons::Series>& curves, std::unique_ptr<models::CharRNN>& keep) {
+                            const data::EncodedText& ids, int64_t vocab, std::vector<lessons::Series>& curves,
+                            std::unique_ptr<models::CharRNN>& keep) {
   Generator init(flags.seed + 1);  // every model starts from the same seed
   auto model = std::make_unique<models::CharRNN>(vocab, 32, hidden, c.cell, nn::RecurrentOptions{.num_layers = c.layers}, init);
   optim::Adam adam(model->named_parameters(), {.lr = flags.lr});
-  models::TBPTT tbptt(ids.train[0], flags.batch, block);
-  lessons::Progress progress(flags.steps, "tok", /*show_ppl=*/true);
-  lessons::Series curve{c.name};
-  const int64_t eval_every = std::max<int64_t>(1, flags.steps / 20);
-  const auto start = std::chrono::steady_clock::now();
-  Scores s{c.name, model->num_parameters(), 0, 0, 0};
-  double recent = 0;
+  data::ContiguousBatcher windows(ids.train[0], flags.batch, block);  // every model reads the same windows
+  lessons::Tracker tracker(run, {.steps = flags.steps, .eval_every = std::max<int64_t>(1, flags.steps / 20),
+                                 .figures = {"val_loss", "val_ppl"}, .csv = c.csv, .unit = "tok",
+                                 .items_per_step = flags.batch * block, .name = c.name});
   for (int64_t step = 1; step <= flags.steps; ++step) {
-    const double loss = tbptt.step(*model, adam, 1.0f).loss;
-    run.check_loss(step, loss, lessons::LossKind::cross_entropy, "the " + c.name + "'s loss");
-    recent += loss;
-    progress.update(step, loss, step * flags.batch * block);
-    if (step % eval_every != 0 && step != flags.steps) continue;
-    s.train_loss = recent / static_cast<double>(step % eval_every == 0 ? eval_every : step % eval_every);
-    recent = 0;
-    s.val_loss = models::stream_nll(*model, ids.val[0], block);
-    s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    metrics.row({std::to_string(step), c.name, std::to_string(s.train_loss), std::to_string(s.val_loss),
-                 std::to_string(std::exp(s.val_loss)), std::to_string(static_cast<double>(step * flags.batch * block) / s.seconds)});
-    curve.x.push_back(static_cast<double>(step)), curve.y.push_back(std::exp(s.val_loss));
+    const data::Batch batch = windows.next();
+    if (windows.restarted()) model->reset_state();  // truncated BPTT, as in lesson 05
+    tracker.step(step, optim::train_step(*model, adam, batch, 1.0f), adam.lr());
+    if (!tracker.evaluation_due(step)) continue;
+    const double val_loss = models::stream_nll(*model, ids.val[0], block);
+    tracker.evaluated(step, {val_loss, std::exp(val_loss)});
   }
-  progress.finish();
-  curves.push_back(curve);
+  tracker.finish();
+  curves.push_back(tracker.curve("val_ppl"));
+  const Scores s{c.name, model->num_parameters(), tracker.train_loss(), tracker.last("val_loss"), tracker.seconds()};
   // Part 2 plots the first LSTM trained, or else the first model.
   if (!keep || (c.cell == nn::CellKind::lstm && keep->rnn->kind() != nn::CellKind::lstm)) keep = std::move(model);
   return s;
@@ -148,49 +143,59 @@ void plot_gates(lessons::Run& run, models::CharRNN& model, const data::Tokenizer
 }
 
 // ---- 3. fill in the blank ----
-// Windows of kFillWindow characters with one character (at 4..27) replaced by a blank (<pad>); the
-// model predicts it from its output at that position. Returns the accuracy on validation windows.
+// n windows of kFillWindow characters of `stream`, each with one character (at 4..27) replaced by a
+// blank (<pad>, never a character of the text): inputs (n, kFillWindow), labels (n) the missing characters.
+data::LabelledBatch blanked_windows(const std::vector<int>& stream, int64_t n, Generator& gen) {
+  data::LabelledBatch b{empty({n, kFillWindow}), empty({n})};
+  for (int64_t r = 0; r < n; ++r) {
+    const int64_t start = gen.randint(0, static_cast<int64_t>(stream.size()) - kFillWindow), blank = gen.randint(4, kFillWindow - 4);
+    for (int64_t t = 0; t < kFillWindow; ++t) b.inputs.data()[r * kFillWindow + t] = static_cast<float>(stream[static_cast<size_t>(start + t)]);
+    b.labels.data()[r] = b.inputs.data()[r * kFillWindow + blank];
+    b.inputs.data()[r * kFillWindow + blank] = data::Tokenizer::kPad;
+  }
+  return b;
+}
+
+// The network of part 3: a character RNN reads each window, and its output at the blank is the
+// guess. Trained as a models::Classifier: the cross entropy of that output against the missing character.
+class BlankReader : public nn::Module {
+ public:
+  explicit BlankReader(std::shared_ptr<models::CharRNN> rnn) : nn::Module("BlankReader") {
+    this->rnn = register_module("rnn", std::move(rnn));
+  }
+  // windows (n, kFillWindow), one <pad> in each -> logits (n, V) at the blanks.
+  Tensor forward(const Tensor& windows) override {
+    const Tensor logits = rnn->forward(windows).logits;  // (n, kFillWindow, V)
+    Tensor at = empty({windows.size(0)});                // the flat index of each blank in (n * kFillWindow)
+    for (int64_t i = 0, r = 0; i < windows.numel(); ++i)
+      if (windows.data()[i] == data::Tokenizer::kPad) at.data()[r++] = static_cast<float>(i);
+    return index_select(reshape(logits, {-1, logits.size(2)}), 0, at);
+  }
+  std::shared_ptr<models::CharRNN> rnn;
+};
+
+// Trains a fill-in model for half the steps of part 1; returns its accuracy on validation windows.
 double fill_in(lessons::Run& run, const Config& c, bool bidirectional, const lessons::CommonFlags& flags, int64_t hidden,
                const data::EncodedText& ids, int64_t vocab) {
-  Generator gen(flags.seed + 2);
-  auto batch_of = [&](const std::vector<int>& stream, int64_t n) {
-    data::Batch b{empty({n, kFillWindow}), empty({n})};
-    Tensor at = empty({n});  // the flat index of each blank in (n * kFillWindow)
-    for (int64_t r = 0; r < n; ++r) {
-      const int64_t start = gen.randint(0, static_cast<int64_t>(stream.size()) - kFillWindow), blank = gen.randint(4, kFillWindow - 4);
-      for (int64_t t = 0; t < kFillWindow; ++t) b.x.data()[r * kFillWindow + t] = static_cast<float>(stream[static_cast<size_t>(start + t)]);
-      b.y.data()[r] = b.x.data()[r * kFillWindow + blank];
-      b.x.data()[r * kFillWindow + blank] = data::Tokenizer::kPad;
-      at.data()[r] = static_cast<float>(r * kFillWindow + blank);
-    }
-    return std::pair{b, at};
-  };
-  Generator init(flags.seed + 3);
-  models::CharRNN model(vocab, 32, hidden, c.cell, {.num_layers = c.layers, .bidirectional = bidirectional}, init);
+  Generator gen(flags.seed + 2), init(flags.seed + 3);
+  models::Classifier model(std::make_shared<BlankReader>(std::make_shared<models::CharRNN>(
+      vocab, 32, hidden, c.cell, nn::RecurrentOptions{.num_layers = c.layers, .bidirectional = bidirectional}, init)));
   optim::Adam adam(model.named_parameters(), {.lr = flags.lr});
-  auto blank_logits = [&](const Tensor& x, const Tensor& at) {
-    const Tensor logits = model.forward(x).logits;  // (n, kFillWindow, V)
-    return index_select(reshape(logits, {-1, vocab}), 0, at);
-  };
   const int64_t steps = std::max<int64_t>(1, flags.steps / 2);
-  lessons::Progress progress(steps, "win", /*show_ppl=*/false);
+  lessons::Tracker tracker(run, {.steps = steps, .eval_every = steps, .figures = {}, .csv = "", .unit = "win",
+                                 .items_per_step = flags.batch, .loss_kind = lessons::LossKind::plain,
+                                 .name = "fill-in " + c.name});
   for (int64_t step = 1; step <= steps; ++step) {
-    const auto [b, at] = batch_of(ids.train[0], flags.batch);
-    const Tensor loss = cross_entropy(blank_logits(b.x, at), b.y);
-    run.check_loss(step, loss.item(), lessons::LossKind::cross_entropy, "the fill-in " + c.name + "'s loss");
-    adam.zero_grad();
-    loss.backward();
-    optim::clip_grad_norm(model.parameters(), 1.0f);
-    adam.step();
-    progress.update(step, loss.item(), step * flags.batch);
+    const data::LabelledBatch batch = blanked_windows(ids.train[0], flags.batch, gen);
+    tracker.step(step, optim::train_step(model, adam, batch, 1.0f), adam.lr());
   }
-  progress.finish();
+  tracker.finish();
   NoGradGuard no_grad;
   model.eval();
-  const auto [test, at] = batch_of(ids.val[0], 1000);
-  const Tensor guess = argmax(blank_logits(test.x, at), 1);
+  const data::LabelledBatch test = blanked_windows(ids.val[0], 1000, gen);
+  const Tensor guess = argmax(model(test.inputs), 1);
   int64_t right = 0;
-  for (int64_t i = 0; i < 1000; ++i) right += guess.data()[i] == test.y.data()[i];
+  for (int64_t i = 0; i < 1000; ++i) right += guess.data()[i] == test.labels.data()[i];
   return right / 1000.0;
 }
 
@@ -215,9 +220,11 @@ int main(int argc, char** argv) {
     if (cell.empty() && (layers != 1 || bidirectional)) fail("06_gated_rnn", "--layers and --bidirectional go with --cell");
     if (cli.common.quick) cli.common.steps = std::min<int64_t>(cli.common.steps, 60);
     std::vector<Config> configs;
-    if (cell.empty()) configs = {{"RNN", nn::CellKind::rnn_tanh, 1}, {"GRU", nn::CellKind::gru, 1}, {"LSTM", nn::CellKind::lstm, 1},
-                                 {"GRU 2 layers", nn::CellKind::gru, 2}};
-    else configs = {{cell + (layers > 1 ? " " + std::to_string(layers) + " layers" : ""), parse_cell(cell), layers}};
+    if (cell.empty())
+      configs = {{"RNN", nn::CellKind::rnn_tanh, 1, "metrics_rnn.csv"}, {"GRU", nn::CellKind::gru, 1, "metrics_gru.csv"},
+                 {"LSTM", nn::CellKind::lstm, 1, "metrics_lstm.csv"}, {"GRU 2 layers", nn::CellKind::gru, 2, "metrics_gru_2_layers.csv"}};
+    else
+      configs = {{cell + (layers > 1 ? " " + std::to_string(layers) + " layers" : ""), parse_cell(cell), layers, "metrics.csv"}};
 
     // The text, and every limit it sets, before the run starts (not after minutes of training).
     data::TextData lines = data::load_text({.data = text.data, .val = text.val, .lines = false, .seed = cli.common.seed});
@@ -237,13 +244,12 @@ int main(int argc, char** argv) {
 
     std::printf("\n== 1. the same language model with each cell: %lld steps, hidden %lld ==\n",
                 static_cast<long long>(cli.common.steps), static_cast<long long>(hidden));
-    lessons::CsvWriter metrics(run.file("metrics.csv"), {"step", "model", "train_loss", "val_loss", "val_ppl", "tokens_per_s"});
     std::vector<lessons::Series> curves;
     std::vector<Scores> scores;
     std::unique_ptr<models::CharRNN> kept;  // the model part 2 plots and saves
     for (const Config& c : configs) {
       std::printf("-- %s\n", c.name.c_str());
-      scores.push_back(train_language_model(run, c, cli.common, hidden, block, ids, tokenizer.vocab_size(), metrics, curves, kept));
+      scores.push_back(train_language_model(run, c, cli.common, hidden, block, ids, tokenizer.vocab_size(), curves, kept));
     }
     std::printf("\n%-16s %10s %12s %12s %10s\n", "model", "params", "train ppl", "val ppl", "seconds");
     const Scores* best = &scores.front();
@@ -261,7 +267,7 @@ int main(int argc, char** argv) {
     run.save_checkpoint(*kept, {{"tokenizer", tokenizer.to_json()}});
 
     std::printf("\n== 3. fill in the missing character ==\n");
-    const Config fill = cell.empty() ? Config{"LSTM", nn::CellKind::lstm, 1} : configs.front();
+    const Config fill = cell.empty() ? Config{"LSTM", nn::CellKind::lstm, 1, ""} : configs.front();
     nlohmann::ordered_json fill_scores;
     for (const bool bi : {false, true}) {
       if (!cell.empty() && bi != bidirectional) continue;

@@ -13,10 +13,34 @@
 #include "lessons/common/cli.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/run.h"
+#include "lessons/common/tracker.h"
 #include "lessons/common/translation.h"
 #include "models/seq2seq.h"
+#include "optim/adam.h"
+#include "optim/train_step.h"
 
 using namespace ladder;
+
+namespace {
+
+// The training loop of parts 1 and 3: Adam at --lr, the gradient clipped to norm 1, --steps random
+// batches of pairs; the model's loss feeds its decoder as model.feeding says.
+lessons::Tracker train(lessons::Run& run, models::Seq2Seq& model, const lessons::TranslationTask& task,
+                       const lessons::CommonFlags& flags, const std::string& name, const std::string& csv) {
+  optim::Adam adam(model.named_parameters(), {.lr = flags.lr});
+  lessons::Tracker tracker = lessons::translation_tracker(run, flags, name, csv);
+  Generator batches(flags.seed + 11);  // the same batches for every model
+  for (int64_t step = 1; step <= flags.steps; ++step) {
+    model.train();
+    const data::Seq2SeqBatch batch = data::sample_pairs(task.train, flags.batch, batches, task.source_width);
+    tracker.step(step, optim::train_step(model, adam, batch, 1.0f), adam.lr());
+    if (tracker.evaluation_due(step)) tracker.evaluated(step, lessons::validation_figures(model, model, task));
+  }
+  tracker.finish();
+  return tracker;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   return lessons::lesson_main([&] {
@@ -43,9 +67,7 @@ int main(int argc, char** argv) {
     Generator init(cli.common.seed + 1);
     models::Seq2Seq model(config, init);
     std::printf("%s", model.summary().c_str());
-    lessons::CsvWriter metrics(run.file("metrics.csv"), {"step", "model", "train_loss", "val_loss", "val_ppl"});
-    const lessons::TrainingReport taught = lessons::train_translator(run, model, model, task, cli.common, "teacher forcing",
-                                                                     lessons::Feeding::teacher_forcing, metrics);
+    const lessons::Tracker taught = train(run, model, task, cli.common, "teacher forcing", "metrics.csv");
     run.save_checkpoint(model, task.tokenizers.metadata());
 
     std::printf("\n== 2. translating the %zu test sources: greedy and beam search ==\n", task.test.size());
@@ -54,19 +76,19 @@ int main(int argc, char** argv) {
                                        {"Seconds to translate the test set against beam width", "beam width", "seconds",
                                         {decoders.seconds}}));
 
-    std::vector<lessons::Series> curves = {taught.val_curve};
+    std::vector<lessons::Series> curves = {taught.curve("val_loss")};
     nlohmann::ordered_json own_json;
     if (!skip_own_predictions) {
       std::printf("\n== 3. the same model trained on its own predictions (no teacher forcing) ==\n");
       Generator same_init(cli.common.seed + 1);
       models::Seq2Seq free_running(config, same_init);
-      const lessons::TrainingReport own = lessons::train_translator(
-          run, free_running, free_running, task, cli.common, "own predictions", lessons::Feeding::own_predictions, metrics);
+      free_running.feeding = models::Feeding::own_predictions;  // its loss: the decoder reads what it predicted
+      const lessons::Tracker own = train(run, free_running, task, cli.common, "own predictions", "metrics_own_predictions.csv");
       const lessons::TranslationScores s = lessons::score(lessons::translate(free_running, free_running, task, task.test, 0), task.test);
       std::printf("validation loss %.4f (teacher forcing: %.4f); greedy test exact match %.3f (teacher forcing: %.3f)\n",
-                  own.val_loss, taught.val_loss, s.exact_match, decoders.greedy_scores.exact_match);
-      curves.push_back(own.val_curve);
-      own_json = {{"own_predictions_val_loss", own.val_loss}, {"own_predictions_exact_match", s.exact_match}};
+                  own.last("val_loss"), taught.last("val_loss"), s.exact_match, decoders.greedy_scores.exact_match);
+      curves.push_back(own.curve("val_loss"));
+      own_json = {{"own_predictions_val_loss", own.last("val_loss")}, {"own_predictions_exact_match", s.exact_match}};
     }
     run.wrote(lessons::save_line_chart(run.path("loss"), {"Validation loss per target character", "step",
                                                           "validation loss (nats, log scale)", curves, /*log_y=*/true}));

@@ -13,14 +13,34 @@
 #include "lessons/common/cli.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/run.h"
+#include "lessons/common/tracker.h"
 #include "lessons/common/translation.h"
 #include "models/seq2seq_attention.h"
+#include "optim/adam.h"
+#include "optim/train_step.h"
 
 using namespace ladder;
 
 namespace {
 
 constexpr size_t kMaps = 4;  // test examples drawn as attention maps
+
+// Lesson 07's training loop: Adam at --lr, the gradient clipped to norm 1, --steps random batches of
+// pairs (lesson 07's batches), teacher forcing.
+lessons::Tracker train(lessons::Run& run, models::Seq2SeqAttention& model, const lessons::TranslationTask& task,
+                       const lessons::CommonFlags& flags) {
+  optim::Adam adam(model.named_parameters(), {.lr = flags.lr});
+  lessons::Tracker tracker = lessons::translation_tracker(run, flags, "attention", "metrics.csv");
+  Generator batches(flags.seed + 11);  // the same batches for every model
+  for (int64_t step = 1; step <= flags.steps; ++step) {
+    model.train();
+    const data::Seq2SeqBatch batch = data::sample_pairs(task.train, flags.batch, batches, task.source_width);
+    tracker.step(step, optim::train_step(model, adam, batch, 1.0f), adam.lr());
+    if (tracker.evaluation_due(step)) tracker.evaluated(step, lessons::validation_figures(model, model, task));
+  }
+  tracker.finish();
+  return tracker;
+}
 
 // The attention weights of one greedy translation of `pair`'s source: a row per output token (the
 // <eos> included), a column per source token.
@@ -76,12 +96,10 @@ int main(int argc, char** argv) {
     Generator init(cli.common.seed + 1);
     models::Seq2SeqAttention model(config, init);
     std::printf("%s", model.summary().c_str());
-    lessons::CsvWriter metrics(run.file("metrics.csv"), {"step", "model", "train_loss", "val_loss", "val_ppl"});
-    const lessons::TrainingReport report = lessons::train_translator(run, model, model, task, cli.common, "attention",
-                                                                     lessons::Feeding::teacher_forcing, metrics);
+    const lessons::Tracker tracker = train(run, model, task, cli.common);
     run.save_checkpoint(model, task.tokenizers.metadata());
-    run.wrote(lessons::save_line_chart(run.path("loss"), {"Validation loss per target token", "step",
-                                                          "validation loss (nats, log scale)", {report.val_curve}, /*log_y=*/true}));
+    run.wrote(lessons::save_line_chart(run.path("loss"), {"Validation loss per target token", "step", "validation loss (nats, log scale)",
+                                                          {tracker.curve("val_loss")}, /*log_y=*/true}));
 
     std::printf("\n== 2. translating the %zu test sources: greedy and beam search ==\n", task.test.size());
     const lessons::DecoderComparison decoders = lessons::compare_decoders(run, model, model, task);
@@ -98,7 +116,7 @@ int main(int argc, char** argv) {
     lessons::report_exact_match_by_length(run, cli, task, decoders.greedy, "with attention (lesson 09)",
                                           lessons::OtherRun{compare, "encoder-decoder (lesson 07)", "lesson 07"});
 
-    const lessons::TranslationSummary summary = lessons::translation_summary(report, decoders);
+    const lessons::TranslationSummary summary = lessons::translation_summary(tracker, decoders);
     run.finish(summary.metrics, summary.notes,
                "docs/09_attention_seq2seq.md, section 4 (Reading the attention maps); then exercise 2: lessons 07 and 09\n"
                "      with --pad-words 8");

@@ -26,10 +26,14 @@
 #include "lessons/common/cli.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/run.h"
+#include "lessons/common/tracker.h"
 #include "lessons/common/translation.h"
 #include "models/decoding.h"
 #include "models/transformer.h"
 #include "nn/attention/positional_encoding.h"
+#include "optim/adam.h"
+#include "optim/schedule.h"
+#include "optim/train_step.h"
 
 using namespace ladder;
 
@@ -90,8 +94,24 @@ models::TransformerConfig model_config(const TransformerFlags& flags, const less
           .encoder_attention = flags.encoder_attention};
 }
 
-// Warmup then a half cosine down to a tenth of lr at the last step.
-optim::Schedule schedule(float lr, int64_t warmup, int64_t steps) { return optim::cosine_lr(lr, warmup, steps, lr / 10); }
+// The training loop of parts 2 and 5: lesson 07's (Adam, the gradient clipped to norm 1, the same
+// random batches for every model) with a learning-rate schedule, step s (from 1) at rate lr(s - 1).
+lessons::Tracker train(lessons::Run& run, models::Transformer& model, const lessons::TranslationTask& task,
+                       const lessons::CommonFlags& flags, int64_t warmup, const std::string& name, const std::string& csv) {
+  const optim::Schedule lr = optim::cosine_lr(flags.lr, warmup, flags.steps, flags.lr / 10);  // warmup, then down to lr / 10
+  optim::Adam adam(model.named_parameters(), {.lr = flags.lr});
+  lessons::Tracker tracker = lessons::translation_tracker(run, flags, name, csv);
+  Generator batches(flags.seed + 11);  // the same batches for every model
+  for (int64_t step = 1; step <= flags.steps; ++step) {
+    model.train();
+    const data::Seq2SeqBatch batch = data::sample_pairs(task.train, flags.batch, batches, task.source_width);
+    adam.set_lr(lr(step - 1));
+    tracker.step(step, optim::train_step(model, adam, batch, 1.0f), adam.lr());
+    if (tracker.evaluation_due(step)) tracker.evaluated(step, lessons::validation_figures(model, model, task));
+  }
+  tracker.finish();
+  return tracker;
+}
 
 // Part 1: the table P (positions x dimensions) and P P^T.
 void show_positional_encoding(lessons::Run& run, int64_t dim) {
@@ -217,30 +237,30 @@ void show_attention_maps(lessons::Run& run, models::Transformer& model, const le
 }
 
 struct NormRun {
-  std::string name, key;  // key: its metric in summary.json
+  std::string name, key, csv;  // key: its metric in summary.json
   bool norm_first;
   int64_t warmup;
-  lessons::TrainingReport report;
+  double train_loss = 0, val_loss = 0;
 };
 
 // Part 5: post-LN and pre-LN, with and without warmup, from the same initial weights and batches.
 std::vector<NormRun> compare_norms(lessons::Run& run, const TransformerFlags& flags, const lessons::TranslationTask& task,
-                                   const lessons::CommonFlags& common, lessons::CsvWriter& metrics) {
+                                   const lessons::CommonFlags& common) {
   lessons::CommonFlags budget = common;
   budget.steps = flags.norm_steps;
   budget.lr = flags.norm_lr;
-  std::vector<NormRun> runs = {{"post-LN with warmup", "val_loss_post_ln_warmup", false, flags.warmup, {}},
-                               {"post-LN without warmup", "val_loss_post_ln_no_warmup", false, 0, {}},
-                               {"pre-LN with warmup", "val_loss_pre_ln_warmup", true, flags.warmup, {}},
-                               {"pre-LN without warmup", "val_loss_pre_ln_no_warmup", true, 0, {}}};
+  std::vector<NormRun> runs = {{"post-LN with warmup", "val_loss_post_ln_warmup", "metrics_post_ln_warmup.csv", false, flags.warmup},
+                               {"post-LN without warmup", "val_loss_post_ln_no_warmup", "metrics_post_ln_no_warmup.csv", false, 0},
+                               {"pre-LN with warmup", "val_loss_pre_ln_warmup", "metrics_pre_ln_warmup.csv", true, flags.warmup},
+                               {"pre-LN without warmup", "val_loss_pre_ln_no_warmup", "metrics_pre_ln_no_warmup.csv", true, 0}};
   std::vector<lessons::Series> curves;
   for (NormRun& r : runs) {
     std::printf("%s:\n", r.name.c_str());
     Generator init(common.seed + 1);
     models::Transformer model(model_config(flags, task, r.norm_first), init);
-    r.report = lessons::train_translator(run, model, model, task, budget, r.name, lessons::Feeding::teacher_forcing, metrics,
-                                         schedule(budget.lr, r.warmup, budget.steps));
-    curves.push_back(r.report.train_curve);
+    const lessons::Tracker tracker = train(run, model, task, budget, r.warmup, r.name, r.csv);
+    r.train_loss = tracker.train_loss(), r.val_loss = tracker.last("val_loss");
+    curves.push_back(tracker.curve("train_loss"));
   }
   run.wrote(lessons::save_line_chart(run.path("norm_first"),
                                      {"Training loss: post-LN and pre-LN, with and without warmup", "step",
@@ -248,12 +268,12 @@ std::vector<NormRun> compare_norms(lessons::Run& run, const TransformerFlags& fl
   std::printf("\n%-24s %12s %12s\n", "run", "train loss", "val loss");
   const NormRun* best = &runs.front();
   for (const NormRun& r : runs) {
-    std::printf("%-24s %12.4f %12.4f\n", r.name.c_str(), r.report.train_loss, r.report.val_loss);
-    if (r.report.val_loss < best->report.val_loss) best = &r;
+    std::printf("%-24s %12.4f %12.4f\n", r.name.c_str(), r.train_loss, r.val_loss);
+    if (r.val_loss < best->val_loss) best = &r;
   }
   std::printf("lowest validation loss after %lld steps: %s; warmup changed post-LN's by %+.4f and pre-LN's by %+.4f\n",
-              static_cast<long long>(budget.steps), best->name.c_str(), runs[0].report.val_loss - runs[1].report.val_loss,
-              runs[2].report.val_loss - runs[3].report.val_loss);
+              static_cast<long long>(budget.steps), best->name.c_str(), runs[0].val_loss - runs[1].val_loss,
+              runs[2].val_loss - runs[3].val_loss);
   return runs;
 }
 
@@ -298,13 +318,10 @@ int main(int argc, char** argv) {
     std::printf("encoder self attention: %s; the decoder's attention: full\n",
                 lessons::describe_attention(config.encoder_attention, /*causal=*/false).c_str());
     std::printf("%s", model.summary().c_str());
-    lessons::CsvWriter metrics(run.file("metrics.csv"), {"step", "model", "train_loss", "val_loss", "val_ppl"});
-    const lessons::TrainingReport report =
-        lessons::train_translator(run, model, model, task, cli.common, "transformer", lessons::Feeding::teacher_forcing,
-                                  metrics, schedule(cli.common.lr, flags.warmup, cli.common.steps));
+    const lessons::Tracker tracker = train(run, model, task, cli.common, flags.warmup, "transformer", "metrics.csv");
     run.save_checkpoint(model, task.tokenizers.metadata());
-    run.wrote(lessons::save_line_chart(run.path("loss"), {"Validation loss per target token", "step",
-                                                          "validation loss (nats, log scale)", {report.val_curve}, /*log_y=*/true}));
+    run.wrote(lessons::save_line_chart(run.path("loss"), {"Validation loss per target token", "step", "validation loss (nats, log scale)",
+                                                          {tracker.curve("val_loss")}, /*log_y=*/true}));
 
     std::printf("\n== 3. translating the %zu test sources: greedy and beam search ==\n", task.test.size());
     const lessons::DecoderComparison decoders = lessons::compare_decoders(run, model, model, task);
@@ -316,14 +333,14 @@ int main(int argc, char** argv) {
                 task.test_text.front().source.c_str());
     show_attention_maps(run, model, task);
 
-    lessons::TranslationSummary summary = lessons::translation_summary(report, decoders);
+    lessons::TranslationSummary summary = lessons::translation_summary(tracker, decoders);
     summary.metrics["encoder_attention"] = config.encoder_attention.kind;
     summary.notes["encoder_attention"] = "the attention kind of the encoder's self attention (--attention)";
     if (flags.norm_steps > 0) {
       std::printf("\n== 5. post-LN and pre-LN, with and without %lld steps of warmup: %lld steps each at --norm-lr %g ==\n",
                   static_cast<long long>(flags.warmup), static_cast<long long>(flags.norm_steps), flags.norm_lr);
-      for (const NormRun& r : compare_norms(run, flags, task, cli.common, metrics)) {
-        summary.metrics[r.key] = r.report.val_loss;
+      for (const NormRun& r : compare_norms(run, flags, task, cli.common)) {
+        summary.metrics[r.key] = r.val_loss;
         summary.notes[r.key] = "part 5, " + r.name + ": validation loss after --norm-steps steps";
       }
     }

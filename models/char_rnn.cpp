@@ -1,7 +1,5 @@
 #include "models/char_rnn.h"
 
-#include <cmath>
-
 #include "core/autograd.h"
 #include "core/error.h"
 #include "core/ops.h"
@@ -49,21 +47,15 @@ std::vector<int> CharRNN::sample(const std::vector<int>& prompt, int length, Gen
   return generated;
 }
 
-TBPTT::Result TBPTT::step(CharRNN& model, optim::Optimizer& optimizer, float clip) {
-  model.check_unidirectional("TBPTT");
-  const data::Batch b = batcher_.next();
-  if (batcher_.restarted()) h_ = c_ = Tensor();  // a new pass over the stream starts from zeros
-  const CharRNN::Output out = model.forward(b.x, h_, c_);
-  const Tensor loss = cross_entropy(out.logits, b.y);
-  optimizer.zero_grad();
-  loss.backward();
-  // Clipping: a gradient longer than `clip` is scaled down to it (with no limit, only measured).
-  const double norm = optim::clip_grad_norm(model.parameters(), clip > 0 ? clip : INFINITY);
-  optimizer.step();
-  h_ = out.states.h_n.detach();  // keep the state, drop its history: the "truncated" in truncated BPTT
-  if (out.states.c_n.defined()) c_ = out.states.c_n.detach();
-  return {loss.item(), norm};
+Tensor CharRNN::loss(const data::Batch& batch) {
+  check_unidirectional("CharRNN::loss");
+  const Output out = forward(batch.x, carried_h_, carried_c_);
+  carried_h_ = out.states.h_n.detach();  // keep the state, drop its history
+  if (out.states.c_n.defined()) carried_c_ = out.states.c_n.detach();
+  return cross_entropy(out.logits, batch.y);
 }
+
+void CharRNN::reset_state() { carried_h_ = carried_c_ = Tensor(); }
 
 double stream_nll(CharRNN& model, const std::vector<int>& ids, int64_t block) {
   model.check_unidirectional("stream_nll");

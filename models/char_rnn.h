@@ -8,7 +8,6 @@
 #include "nn/embedding.h"
 #include "nn/linear.h"
 #include "nn/recurrent.h"
-#include "optim/optimizer.h"
 
 namespace ladder::models {
 
@@ -24,31 +23,27 @@ class CharRNN : public nn::Module {
   // ids (B,T); h0/c0 as for nn::Recurrent (undefined: zeros).
   Output forward(const Tensor& ids, const Tensor& h0 = {}, const Tensor& c0 = {});
 
+  // Truncated backpropagation through time: a token stream read window after window
+  // (data::ContiguousBatcher), the mean cross entropy of the next token at every position,
+  // batch.x (B,T) -> logits (B,T,V) against batch.y (B,T). The recurrent state starts where the
+  // previous window's loss left it, and this window's final state is kept, detached, for the next:
+  // the gradient stops at the window's start (the "truncated").
+  Tensor loss(const data::Batch& batch);
+  // The next loss() starts from zeros: for the first window of a pass over the stream.
+  void reset_state();
+
   // Feeds `prompt` (ids), then draws `length` tokens one at a time, carrying the state; in eval mode.
   std::vector<int> sample(const std::vector<int>& prompt, int length, Generator& gen, float temperature = 1.0f);
 
-  // Language modelling (sample, TBPTT, stream_nll) needs a model that reads forwards only.
+  // Language modelling (sample, loss, stream_nll) needs a model that reads forwards only.
   void check_unidirectional(const char* op) const;
 
   std::shared_ptr<nn::Embedding> embedding;
   std::shared_ptr<nn::Recurrent> rnn;
   std::shared_ptr<nn::Linear> head;
-};
-
-// Truncated backpropagation through time over one token stream: `batch` contiguous parts read in
-// windows of `block`, the state carried (detached) from each window to the next.
-class TBPTT {
- public:
-  TBPTT(const std::vector<int>& ids, int64_t batch, int64_t block) : batcher_(ids, batch, block) {}
-  struct Result {
-    double loss, grad_norm;  // the norm before clipping
-  };
-  // One window: forward, cross entropy, backward, clip to `clip` (0: no clipping), step.
-  Result step(CharRNN& model, optim::Optimizer& optimizer, float clip);
 
  private:
-  data::ContiguousBatcher batcher_;
-  Tensor h_, c_;
+  Tensor carried_h_, carried_c_;  // the state the last loss() ended in, detached; undefined: zeros
 };
 
 // The mean negative log-likelihood per token over one pass of a stream, state carried across windows;

@@ -1,13 +1,15 @@
 // The encoder-decoder interface that lessons 07, 09 and 10 share: encode the source once, then run
 // the decoder step by step (decoding: greedy, beam search) or over a whole target at once
 // (training with teacher forcing). Seq2Seq, Seq2SeqAttention and the Transformer implement it, so
-// decoding (models/decoding.h), BLEU and the lessons' tables work for all three unchanged.
+// decoding (models/decoding.h), BLEU, the loss they train on and the lessons' tables work for all
+// three unchanged.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "core/tensor.h"
+#include "data/batcher.h"
 
 namespace ladder::models {
 
@@ -23,6 +25,10 @@ struct DecoderState {
   DecoderState select(const std::vector<int64_t>& rows) const;
 };
 
+// What the decoder reads in training at each step: the true previous token (teacher forcing), or
+// the token it predicted itself at the step before (what it will have when translating).
+enum class Feeding { teacher_forcing, own_predictions };
+
 class EncoderDecoder {
  public:
   virtual ~EncoderDecoder() = default;
@@ -36,6 +42,16 @@ class EncoderDecoder {
   // Teacher forcing: the decoder reads the whole target input tgt_in (B,T) (<bos> then the target
   // shifted right) -> logits (B,T,V) of every next token.
   virtual Tensor forward(const Tensor& src, const Tensor& src_valid, const Tensor& tgt_in) = 0;
+
+  // What a model trains on: the mean cross entropy over the target tokens of a batch of pairs
+  // (batch.tgt_out (B,T), padding ignored), the decoder fed as `feeding` says.
+  Tensor loss(const data::Seq2SeqBatch& batch);
+  Feeding feeding = Feeding::teacher_forcing;
+
+ private:
+  // The decoder reads its own previous prediction at every step (greedy, no gradient through the
+  // choice) instead of the true previous token: logits (B,T,V) for the T steps of batch.tgt_in.
+  Tensor own_prediction_logits(const data::Seq2SeqBatch& batch);
 };
 
 }  // namespace ladder::models

@@ -23,6 +23,8 @@ Tensor MLPLanguageModel::forward(const Tensor& contexts) {
   return (*output)(h);                                           // (B, vocab)
 }
 
+Tensor MLPLanguageModel::loss(const data::Batch& batch) { return cross_entropy(forward(batch.x), batch.y); }
+
 std::vector<int> MLPLanguageModel::sample(Generator& gen, int max_length, float temperature) {
   NoGradGuard no_grad;
   std::vector<float> window(static_cast<size_t>(context_), static_cast<float>(data::Tokenizer::kBos));

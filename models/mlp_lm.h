@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "data/batcher.h"
 #include "nn/embedding.h"
 #include "nn/linear.h"
 #include "nn/module.h"
@@ -16,6 +17,8 @@ class MLPLanguageModel : public nn::Module {
   MLPLanguageModel(int64_t vocab, int64_t context, int64_t embed, int64_t hidden, Generator& gen = default_generator());
   // contexts (B, context) token ids -> logits (B, vocab) for the token that follows each.
   Tensor forward(const Tensor& contexts) override;
+  // The mean cross entropy of the next token: batch.x (B, context) -> forward -> against batch.y (B).
+  Tensor loss(const data::Batch& batch);
   int64_t context() const { return context_; }
 
   // Draws tokens after `context` <bos> until <eos> (or max_length); returns them without <eos>.

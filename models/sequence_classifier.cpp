@@ -39,6 +39,10 @@ Tensor pool(const Tensor& x, const Tensor& valid, Pooling pooling) {
   return sum(x * weights, {1}) / clamp(sum(weights, {1}), 1.0f, INFINITY);
 }
 
+Tensor SequenceClassifier::loss(const data::LabelledBatch& batch) {
+  return cross_entropy(forward(batch.inputs, batch.valid), batch.labels);
+}
+
 void SequenceClassifier::check_inputs(const Tensor& ids, const Tensor& valid) const {
   if (ids.dim() != 2) fail(type_name().c_str(), "ids must be (B,T) token ids, got ", shape_str(ids.shape()));
   if (valid.defined() && valid.shape() != ids.shape())

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "core/tensor.h"
+#include "data/batcher.h"
 #include "nn/module.h"
 
 namespace ladder::models {
@@ -25,6 +26,9 @@ class SequenceClassifier : public nn::Module {
   // ids (B,T) token ids, valid (B,T) as for pool -> logits (B,num_classes).
   virtual Tensor forward(const Tensor& ids, const Tensor& valid) = 0;
   Tensor forward(const Tensor& ids) override { return forward(ids, Tensor()); }
+  // What it trains on: the mean cross entropy of forward(batch.inputs (B,T), batch.valid) against
+  // batch.labels (B), one class per sequence.
+  Tensor loss(const data::LabelledBatch& batch);
 
  protected:
   using nn::Module::Module;

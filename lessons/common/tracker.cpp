@@ -11,6 +11,7 @@ namespace {
 std::string rate_column(const std::string& unit) {
   if (unit == "tok") return "tokens_per_s";
   if (unit == "ex") return "examples_per_s";
+  if (unit == "img") return "images_per_s";
   return unit + "_per_s";
 }
 
@@ -36,11 +37,12 @@ void Tracker::step(int64_t step, const optim::StepResult& result, double lr) {
   (step == 1 ? first_step_ : training_) += now - mark_;
   steps_timed_ += step == 1 ? 0 : 1;
   mark_ = now;
-  run_.check_loss(step, result.loss, options_.loss_kind,
-                  options_.name == "train" ? "the loss" : "the " + options_.name + "'s loss");
+  if (options_.stop_if_diverged)
+    run_.check_loss(step, result.loss, options_.loss_kind,
+                    options_.name == "train" ? "the loss" : "the " + options_.name + "'s loss");
   recent_ += result.loss, ++recent_steps_;
   lr_ = lr, grad_norm_ = result.grad_norm;
-  progress_.update(step, result.loss, step * options_.items_per_step);
+  if (options_.progress) progress_.update(step, result.loss, step * options_.items_per_step);
 }
 
 bool Tracker::evaluation_due(int64_t step) const { return step % options_.eval_every == 0 || step == options_.steps; }

@@ -31,11 +31,14 @@ struct TrackerOptions {
   std::vector<std::string> figures = {"val_loss"};
   std::string csv = "metrics.csv";  // in the run folder: step, train_loss, the figures, lr, the rate, grad_norm
   // What a step processes, for the progress line and the rate column: "tok" (tokens_per_s),
-  // "ex" (examples_per_s), or any other unit U (U_per_s); items_per_step of them per step.
+  // "ex" (examples_per_s), "img" (images_per_s), or any other unit U (U_per_s); items_per_step of
+  // them per step.
   std::string unit = "tok";
   int64_t items_per_step = 0;
   LossKind loss_kind = LossKind::cross_entropy;  // cross entropy: the progress line shows perplexity too
   std::string name = "train";  // names the curves, and the loss in a divergence message ("the GRU's loss")
+  bool progress = true;         // false: no progress line (a second model trained in the same loop)
+  bool stop_if_diverged = true;  // false: a run meant to show divergence goes on (lesson 05's unclipped SGD)
 };
 
 class Tracker {

@@ -13,10 +13,8 @@
 #include "core/error.h"
 #include "core/ops.h"
 #include "data/dates.h"
-#include "lessons/common/progress.h"
 #include "models/bleu.h"
 #include "models/decoding.h"
-#include "optim/adam.h"
 
 namespace ladder::lessons {
 
@@ -26,20 +24,6 @@ constexpr int64_t kEvalBatch = 256;  // pairs per batch when scoring or translat
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-// The decoder reads its own previous prediction at every step (greedy, no gradient through the
-// choice) instead of the true previous token: logits (B,T,V) for the T steps of tgt_in.
-Tensor own_prediction_logits(models::EncoderDecoder& model, const data::Seq2SeqBatch& batch) {
-  models::DecoderState state = model.encode(batch.src, batch.src_mask);
-  const int64_t B = batch.tgt_in.size(0), T = batch.tgt_in.size(1);
-  Tensor tokens = full({B}, static_cast<float>(data::Tokenizer::kBos));
-  std::vector<Tensor> steps;
-  for (int64_t t = 0; t < T; ++t) {
-    steps.push_back(model.decode_step(state, tokens));  // (B,V)
-    tokens = argmax(steps.back(), 1);
-  }
-  return stack(steps, 1);
 }
 
 // Every `size` consecutive pairs, the last batch shorter.
@@ -131,46 +115,15 @@ double translation_loss(models::EncoderDecoder& model, const std::vector<data::I
   return total / tokens;
 }
 
-TrainingReport train_translator(Run& run, nn::Module& module, models::EncoderDecoder& model, const TranslationTask& task,
-                                const CommonFlags& flags, const std::string& name, Feeding feeding, CsvWriter& metrics,
-                                const optim::Schedule& schedule) {
-  optim::Adam adam(module.named_parameters(), {.lr = flags.lr});
-  Generator gen(flags.seed + 11);  // the same batches for every model of a lesson
-  Progress progress(flags.steps, "pairs", /*show_ppl=*/true);
-  const int64_t eval_every = std::max<int64_t>(1, flags.steps / 20);
-  const auto start = std::chrono::steady_clock::now();
-  TrainingReport report;
-  report.val_curve.name = report.train_curve.name = name;
-  double recent = 0;
-  for (int64_t step = 1; step <= flags.steps; ++step) {
-    module.train();
-    const data::Seq2SeqBatch b = data::sample_pairs(task.train, flags.batch, gen, task.source_width);
-    const Tensor logits = feeding == Feeding::teacher_forcing ? model.forward(b.src, b.src_mask, b.tgt_in)
-                                                              : own_prediction_logits(model, b);
-    const Tensor loss = cross_entropy(logits, b.tgt_out, {.ignore_index = data::Tokenizer::kPad});
-    run.check_loss(step, loss.item(), LossKind::cross_entropy, "the " + name + "'s loss");
-    if (schedule) adam.set_lr(schedule(step - 1));
-    adam.zero_grad();
-    loss.backward();
-    optim::clip_grad_norm(module.parameters(), 1.0f);
-    adam.step();
-    recent += loss.item();
-    progress.update(step, loss.item(), step * flags.batch);
-    if (step % eval_every != 0 && step != flags.steps) continue;
-    report.train_loss = recent / static_cast<double>(step % eval_every == 0 ? eval_every : step % eval_every);
-    recent = 0;
-    module.eval();
-    report.val_loss = translation_loss(model, task.val, task.source_width);
-    metrics.row({std::to_string(step), name, std::to_string(report.train_loss), std::to_string(report.val_loss),
-                 std::to_string(std::exp(report.val_loss))});
-    report.val_curve.x.push_back(static_cast<double>(step));
-    report.val_curve.y.push_back(report.val_loss);
-    report.train_curve.x.push_back(static_cast<double>(step));
-    report.train_curve.y.push_back(report.train_loss);
-  }
-  progress.finish();
-  report.seconds = seconds_since(start);
-  return report;
+Tracker translation_tracker(Run& run, const CommonFlags& flags, const std::string& name, const std::string& csv) {
+  return Tracker(run, {.steps = flags.steps, .eval_every = std::max<int64_t>(1, flags.steps / 20), .figures = {"val_loss", "val_ppl"},
+                       .csv = csv, .unit = "pairs", .items_per_step = flags.batch, .name = name});
+}
+
+std::vector<double> validation_figures(nn::Module& module, models::EncoderDecoder& model, const TranslationTask& task) {
+  module.eval();  // no dropout
+  const double loss = translation_loss(model, task.val, task.source_width);
+  return {loss, std::exp(loss)};
 }
 
 Translations translate(nn::Module& module, models::EncoderDecoder& model, const TranslationTask& task,
@@ -313,10 +266,10 @@ void report_exact_match_by_length(Run& run, const LessonCli& cli, const Translat
                              "exact match", curves}));
 }
 
-TranslationSummary translation_summary(const TrainingReport& report, const DecoderComparison& decoders) {
-  TranslationSummary out{{{"train_loss", report.train_loss}, {"val_loss", report.val_loss},
-                          {"val_ppl", std::exp(report.val_loss)}, {"test_exact_match", decoders.greedy_scores.exact_match},
-                          {"test_bleu", decoders.greedy_scores.bleu}},
+TranslationSummary translation_summary(const Tracker& training, const DecoderComparison& decoders) {
+  const double val_loss = training.last("val_loss");
+  TranslationSummary out{{{"train_loss", training.train_loss()}, {"val_loss", val_loss}, {"val_ppl", std::exp(val_loss)},
+                          {"test_exact_match", decoders.greedy_scores.exact_match}, {"test_bleu", decoders.greedy_scores.bleu}},
                          {{"train_loss", "mean training loss of the last steps, nats per target token"},
                           {"val_loss", "validation pairs, teacher forcing, nats per target token"},
                           {"val_ppl", "exp(val_loss)"},

@@ -1,7 +1,8 @@
 // The translation task of lessons 07, 09 and 10: its flags, its pairs (the generated date task or a
-// pairs file), training an encoder-decoder on them, and scoring what it translates (exact match and
-// BLEU, greedy and beam search, by source length). Each lesson brings its model; the same task,
-// budget, metric names and files make the lessons' summary.json files directly comparable.
+// pairs file), the validation loss, and scoring what a model translates (exact match and BLEU,
+// greedy and beam search, by source length). Each lesson brings its model and shows its training
+// loop; the same task, budget, metric names and files make the lessons' summary.json files directly
+// comparable.
 #pragma once
 
 #include <optional>
@@ -13,10 +14,10 @@
 #include "lessons/common/cli.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/run.h"
+#include "lessons/common/tracker.h"
 #include "models/encoder_decoder.h"
 #include "models/seq2seq.h"
 #include "nn/module.h"
-#include "optim/schedule.h"
 
 namespace ladder::lessons {
 
@@ -50,28 +51,16 @@ struct TranslationTask {
 // keeps a small part of it. Throws ladder::Error for bad flags or data, before any training.
 TranslationTask load_translation_task(const TranslationFlags& flags, const CommonFlags& common, const std::string& lesson);
 
-// How the decoder's inputs are chosen in training: the true previous token (teacher forcing), or
-// the token it predicted itself at the step before (what it will have when translating).
-enum class Feeding { teacher_forcing, own_predictions };
-
-struct TrainingReport {
-  double train_loss = 0, val_loss = 0;  // nats per target token (padding left out)
-  Series val_curve;                     // validation loss against step
-  Series train_curve;                   // mean training loss since the previous point, against step
-  double seconds = 0;
-};
-
-// Trains `model` (the same object as `module`, seen as an encoder-decoder) with Adam at the common
-// flags' steps, lr and batch, clipping the gradient norm to 1: cross entropy over the target tokens,
-// padding ignored. Writes a row of metrics.csv every twentieth of the run; `name` labels the rows
-// and the curves. With a `schedule`, the learning rate of step s (from 0) is schedule(s), not lr.
-TrainingReport train_translator(Run& run, nn::Module& module, models::EncoderDecoder& model, const TranslationTask& task,
-                                const CommonFlags& flags, const std::string& name, Feeding feeding, CsvWriter& metrics,
-                                const optim::Schedule& schedule = {});
-
 // The mean loss per target token over `pairs` (sources padded to source_width), teacher forcing,
 // without a graph.
 double translation_loss(models::EncoderDecoder& model, const std::vector<data::IdPair>& pairs, int64_t source_width);
+
+// What the training loops of lessons 07, 09 and 10 record, alike in all three: an evaluation every
+// twentieth of the run into `csv` (validation_figures: val_loss, val_ppl), the progress in pairs per
+// second, the curves and divergence messages named `name`.
+Tracker translation_tracker(Run& run, const CommonFlags& flags, const std::string& name, const std::string& csv);
+// An evaluation of those loops, in eval mode: {the translation_loss of the validation pairs, its exp}.
+std::vector<double> validation_figures(nn::Module& module, models::EncoderDecoder& model, const TranslationTask& task);
 
 struct Translations {
   std::vector<std::vector<int>> outputs;  // one per pair, without <bos> and <eos>
@@ -132,7 +121,8 @@ struct TranslationSummary {
   nlohmann::ordered_json metrics;
   MetricNotes notes;
 };
-TranslationSummary translation_summary(const TrainingReport& report, const DecoderComparison& decoders);
+// From the tracker of the model's training: its train_loss and its last val_loss.
+TranslationSummary translation_summary(const Tracker& training, const DecoderComparison& decoders);
 
 // Prints the first `rows` test pairs: source, target, and each decoder's output ("ok" when exact).
 void print_examples(const TranslationTask& task, const std::vector<std::pair<std::string, Translations>>& decoders,

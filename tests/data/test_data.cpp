@@ -1,14 +1,16 @@
-// Text loading, tokenizers and batchers.
+// Text loading, tokenizers, batchers, and lesson 05's N-vs-1 task.
 #include "helpers.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
 
 #include "data/batcher.h"
+#include "data/symbol_sequences.h"
 #include "data/text.h"
 #include "data/tokenizer.h"
 #include "file_helpers.h"
@@ -195,6 +197,50 @@ TEST_CASE("context windows for an MLP language model, and sampling rows") {
     const float y = some.y.at({r});
     CHECK(some.x.at({r, 1}) == (y == 10 ? 1 : y == 11 ? 10 : 11));
   }
+}
+
+TEST_CASE("labelled examples: sample_examples keeps each row's inputs, label and mask together, as sample_rows draws") {
+  // Row i: inputs (i, 10 i) as a (1,2) image, label i, mask (1, i % 2).
+  std::vector<float> inputs, labels, valid;
+  for (int i = 0; i < 6; ++i) {
+    inputs.insert(inputs.end(), {static_cast<float>(i), 10.0f * static_cast<float>(i)});
+    labels.push_back(static_cast<float>(i));
+    valid.insert(valid.end(), {1.0f, static_cast<float>(i % 2)});
+  }
+  const LabelledBatch all{tensor(inputs, {6, 1, 2}), tensor(labels, {6}), tensor(valid, {6, 2})};
+  Generator gen(3), same(3);
+  const LabelledBatch some = sample_examples(all, 7, gen);
+  CHECK(some.inputs.shape() == Shape{7, 1, 2});
+  CHECK(some.valid.shape() == Shape{7, 2});
+  for (int64_t r = 0; r < 7; ++r) {
+    const float i = some.labels.at({r});
+    CHECK(some.inputs.at({r, 0, 1}) == 10 * i);
+    CHECK(some.valid.at({r, 1}) == static_cast<float>(static_cast<int>(i) % 2));
+    CHECK(i == static_cast<float>(same.randint(0, 6)));  // the rows a Batch's sample_rows would draw
+  }
+  CHECK_FALSE(sample_examples({all.inputs, all.labels, Tensor()}, 2, gen).valid.defined());
+  check_error([&] { sample_examples({zeros({0, 3}), zeros({0}), Tensor()}, 4, gen); }, {"sample_examples", "no examples"});
+  check_error([&] { sample_examples(all, 0, gen); }, {"sample_examples", "batch must be at least 1", "0"});
+}
+
+TEST_CASE("most frequent symbol: labels are each sequence's most frequent symbol, no two symbols equally often") {
+  Generator gen(4), again(4);
+  const LabelledBatch b = most_frequent_symbol(200, 15, 3, gen);
+  CHECK(b.inputs.shape() == Shape{200, 15});
+  std::set<float> answers;
+  for (int64_t i = 0; i < 200; ++i) {
+    int counts[3] = {0, 0, 0};
+    for (int64_t t = 0; t < 15; ++t) ++counts[static_cast<int>(b.inputs.at({i, t}))];
+    CHECK(counts[0] != counts[1]);
+    CHECK(counts[1] != counts[2]);
+    CHECK(counts[0] != counts[2]);
+    CHECK(b.labels.at({i}) == static_cast<float>(std::max_element(counts, counts + 3) - counts));
+    answers.insert(b.labels.at({i}));
+  }
+  CHECK(answers.size() == 3);
+  check_tensor(most_frequent_symbol(200, 15, 3, again).inputs, {200, 15}, b.inputs.to_vector(), 0);  // seeded
+  check_error([&] { most_frequent_symbol(5, 2, 3, gen); }, {"most_frequent_symbol", "2 positions", "3 symbols"});
+  check_error([&] { most_frequent_symbol(5, 15, 1, gen); }, {"most_frequent_symbol", "symbols >= 2", "1"});
 }
 
 TEST_CASE("seq2seq pairs are padded, with <bos>/<eos> and masks") {

@@ -114,8 +114,8 @@ const RuleCase kRuleCases[] = {
     // an unqualified name must appear in a cited file or in the note's lesson
     {"docs/architecture.md", "`stream_nll` (`core/ops/nn.cpp`) reads the stream.\n", "not in the files its sentence cites"},
     {"docs/architecture.md", "`stream_nll` (`models/char_rnn.h`) reads the stream.\n", nullptr},
-    {"docs/05_rnn.md", "`train_lm` calls `TBPTT::step` (`models/char_rnn.cpp`).\n", nullptr},
-    {"docs/04_cnn.md", "`train_lm` calls `TBPTT::step` (`models/char_rnn.cpp`).\n", "lessons/04_cnn.cpp"},
+    {"docs/05_rnn.md", "`train_lm` calls `CharRNN::loss` (`models/char_rnn.cpp`).\n", nullptr},
+    {"docs/04_cnn.md", "`train_lm` calls `CharRNN::loss` (`models/char_rnn.cpp`).\n", "lessons/04_cnn.cpp"},
     // flags belong to the note's lesson, or to the lesson a ./ladder command runs
     {"docs/05_rnn.md", "Run `--pad-words 3`.\n", "not a flag of lesson 05"},
     {"docs/01_ngram.md", "Run `--block 8`.\n", "not a flag of lesson 01"},

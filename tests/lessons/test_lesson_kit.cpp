@@ -1,6 +1,7 @@
 // The lesson kit keeps runs honest: number flags refused in one line before any work, a lesson's
 // own limits checked up front, a diverging run stopped and recorded, one run per output folder,
-// and a final printout that is rounded, explained and points on.
+// a final printout that is rounded, explained and points on, and the tracker beside each training
+// step (its means, rows, curves and evaluation cadence).
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <sys/file.h>
@@ -23,7 +24,8 @@
 #include "lessons/common/attention_flags.h"
 #include "lessons/common/cli.h"
 #include "lessons/common/run.h"
-#include "lessons/lesson_runner.h"
+#include "lessons/common/tracker.h"
+#include "lessons/lesson_checks.h"
 #include "nn/attention/attention_registry.h"
 #include "nn/attention/bigbird_attention.h"
 #include "nn/attention/feature_map.h"
@@ -537,4 +539,60 @@ TEST_CASE("the final printout: rounded figures under aligned names, each with it
   std::ifstream in(out.path / "summary.json");
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   CHECK(text.find("\"val_loss\"") < text.find("\"test_acc\""));  // in the order given
+}
+
+TEST_CASE("the tracker: the mean loss since the last evaluation, a CSV row and a curve point per evaluation, the last step evaluated") {
+  TempDir out("kit_tracker");
+  ParsedCli parsed({"--out", out.path.string()});
+  lessons::Run run(parsed.cli);
+  lessons::Tracker tracker(run, {.steps = 5, .eval_every = 2, .figures = {"val_loss"}, .unit = "ex", .items_per_step = 3,
+                                 .loss_kind = lessons::LossKind::plain, .name = "toy"});
+  std::vector<int64_t> evaluated;
+  const std::string printed = captured_stdout([&] {
+    for (int64_t step = 1; step <= 5; ++step) {
+      tracker.step(step, {.loss = static_cast<double>(step), .grad_norm = 0.5f * static_cast<float>(step)}, 0.1);
+      if (!tracker.evaluation_due(step)) continue;
+      evaluated.push_back(step);
+      tracker.evaluated(step, {10.0 * static_cast<double>(step)});
+    }
+    tracker.finish();
+  });
+  CHECK(evaluated == std::vector<int64_t>{2, 4, 5});
+  CHECK(printed.find("step 5/5 | loss 5") != std::string::npos);
+  CHECK(tracker.train_loss() == 5);  // the last evaluation's mean: step 5 alone
+  CHECK(tracker.last("val_loss") == 50);
+  const lessons::Series& train = tracker.curve("train_loss");
+  CHECK(train.name == "toy");
+  CHECK(train.x == std::vector<double>{2, 4, 5});
+  CHECK(train.y == std::vector<double>{1.5, 3.5, 5});  // (1 + 2) / 2, (3 + 4) / 2, 5
+  CHECK(tracker.curve("val_loss").y == std::vector<double>{20, 40, 50});
+  const auto table = rows(out.path / "metrics.csv");
+  REQUIRE(table.size() == 3);
+  CHECK(table[1].at("step") == "4");
+  CHECK(table[1].at("train_loss") == "3.5");
+  CHECK(table[1].at("val_loss") == "40");
+  CHECK(table[1].at("lr") == "0.1");
+  CHECK(table[1].at("grad_norm") == "2");  // the evaluated step's
+  CHECK(std::stod(table[1].at("examples_per_s")) > 0);
+  CHECK_THROWS_WITH_AS(tracker.evaluated(5, {1, 2}), doctest::Contains("2 figures for the 1 named"), Error);
+  CHECK_THROWS_WITH_AS(tracker.last("bleu"), doctest::Contains("no figure 'bleu' is tracked"), Error);
+  CHECK_THROWS_WITH_AS(lessons::Tracker(run, {.steps = 5, .eval_every = 0}), doctest::Contains("eval_every must be >= 1"), Error);
+}
+
+TEST_CASE("the tracker: without progress it prints nothing; a diverged loss stops the run unless the run shows divergence") {
+  TempDir out("kit_tracker_quiet");
+  ParsedCli parsed({"--out", out.path.string()});
+  lessons::Run run(parsed.cli);
+  lessons::Tracker quiet(run, {.steps = 2, .eval_every = 1, .figures = {}, .csv = "", .name = "MLP", .progress = false,
+                               .stop_if_diverged = false});
+  const std::string printed = captured_stdout([&] {
+    quiet.step(1, {.loss = NAN}, 0.1);
+    quiet.step(2, {.loss = 3}, 0.1);
+    quiet.finish();
+  });
+  CHECK(printed.empty());
+  CHECK_FALSE(fs::exists(out.path / "metrics.csv"));  // csv "": no file
+  lessons::Tracker stopping(run, {.steps = 2, .eval_every = 1, .csv = "", .name = "CNN", .progress = false});
+  CHECK_THROWS_WITH_AS(stopping.step(1, {.loss = NAN}, 0.1), doctest::Contains("diverged at step 1: the CNN's loss is nan"),
+                       lessons::Diverged);
 }

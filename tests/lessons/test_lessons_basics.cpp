@@ -131,14 +131,18 @@ TEST_CASE("lesson 04_cnn --quick: the CNN recognises shifted digits, the MLP doe
   const Ran ran = run_lesson("04_cnn", "--quick --out " + out.path.string());
   INFO(ran.output);
   REQUIRE(ran.status == 0);
-  check_files(out.path, {"metrics.csv", "summary.json", "accuracy.png", "accuracy.svg", "filters.png", "filters.svg",
-                         "input.png", "feature_maps.png", "feature_maps.svg", "model.safetensors"});
+  check_files(out.path, {"metrics.csv", "metrics_mlp.csv", "summary.json", "accuracy.png", "accuracy.svg", "filters.png",
+                         "filters.svg", "input.png", "feature_maps.png", "feature_maps.svg", "model.safetensors"});
   CHECK(ran.output.find("Conv2d(1, 16, kernel=3") != std::string::npos);  // the shape table
   CHECK(ran.output.find("BatchNorm2d(16") != std::string::npos);
   CHECK(ran.output.find("(1,32,5,5)") != std::string::npos);
-  const std::vector<double> loss = column(out.path / "metrics.csv", "cnn_train_loss");
+  const std::vector<double> loss = column(out.path / "metrics.csv", "train_loss");  // the CNN's
   REQUIRE(loss.size() >= 5);
   CHECK(loss.back() < 0.5 * loss.front());
+  // Both models evaluated at the same steps; the last row of each holds the accuracies summary.json reports.
+  CHECK(column(out.path / "metrics_mlp.csv", "step") == column(out.path / "metrics.csv", "step"));
+  CHECK(column(out.path / "metrics_mlp.csv", "test_acc_shifted").back() ==
+        doctest::Approx(summary_of(out.path)["metrics"]["mlp_test_acc_shifted"].get<double>()));
   const nlohmann::json m = summary_of(out.path)["metrics"];
   CHECK(m["test_acc"].get<double>() > 0.8);                  // the CNN on shifted digits
   CHECK(m["mlp_test_acc_shifted"].get<double>() < 0.5);      // the MLP never saw digits there
@@ -207,13 +211,12 @@ TEST_CASE("lesson 06_gated_rnn --quick: every cell learns; LSTM and GRU gates pl
   const Ran ran = run_lesson("06_gated_rnn", "--quick --out " + out.path.string());
   INFO(ran.output);
   REQUIRE(ran.status == 0);
-  check_files(out.path, {"metrics.csv", "summary.json", "perplexity.png", "perplexity.svg", "lstm_forget_gate.png",
-                         "lstm_input_gate.svg", "model.safetensors"});
-  std::map<std::string, std::vector<double>> val;
-  for (const auto& row : rows(out.path / "metrics.csv")) val[row.at("model")].push_back(std::stod(row.at("val_loss")));
-  for (const char* model : {"RNN", "GRU", "LSTM", "GRU 2 layers"}) {
-    REQUIRE_MESSAGE(val[model].size() >= 5, model);
-    CHECK_MESSAGE(val[model].back() < val[model].front() - 0.2, model, ": the loss did not fall");
+  check_files(out.path, {"metrics_rnn.csv", "metrics_gru.csv", "metrics_lstm.csv", "metrics_gru_2_layers.csv", "summary.json",
+                         "perplexity.png", "perplexity.svg", "lstm_forget_gate.png", "lstm_input_gate.svg", "model.safetensors"});
+  for (const char* model : {"rnn", "gru", "lstm", "gru_2_layers"}) {
+    const std::vector<double> val = column(out.path / ("metrics_" + std::string(model) + ".csv"), "val_loss");
+    REQUIRE_MESSAGE(val.size() >= 5, model);
+    CHECK_MESSAGE(val.back() < val.front() - 0.2, model, ": the loss did not fall");
   }
   CHECK(ran.output.find("step 30/30 | loss") != std::string::npos);  // the fill-in task's progress (half the steps)
   const nlohmann::json m = summary_of(out.path)["metrics"];
@@ -227,6 +230,7 @@ TEST_CASE("lesson 06_gated_rnn --quick: every cell learns; LSTM and GRU gates pl
   const Ran one = run_lesson("06_gated_rnn", "--quick --cell gru --layers 2 --bidirectional --out " + out.path.string());
   CHECK(one.status == 0);
   CHECK(summary_of(out.path)["metrics"]["best_model"] == "gru 2 layers");
+  CHECK(column(out.path / "metrics.csv", "val_loss").size() >= 5);  // one model: its metrics.csv
   check_files(out.path, {"gru_update_gate.png", "gru_reset_gate.svg"});  // a GRU's gates, where the LSTM's were
   check_refused("06_gated_rnn", "--quick --cell tree --out " + out.path.string(), "unknown cell 'tree'");
   check_refused("06_gated_rnn", "--quick --layers 2 --out " + out.path.string(), "go with --cell");
