@@ -25,6 +25,7 @@
 #include "nn/attention/nadaraya_watson.h"
 #include "nn/attention/scoring.h"
 #include "nn/attention/scoring_modules.h"
+#include "nn/attention/softmax_saturation.h"
 #include "optim/sgd.h"
 #include "optim/train_step.h"
 
@@ -57,10 +58,18 @@ lessons::Heatmap weights_map(const std::string& title, const Tensor& weights, co
   lessons::Heatmap map{title, "training input x_i, sorted (keys)", "test input x (queries)", "attention weight",
                        lessons::matrix_rows(weights.data(), weights.size(0), weights.size(1)), {}, {}};
   map.scale_min = 0, map.scale_max = scale_max;
-  if (weights.size(1) <= 100) map.row_labels = lessons::sparse_labels(doubles(toy.x_test), 5), map.col_labels = lessons::sparse_labels(doubles(toy.x_train), 5);
+  if (weights.size(1) <= 100)
+    map.row_labels = lessons::sparse_labels(doubles(toy.x_test), 5), map.col_labels = lessons::sparse_labels(doubles(toy.x_train), 5);
   return map;
 }
 
+// The model's predictions at the test inputs from every training point, and its weights (Q,N).
+nn::AttentionOutput predict(models::KernelRegression& model, const data::RegressionToy& toy) {
+  NoGradGuard no_grad;
+  return model.forward(toy.x_test, toy.x_train, toy.y_train);
+}
+
+// Part 1's figures, for the printout and summary.json.
 struct Pooling {
   double mse_average = 0, mse_nonparametric = 0, mse_parametric = 0;
   double initial_w = 0, learned_w = 0, first_loss = 0, last_loss = 0, best_w = 0;
@@ -118,30 +127,20 @@ void attention_pooling(lessons::Run& run, const lessons::CommonFlags& flags, int
   Pooling result;
   models::KernelRegression model(gen);
   result.initial_w = model.w.item();
-  Tensor average;
-  nn::AttentionOutput fixed, before;
-  {
-    NoGradGuard no_grad;
-    // Average pooling: every key weighs 1/N, whatever the query.
-    average = full({toy.x_test.numel()}, mean(toy.y_train).item());
-    // Non-parametric: a Gaussian kernel of fixed width (w = 1).
-    fixed = nn::nadaraya_watson(toy.x_test, toy.x_train, toy.y_train);
-    before = model.forward(toy.x_test, toy.x_train, toy.y_train);
-  }
+  // Average pooling: every key weighs 1/N, whatever the query.
+  const Tensor average = full({toy.x_test.numel()}, mean(toy.y_train).item());
+  // Non-parametric: a Gaussian kernel of fixed width (w = 1).
+  const nn::AttentionOutput fixed = nn::nadaraya_watson(toy.x_test, toy.x_train, toy.y_train);
+  const nn::AttentionOutput before = predict(model, toy);
   // Parametric: the same formula, w learned by SGD, each training point predicted from the others.
   const models::RegressionBatch batch{toy.x_train, models::leave_one_out(toy.x_train), models::leave_one_out(toy.y_train),
                                       toy.y_train};
   const lessons::Series path = train_width(run, model, batch, flags, result);
-  nn::AttentionOutput after;
-  {
-    NoGradGuard no_grad;
-    after = model.forward(toy.x_test, toy.x_train, toy.y_train);
-  }
+  const nn::AttentionOutput after = predict(model, toy);
   result.mse_average = test_mse(average, toy);
   result.mse_nonparametric = test_mse(fixed.context, toy);
   result.mse_parametric = test_mse(after.context, toy);
-  std::printf("  w: %.4f before training, %.4f after %lld steps\n", result.initial_w, result.learned_w,
-              static_cast<long long>(flags.steps));
+  std::printf("  w: %.4f before training, %.4f after %lld steps\n", result.initial_w, result.learned_w, static_cast<long long>(flags.steps));
   std::printf("  test MSE against the noise-free curve, %lld test inputs:\n", static_cast<long long>(toy.x_test.numel()));
   std::printf("    average pooling           %.4f\n", result.mse_average);
   std::printf("    non-parametric, w = 1     %.4f\n", result.mse_nonparametric);
@@ -178,13 +177,6 @@ void attention_pooling(lessons::Run& run, const lessons::CommonFlags& flags, int
 
 // ---- 2. scoring functions ----
 
-// What the softmax makes of one set of scores (trials,1,S), at one d.
-struct Softmaxed {
-  double variance;        // of the scores
-  double largest_weight;  // the mean over queries of each one's largest weight
-  double grad_median, grad_mean;  // over queries, of the length of the gradient reaching the scores
-};
-
 // Queries that are noisy copies of some of the keys, scored four ways; a heatmap of each one's weights.
 void scoring_side_by_side(lessons::Run& run, Generator& gen, Summary& summary) {
   constexpr int64_t kQueries = 6, kKeys = 10, kDim = 8, kHidden = 16;
@@ -194,54 +186,30 @@ void scoring_side_by_side(lessons::Run& run, Generator& gen, Summary& summary) {
   const auto [keys, queries, copied] = data::copied_keys(kKeys, kQueries, kDim, 0.5f, gen);  // query i ~ key copied[i]
   nn::AdditiveAttention additive(kDim, kDim, kHidden, 0, gen);  // untrained: random W_q, W_k, w_v
   nn::GeneralAttention general(kDim, kDim, 0, gen);              // untrained: random W
-  struct Scored {
-    const char* name;
-    const char* metric;  // in summary.json: the share of queries whose top key is the one they copy
-    const char* stem;
-    const char* title;
-    Tensor weights;  // (1,Q,S)
-  };
-  const std::vector<Scored> scored = {
-      {"dot", "top_key_right_dot", "scores_dot", "Dot product: q . k", nn::dot_attention(queries, keys, keys).weights},
-      {"scaled dot", "top_key_right_scaled_dot", "scores_scaled_dot", "Scaled dot product: q . k / sqrt(d)",
-       nn::scaled_dot_attention(queries, keys, keys).weights},
-      {"additive", "top_key_right_additive", "scores_additive", "Additive (untrained): w_v . tanh(W_q q + W_k k)",
-       additive.forward(queries, keys, keys).weights},
-      {"general", "top_key_right_general", "scores_general", "General (untrained): q^T W k", general.forward(queries, keys, keys).weights}};
   std::vector<std::string> query_names, key_names;
   for (int64_t q = 0; q < kQueries; ++q) query_names.push_back("q" + std::to_string(q) + " ~ k" + std::to_string(copied[static_cast<size_t>(q)]));
   for (int64_t k = 0; k < kKeys; ++k) key_names.push_back("k" + std::to_string(k));
   std::printf("  each query is a key plus noise of sd 0.5 (q0 ~ k%lld: a copy of key %lld)\n", static_cast<long long>(copied[0]),
               static_cast<long long>(copied[0]));
   std::printf("  %-12s %22s %26s\n", "scoring", "mean largest weight", "top key = the copied key");
-  for (const Scored& s : scored) {
-    const Tensor top = argmax(s.weights, -1);  // (1,Q)
+  // A row of the table, a metric (the share of queries whose top key is the one they copy) and a heatmap.
+  auto report = [&](const char* name, const std::string& id, const std::string& title, const Tensor& weights) {  // weights (1,Q,S)
+    const Tensor top = argmax(weights, -1);  // (1,Q)
     int64_t right = 0;
     for (int64_t q = 0; q < kQueries; ++q) right += static_cast<int64_t>(top.data()[q]) == copied[static_cast<size_t>(q)];
-    const double largest = mean(amax(s.weights, {-1})).item();
-    std::printf("  %-12s %22.3f %20lld of %lld\n", s.name, largest, static_cast<long long>(right), static_cast<long long>(kQueries));
-    summary.add(s.metric, static_cast<double>(right) / kQueries, "part 2: share of queries whose largest weight is on the key they copy");
-    lessons::Heatmap map{s.title, "key", "query (~ the key it copies)", "attention weight",
-                         lessons::matrix_rows(s.weights.data(), kQueries, kKeys), query_names, key_names};
+    const double largest = mean(amax(weights, {-1})).item();
+    std::printf("  %-12s %22.3f %20lld of %lld\n", name, largest, static_cast<long long>(right), static_cast<long long>(kQueries));
+    summary.add("top_key_right_" + id, static_cast<double>(right) / kQueries,
+                "part 2: share of queries whose largest weight is on the key they copy");
+    lessons::Heatmap map{title, "key", "query (~ the key it copies)", "attention weight",
+                         lessons::matrix_rows(weights.data(), kQueries, kKeys), query_names, key_names};
     map.scale_min = 0, map.scale_max = 1;  // one scale for the four
-    run.wrote(lessons::save_heatmap(run.path(s.stem), map));
-  }
-}
-
-Softmaxed softmax_of(const Tensor& scores_in, Generator& gen) {
-  Tensor scores = scores_in.detach();  // (trials,1,S), a leaf
-  scores.requires_grad_();
-  const Tensor weights = softmax(scores, -1);
-  // Backward from a random upstream gradient g of unit variance: each query's scores receive
-  // J^T g, with J = diag(p) - p p^T the softmax's Jacobian, which vanishes as p becomes one-hot.
-  sum(weights * randn(weights.shape(), gen)).backward();
-  NoGradGuard no_grad;
-  std::vector<float> lengths = sqrt(sum(scores.grad() * scores.grad(), {-1})).to_vector();  // one per query
-  std::sort(lengths.begin(), lengths.end());
-  double total = 0;
-  for (const float l : lengths) total += l;
-  return {var(scores).item(), mean(amax(weights, {-1})).item(), lengths[lengths.size() / 2],
-          total / static_cast<double>(lengths.size())};
+    run.wrote(lessons::save_heatmap(run.path("scores_" + id), map));
+  };
+  report("dot", "dot", "Dot product: q . k", nn::dot_attention(queries, keys, keys).weights);
+  report("scaled dot", "scaled_dot", "Scaled dot product: q . k / sqrt(d)", nn::scaled_dot_attention(queries, keys, keys).weights);
+  report("additive", "additive", "Additive (untrained): w_v . tanh(W_q q + W_k k)", additive.forward(queries, keys, keys).weights);
+  report("general", "general", "General (untrained): q^T W k", general.forward(queries, keys, keys).weights);
 }
 
 // For each d: random queries and keys of N(0, 1) entries, each query against `keys` keys, scored
@@ -256,10 +224,10 @@ void why_the_scale(lessons::Run& run, int64_t trials, int64_t keys, Generator& g
   lessons::Series median{"q . k, median"}, median_scaled{"q . k / sqrt(d), median"}, mean_length{"q . k, mean"},
       mean_scaled{"q . k / sqrt(d), mean"};
   std::printf("  %5s %10s %16s %16s %26s\n", "d", "var(q.k)", "var(q.k/sqrt d)", "largest weight", "median gradient length");
-  Softmaxed plain{}, scaled{};
+  nn::SoftmaxSaturation plain{}, scaled{};
   for (const int64_t d : kDims) {
     const Tensor q = randn({trials, 1, d}, gen), k = randn({trials, keys, d}, gen);  // (trials,1,d), (trials,S,d)
-    plain = softmax_of(nn::dot_scores(q, k), gen), scaled = softmax_of(nn::scaled_dot_scores(q, k), gen);
+    plain = nn::softmax_saturation(nn::dot_scores(q, k), gen), scaled = nn::softmax_saturation(nn::scaled_dot_scores(q, k), gen);
     const auto x = static_cast<double>(d);
     auto add = [x](lessons::Series& s, double y) { s.x.push_back(x), s.y.push_back(y); };
     add(var_dot, plain.variance), add(line, x), add(var_scaled, scaled.variance);
