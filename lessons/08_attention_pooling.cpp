@@ -50,8 +50,6 @@ struct Summary {
 
 // ---- 1. attention pooling on a regression toy ----
 
-double test_mse(const Tensor& prediction, const data::RegressionToy& toy) { return mse_loss(prediction, toy.y_truth).item(); }
-
 // The weights as a heatmap: test inputs (queries) down, training inputs (keys) across, every
 // fifth labelled; colours from 0 to `scale_max`, shared by the maps to be compared.
 lessons::Heatmap weights_map(const std::string& title, const Tensor& weights, const data::RegressionToy& toy, double scale_max) {
@@ -137,9 +135,9 @@ void attention_pooling(lessons::Run& run, const lessons::CommonFlags& flags, int
                                       toy.y_train};
   const lessons::Series path = train_width(run, model, batch, flags, result);
   const nn::AttentionOutput after = predict(model, toy);
-  result.mse_average = test_mse(average, toy);
-  result.mse_nonparametric = test_mse(fixed.context, toy);
-  result.mse_parametric = test_mse(after.context, toy);
+  result.mse_average = mse_loss(average, toy.y_truth).item();  // test MSE against the noise-free curve
+  result.mse_nonparametric = mse_loss(fixed.context, toy.y_truth).item();
+  result.mse_parametric = mse_loss(after.context, toy.y_truth).item();
   std::printf("  w: %.4f before training, %.4f after %lld steps\n", result.initial_w, result.learned_w, static_cast<long long>(flags.steps));
   std::printf("  test MSE against the noise-free curve, %lld test inputs:\n", static_cast<long long>(toy.x_test.numel()));
   std::printf("    average pooling           %.4f\n", result.mse_average);
@@ -193,23 +191,24 @@ void scoring_side_by_side(lessons::Run& run, Generator& gen, Summary& summary) {
               static_cast<long long>(copied[0]));
   std::printf("  %-12s %22s %26s\n", "scoring", "mean largest weight", "top key = the copied key");
   // A row of the table, a metric (the share of queries whose top key is the one they copy) and a heatmap.
-  auto report = [&](const char* name, const std::string& id, const std::string& title, const Tensor& weights) {  // weights (1,Q,S)
+  auto report = [&](const char* name, const char* metric, const char* stem, const char* title, const Tensor& weights) {  // (1,Q,S)
     const Tensor top = argmax(weights, -1);  // (1,Q)
     int64_t right = 0;
     for (int64_t q = 0; q < kQueries; ++q) right += static_cast<int64_t>(top.data()[q]) == copied[static_cast<size_t>(q)];
     const double largest = mean(amax(weights, {-1})).item();
     std::printf("  %-12s %22.3f %20lld of %lld\n", name, largest, static_cast<long long>(right), static_cast<long long>(kQueries));
-    summary.add("top_key_right_" + id, static_cast<double>(right) / kQueries,
-                "part 2: share of queries whose largest weight is on the key they copy");
+    summary.add(metric, static_cast<double>(right) / kQueries, "part 2: share of queries whose largest weight is on the key they copy");
     lessons::Heatmap map{title, "key", "query (~ the key it copies)", "attention weight",
                          lessons::matrix_rows(weights.data(), kQueries, kKeys), query_names, key_names};
     map.scale_min = 0, map.scale_max = 1;  // one scale for the four
-    run.wrote(lessons::save_heatmap(run.path("scores_" + id), map));
+    run.wrote(lessons::save_heatmap(run.path(stem), map));
   };
-  report("dot", "dot", "Dot product: q . k", nn::dot_attention(queries, keys, keys).weights);
-  report("scaled dot", "scaled_dot", "Scaled dot product: q . k / sqrt(d)", nn::scaled_dot_attention(queries, keys, keys).weights);
-  report("additive", "additive", "Additive (untrained): w_v . tanh(W_q q + W_k k)", additive.forward(queries, keys, keys).weights);
-  report("general", "general", "General (untrained): q^T W k", general.forward(queries, keys, keys).weights);
+  report("dot", "top_key_right_dot", "scores_dot", "Dot product: q . k", nn::dot_attention(queries, keys, keys).weights);
+  report("scaled dot", "top_key_right_scaled_dot", "scores_scaled_dot", "Scaled dot product: q . k / sqrt(d)",
+         nn::scaled_dot_attention(queries, keys, keys).weights);
+  report("additive", "top_key_right_additive", "scores_additive", "Additive (untrained): w_v . tanh(W_q q + W_k k)",
+         additive.forward(queries, keys, keys).weights);
+  report("general", "top_key_right_general", "scores_general", "General (untrained): q^T W k", general.forward(queries, keys, keys).weights);
 }
 
 // For each d: random queries and keys of N(0, 1) entries, each query against `keys` keys, scored
@@ -303,8 +302,7 @@ void masked_softmax_demo(Generator& gen, Summary& summary) {
   const Tensor before = nn::attend(scores, values, {.mask = lengths}).context;
   const Tensor after = nn::attend(scores, changed, {.mask = lengths}).context;
   const double moved = amax(abs(after - before)).item();
-  std::printf("  largest weight on a masked key: %g; adding 1000 to the padded keys' values moves the context by %g\n", on_masked,
-              moved);
+  std::printf("  largest weight on a masked key: %g; adding 1000 to the padded keys' values moves the context by %g\n", on_masked, moved);
   summary.add("masked_weight_max", on_masked, "part 3: the largest weight on a masked key (exactly 0)");
   summary.add("padded_values_effect", moved, "part 3: how far the context moves when the padded keys' values grow by 1000");
 }
