@@ -15,20 +15,24 @@
 #include "core/autograd.h"
 #include "core/error.h"
 #include "core/ops.h"
+#include "data/copied_keys.h"
+#include "data/regression_toy.h"
 #include "lessons/common/cli.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/run.h"
+#include "models/kernel_regression.h"
 #include "nn/attention/masked_softmax.h"
 #include "nn/attention/nadaraya_watson.h"
 #include "nn/attention/scoring.h"
 #include "nn/attention/scoring_modules.h"
+#include "nn/attention/softmax_saturation.h"
 #include "optim/sgd.h"
+#include "optim/train_step.h"
 
 using namespace ladder;
 
 namespace {
 
-constexpr float kLow = 0, kHigh = 5, kTestSpacing = 0.1f;  // inputs in [0, 5); test inputs every 0.1
 // Part 2: the query and key sizes d of the scaling experiment.
 const std::vector<int64_t> kDims = {2, 4, 8, 16, 32, 64, 96, 128, 192, 256, 320, 384, 448, 512};
 
@@ -37,62 +41,33 @@ std::vector<double> doubles(const Tensor& t) {
   return {v.begin(), v.end()};
 }
 
-// ---- 1. attention pooling on a regression toy ----
-
-// The function to learn: y = 2 sin(x) + x^0.8.
-Tensor truth(const Tensor& x) { return 2.0f * sin(x) + pow(x, 0.8f); }
-
-struct Toy {
-  Tensor x_train, y_train;  // (N): sorted inputs and noisy targets
-  Tensor x_test, y_truth;   // (Q): a grid over [0, 5) and the noise-free targets there
+// summary.json's metrics in the order the parts add them, each with its note for the final printout.
+struct Summary {
+  nlohmann::ordered_json metrics;
+  lessons::MetricNotes notes;
+  void add(const std::string& name, double value, const std::string& note) { metrics[name] = value, notes[name] = note; }
 };
 
-Toy regression_toy(int64_t points, float noise, Generator& gen) {
-  std::vector<float> xs(static_cast<size_t>(points));
-  for (float& x : xs) x = gen.uniform(kLow, kHigh);
-  std::sort(xs.begin(), xs.end());  // sorted, so that near inputs are near columns of the heatmaps
-  Toy toy;
-  toy.x_train = tensor(xs);
-  toy.y_train = truth(toy.x_train) + noise * randn({points}, gen);
-  toy.x_test = arange(kLow, kHigh, kTestSpacing);
-  toy.y_truth = truth(toy.x_test);
-  return toy;
-}
-
-// Row i holds every entry of v but the i-th: (N) -> (N,N-1). As keys and values, each training
-// point is predicted from the others only.
-Tensor leave_one_out(const Tensor& v) {
-  const int64_t n = v.numel();
-  Tensor out = empty({n, n - 1});
-  float* row = out.data();
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < n; ++j)
-      if (j != i) *row++ = v.data()[j];
-  return out;
-}
-
-double test_mse(const Tensor& prediction, const Toy& toy) { return mse_loss(prediction, toy.y_truth).item(); }
+// ---- 1. attention pooling on a regression toy ----
 
 // The weights as a heatmap: test inputs (queries) down, training inputs (keys) across, every
 // fifth labelled; colours from 0 to `scale_max`, shared by the maps to be compared.
-lessons::Heatmap weights_map(const std::string& title, const Tensor& weights, const Toy& toy, double scale_max) {
-  auto labels = [](const Tensor& x, int64_t every) {
-    std::vector<std::string> out;
-    for (int64_t i = 0; i < x.numel(); ++i) {
-      char text[16];
-      std::snprintf(text, sizeof text, "%.1f", x.data()[i]);
-      out.push_back(i % every == 0 ? text : "");
-    }
-    return out;
-  };
-  lessons::Heatmap map{title, "training input x_i, sorted (keys)", "test input x (queries)", "attention weight", {}, {}, {}};
+lessons::Heatmap weights_map(const std::string& title, const Tensor& weights, const data::RegressionToy& toy, double scale_max) {
+  lessons::Heatmap map{title, "training input x_i, sorted (keys)", "test input x (queries)", "attention weight",
+                       lessons::matrix_rows(weights.data(), weights.size(0), weights.size(1)), {}, {}};
   map.scale_min = 0, map.scale_max = scale_max;
-  const int64_t rows = weights.size(0), cols = weights.size(1);
-  for (int64_t i = 0; i < rows; ++i) map.values.emplace_back(weights.data() + i * cols, weights.data() + (i + 1) * cols);
-  if (cols <= 100) map.row_labels = labels(toy.x_test, 5), map.col_labels = labels(toy.x_train, 5);
+  if (weights.size(1) <= 100)
+    map.row_labels = lessons::sparse_labels(doubles(toy.x_test), 5), map.col_labels = lessons::sparse_labels(doubles(toy.x_train), 5);
   return map;
 }
 
+// The model's predictions at the test inputs from every training point, and its weights (Q,N).
+nn::AttentionOutput predict(models::KernelRegression& model, const data::RegressionToy& toy) {
+  NoGradGuard no_grad;
+  return model.forward(toy.x_test, toy.x_train, toy.y_train);
+}
+
+// Part 1's figures, for the printout and summary.json.
 struct Pooling {
   double mse_average = 0, mse_nonparametric = 0, mse_parametric = 0;
   double initial_w = 0, learned_w = 0, first_loss = 0, last_loss = 0, best_w = 0;
@@ -100,8 +75,8 @@ struct Pooling {
 
 // The training loss against w, on a grid, with and without leaving each point out of its own keys,
 // and the w that SGD visited: why training must leave the point out.
-void plot_loss_against_w(lessons::Run& run, const Toy& toy, const Tensor& keys, const Tensor& values, const lessons::Series& path,
-                         Pooling& result) {
+void plot_loss_against_w(lessons::Run& run, const data::RegressionToy& toy, const models::RegressionBatch& batch,
+                         const lessons::Series& path, Pooling& result) {
   NoGradGuard no_grad;
   lessons::Series left_out{"leave-one-out loss (what SGD minimises)"}, kept{"each point among its own keys"};
   const double w_max = std::max(40.0, 1.5 * *std::max_element(path.x.begin(), path.x.end()));
@@ -109,7 +84,7 @@ void plot_loss_against_w(lessons::Run& run, const Toy& toy, const Tensor& keys, 
   for (int i = 0; i <= 400; ++i) {
     const double w = w_max * i / 400;
     const auto wf = static_cast<float>(w);
-    const double loss = mse_loss(nn::nadaraya_watson(toy.x_train, keys, values, wf).context, toy.y_train).item();
+    const double loss = mse_loss(nn::nadaraya_watson(toy.x_train, batch.keys, batch.values, wf).context, toy.y_train).item();
     left_out.x.push_back(w), left_out.y.push_back(loss);
     kept.x.push_back(w), kept.y.push_back(mse_loss(nn::nadaraya_watson(toy.x_train, toy.x_train, toy.y_train, wf).context, toy.y_train).item());
     if (loss < best_loss) best_loss = loss, result.best_w = w;
@@ -118,9 +93,9 @@ void plot_loss_against_w(lessons::Run& run, const Toy& toy, const Tensor& keys, 
                                      {"Training loss against the kernel's w = 1/bandwidth", "w", "training MSE", {left_out, kept, path}}));
 }
 
-// SGD on the leave-one-out loss. metrics.csv gets each step's loss and the w it was computed at;
-// so does the returned path, for loss_against_w.png.
-lessons::Series train_width(lessons::Run& run, nn::NadarayaWatson& model, const Toy& toy, const Tensor& keys, const Tensor& values,
+// Full-batch SGD on the leave-one-out loss, one shared training step at a time. metrics.csv gets
+// each step's loss and the w it was computed at; so does the returned path, for loss_against_w.png.
+lessons::Series train_width(lessons::Run& run, models::KernelRegression& model, const models::RegressionBatch& batch,
                             const lessons::CommonFlags& flags, Pooling& result) {
   optim::SGD sgd(model.named_parameters(), {.lr = flags.lr});
   lessons::CsvWriter metrics(run.file("metrics.csv"), {"step", "train_loss", "w"});
@@ -128,53 +103,42 @@ lessons::Series train_width(lessons::Run& run, nn::NadarayaWatson& model, const 
   std::printf("  %6s %12s %10s\n", "step", "train MSE", "w");
   for (int64_t step = 1; step <= flags.steps; ++step) {
     const double w = model.w.item();
-    const Tensor loss = mse_loss(model.forward(toy.x_train, keys, values).context, toy.y_train);  // (N) predictions
-    run.check_loss(step, loss.item());
-    sgd.zero_grad();
-    loss.backward();
-    sgd.step();
-    metrics.row({static_cast<double>(step), loss.item(), w});
-    path.x.push_back(w), path.y.push_back(loss.item());
-    if (step == 1) result.first_loss = loss.item();
-    result.last_loss = loss.item();
+    const double loss = optim::train_step(model, sgd, batch, /*clip=*/0).loss;  // at w, before the step
+    run.check_loss(step, loss);
+    metrics.row({static_cast<double>(step), loss, w});
+    path.x.push_back(w), path.y.push_back(loss);
+    if (step == 1) result.first_loss = loss;
+    result.last_loss = loss;
     if (step == 1 || step % std::max<int64_t>(1, flags.steps / 10) == 0 || step == flags.steps)
-      std::printf("  %6lld %12.4f %10.4f\n", static_cast<long long>(step), loss.item(), w);
+      std::printf("  %6lld %12.4f %10.4f\n", static_cast<long long>(step), loss, w);
   }
   run.save_checkpoint(model);  // refuses a w that the last step made infinite
   result.learned_w = model.w.item();
   return path;
 }
 
-Pooling attention_pooling(lessons::Run& run, const lessons::CommonFlags& flags, int64_t points, float noise, Generator& gen) {
+void attention_pooling(lessons::Run& run, const lessons::CommonFlags& flags, int64_t points, float noise, Generator& gen,
+                       Summary& summary) {
   std::printf("== 1. attention pooling: y = 2 sin(x) + x^0.8 + noise (sd %g), %lld training points ==\n", noise,
               static_cast<long long>(points));
-  const Toy toy = regression_toy(points, noise, gen);
+  const data::RegressionToy toy = data::regression_toy(points, noise, gen);
   Pooling result;
-  nn::NadarayaWatson model(gen);
+  models::KernelRegression model(gen);
   result.initial_w = model.w.item();
-  Tensor average;
-  nn::AttentionOutput fixed, before;
-  {
-    NoGradGuard no_grad;
-    // Average pooling: every key weighs 1/N, whatever the query.
-    average = full({toy.x_test.numel()}, mean(toy.y_train).item());
-    // Non-parametric: a Gaussian kernel of fixed width (w = 1).
-    fixed = nn::nadaraya_watson(toy.x_test, toy.x_train, toy.y_train);
-    before = model.forward(toy.x_test, toy.x_train, toy.y_train);
-  }
+  // Average pooling: every key weighs 1/N, whatever the query.
+  const Tensor average = full({toy.x_test.numel()}, mean(toy.y_train).item());
+  // Non-parametric: a Gaussian kernel of fixed width (w = 1).
+  const nn::AttentionOutput fixed = nn::nadaraya_watson(toy.x_test, toy.x_train, toy.y_train);
+  const nn::AttentionOutput before = predict(model, toy);
   // Parametric: the same formula, w learned by SGD, each training point predicted from the others.
-  const Tensor keys = leave_one_out(toy.x_train), values = leave_one_out(toy.y_train);
-  const lessons::Series path = train_width(run, model, toy, keys, values, flags, result);
-  nn::AttentionOutput after;
-  {
-    NoGradGuard no_grad;
-    after = model.forward(toy.x_test, toy.x_train, toy.y_train);
-  }
-  result.mse_average = test_mse(average, toy);
-  result.mse_nonparametric = test_mse(fixed.context, toy);
-  result.mse_parametric = test_mse(after.context, toy);
-  std::printf("  w: %.4f before training, %.4f after %lld steps\n", result.initial_w, result.learned_w,
-              static_cast<long long>(flags.steps));
+  const models::RegressionBatch batch{toy.x_train, models::leave_one_out(toy.x_train), models::leave_one_out(toy.y_train),
+                                      toy.y_train};
+  const lessons::Series path = train_width(run, model, batch, flags, result);
+  const nn::AttentionOutput after = predict(model, toy);
+  result.mse_average = mse_loss(average, toy.y_truth).item();  // test MSE against the noise-free curve
+  result.mse_nonparametric = mse_loss(fixed.context, toy.y_truth).item();
+  result.mse_parametric = mse_loss(after.context, toy.y_truth).item();
+  std::printf("  w: %.4f before training, %.4f after %lld steps\n", result.initial_w, result.learned_w, static_cast<long long>(flags.steps));
   std::printf("  test MSE against the noise-free curve, %lld test inputs:\n", static_cast<long long>(toy.x_test.numel()));
   std::printf("    average pooling           %.4f\n", result.mse_average);
   std::printf("    non-parametric, w = 1     %.4f\n", result.mse_nonparametric);
@@ -197,98 +161,59 @@ Pooling attention_pooling(lessons::Run& run, const lessons::CommonFlags& flags, 
   run.wrote(lessons::save_heatmap(run.path("weights_before_training"), weights_map(title, before.weights, toy, largest)));
   std::snprintf(title, sizeof title, "Parametric, after training: w = %.3f", result.learned_w);
   run.wrote(lessons::save_heatmap(run.path("weights_after_training"), weights_map(title, after.weights, toy, largest)));
-  plot_loss_against_w(run, toy, keys, values, path, result);
+  plot_loss_against_w(run, toy, batch, path, result);
   std::printf("  the leave-one-out loss is lowest at w = %.2f on a grid; SGD ended at %.4f\n", result.best_w, result.learned_w);
-  return result;
+  summary.add("mse_average", result.mse_average, "part 1: test MSE against the noise-free curve, average pooling");
+  summary.add("mse_nonparametric", result.mse_nonparametric, "part 1: the same, Nadaraya-Watson with w = 1");
+  summary.add("mse_parametric", result.mse_parametric, "part 1: the same, Nadaraya-Watson with the learned w");
+  summary.add("initial_w", result.initial_w, "the parametric model's w before training, drawn from U(0, 1)");
+  summary.add("learned_w", result.learned_w, "its w after training");
+  summary.add("best_w_on_grid", result.best_w, "the w of the lowest leave-one-out loss, on a grid (loss_against_w.png)");
+  summary.add("train_loss_first", result.first_loss, "leave-one-out training MSE at the first step");
+  summary.add("train_loss", result.last_loss, "leave-one-out training MSE at the last step");
 }
 
 // ---- 2. scoring functions ----
 
-// What the softmax makes of one set of scores (trials,1,S), at one d.
-struct Softmaxed {
-  double variance;        // of the scores
-  double largest_weight;  // the mean over queries of each one's largest weight
-  double grad_median, grad_mean;  // over queries, of the length of the gradient reaching the scores
-};
-
-struct Scoring {
-  std::vector<std::pair<std::string, double>> top_key_right;  // per scoring function: its metric's name and value
-  Softmaxed plain{}, scaled{};                                // at the largest d, without and with 1/sqrt(d)
-};
-
 // Queries that are noisy copies of some of the keys, scored four ways; a heatmap of each one's weights.
-void scoring_side_by_side(lessons::Run& run, Scoring& result, Generator& gen) {
+void scoring_side_by_side(lessons::Run& run, Generator& gen, Summary& summary) {
   constexpr int64_t kQueries = 6, kKeys = 10, kDim = 8, kHidden = 16;
   std::printf("\n== 2. scoring functions on the same %lld queries and %lld keys (d = %lld) ==\n", static_cast<long long>(kQueries),
               static_cast<long long>(kKeys), static_cast<long long>(kDim));
   NoGradGuard no_grad;
-  const Tensor keys = randn({1, kKeys, kDim}, gen);
-  // Query i copies key copied[i], plus noise: "the most similar key" has a right answer.
-  std::vector<int64_t> copied(kKeys);
-  for (int64_t k = 0; k < kKeys; ++k) copied[static_cast<size_t>(k)] = k;
-  shuffle(copied, gen);
-  copied.resize(kQueries);
-  Tensor queries = empty({1, kQueries, kDim});
-  const Tensor noise = randn({kQueries, kDim}, gen);
-  for (int64_t q = 0; q < kQueries; ++q)
-    for (int64_t j = 0; j < kDim; ++j)
-      queries.data()[q * kDim + j] = keys.data()[copied[static_cast<size_t>(q)] * kDim + j] + 0.5f * noise.data()[q * kDim + j];
-
+  const auto [keys, queries, copied] = data::copied_keys(kKeys, kQueries, kDim, 0.5f, gen);  // query i ~ key copied[i]
   nn::AdditiveAttention additive(kDim, kDim, kHidden, 0, gen);  // untrained: random W_q, W_k, w_v
   nn::GeneralAttention general(kDim, kDim, 0, gen);              // untrained: random W
-  struct Scored {
-    const char* name;
-    const char* metric;  // in summary.json: the share of queries whose top key is the one they copy
-    const char* stem;
-    const char* title;
-    Tensor weights;  // (1,Q,S)
-  };
-  const std::vector<Scored> scored = {
-      {"dot", "top_key_right_dot", "scores_dot", "Dot product: q . k", nn::dot_attention(queries, keys, keys).weights},
-      {"scaled dot", "top_key_right_scaled_dot", "scores_scaled_dot", "Scaled dot product: q . k / sqrt(d)",
-       nn::scaled_dot_attention(queries, keys, keys).weights},
-      {"additive", "top_key_right_additive", "scores_additive", "Additive (untrained): w_v . tanh(W_q q + W_k k)",
-       additive.forward(queries, keys, keys).weights},
-      {"general", "top_key_right_general", "scores_general", "General (untrained): q^T W k", general.forward(queries, keys, keys).weights}};
   std::vector<std::string> query_names, key_names;
   for (int64_t q = 0; q < kQueries; ++q) query_names.push_back("q" + std::to_string(q) + " ~ k" + std::to_string(copied[static_cast<size_t>(q)]));
   for (int64_t k = 0; k < kKeys; ++k) key_names.push_back("k" + std::to_string(k));
   std::printf("  each query is a key plus noise of sd 0.5 (q0 ~ k%lld: a copy of key %lld)\n", static_cast<long long>(copied[0]),
               static_cast<long long>(copied[0]));
   std::printf("  %-12s %22s %26s\n", "scoring", "mean largest weight", "top key = the copied key");
-  for (const Scored& s : scored) {
-    const Tensor top = argmax(s.weights, -1);  // (1,Q)
+  // A row of the table, a metric (the share of queries whose top key is the one they copy) and a heatmap.
+  auto report = [&](const char* name, const char* metric, const char* stem, const char* title, const Tensor& weights) {  // (1,Q,S)
+    const Tensor top = argmax(weights, -1);  // (1,Q)
     int64_t right = 0;
     for (int64_t q = 0; q < kQueries; ++q) right += static_cast<int64_t>(top.data()[q]) == copied[static_cast<size_t>(q)];
-    const double largest = mean(amax(s.weights, {-1})).item();
-    std::printf("  %-12s %22.3f %20lld of %lld\n", s.name, largest, static_cast<long long>(right), static_cast<long long>(kQueries));
-    result.top_key_right.emplace_back(s.metric, static_cast<double>(right) / kQueries);
-    lessons::Heatmap map{s.title, "key", "query (~ the key it copies)", "attention weight", {}, query_names, key_names};
+    const double largest = mean(amax(weights, {-1})).item();
+    std::printf("  %-12s %22.3f %20lld of %lld\n", name, largest, static_cast<long long>(right), static_cast<long long>(kQueries));
+    summary.add(metric, static_cast<double>(right) / kQueries, "part 2: share of queries whose largest weight is on the key they copy");
+    lessons::Heatmap map{title, "key", "query (~ the key it copies)", "attention weight",
+                         lessons::matrix_rows(weights.data(), kQueries, kKeys), query_names, key_names};
     map.scale_min = 0, map.scale_max = 1;  // one scale for the four
-    for (int64_t q = 0; q < kQueries; ++q) map.values.emplace_back(s.weights.data() + q * kKeys, s.weights.data() + (q + 1) * kKeys);
-    run.wrote(lessons::save_heatmap(run.path(s.stem), map));
-  }
-}
-
-Softmaxed softmax_of(const Tensor& scores_in, Generator& gen) {
-  Tensor scores = scores_in.detach();  // (trials,1,S), a leaf
-  scores.requires_grad_();
-  const Tensor weights = softmax(scores, -1);
-  // Backward from a random upstream gradient g of unit variance: each query's scores receive
-  // J^T g, with J = diag(p) - p p^T the softmax's Jacobian, which vanishes as p becomes one-hot.
-  sum(weights * randn(weights.shape(), gen)).backward();
-  NoGradGuard no_grad;
-  std::vector<float> lengths = sqrt(sum(scores.grad() * scores.grad(), {-1})).to_vector();  // one per query
-  std::sort(lengths.begin(), lengths.end());
-  double total = 0;
-  for (const float l : lengths) total += l;
-  return {var(scores).item(), mean(amax(weights, {-1})).item(), lengths[lengths.size() / 2],
-          total / static_cast<double>(lengths.size())};
+    run.wrote(lessons::save_heatmap(run.path(stem), map));
+  };
+  report("dot", "top_key_right_dot", "scores_dot", "Dot product: q . k", nn::dot_attention(queries, keys, keys).weights);
+  report("scaled dot", "top_key_right_scaled_dot", "scores_scaled_dot", "Scaled dot product: q . k / sqrt(d)",
+         nn::scaled_dot_attention(queries, keys, keys).weights);
+  report("additive", "top_key_right_additive", "scores_additive", "Additive (untrained): w_v . tanh(W_q q + W_k k)",
+         additive.forward(queries, keys, keys).weights);
+  report("general", "top_key_right_general", "scores_general", "General (untrained): q^T W k", general.forward(queries, keys, keys).weights);
 }
 
 // For each d: random queries and keys of N(0, 1) entries, each query against `keys` keys, scored
 // q . k and q . k / sqrt(d); the scores' variance, and what the softmax makes of them.
-void why_the_scale(lessons::Run& run, Scoring& result, int64_t trials, int64_t keys, Generator& gen) {
+void why_the_scale(lessons::Run& run, int64_t trials, int64_t keys, Generator& gen, Summary& summary) {
   std::printf("\n== 2b. why 1/sqrt(d): %lld random queries against %lld random keys each, entries N(0, 1) ==\n",
               static_cast<long long>(trials), static_cast<long long>(keys));
   lessons::CsvWriter csv(run.file("scaling.csv"), {"d", "var_dot", "var_scaled_dot", "max_weight", "max_weight_scaled", "grad_median",
@@ -298,9 +223,10 @@ void why_the_scale(lessons::Run& run, Scoring& result, int64_t trials, int64_t k
   lessons::Series median{"q . k, median"}, median_scaled{"q . k / sqrt(d), median"}, mean_length{"q . k, mean"},
       mean_scaled{"q . k / sqrt(d), mean"};
   std::printf("  %5s %10s %16s %16s %26s\n", "d", "var(q.k)", "var(q.k/sqrt d)", "largest weight", "median gradient length");
+  nn::SoftmaxSaturation plain{}, scaled{};
   for (const int64_t d : kDims) {
     const Tensor q = randn({trials, 1, d}, gen), k = randn({trials, keys, d}, gen);  // (trials,1,d), (trials,S,d)
-    const Softmaxed plain = softmax_of(nn::dot_scores(q, k), gen), scaled = softmax_of(nn::scaled_dot_scores(q, k), gen);
+    plain = nn::softmax_saturation(nn::dot_scores(q, k), gen), scaled = nn::softmax_saturation(nn::scaled_dot_scores(q, k), gen);
     const auto x = static_cast<double>(d);
     auto add = [x](lessons::Series& s, double y) { s.x.push_back(x), s.y.push_back(y); };
     add(var_dot, plain.variance), add(line, x), add(var_scaled, scaled.variance);
@@ -311,7 +237,6 @@ void why_the_scale(lessons::Run& run, Scoring& result, int64_t trials, int64_t k
              plain.grad_mean, scaled.grad_mean});
     std::printf("  %5lld %10.2f %16.3f %8.3f / %.3f %15.2e / %.3f\n", static_cast<long long>(d), plain.variance, scaled.variance,
                 plain.largest_weight, scaled.largest_weight, plain.grad_median, scaled.grad_median);
-    result.plain = plain, result.scaled = scaled;
   }
   std::printf("  (largest weight and gradient length: without / with 1/sqrt(d))\n");
   run.wrote(lessons::save_line_chart(run.path("scaling_variance"),
@@ -322,6 +247,12 @@ void why_the_scale(lessons::Run& run, Scoring& result, int64_t trials, int64_t k
                                      {"The gradient that the softmax passes back to the scores", "d (size of q and k)",
                                       "gradient length per query (log scale)", {median, median_scaled, mean_length, mean_scaled},
                                       /*log_y=*/true}));
+  summary.add("var_dot_d512", plain.variance, "part 2b: variance of q . k at d = 512 (theory: 512)");
+  summary.add("var_scaled_dot_d512", scaled.variance, "variance of q . k / sqrt(d) at d = 512 (theory: 1)");
+  summary.add("max_weight_d512", plain.largest_weight, "largest softmax weight at d = 512, unscaled scores (mean over queries)");
+  summary.add("max_weight_scaled_d512", scaled.largest_weight, "the same with 1/sqrt(d)");
+  summary.add("grad_median_d512", plain.grad_median, "median gradient length through the softmax at d = 512, unscaled");
+  summary.add("grad_median_scaled_d512", scaled.grad_median, "the same with 1/sqrt(d)");
 }
 
 // ---- 3. masked softmax ----
@@ -355,31 +286,33 @@ double print_masked(const char* what, const Tensor& scores, const nn::KeyMask& m
   return on_masked;
 }
 
-struct Masking {
-  double on_masked = 0;  // the largest weight on a masked key
-  double moved = 0;      // the largest change of the context when the padded keys' values change
-};
-
-Masking masked_softmax_demo(Generator& gen) {
+void masked_softmax_demo(Generator& gen, Summary& summary) {
   std::printf("\n== 3. masked softmax: padded keys get weight 0 ==\n");
   NoGradGuard no_grad;
   const Tensor scores = uniform({2, 2, 4}, 0, 1, gen);  // (B,Q,S) = (2,2,4), as in d2l's example
   const nn::KeyMask lengths{.valid_lengths = tensor({2, 3})};
-  Masking result;
-  result.on_masked = print_masked("valid lengths [2, 3]: batch row b sees its first 2 or 3 keys", scores, lengths);
+  const double per_row = print_masked("valid lengths [2, 3]: batch row b sees its first 2 or 3 keys", scores, lengths);
   const double per_query = print_masked("valid lengths per query [[1, 3], [0, 4]]: a query that sees no key gets zeros", scores,
                                         {.valid_lengths = tensor({1, 3, 0, 4}, {2, 2})});
-  result.on_masked = std::max(result.on_masked, per_query);
+  const double on_masked = std::max(per_row, per_query);  // the largest weight on a masked key
   // The values of padded keys never reach the output: give them huge values and compare.
   const Tensor values = randn({2, 4, 3}, gen);  // (B,S,Dv)
   const Tensor padding = 1.0f - reshape(lengths.visible({2, 1, 4}), {2, 4, 1});  // (B,S,1): 1 on a padded key
   const Tensor changed = values + 1000.0f * padding;
   const Tensor before = nn::attend(scores, values, {.mask = lengths}).context;
   const Tensor after = nn::attend(scores, changed, {.mask = lengths}).context;
-  result.moved = amax(abs(after - before)).item();
-  std::printf("  largest weight on a masked key: %g; adding 1000 to the padded keys' values moves the context by %g\n",
-              result.on_masked, result.moved);
-  return result;
+  const double moved = amax(abs(after - before)).item();
+  std::printf("  largest weight on a masked key: %g; adding 1000 to the padded keys' values moves the context by %g\n", on_masked, moved);
+  summary.add("masked_weight_max", on_masked, "part 3: the largest weight on a masked key (exactly 0)");
+  summary.add("padded_values_effect", moved, "part 3: how far the context moves when the padded keys' values grow by 1000");
+}
+
+// The keys of part 2b at the largest d are trials x keys x 512 floats: checked as given, before --quick.
+void check_scaling_fits(int64_t trials, int64_t keys) {
+  if (trials * keys > 65536)
+    fail("08_attention_pooling", "--trials ", trials, " x --keys ", keys, " = ", trials * keys,
+         " random keys per d, more than 65536 (at d = 512 they would take ", trials * keys * 512 * 4 / (1 << 20),
+         " MB); give fewer --trials or --keys");
 }
 
 }  // namespace
@@ -397,58 +330,17 @@ int main(int argc, char** argv) {
     cli.option("--trials", trials, "random queries per d in part 2b", {1, 10000});
     cli.option("--keys", keys, "keys per query in part 2b", {2, 1024});
     cli.parse(argc, argv);
-    // The keys of part 2b at the largest d are trials x keys x 512 floats: checked as given, before --quick.
-    if (trials * keys > 65536)
-      fail("08_attention_pooling", "--trials ", trials, " x --keys ", keys, " = ", trials * keys,
-           " random keys per d, more than 65536 (at d = 512 they would take ", trials * keys * 512 * 4 / (1 << 20),
-           " MB); give fewer --trials or --keys");
+    check_scaling_fits(trials, keys);
     if (cli.common.quick) cli.common.steps = std::min<int64_t>(cli.common.steps, 20), trials = std::min<int64_t>(trials, 200);
     lessons::Run run(cli);
     Generator gen(cli.common.seed);
 
-    const Pooling pooling = attention_pooling(run, cli.common, points, noise, gen);
-    Scoring scoring;
-    scoring_side_by_side(run, scoring, gen);
-    why_the_scale(run, scoring, trials, keys, gen);
-    const Masking masking = masked_softmax_demo(gen);
-
-    nlohmann::ordered_json metrics = {{"mse_average", pooling.mse_average},
-                                      {"mse_nonparametric", pooling.mse_nonparametric},
-                                      {"mse_parametric", pooling.mse_parametric},
-                                      {"initial_w", pooling.initial_w},
-                                      {"learned_w", pooling.learned_w},
-                                      {"best_w_on_grid", pooling.best_w},
-                                      {"train_loss_first", pooling.first_loss},
-                                      {"train_loss", pooling.last_loss}};
-    for (const auto& [name, right] : scoring.top_key_right) metrics[name] = right;
-    metrics.update({{"var_dot_d512", scoring.plain.variance},
-                    {"var_scaled_dot_d512", scoring.scaled.variance},
-                    {"max_weight_d512", scoring.plain.largest_weight},
-                    {"max_weight_scaled_d512", scoring.scaled.largest_weight},
-                    {"grad_median_d512", scoring.plain.grad_median},
-                    {"grad_median_scaled_d512", scoring.scaled.grad_median},
-                    {"masked_weight_max", masking.on_masked},
-                    {"padded_values_effect", masking.moved}});
-    lessons::MetricNotes notes = {
-        {"mse_average", "part 1: test MSE against the noise-free curve, average pooling"},
-        {"mse_nonparametric", "part 1: the same, Nadaraya-Watson with w = 1"},
-        {"mse_parametric", "part 1: the same, Nadaraya-Watson with the learned w"},
-        {"initial_w", "the parametric model's w before training, drawn from U(0, 1)"},
-        {"learned_w", "its w after training"},
-        {"best_w_on_grid", "the w of the lowest leave-one-out loss, on a grid (loss_against_w.png)"},
-        {"train_loss_first", "leave-one-out training MSE at the first step"},
-        {"train_loss", "leave-one-out training MSE at the last step"},
-        {"var_dot_d512", "part 2b: variance of q . k at d = 512 (theory: 512)"},
-        {"var_scaled_dot_d512", "variance of q . k / sqrt(d) at d = 512 (theory: 1)"},
-        {"max_weight_d512", "largest softmax weight at d = 512, unscaled scores (mean over queries)"},
-        {"max_weight_scaled_d512", "the same with 1/sqrt(d)"},
-        {"grad_median_d512", "median gradient length through the softmax at d = 512, unscaled"},
-        {"grad_median_scaled_d512", "the same with 1/sqrt(d)"},
-        {"masked_weight_max", "part 3: the largest weight on a masked key (exactly 0)"},
-        {"padded_values_effect", "part 3: how far the context moves when the padded keys' values grow by 1000"}};
-    for (const auto& [name, right] : scoring.top_key_right)
-      notes[name] = "part 2: share of queries whose largest weight is on the key they copy";
-    run.finish(metrics, notes,
+    Summary summary;
+    attention_pooling(run, cli.common, points, noise, gen, summary);
+    scoring_side_by_side(run, gen, summary);
+    why_the_scale(run, trials, keys, gen, summary);
+    masked_softmax_demo(gen, summary);
+    run.finish(summary.metrics, summary.notes,
                "docs/08_attention_pooling.md, section 3 (Learning the width); then exercise 1: --noise 0 and --noise 1.5,\n"
                "      and compare learned_w");
   });

@@ -50,6 +50,22 @@ LabelFit fit_labels(const page::TextSizes& cols, const page::TextSizes& rows, do
 
 }  // namespace
 
+std::vector<std::vector<double>> matrix_rows(const float* values, int64_t rows, int64_t cols) {
+  std::vector<std::vector<double>> out;
+  for (int64_t i = 0; i < rows; ++i) out.emplace_back(values + i * cols, values + (i + 1) * cols);
+  return out;
+}
+
+std::vector<std::string> sparse_labels(const std::vector<double>& values, int64_t every) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < values.size(); ++i) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f", values[i]);
+    out.push_back(static_cast<int64_t>(i) % every == 0 ? text : "");
+  }
+  return out;
+}
+
 std::pair<double, double> colour_scale(const Heatmap& map) {
   double lo = INFINITY, hi = -INFINITY;
   for (const auto& row : map.values)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,6 +40,13 @@ struct Heatmap {
   // The ends of the colour scale, so that maps drawn to be compared share one; NaN: the values' own.
   double scale_min = NAN, scale_max = NAN;
 };
+
+// A row-major matrix (rows, cols), as a tensor of attention weights (Q,S) holds it, as a heatmap's
+// values [row][col].
+std::vector<std::vector<double>> matrix_rows(const float* values, int64_t rows, int64_t cols);
+// Labels for rows or columns too many to label each: every `every`-th value with one decimal
+// ("2.5"), from the first, the others blank.
+std::vector<std::string> sparse_labels(const std::vector<double>& values, int64_t every);
 
 // The values at the two ends of a heatmap's colour scale (and of its colour bar): those of
 // scale_min and scale_max where given, else the values' own lowest and highest (for a diverging

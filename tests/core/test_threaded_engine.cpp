@@ -1,0 +1,97 @@
+// The engine around the kernels on two threads: autograd adding a gradient into an existing .grad,
+// and the load-adaptive thread pool beside other busy programs.
+#include "helpers.h"
+#include "threaded_reference.h"
+
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace ladder;
+using ladder::testing::check_close;
+using ladder::testing::leaf;
+using ladder::testing::require_threaded;
+using ladder::testing::TwoThreads;
+
+TEST_CASE("autograd adds a second gradient into an existing .grad on two threads") {
+  TwoThreads threads;
+  Generator gen(18);
+  const Shape shape{211, 191};
+  require_threaded(numel(shape), 1);  // accumulate_owned: one element of work each
+  const Tensor a = randn(shape, gen), b = randn(shape, gen);
+  SUBCASE("a leaf used twice, then a second backward") {
+    const Tensor x = leaf(randn(shape, gen));
+    (sum(x * a) + sum(x * b)).backward();
+    check_close(x.grad(), a + b, 0);
+    (sum(x * a) + sum(x * b)).backward();
+    check_close(x.grad(), (a + b) * 2.0f, 1e-6f, 1e-6f);  // added in another order: a rounding apart
+  }
+  SUBCASE("a retained non-leaf gradient over two passes of one graph") {
+    const Tensor x = leaf(randn(shape, gen));
+    Tensor h = x * 3.0f;
+    h.retain_grad();
+    const Tensor loss = sum(h * a);
+    loss.backward({}, /*retain_graph=*/true);
+    loss.backward();
+    check_close(h.grad(), a * 2.0f, 0);
+    check_close(x.grad(), a * 6.0f, 0);
+  }
+  SUBCASE("sum's gradient, kept reduced, broadcast into a fresh .grad, an existing one and a pending node") {
+    for (int64_t dim : {0, 1}) {
+      CAPTURE(dim);
+      const Shape reduced = dim == 0 ? Shape{191} : Shape{211};
+      const Tensor gy = randn(reduced, gen);
+      // expected[i][j] = gy[j] (dim 0 reduced) or gy[i] (dim 1 reduced), times the uses.
+      Tensor once = empty(shape);
+      for (int64_t i = 0; i < shape[0]; ++i)
+        for (int64_t j = 0; j < shape[1]; ++j) once.data()[i * shape[1] + j] = gy.data()[dim == 0 ? j : i];
+      const Tensor x = leaf(randn(shape, gen));
+      sum(x, {dim}).backward(gy);
+      check_close(x.grad(), once, 0);
+      sum(x, {dim}).backward(gy);
+      check_close(x.grad(), once * 2.0f, 0);
+      const Tensor y = leaf(randn(shape, gen));
+      const Tensor h = y * 1.0f;  // h's node gets the broadcast gradient first, then a full one
+      (sum(h, {dim}) + sum(h * a, {dim})).backward(gy);
+      check_close(y.grad(), once + once * a, 1e-6f, 1e-6f);
+    }
+  }
+}
+
+TEST_CASE("while other programs keep the cores busy, adapting runs one thread with the same blocks and results") {
+  // Two spinning child processes are two runnable tasks of other programs: on a machine with two
+  // cores none is free, so an adapting pool runs one thread. It still cuts loops into two blocks
+  // (num_threads() is 2), so every sum is added in the same order as with two threads. (Threads of
+  // this process do not count: an OpenMP worker still spinning after a region is not a busy core.)
+  if (omp_get_num_procs() != 2) return;  // the arithmetic below is for two cores
+  TwoThreads two;
+  const Tensor x = randn({513, 129});
+  const Tensor fixed = sum(softmax(x, -1) * x, {0});
+  std::vector<pid_t> busy;
+  for (int i = 0; i < 2; ++i) {
+    const pid_t child = fork();
+    if (child == 0)
+      for (;;) asm volatile("");  // spin until killed (an empty loop the compiler keeps)
+    busy.push_back(child);
+  }
+  set_num_threads(2, /*adapt_to_load=*/true);
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));  // the pool looks at most every 100 ms
+  const int running = running_threads();
+  const Tensor adapted = sum(softmax(x, -1) * x, {0});
+  // One thread opens no parallel region: a BLAS call in the body then sees it is not inside one
+  // and uses its own (one) thread, instead of starting a team of new threads on every call.
+  int level = -1;
+  parallel_for(2, kMinParallelWork, [&](int64_t, int64_t) { level = omp_get_level(); });
+  for (const pid_t child : busy) {
+    kill(child, SIGKILL);
+    waitpid(child, nullptr, 0);
+  }
+  CHECK(num_threads() == 2);
+  CHECK(running == 1);
+  CHECK(level == 0);
+  CHECK(adapted.to_vector() == fixed.to_vector());
+}
