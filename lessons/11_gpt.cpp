@@ -79,12 +79,11 @@ lessons::Tracker train(lessons::Run& run, const lessons::CommonFlags& flags, mod
     if (tracker.evaluation_due(step)) tracker.evaluated(step, lessons::validation_figures(model, corpus, flags));
   }
   tracker.finish();
-  model.eval();
   return tracker;
 }
 
-// The last validation loss, and the training and validation perplexity against step.
-void plot_perplexity(lessons::Run& run, const lessons::Tracker& tracker, const lessons::CharCorpus& corpus,
+// Prints the last validation loss and draws the training and validation perplexity against step.
+void report_perplexity(lessons::Run& run, const lessons::Tracker& tracker, const lessons::CharCorpus& corpus,
                      const lessons::CommonFlags& flags, int64_t context) {
   const double val_loss = tracker.last("val_loss");
   std::printf("validation perplexity %.2f (%.4f nats per character, over %lld windows of %lld)\n", std::exp(val_loss),
@@ -305,7 +304,7 @@ int main(int argc, char** argv) {
     models::GPT model(config, init);
     std::printf("%s", model.summary().c_str());
     const lessons::Tracker trained = train(run, cli.common, model, corpus, training);
-    plot_perplexity(run, trained, corpus, cli.common, config.block_size);
+    report_perplexity(run, trained, corpus, cli.common, config.block_size);
     samples(run, cli.common, model, corpus.tokenizer, prompt_start);
     nlohmann::ordered_json metrics = {{"attention", config.attention.kind}, {"train_loss", trained.train_loss()},
                                       {"val_loss", trained.last("val_loss")}, {"val_ppl", trained.last("val_ppl")},
