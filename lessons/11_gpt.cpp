@@ -129,8 +129,8 @@ void generation_speed(lessons::Run& run, const lessons::CommonFlags& flags, mode
   std::printf("%10s %16s %16s %10s\n", "context", "cached tok/s", "uncached tok/s", "speed-up");
   lessons::CsvWriter csv(run.file("generation_speed.csv"), {"context", "cached_tokens_per_s", "uncached_tokens_per_s"});
   lessons::Series cached{"with the KV cache"}, uncached{"without"};
-  const int64_t block = model.config().block_size;
-  for (int64_t context = std::min<int64_t>(8, block);; context = std::min(2 * context, block)) {
+  const int64_t full_context = model.config().block_size;
+  for (int64_t context = std::min<int64_t>(8, full_context);; context = std::min(2 * context, full_context)) {
     double speed[2];
     for (const bool use_cache : {true, false}) {
       Generator gen(flags.seed + 3);
@@ -144,7 +144,7 @@ void generation_speed(lessons::Run& run, const lessons::CommonFlags& flags, mode
     csv.row({static_cast<double>(context), speed[0], speed[1]});
     cached.x.push_back(static_cast<double>(context)), cached.y.push_back(speed[0]);
     uncached.x.push_back(static_cast<double>(context)), uncached.y.push_back(speed[1]);
-    if (context == block) {
+    if (context == full_context) {
       metrics["cached_tokens_per_s"] = speed[0];
       metrics["uncached_tokens_per_s"] = speed[1];
       break;
