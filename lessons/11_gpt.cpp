@@ -1,14 +1,16 @@
 // Lesson 11: a GPT, a decoder-only Transformer, as a character language model.
 //
 //  1. Training: nanoGPT's CPU configuration (4 layers, 4 heads, 128 wide, context 64, batch 12) on
-//     random windows of a text stream, with AdamW (no decay on biases, norms and embeddings), a
-//     cosine learning rate after a linear warmup, and the gradient clipped to norm 1;
+//     random windows of a text stream. The loop is `train` below: each step sets the learning rate
+//     (a linear warmup, then a cosine decay) and takes optim::train_step with AdamW (no decay on
+//     biases, norms and embeddings) and the gradient clipped to norm 1;
 //  2. samples at temperatures 0.5, 1.0 and 1.5, and the checkpoint that `--load` samples from later;
 //  3. generation speed with and without the KV cache against the context length;
 //  4. the attention of every head of the first and the last layer over a validation passage.
 // --attention chooses every block's attention, any attention kind (lessons/common/attention_flags.h);
 // the rest of the lesson does not change with it.
-// The model is models/gpt.h; the note that goes with it: docs/11_gpt.md.
+// The model is models/gpt.h, what lessons 11, 12 and 14 share lessons/common/char_gpt.h; the note
+// that goes with it: docs/11_gpt.md.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -19,6 +21,7 @@
 #include "core/autograd.h"
 #include "core/error.h"
 #include "core/ops.h"
+#include "data/batcher.h"
 #include "data/tokenizer.h"
 #include "io/safetensors.h"
 #include "lessons/common/attention_flags.h"
@@ -26,9 +29,11 @@
 #include "lessons/common/cli.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/run.h"
+#include "lessons/common/tracker.h"
 #include "models/gpt.h"
 #include "nn/attention/bigbird_attention.h"
 #include "nn/attention/linear_attention.h"
+#include "optim/train_step.h"
 
 using namespace ladder;
 
@@ -56,15 +61,39 @@ std::vector<int> prompt_ids(const data::Tokenizer& tokenizer, const std::string&
 }
 
 // ---- 1. training ----
-lessons::GPTTrainingReport train(lessons::Run& run, const lessons::CommonFlags& flags, models::GPT& model,
-                                 const lessons::CharCorpus& corpus, const lessons::GPTTraining& training) {
-  const lessons::GPTTrainingReport report = lessons::train_char_gpt(run, flags, model, corpus, training);
-  std::printf("validation perplexity %.2f (%.4f nats per character, over %lld windows of %lld)\n",
-              std::exp(report.val_loss), report.val_loss, static_cast<long long>(report.val_windows),
-              static_cast<long long>(model.config().block_size));
+// The training loop: --steps random windows of the training text, the rate warmed up then decayed,
+// AdamW, the gradient clipped to norm 1; the validation windows every --eval-every steps.
+lessons::Tracker train(lessons::Run& run, const lessons::CommonFlags& flags, models::GPT& model,
+                       const lessons::CharCorpus& corpus, const lessons::GPTTraining& training) {
+  const int64_t context = model.config().block_size;
+  optim::AdamW adamw = training.optimizer(model, flags.lr);
+  const optim::Schedule lr = training.schedule.schedule(flags.lr, flags.steps);
+  const data::StreamBatcher windows(corpus.train_ids, context);
+  Generator batches(flags.seed + 1);
+  lessons::Tracker tracker = training.tracker(run, flags, context, "metrics.csv");
+  model.train();
+  for (int64_t step = 1; step <= flags.steps; ++step) {
+    adamw.set_lr(lr(step - 1));
+    const data::Batch batch = windows.sample(flags.batch, batches);  // x, y (B,T)
+    tracker.step(step, optim::train_step(model, adamw, batch, 1.0f), adamw.lr());
+    if (tracker.evaluation_due(step)) tracker.evaluated(step, lessons::validation_figures(model, corpus, flags));
+  }
+  tracker.finish();
+  return tracker;
+}
+
+// Prints the last validation loss and draws the training and validation perplexity against step.
+void report_perplexity(lessons::Run& run, const lessons::Tracker& tracker, const lessons::CharCorpus& corpus,
+                     const lessons::CommonFlags& flags, int64_t context) {
+  const double val_loss = tracker.last("val_loss");
+  std::printf("validation perplexity %.2f (%.4f nats per character, over %lld windows of %lld)\n", std::exp(val_loss),
+              val_loss, static_cast<long long>(lessons::validation_windows(corpus, context, flags)),
+              static_cast<long long>(context));
+  lessons::Series train_curve = tracker.curve("train_loss"), val_curve = tracker.curve("val_ppl");
+  for (double& loss : train_curve.y) loss = std::exp(loss);  // perplexity
+  val_curve.name = "validation";
   run.wrote(lessons::save_line_chart(run.path("perplexity"), {"GPT: perplexity", "step", "perplexity (log scale)",
-                                                              {report.train_curve, report.val_curve}, /*log_y=*/true}));
-  return report;
+                                                              {train_curve, val_curve}, /*log_y=*/true}));
 }
 
 // ---- 2. samples and the checkpoint ----
@@ -100,8 +129,8 @@ void generation_speed(lessons::Run& run, const lessons::CommonFlags& flags, mode
   std::printf("%10s %16s %16s %10s\n", "context", "cached tok/s", "uncached tok/s", "speed-up");
   lessons::CsvWriter csv(run.file("generation_speed.csv"), {"context", "cached_tokens_per_s", "uncached_tokens_per_s"});
   lessons::Series cached{"with the KV cache"}, uncached{"without"};
-  const int64_t block = model.config().block_size;
-  for (int64_t context = std::min<int64_t>(8, block);; context = std::min(2 * context, block)) {
+  const int64_t full_context = model.config().block_size;
+  for (int64_t context = std::min<int64_t>(8, full_context);; context = std::min(2 * context, full_context)) {
     double speed[2];
     for (const bool use_cache : {true, false}) {
       Generator gen(flags.seed + 3);
@@ -115,7 +144,7 @@ void generation_speed(lessons::Run& run, const lessons::CommonFlags& flags, mode
     csv.row({static_cast<double>(context), speed[0], speed[1]});
     cached.x.push_back(static_cast<double>(context)), cached.y.push_back(speed[0]);
     uncached.x.push_back(static_cast<double>(context)), uncached.y.push_back(speed[1]);
-    if (context == block) {
+    if (context == full_context) {
       metrics["cached_tokens_per_s"] = speed[0];
       metrics["uncached_tokens_per_s"] = speed[1];
       break;
@@ -186,10 +215,10 @@ void refuse_training_flags(const lessons::LessonCli& cli, const lessons::Attenti
          "or train without --load");
 }
 
-// `--load FILE`: samples from a checkpoint that this lesson saved, without training. A `block`
-// shorter than the checkpoint's block_size keeps the first `block` learned positions, the only
-// ones the model then uses: its samples see at most `block` characters of context.
-void sample_from(const std::string& file, std::optional<int64_t> block, const std::string& prompt, int64_t length,
+// `--load FILE`: samples from a checkpoint that this lesson saved, without training. A `context`
+// shorter than the checkpoint's block_size keeps the first `context` learned positions, the only
+// ones the model then uses: its samples see at most `context` characters.
+void sample_from(const std::string& file, std::optional<int64_t> shorter, const std::string& prompt, int64_t length,
                  float temperature, uint64_t seed) {
   io::TensorFile checkpoint = io::load_safetensors(file);
   const std::map<std::string, std::string>& metadata = checkpoint.metadata;
@@ -200,10 +229,10 @@ void sample_from(const std::string& file, std::optional<int64_t> block, const st
          "of this lesson wrote");
   const data::Tokenizer tokenizer = data::Tokenizer::from_json(metadata.at("tokenizer"));
   models::GPTConfig config = models::gpt_config_from_json(metadata.at("gpt_config"));
-  const int64_t learned = config.block_size, context = block.value_or(learned);
+  const int64_t learned = config.block_size, context = shorter.value_or(learned);
   if (context > learned)
-    fail(kLesson, "--block ", context, " is longer than the ", learned, " positions the model of ", file,
-         " learned (its block_size); give --block ", learned, " or less, or leave --block out");
+    fail(kLesson, "--context ", context, " is longer than the ", learned, " positions the model of ", file,
+         " learned (its block_size); give --context ", learned, " or less, or leave --context out");
   config.block_size = context;
   const auto wpe = checkpoint.tensors.find("transformer.wpe.weight");  // (learned, n_embd)
   if (context < learned && wpe != checkpoint.tensors.end()) wpe->second = narrow(wpe->second, 0, 0, context);
@@ -235,10 +264,10 @@ int main(int argc, char** argv) {
     cli.option("--layers", config.n_layer, "Transformer blocks (nanoGPT: n_layer)", {1, 48});
     cli.option("--heads", config.n_head, "attention heads per block, dividing --embd (n_head)", {1, 64});
     cli.option("--embd", config.n_embd, "width of the residual stream (n_embd)", {1, 4096});
-    cli.option("--block", config.block_size,
+    cli.option("--context", config.block_size,
                "context length: the positions the model learns (block_size); with --load, at most the checkpoint's", {1, 4096});
     cli.option("--dropout", config.dropout, "dropout on embeddings, residual branches and full attention's weights (the other kinds form no weights)", {0.0f, 0.9f});
-    lessons::add_gpt_training_options(cli, training);
+    training.add_to(cli);
     lessons::AttentionFlags attention{.defaults = {{"block", 8}, {"random_blocks", 2}}};  // 8 blocks in the default context of 64
     lessons::add_attention_options(cli, attention, "every block's causal self attention", /*causal=*/true);
     cli.option("--load", load, "a checkpoint of this lesson to sample from, instead of training");
@@ -246,21 +275,18 @@ int main(int argc, char** argv) {
     cli.option("--prompt", prompt, "the text samples continue (empty: the start of the validation text; with --load, a newline)");
     cli.option("--temperature", temperature, "with --load: the sampling temperature", {0.01f, 100.0f});
     cli.parse(argc, argv);
-    if (text.lines) fail(kLesson, "the GPT reads one character stream; --lines does not apply");
     if (!load.empty()) {
       refuse_training_flags(cli, attention);
-      sample_from(load, cli.given("--block") ? std::optional(config.block_size) : std::nullopt, prompt, sample_length, temperature,
+      sample_from(load, cli.given("--context") ? std::optional(config.block_size) : std::nullopt, prompt, sample_length, temperature,
                   cli.common.seed);
       return;
     }
     for (const char* flag : {"--sample-chars", "--temperature"})
       if (cli.given(flag)) fail(kLesson, flag, " applies to sampling from a checkpoint: give it with --load FILE");
-    if (config.n_embd % config.n_head != 0)
-      fail(kLesson, "--heads ", config.n_head, " does not divide --embd ", config.n_embd,
-           "; each head takes --embd / --heads features: choose --heads dividing --embd");
+    lessons::check_gpt_shape(kLesson, text, config);
     config.attention = lessons::attention_settings(kLesson, cli, attention, cli.common.seed);
-    lessons::check_pattern_fits(kLesson, config.attention, config.block_size, /*causal=*/true, cat("--block ", config.block_size));
-    lessons::settle_gpt_training(kLesson, cli.common, training);
+    lessons::check_pattern_fits(kLesson, config.attention, config.block_size, /*causal=*/true, cat("--context ", config.block_size));
+    training.settle(kLesson, cli.common);
     const lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, config.block_size);
     config.vocab_size = corpus.tokenizer.vocab_size();
     // Without --prompt, the samples continue the start of the validation text.
@@ -277,11 +303,12 @@ int main(int argc, char** argv) {
     Generator init(cli.common.seed);
     models::GPT model(config, init);
     std::printf("%s", model.summary().c_str());
-    const lessons::GPTTrainingReport trained = train(run, cli.common, model, corpus, training);
+    const lessons::Tracker trained = train(run, cli.common, model, corpus, training);
+    report_perplexity(run, trained, corpus, cli.common, config.block_size);
     samples(run, cli.common, model, corpus.tokenizer, prompt_start);
-    nlohmann::ordered_json metrics = {{"attention", config.attention.kind}, {"train_loss", trained.train_loss}, {"val_loss", trained.val_loss},
-                                      {"val_ppl", std::exp(trained.val_loss)}, {"val_tokens", corpus.dropped.total()},
-                                      {"val_unknown_tokens", corpus.dropped.unknown}};
+    nlohmann::ordered_json metrics = {{"attention", config.attention.kind}, {"train_loss", trained.train_loss()},
+                                      {"val_loss", trained.last("val_loss")}, {"val_ppl", trained.last("val_ppl")},
+                                      {"val_tokens", corpus.dropped.total()}, {"val_unknown_tokens", corpus.dropped.unknown}};
     generation_speed(run, cli.common, model, prompt_start.front(), metrics);
     attention_maps(run, model, corpus.tokenizer, corpus.val_ids);
     run.finish(metrics,
@@ -293,6 +320,6 @@ int main(int argc, char** argv) {
                 {"val_unknown_tokens", "validation characters not in the training text, left out of val_loss"},
                 {"cached_tokens_per_s", "part 3: generating a full context with the KV cache"},
                 {"uncached_tokens_per_s", "part 3: the same without it, the whole context run again for every token"}},
-               "docs/11_gpt.md; then try --layers 6 --heads 6 --embd 384 --block 256, nanoGPT's Shakespeare model");
+               "docs/11_gpt.md; then try --layers 6 --heads 6 --embd 384 --context 256, nanoGPT's Shakespeare model");
   });
 }

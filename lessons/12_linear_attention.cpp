@@ -6,7 +6,8 @@
 //  2. the attention matrices that elu+1, 1+cos and double softmax imply, next to softmax's, for
 //     queries that each match one key well: what is lost when the exponential goes;
 //  3. character GPTs, one with softmax attention and one with each feature map, trained on the
-//     same text with the same budget and the same initial weights: perplexity curves and a table;
+//     same text with the same budget and the same initial weights by the loop in train_per_kind:
+//     perplexity curves and a table;
 //  4. time and peak memory of one attention layer (forward + backward) against the length n,
 //     softmax against linear, and the time of a generated token against the context: full
 //     attention's growing KV cache against linear attention's fixed state.
@@ -15,12 +16,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <map>
 #include <nlohmann/json.hpp>
 
 #include "core/autograd.h"
 #include "core/error.h"
 #include "core/ops.h"
+#include "data/batcher.h"
 #include "lessons/common/attention_cost.h"
 #include "lessons/common/attention_flags.h"
 #include "lessons/common/char_gpt.h"
@@ -28,12 +29,15 @@
 #include "lessons/common/gpt_comparison.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/run.h"
+#include "lessons/common/tracker.h"
 #include "models/gpt.h"
 #include "nn/attention/attention_kind.h"
 #include "nn/attention/attention_workload.h"
 #include "nn/attention/feature_map.h"
 #include "nn/attention/full_attention.h"
 #include "nn/attention/linear_attention.h"
+#include "optim/adam.h"
+#include "optim/train_step.h"
 
 using namespace ladder;
 
@@ -105,17 +109,11 @@ ThreeWays three_ways(const std::string& feature_map, int64_t length, int64_t chu
 
 // ---- 2. the matrices the feature maps imply ----
 
-struct MapKind {
-  std::string name;   // in tables and metric names
-  std::string label;  // on the plot
-  nn::AttentionSettings settings;
-};
-
 // Softmax attention, then linear attention with each feature map (nn/attention/feature_map.h). A
 // map's name is its --feature-map value, double softmax's "double_softmax", not to be taken for
-// softmax attention itself.
-std::vector<MapKind> map_kinds() {
-  std::vector<MapKind> kinds = {{nn::FullAttention::kLabel, nn::FullAttention::kLabel, nn::full_attention()}};
+// softmax attention itself. Part 3 trains a GPT with each.
+std::vector<lessons::AttentionVariant> map_kinds() {
+  std::vector<lessons::AttentionVariant> kinds = {{nn::FullAttention::kLabel, nn::FullAttention::kLabel, nn::full_attention()}};
   for (const std::string& name : nn::feature_map_names()) {
     const std::unique_ptr<nn::FeatureMap> map = nn::make_feature_map(name);
     kinds.push_back({map->keys_over_positions() ? "double_" + name : name, map->label(),
@@ -124,7 +122,7 @@ std::vector<MapKind> map_kinds() {
   return kinds;
 }
 
-const std::vector<MapKind> kMapKinds = map_kinds();
+const std::vector<lessons::AttentionVariant> kMapKinds = map_kinds();
 
 struct Sharpness {
   double on_match = 0;  // the weight on the key the query was built from, averaged over queries
@@ -181,7 +179,7 @@ MapSharpness implied_maps(lessons::Run& run, Generator& gen) {
   MapSharpness result;
   std::vector<std::vector<std::vector<double>>> tiles(2 * kMapKinds.size());  // row 0 non-causal, row 1 causal
   for (size_t m = 0; m < kMapKinds.size(); ++m) {
-    const std::shared_ptr<nn::AttentionKind> kind = nn::make_attention(kMapKinds[m].settings);
+    const std::shared_ptr<nn::AttentionKind> kind = nn::make_attention(kMapKinds[m].attention);
     Sharpness both[2];
     for (const size_t causal : {0, 1}) {
       const Tensor weights = kind->implied_weights(q, k, {.causal = causal == 1});  // (1,1,T,S)
@@ -193,7 +191,7 @@ MapSharpness implied_maps(lessons::Run& run, Generator& gen) {
                 both[0].entropy, both[1].entropy);
   }
   std::string title = "Implied attention, left to right:";
-  for (const MapKind& kind : kMapKinds) title += " " + kind.label + (&kind == &kMapKinds.back() ? "" : " |");
+  for (const lessons::AttentionVariant& kind : kMapKinds) title += " " + kind.label + (&kind == &kMapKinds.back() ? "" : " |");
   lessons::Heatmap map{title, "keys (16 per map)", "queries: non-causal (top), causal (bottom)", "attention weight",
                        lessons::tile(tiles, static_cast<int>(kMapKinds.size()), 1.0)};
   map.scale_min = 0, map.scale_max = 1;  // one scale for all eight; the frames between maps are drawn at 1
@@ -201,14 +199,38 @@ MapSharpness implied_maps(lessons::Run& run, Generator& gen) {
   return result;
 }
 
-// ---- 3. character GPTs with each kind (lessons/common/gpt_comparison.h) ----
+// ---- 3. character GPTs with each kind ----
 
 // One GPT per kind of kMapKinds, each from the same initial weights (the attention kinds have no
-// parameters), trained on the same batches for the same steps.
-std::vector<lessons::AttentionVariant> gpt_variants() {
-  std::vector<lessons::AttentionVariant> variants;
-  for (const MapKind& kind : kMapKinds) variants.push_back({kind.name, kind.label, kind.settings});
-  return variants;
+// parameters), trained on the same batches for the same steps: lesson 11's loop, in each kind's
+// gpt_NAME.csv.
+lessons::GPTComparison train_per_kind(lessons::Run& run, const lessons::CommonFlags& flags, const lessons::CharCorpus& corpus,
+                                      models::GPTConfig gpt, const lessons::GPTTraining& training) {
+  std::printf("\n== 3. Character GPTs: softmax attention against each feature map, same text and budget ==\n");
+  lessons::print_compared_gpts(gpt, flags, corpus);
+  lessons::GPTComparison comparison;
+  for (const lessons::AttentionVariant& kind : kMapKinds) {
+    std::printf("-- %s\n", kind.label.c_str());
+    gpt.attention = kind.attention;
+    Generator init(flags.seed);
+    models::GPT model(gpt, init);
+    optim::AdamW adamw = training.optimizer(model, flags.lr);
+    const optim::Schedule lr = training.schedule.schedule(flags.lr, flags.steps);
+    const data::StreamBatcher windows(corpus.train_ids, gpt.block_size);
+    Generator batches(flags.seed + 1);  // the same batches for every kind
+    lessons::Tracker tracker = training.tracker(run, flags, gpt.block_size, "gpt_" + kind.name + ".csv", kind.label);
+    model.train();
+    for (int64_t step = 1; step <= flags.steps; ++step) {
+      adamw.set_lr(lr(step - 1));
+      const data::Batch batch = windows.sample(flags.batch, batches);  // x, y (B,T)
+      tracker.step(step, optim::train_step(model, adamw, batch, 1.0f), adamw.lr());
+      if (tracker.evaluation_due(step)) tracker.evaluated(step, lessons::validation_figures(model, corpus, flags));
+    }
+    tracker.finish();
+    comparison.add(kind, tracker);
+  }
+  comparison.report(run);
+  return comparison;
 }
 
 // ---- 4. cost against length (lessons/common/attention_cost.h) ----
@@ -245,11 +267,11 @@ int main(int argc, char** argv) {
     cli.option("--chunk", chunk, "part 1: positions per chunk of the chunked product", {1, 64});
     lessons::add_max_n_option(cli, max_n, "part 4: ");
     lessons::add_gpt_shape_options(cli, gpt, "part 3: ");
-    lessons::add_gpt_training_options(cli, training);
+    training.add_to(cli);
     cli.parse(argc, argv);
     lessons::check_feature_map(kLesson, feature_map);
     lessons::check_gpt_shape(kLesson, text, gpt);
-    lessons::settle_gpt_training(kLesson, cli.common, training);
+    training.settle(kLesson, cli.common);
     const lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, gpt.block_size);
     gpt.vocab_size = corpus.tokenizer.vocab_size();
     if (cli.common.quick) max_n = std::min<int64_t>(max_n, 512);
@@ -258,10 +280,7 @@ int main(int argc, char** argv) {
 
     const ThreeWays ways = three_ways(feature_map, length, chunk, gen);
     const MapSharpness maps_sharpness = implied_maps(run, gen);
-    std::printf("\n== 3. Character GPTs: softmax attention against each feature map, same text and budget ==\n");
-    const std::vector<lessons::AttentionVariant> variants = gpt_variants();
-    const std::map<std::string, lessons::GPTTrainingReport> gpts =
-        lessons::train_per_attention(run, cli.common, corpus, gpt, training, variants);
+    const lessons::GPTComparison gpts = train_per_kind(run, cli.common, corpus, gpt, training);
     const lessons::Costs costs = cost_against_length(run, max_n, gen);
 
     nlohmann::ordered_json metrics = {{"chunked_vs_quadratic", ways.chunked_vs_quadratic},
@@ -280,7 +299,7 @@ int main(int argc, char** argv) {
       metrics["entropy_" + name] = s.entropy;
       notes["entropy_" + name] = "part 2: mean row entropy in nats (uniform over 16 keys: 2.773)";
     }
-    lessons::add_perplexity_metrics(metrics, notes, gpts, variants, "part 3: ");
+    gpts.add_metrics(metrics, notes, "part 3: ");
     lessons::add_cost_metrics(metrics, notes, costs, kCostKinds, "part 4: ");
     run.finish(metrics, notes,
                "docs/12_linear_attention.md, section 1 (Transformers are RNNs); then exercise 1: --feature-map softmax\n"

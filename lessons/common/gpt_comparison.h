@@ -1,16 +1,17 @@
 // Character GPTs that differ only in their attention, trained side by side on the same text and
-// budget (lessons 12 and 14): the same initial weights (the attention kinds' own state aside), the
-// same batches, the same steps. A table of their validation perplexities and one plot of their curves.
+// budget (lessons 12 and 14): their shape as flags, and their results side by side, a table of
+// their validation perplexities and one plot of their curves. Each lesson trains them in its own
+// loop, one GPT per kind, from the same initial weights on the same batches.
 #pragma once
 
-#include <functional>
-#include <map>
 #include <string>
 #include <vector>
 
 #include "lessons/common/char_gpt.h"
 #include "lessons/common/cli.h"
+#include "lessons/common/plot.h"
 #include "lessons/common/run.h"
+#include "lessons/common/tracker.h"
 #include "models/gpt.h"
 
 namespace ladder::lessons {
@@ -26,22 +27,28 @@ struct AttentionVariant {
 models::GPTConfig compared_gpt();
 GPTTraining compared_gpt_training();
 
-// --layers, --heads, --embd and --block of the GPTs, their help starting with `part` ("part 3: ").
+// --layers, --heads, --embd and --context of the GPTs, their help starting with `part` ("part 3: ").
 void add_gpt_shape_options(LessonCli& cli, models::GPTConfig& config, const std::string& part);
-// After parse(): refuses --lines (the GPTs read one stream) and --heads that does not divide --embd.
-void check_gpt_shape(const std::string& lesson, const TextFlags& text, const models::GPTConfig& config);
+// The line that says what every compared GPT is and what it trains on.
+void print_compared_gpts(const models::GPTConfig& config, const CommonFlags& flags, const CharCorpus& corpus);
 
-// Trains one GPT of `config` per variant with train_char_gpt, each from a generator seeded with
-// flags.seed, writing gpt_NAME.csv; then prints the table and writes gpt_perplexity. `trained`, when
-// given, sees each model once it is trained. Returns the reports by variant name.
-std::map<std::string, GPTTrainingReport> train_per_attention(
-    Run& run, const CommonFlags& flags, const CharCorpus& corpus, models::GPTConfig config, const GPTTraining& training,
-    const std::vector<AttentionVariant>& variants,
-    const std::function<void(const AttentionVariant&, models::GPT&)>& trained = {});
+// The trained GPTs, one per variant in the order they trained.
+class GPTComparison {
+ public:
+  // After the variant's loop: its last validation loss, its time and its validation perplexity curve.
+  void add(const AttentionVariant& variant, const Tracker& tracker);
+  // Prints the table and draws gpt_perplexity: every validation curve on one plot.
+  void report(Run& run) const;
+  // gpt_val_ppl_NAME for each variant, noted as "<part>validation perplexity of ...".
+  void add_metrics(nlohmann::ordered_json& metrics, MetricNotes& notes, const std::string& part) const;
 
-// gpt_val_ppl_NAME for each variant, noted as "<part>validation perplexity of ...".
-void add_perplexity_metrics(nlohmann::ordered_json& metrics, MetricNotes& notes,
-                            const std::map<std::string, GPTTrainingReport>& reports,
-                            const std::vector<AttentionVariant>& variants, const std::string& part);
+ private:
+  struct Trained {
+    AttentionVariant variant;
+    double val_loss = 0, seconds = 0;
+    Series val_ppl;  // against step, named by the variant's label
+  };
+  std::vector<Trained> trained_;
+};
 
 }  // namespace ladder::lessons

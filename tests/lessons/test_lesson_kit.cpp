@@ -177,7 +177,7 @@ TEST_CASE("every lesson refuses each bad flag value in one line, with status 2, 
       {"10_transformer", "--warmup", "-1"}, {"10_transformer", "--norm-steps", "-5"}, {"10_transformer", "--pairs", "nan"},
       {"10_transformer", "--norm-lr", "0"},
       {"11_gpt", "--layers", "0"},       {"11_gpt", "--layers", "49"},       {"11_gpt", "--heads", "0"},
-      {"11_gpt", "--embd", "-8"},        {"11_gpt", "--block", "0"},         {"11_gpt", "--dropout", "1"},
+      {"11_gpt", "--embd", "-8"},        {"11_gpt", "--context", "0"},       {"11_gpt", "--dropout", "1"},
       {"11_gpt", "--weight-decay", "nan"}, {"11_gpt", "--warmup", "-1"},     {"11_gpt", "--eval-every", "0"},
       {"11_gpt", "--sample-chars", "0"}, {"11_gpt", "--temperature", "0"},
       {"11_gpt", "--attention-block", "0"}, {"11_gpt", "--random-blocks", "-1"}, {"11_gpt", "--chunk", "0"},
@@ -186,7 +186,7 @@ TEST_CASE("every lesson refuses each bad flag value in one line, with status 2, 
       {"12_linear_attention", "--length", "1"}, {"12_linear_attention", "--length", "65"},
       {"12_linear_attention", "--chunk", "0"}, {"12_linear_attention", "--max-n", "511"},
       {"12_linear_attention", "--max-n", "nan"},          {"12_linear_attention", "--layers", "0"},
-      {"12_linear_attention", "--block", "1"},
+      {"12_linear_attention", "--context", "1"},
       {"13_bigbird", "--attention-block", "0"}, {"13_bigbird", "--random-blocks", "65"},   {"13_bigbird", "--values", "11"},
       {"13_bigbird", "--keys", "1"},     {"13_bigbird", "--distance", "2"},  {"13_bigbird", "--max-n", "128"},
       {"13_bigbird", "--distractors", "-1"}, {"13_bigbird", "--examples", "21"}, {"13_bigbird", "--width", "2"},
@@ -241,7 +241,7 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
       {"10_transformer", "--norm-steps 30 --warmup 30", "--warmup 30 must be fewer than --norm-steps 30"},
       {"10_transformer", "--data /nonexistent/pairs.tsv", "/nonexistent/pairs.tsv"},
       {"11_gpt", "--heads 3", "--heads 3 does not divide --embd 128"},
-      {"11_gpt", "--block 4000", "too few for 12 rows of a window of 4000 and the token after it; give a smaller --batch"},
+      {"11_gpt", "--context 4000", "too few for 12 rows of a window of 4000 and the token after it; give a smaller --batch"},
       {"11_gpt", "--val " + tiny.string(), "the validation text has 22 tokens, too few for a window of 64"},
       {"11_gpt", "--steps 500 --warmup 500", "--warmup 500 leaves no step of --steps 500"},
       {"11_gpt", "--prompt \"\x01\"", "has characters the model's vocabulary lacks"},
@@ -258,9 +258,9 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
       {"11_gpt", "--attention vq --feature-map cos", "--feature-map sets linear attention, but --attention is vq"},
       {"11_gpt", "--attention bigbird --chunk 8", "--chunk sets linear attention, but --attention is bigbird"},
       {"11_gpt", "--attention bigbird --attention-block 16",
-       "--attention bigbird with --attention-block 16 and --random-blocks 2 over --block 64 in 4 blocks lets every query block see "
+       "--attention bigbird with --attention-block 16 and --random-blocks 2 over --context 64 in 4 blocks lets every query block see "
        "every key block: that is full attention, only slower; give --attention-block 12 (the largest that leaves key blocks out)"},
-      {"11_gpt", "--attention bigbird --block 2 --attention-block 1", "the sequence is too short for a sparse pattern: give --attention full"},
+      {"11_gpt", "--attention bigbird --context 2 --attention-block 1", "the sequence is too short for a sparse pattern: give --attention full"},
       {"10_transformer", "--attention sparse", "--attention 'sparse' is not an attention kind; give one of full, linear, bigbird"},
       {"10_transformer", "--random-blocks 2", "--random-blocks sets bigbird attention, but --attention is full"},
       {"10_transformer", "--attention vq", "--attention vq attends causally only (Transformer-VQ is a decoder), but this "
@@ -287,11 +287,11 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
       {"13_bigbird", "--steps 50 --warmup 50", "--warmup 50 leaves no step of --steps 50"},
       {"14_transformer_vq", "--heads 3", "--heads 3 does not divide --embd 64"},
       {"14_transformer_vq", "--lines", "--lines does not apply"},
-      {"14_transformer_vq", "--attention-block 32", "--attention-block 32 cuts --block 64 into fewer than 3 blocks, so no "
+      {"14_transformer_vq", "--attention-block 32", "--attention-block 32 cuts --context 64 into fewer than 3 blocks, so no "
                                                     "query ever reads the per-code cache of older blocks; give "
-                                                    "--attention-block 31 or less, or --block 65 or more"},
-      {"14_transformer_vq", "--block 2 --attention-block 1", "cuts --block 2 into fewer than 3 blocks, so no query ever reads "
-                                                            "the per-code cache of older blocks; give --block 3 or more"},
+                                                    "--attention-block 31 or less, or --context 65 or more"},
+      {"14_transformer_vq", "--context 2 --attention-block 1", "cuts --context 2 into fewer than 3 blocks, so no query ever "
+                                                              "reads the per-code cache of older blocks; give --context 3 or more"},
       {"14_transformer_vq", "--steps 50 --warmup 50", "--warmup 50 leaves no step of --steps 50"},
       {"15_long_range", "--kinds full,relu", "--kinds: 'relu' is not a kind; give 'all' or some of full,linear_elu,"},
       {"15_long_range", "--kinds full,,lstm", "--kinds: '' is not a kind"},

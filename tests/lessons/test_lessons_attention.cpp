@@ -17,8 +17,9 @@ TEST_CASE("lesson 11_gpt --quick: the GPT learns; samples at three temperatures;
                          "generation_speed.csv", "generation_speed.png", "generation_speed.svg", "attention_layer1_head1.png",
                          "attention_layer4_head4.svg"});
   const std::vector<double> val = column(out.path / "metrics.csv", "val_loss");
-  REQUIRE(val.size() >= 5);
+  REQUIRE(val.size() == 6);  // evaluations at steps 10, 20, ..., 60
   CHECK(val.back() < val.front() - 0.3);
+  CHECK(column(out.path / "metrics.csv", "val_ppl").back() == doctest::Approx(std::exp(val.back())));
   const std::vector<double> lr = column(out.path / "metrics.csv", "lr");
   CHECK(lr.back() < lr[1]);  // the cosine decay, after the warmup
   std::ifstream samples(out.path / "samples.txt");
@@ -45,11 +46,11 @@ TEST_CASE("lesson 11_gpt --quick: the GPT learns; samples at three temperatures;
   CHECK(hot.output.find("<unk>") == std::string::npos);
   // A shorter context keeps the first positions; a longer one than the model learned is refused, and so
   // are the flags of training, which --load would ignore.
-  const Ran shorter = run_lesson("11_gpt", "--load " + model + " --block 16 --sample-chars 100");
+  const Ran shorter = run_lesson("11_gpt", "--load " + model + " --context 16 --sample-chars 100");
   CHECK(shorter.status == 0);
   CHECK(shorter.output.find("context 16 of the 64 it learned") != std::string::npos);
-  check_refused("11_gpt", "--load " + model + " --block 65", "--block 65 is longer than the 64 positions the model of " + model +
-                                                                  " learned (its block_size); give --block 64 or less");
+  check_refused("11_gpt", "--load " + model + " --context 65", "--context 65 is longer than the 64 positions the model of " +
+                                                                    model + " learned (its block_size); give --context 64 or less");
   check_refused("11_gpt", "--load " + model + " --steps 10 --embd 64 --quick",
                 "--load samples from a trained model, so --steps, --embd, --quick would be ignored");
 
@@ -62,7 +63,7 @@ TEST_CASE("lesson 11_gpt --quick: the GPT learns; samples at three temperatures;
 
 TEST_CASE("lesson 11_gpt --attention linear, bigbird and vq: it learns, says which kind ran, and --load samples with that kind") {
   // A small GPT, to keep it to a second or two: one block, 32 wide, context 32 (BigBird: 8 blocks of 4).
-  const std::string small = "--quick --threads 1 --steps 20 --lr 3e-3 --eval-every 5 --warmup 2 --layers 1 --embd 32 --heads 2 --block 32";
+  const std::string small = "--quick --threads 1 --steps 20 --lr 3e-3 --eval-every 5 --warmup 2 --layers 1 --embd 32 --heads 2 --context 32";
   for (const std::string kind : {"linear", "bigbird", "vq"}) {
     TempDir out("lesson11_" + kind);
     const std::string settings = kind == "bigbird" ? " --attention-block 4" : kind == "vq" ? " --attention-block 8 --codes 16" : "";
@@ -128,7 +129,10 @@ TEST_CASE("lesson 12_linear_attention --quick: one layer three ways agrees; the 
   for (const std::string kind : {"softmax", "elu", "cos", "double_softmax", "favor"}) {
     INFO(kind);
     CHECK(m["gpt_val_ppl_" + kind].get<double>() < 30);
-    CHECK(rows(out.path / ("gpt_" + kind + ".csv")).size() == 6);  // evaluations at steps 10, 20, ..., 60
+    const std::vector<double> val = column(out.path / ("gpt_" + kind + ".csv"), "val_loss");
+    REQUIRE(val.size() == 6);  // evaluations at steps 10, 20, ..., 60
+    CHECK(val.back() < val.front() - 0.3);
+    CHECK(m["gpt_val_ppl_" + kind].get<double>() == doctest::Approx(std::exp(val.back())));
   }
   CHECK(rows(out.path / "layer_cost.csv").size() == 2);  // n = 256, 512
   CHECK(rows(out.path / "generation.csv").size() == 2);
@@ -224,7 +228,10 @@ TEST_CASE("lesson 14_transformer_vq --quick: one VQ layer two ways agrees; cost 
     CHECK(m["layer_ms_" + kind].get<double>() > 0);
     CHECK(m["token_ms_" + kind].get<double>() > 0);
     CHECK(m["gpt_val_ppl_" + kind].get<double>() < 30);  // a uniform guess over ~80 characters: ~80
-    CHECK(rows(out.path / ("gpt_" + kind + ".csv")).size() == 6);  // evaluations at steps 10, 20, ..., 60
+    const std::vector<double> val = column(out.path / ("gpt_" + kind + ".csv"), "val_loss");
+    REQUIRE(val.size() == 6);  // evaluations at steps 10, 20, ..., 60
+    CHECK(val.back() < val.front() - 0.3);
+    CHECK(m["gpt_val_ppl_" + kind].get<double>() == doctest::Approx(std::exp(val.back())));
   }
   // The VQ model's codebook: its keys take some of the 64 codes of each head, and the codes miss part of their spread.
   CHECK(m["vq_codes_used"].get<double>() >= 1);

@@ -1,0 +1,46 @@
+// How the codebooks of a GPT with Transformer-VQ attention serve its keys, as lesson 14 follows
+// them over training: at each evaluation, per layer, the codes the keys of some validation windows
+// take, the codebook perplexity of the EMA counts and the quantisation error (record_codebooks, a
+// call in the lesson's loop); at the end, a table and the plots (codebook_report).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/tensor.h"
+#include "lessons/common/run.h"
+#include "models/gpt.h"
+
+namespace ladder::lessons {
+
+// How one layer's codebook serves the keys of the validation windows.
+struct CodebookState {
+  double used = 0;        // codes that some validation key takes, per head (mean over heads)
+  double perplexity = 0;  // exp(entropy) of the EMA counts: codes in effective use, per head (mean)
+  double error = 0;       // mean |k - code|^2 over mean |k - mean k|^2: the share of the keys' spread the codes miss
+};
+
+// What lesson 14 follows of the VQ model: its codebooks at every evaluation, per layer.
+struct CodebookHistory {
+  Tensor windows;  // (B,T): the validation windows the keys come from
+  std::vector<double> steps;
+  std::vector<std::vector<CodebookState>> layers;  // [layer][evaluation]
+};
+
+// The first `count` windows of `context` ids (or as many as `ids` holds), as rows: (B,T).
+Tensor first_windows(const std::vector<int>& ids, int64_t context, int64_t count);
+
+// Adds the state of every VQ layer of `model` at `step` to `history`; nothing when the model has no VQ layer.
+void record_codebooks(models::GPT& model, int64_t step, CodebookHistory& history);
+
+struct CodebookSummary {
+  CodebookState first_layer;  // at the end of training
+  int64_t codes = 0;
+};
+
+// Prints the codebooks' last state and draws them: over training (vq_codebook, vq_key_error), the
+// counts at the end (vq_code_counts), and layer 1 head 1's keys and codes projected on their keys'
+// two principal directions (vq_keys_and_codes).
+CodebookSummary codebook_report(Run& run, models::GPT& model, const CodebookHistory& history);
+
+}  // namespace ladder::lessons
