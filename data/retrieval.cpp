@@ -1,5 +1,9 @@
 #include "data/retrieval.h"
 
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
 #include "core/error.h"
 #include "core/random.h"
 
@@ -104,6 +108,11 @@ KeyDistances key_distances(const RetrievalSet& set, int64_t block) {
   return d;
 }
 
+LabelledBatch paired_examples(const RetrievalSet& set, const RetrievalTaskOptions& o) {
+  const RetrievalSet paired = pair_tokens(set, o);
+  return {paired.tokens, paired.answers};
+}
+
 std::string retrieval_text(const RetrievalSet& set, int64_t n, const RetrievalTaskOptions& o) {
   const int64_t length = set.tokens.size(1);
   std::string text;
@@ -120,6 +129,25 @@ std::string retrieval_text(const RetrievalSet& set, int64_t n, const RetrievalTa
     }
   }
   return text;
+}
+
+std::vector<std::string> retrieval_blocks(const RetrievalSet& set, int64_t n, const RetrievalTaskOptions& o,
+                                          int64_t block) {
+  if (block < 1) fail("retrieval_blocks", "block must be at least 1, got ", block);
+  const std::string text = retrieval_text(set, n, o);
+  const auto length = static_cast<int64_t>(text.size());
+  const int64_t key = set.key_positions[static_cast<size_t>(n)];
+  std::vector<std::string> lines;
+  for (int64_t start = 0; start < length; start += block) {
+    const int64_t end = std::min(length, start + block);
+    char label[32];
+    std::snprintf(label, sizeof label, "block %3lld | ", static_cast<long long>(start / block));
+    std::string marks(std::strlen(label), ' ');
+    for (int64_t t = start; t < end; ++t) marks += t == key || t == key + 1 || t >= length - 2 ? '^' : ' ';
+    lines.push_back(label + text.substr(static_cast<size_t>(start), static_cast<size_t>(end - start)));
+    if (marks.find('^') != std::string::npos) lines.push_back(marks.substr(0, marks.find_last_not_of(' ') + 1));
+  }
+  return lines;
 }
 
 }  // namespace ladder::data

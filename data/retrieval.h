@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "data/batcher.h"
 
 namespace ladder::data {
 
@@ -56,6 +57,9 @@ double retrieval_chance(const RetrievalTaskOptions& options);       // 1 / value
 RetrievalSet pair_tokens(const RetrievalSet& set, const RetrievalTaskOptions& options);
 int64_t pair_token(int64_t key, int64_t value, const RetrievalTaskOptions& options);  // after the plain ids
 int64_t paired_vocabulary(const RetrievalTaskOptions& options);  // retrieval_vocabulary + keys * values
+// The set as a classifier's examples, each pair one token: inputs pair_tokens(set).tokens (N,T),
+// labels the answers (N), every position real (lessons 13 and 15).
+LabelledBatch paired_examples(const RetrievalSet& set, const RetrievalTaskOptions& options);
 
 // How far back the asked key sits in each sequence of `set`: in positions before the question's
 // key (the last token), and in blocks of `block` positions from the question's block (0: the same
@@ -68,5 +72,9 @@ KeyDistances key_distances(const RetrievalSet& set, int64_t block);
 
 // Sequence n of a set as characters, one per token: "C4...A7....?C".
 std::string retrieval_text(const RetrievalSet& set, int64_t n, const RetrievalTaskOptions& options);
+// The same text a block of `block` tokens per line ("block   3 | ...F9..."), each line that holds
+// the asked pair or the question followed by one with '^' under them.
+std::vector<std::string> retrieval_blocks(const RetrievalSet& set, int64_t n, const RetrievalTaskOptions& options,
+                                          int64_t block);
 
 }  // namespace ladder::data

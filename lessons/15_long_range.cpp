@@ -6,8 +6,8 @@
 //     recall (data/retrieval.h, lesson 13's task, each pair one token): key-value pairs, then a
 //     query key, whose value is the answer, read at the query;
 //  2. one encoder classifier (models/encoder_classifier.h) per attention kind, and a baseline without
-//     attention (models/lstm_classifier.h), each trained on each task by the same loop
-//     (lessons/common/classifier_training.h) with the same steps, batch, learning rate and batches;
+//     attention (models/lstm_classifier.h), each trained on each task by the same loop (train, below)
+//     with the same steps, batch, learning rate and batches;
 //  3. the results as the LRA shows them: a table of accuracy per task, training steps per second and
 //     the memory a training step adds at its peak, and charts of accuracy against speed in which the
 //     size of a marker shows the memory.
@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/peak_memory.h"
 #include "data/listops.h"
 #include "data/retrieval.h"
 #include "lessons/common/attention_flags.h"
@@ -29,18 +30,22 @@
 #include "lessons/common/cli.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/run.h"
+#include "lessons/common/schedule_flags.h"
+#include "lessons/common/tracker.h"
 #include "models/encoder_classifier.h"
 #include "models/lstm_classifier.h"
 #include "nn/attention/attention_kind.h"
+#include "nn/attention/attention_registry.h"
 #include "nn/attention/bigbird_attention.h"
 #include "nn/attention/vq_attention.h"
+#include "optim/adam.h"
+#include "optim/train_step.h"
 
 using namespace ladder;
 
 namespace {
 
 constexpr const char* kLesson = "15_long_range";
-constexpr int64_t kCurvePoints = 10;  // evaluations of each model on the validation set, so points of its curves
 
 double mib(int64_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
 
@@ -48,7 +53,7 @@ double mib(int64_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
 
 struct Task {
   std::string name, title;  // "listops", "ListOps"
-  lessons::LabelledSequences train, val, test;
+  data::LabelledBatch train, val, test;
   int64_t vocabulary = 0, classes = 0, length = 0;
   models::Pooling pooling = models::Pooling::mean;  // where the bidirectional models read their answer
   double chance = 0;    // guessing uniformly
@@ -110,9 +115,7 @@ Task listops_task(const data::ListOpsOptions& o) {
     std::printf(" %lld:%.1f%%", static_cast<long long>(a),
                 100.0 * static_cast<double>(counts[static_cast<size_t>(a)]) / static_cast<double>(o.train));
   std::printf("\n");
-  const auto labelled = [](const data::ListOpsSet& set) {
-    return lessons::LabelledSequences{set.tokens, set.answers, set.valid};
-  };
+  const auto labelled = [](const data::ListOpsSet& set) { return data::LabelledBatch{set.tokens, set.answers, set.valid}; };
   Task task{"listops", "ListOps", labelled(splits.train), labelled(splits.val), labelled(splits.test),
             data::kListOpsVocabulary, data::kListOpsClasses, o.max_len, models::Pooling::mean,
             1.0 / data::kListOpsClasses, 0};
@@ -133,11 +136,8 @@ Task recall_task(const data::RetrievalTaskOptions& o) {
               text.size() > 150 ? (" ... " + text.substr(text.size() - 20)).c_str() : "");
   std::printf("   the models read each pair as one token (data::pair_tokens: 'C4' becomes one id, then filler)\n"
               "   and answer at the last position, the asked key, which finds its pair in one attention hop\n");
-  const auto labelled = [&](const data::RetrievalSet& set) {
-    const data::RetrievalSet paired = data::pair_tokens(set, o);
-    return lessons::LabelledSequences{paired.tokens, paired.answers};
-  };
-  Task task{"recall", "associative recall", labelled(splits.train), labelled(splits.val), labelled(splits.test),
+  Task task{"recall", "associative recall", data::paired_examples(splits.train, o), data::paired_examples(splits.val, o),
+            data::paired_examples(splits.test, o),
             data::paired_vocabulary(o), o.values, o.length, models::Pooling::last, data::retrieval_chance(o), 0};
   task.majority = majority_share(task.train.labels, task.test.labels, task.classes);
   std::printf("   chance: guessing %.1f%%, always the most common answer %.1f%%\n", 100 * task.chance,
@@ -225,19 +225,41 @@ struct Result {
   lessons::Series curve;  // the training loss, averaged over the steps between evaluations
 };
 
-// Trains one model with the shared loop; every contender starts from the same generator and sees
-// the same batches (both made from the seed).
-Result train(lessons::Run& run, const Task& task, const Contender& c, const lessons::ClassifierTraining& training,
-             ModelSize size) {
-  Generator init(training.seed + 1);
+// The training loop, the same for every contender: AdamW (no decay on biases, norms and
+// embeddings), a linear warmup then a cosine decay, the gradient clipped to norm 1, each step a
+// batch drawn from the training set; every contender starts from the same generator and sees the
+// same batches (both made from the seed). It measures a step's mean time (the tracker's, without
+// the evaluations) and what the first step adds to the memory at its peak.
+Result train(lessons::Run& run, const Task& task, const Contender& c, const lessons::CommonFlags& common,
+             const lessons::ScheduleFlags& warmup, ModelSize size) {
+  Generator init(common.seed + 3);
   const std::unique_ptr<models::SequenceClassifier> model = make_classifier(c, task, size, init);
-  const lessons::ClassifierReport report = lessons::train_classifier(run, *model, task.train, task.val, training, c.name,
-                                                                     "train_" + task.name + "_" + c.name + ".csv");
-  Result result{.test_acc = lessons::predict(*model, task.test, training.batch).accuracy,
-                .steps_per_s = 1 / report.step_seconds,
-                .peak_mib = mib(report.peak_bytes),
+  optim::AdamW adamw(optim::decay_groups(model->named_parameters(), 0.01f), {.lr = common.lr});
+  const optim::Schedule schedule = warmup.schedule(common.lr, common.steps);
+  lessons::Tracker tracker =
+      lessons::classifier_tracker(run, common.steps, common.batch, c.name, "train_" + task.name + "_" + c.name + ".csv");
+  Generator batches(common.seed + 2);
+  int64_t peak_bytes = 0;
+  model->train();
+  for (int64_t step = 1; step <= common.steps; ++step) {
+    adamw.set_lr(schedule(step - 1));
+    const data::LabelledBatch batch = data::sample_examples(task.train, common.batch, batches);
+    optim::StepResult stepped;
+    const auto train_step = [&] { stepped = optim::train_step(*model, adamw, batch, 1.0f); };
+    if (step == 1) peak_bytes = peak_bytes_added(train_step);
+    else train_step();
+    tracker.step(step, stepped, adamw.lr());
+    if (tracker.evaluation_due(step)) {
+      const lessons::Predictions answers = lessons::predict(*model, task.val, common.batch);
+      tracker.evaluated(step, {answers.loss, answers.accuracy});
+    }
+  }
+  tracker.finish();
+  Result result{.test_acc = lessons::predict(*model, task.test, common.batch).accuracy,
+                .steps_per_s = 1 / tracker.mean_step_seconds(),
+                .peak_mib = mib(peak_bytes),
                 .parameters = model->num_parameters(),
-                .curve = report.train_loss_curve};
+                .curve = tracker.curve("train_loss")};
   std::printf("   %-16s %-20s test accuracy %5.1f%%  %6.2f steps/s  peak %7.1f MiB  %7lld parameters\n",
               c.name.c_str(), task.title.c_str(), 100 * result.test_acc, result.steps_per_s, result.peak_mib,
               static_cast<long long>(result.parameters));
@@ -286,11 +308,12 @@ int main(int argc, char** argv) {
     // BigBird's blocks of 16 positions with 2 random blocks, VQ's of 32 with 64 codes per head.
     lessons::AttentionFlags attention{.defaults = {{"block", 16}, {"random_blocks", 2}, {"codes", 64}},
                                       .kind_defaults = {{nn::VQAttention::kName, {{"block", 32}}}}};
-    lessons::ClassifierTraining training{.warmup = 50};
+    lessons::ScheduleFlags warmup{.warmup = 50};
     const std::vector<Contender> every = all_contenders(cli, attention, 0);  // the names, for --help
     cli.option("--kinds", kinds,
                "which to train, separated by commas, or all: " + names_of(every) +
-                   " (linear_* is linear attention with that feature map; vq runs causal; lstm has no attention)");
+                   " (linear_* is linear attention with that feature map; a kind that attends causally only runs "
+                   "causal; lstm has no attention)");
     cli.option("--max-len", listops.max_len, "ListOps: the longest expression in tokens (the LRA: 2000)", {4, 1 << 15});
     cli.option("--min-len", listops.min_len, "ListOps: the shortest expression in tokens; 0: a quarter of --max-len",
                lessons::non_negative);
@@ -304,8 +327,7 @@ int main(int argc, char** argv) {
     cli.option("--test", listops.test, "examples in each task's test set", lessons::positive);
     cli.option("--d-model", size.d_model, "width of every model (4 heads)", {4, 1024});
     cli.option("--layers", size.layers, "encoder blocks", {1, 16});
-    cli.option("--warmup", training.warmup, "steps of linear learning-rate warmup before the cosine decay",
-               lessons::non_negative);
+    warmup.add_to(cli);
     lessons::add_every_kind_options(cli, attention);
     cli.parse(argc, argv);
     if (cli.common.quick) {  // everything tiny but what the command line sets
@@ -317,17 +339,15 @@ int main(int argc, char** argv) {
       tiny("--d-model", size.d_model, 16), tiny("--layers", size.layers, 1);
       attention.defaults["block"] = attention.kind_defaults[nn::VQAttention::kName]["block"] = 8;
       attention.defaults["codes"] = 16;
-      tiny("--steps", cli.common.steps, 100), tiny("--batch", cli.common.batch, 16), tiny("--warmup", training.warmup, 5);
+      tiny("--steps", cli.common.steps, 100), tiny("--batch", cli.common.batch, 16), tiny("--warmup", warmup.warmup, 5);
       if (!cli.given("--lr")) cli.common.lr = 3e-3f;  // tiny models take a larger step
     }
     if (size.d_model % 4 != 0) fail(kLesson, "--d-model ", size.d_model, " must be a multiple of the 4 heads; give ", size.d_model / 4 * 4 + 4);
     if (listops.min_len == 0) listops.min_len = std::max<int64_t>(4, listops.max_len / 4);
     if (listops.min_len > listops.max_len)
       fail(kLesson, "--min-len ", listops.min_len, " is above --max-len ", listops.max_len, "; give a smaller --min-len");
-    if (!cli.given("--warmup")) training.warmup = std::min(training.warmup, cli.common.steps / 10);
-    if (training.warmup >= cli.common.steps)
-      fail(kLesson, "--warmup ", training.warmup, " leaves no step of --steps ", cli.common.steps,
-           " for the cosine decay; give a smaller --warmup");
+    if (!cli.given("--warmup")) warmup.warmup = std::min(warmup.warmup, cli.common.steps / 10);
+    warmup.check(kLesson, cli.common.steps);
     const std::vector<Contender> contenders = chosen(kinds, all_contenders(cli, attention, cli.common.seed));
     for (const Contender& c : contenders) {  // BigBird over a sequence it would cover whole is refused
       if (!c.attention) continue;
@@ -342,14 +362,7 @@ int main(int argc, char** argv) {
            recall.length - 2, " positions before the question; give at most ", (recall.length - 2) / 4,
            " pairs or a longer --recall-len");
     recall.distractors = pairs - 1;
-    data::ListOpsOptions no_expressions = listops;  // each task's own checks, before any work
-    no_expressions.train = no_expressions.val = no_expressions.test = 0;
-    data::make_listops(no_expressions);
-    data::RetrievalTaskOptions no_sequences = recall;
-    no_sequences.train = no_sequences.val = no_sequences.test = 0;
-    data::make_retrieval_task(no_sequences);
-    training.steps = cli.common.steps, training.batch = cli.common.batch, training.lr = cli.common.lr;
-    training.eval_every = std::max<int64_t>(1, training.steps / kCurvePoints), training.seed = cli.common.seed + 2;
+    listops.check(), recall.check();  // each task's own checks, before any work
     lessons::Run run(cli);
 
     const std::vector<Task> tasks = {listops_task(listops), recall_task(recall)};
@@ -357,20 +370,20 @@ int main(int argc, char** argv) {
         lessons::kind_settings(cli, attention, nn::BigBirdAttention::kName, cli.common.seed);
     std::printf("\n== 2. training: %lld steps of %lld examples, AdamW lr %g (warmup %lld, cosine), d_model %lld, "
                 "%lld blocks, 4 heads; BigBird blocks of %lld, %lld random ==\n",
-                static_cast<long long>(training.steps), static_cast<long long>(training.batch),
-                static_cast<double>(training.lr), static_cast<long long>(training.warmup),
+                static_cast<long long>(cli.common.steps), static_cast<long long>(cli.common.batch),
+                static_cast<double>(cli.common.lr), static_cast<long long>(warmup.warmup),
                 static_cast<long long>(size.d_model), static_cast<long long>(size.layers),
                 static_cast<long long>(bigbird.number("block")), static_cast<long long>(bigbird.number("random_blocks")));
     for (const Contender& c : contenders)
       if (c.causal)
-        std::printf("   %s runs causal: Transformer-VQ is a decoder, whose cache of\n"
-                    "   older blocks serves only later queries, so each position sees only those before it and the\n"
-                    "   answer is read at the last real token (padding comes after it and is never seen); the\n"
-                    "   others read both ways\n",
-                    lessons::describe_attention(*c.attention, /*causal=*/true).c_str());
+        std::printf("   %s runs causal: %s,\n"
+                    "   so each position sees only those before it and the answer is read at the last real token\n"
+                    "   (padding comes after it and is never seen); the others read both ways\n",
+                    lessons::describe_attention(*c.attention, /*causal=*/true).c_str(),
+                    nn::registered_kind(c.attention->kind).why_one_way.c_str());
     std::vector<std::vector<Result>> results(tasks.size());
     for (size_t t = 0; t < tasks.size(); ++t)
-      for (const Contender& c : contenders) results[t].push_back(train(run, tasks[t], c, training, size));
+      for (const Contender& c : contenders) results[t].push_back(train(run, tasks[t], c, cli.common, warmup, size));
 
     std::printf("\n== 3. results (test accuracy; steps/s and peak MiB of a training step) ==\n");
     std::printf("   %-16s", "kind");
