@@ -22,6 +22,7 @@
 
 #include "core/error.h"
 #include "data/retrieval.h"
+#include "lessons/common/block_pattern_plot.h"
 #include "lessons/common/classifier_training.h"
 #include "lessons/common/cli.h"
 #include "lessons/common/plot.h"
@@ -63,15 +64,6 @@ struct Flags {
 
 // ---- 1. the pattern ----
 
-// A pattern as a grid of tiles, each of the kind of its role (BlockRole: global 0, window 1, random 2).
-lessons::TileGrid tiles_of(const nn::BlockPattern& p, const std::string& title) {
-  const auto n = static_cast<size_t>(p.blocks);
-  lessons::TileGrid grid{title, std::vector<std::vector<int>>(n, std::vector<int>(n, -1))};
-  for (int64_t i = 0; i < p.blocks; ++i)
-    for (size_t c = 0; c < p.keys[i].size(); ++c) grid.tiles[i][p.keys[i][c]] = static_cast<int>(p.roles[i][c]);
-  return grid;
-}
-
 struct PatternCounts {
   int64_t blocks = 0, bidirectional = 0, causal = 0;  // tiles computed
 };
@@ -93,15 +85,10 @@ PatternCounts pattern_figure(lessons::Run& run, int64_t length, int64_t block, i
               100.0 * static_cast<double>(counts.causal) / static_cast<double>(n * (n + 1) / 2));
   std::printf("   (a tile is b x b = %lld scores; causal dense counts the tiles on and below the diagonal)\n",
               static_cast<long long>(block * block));
-  run.wrote(lessons::save_tile_grids(
-      run.path("pattern"),
-      {.title = cat("BigBird's attention pattern: n = ", length, ", blocks of b = ", block, ", r = ", random,
-                    " random blocks per query block"),
-       .x_label = "key block",
-       .y_label = "query block",
-       .grids = {tiles_of(both, "bidirectional (ITC)"), tiles_of(causal, "causal")},
-       .kinds = {{"global", 1}, {"window", 0}, {"random", 2}},  // orange, blue, green: BlockRole's order
-       .white_name = "not computed"}));
+  run.wrote(lessons::save_block_patterns(run.path("pattern"),
+                                         cat("BigBird's attention pattern: n = ", length, ", blocks of b = ", block,
+                                             ", r = ", random, " random blocks per query block"),
+                                         {{both, "bidirectional (ITC)"}, {causal, "causal"}}));
   return counts;
 }
 

@@ -77,31 +77,10 @@ struct DecisionRegions {
   std::vector<std::string> class_names;
 };
 
-// Square grids of tiles side by side, each tile in the colour of its kind or left white, and a
-// legend of the kinds along the bottom (lesson 13: BigBird's pattern, a tile per (query block, key
-// block) computed, coloured by why). Row 0 at the top and column 0 on the left, as the paper draws
-// it; tile (i, j) is centred on (j, i), so that the tick labels name blocks.
-struct TileKind {
-  std::string name;
-  size_t colour;  // that of a line chart's series `colour` (0 blue, 1 orange, 2 green, ...)
-};
-struct TileGrid {
-  std::string title;
-  std::vector<std::vector<int>> tiles;  // [row][col]: an index into TileGrids::kinds, or -1 (white)
-};
-struct TileGrids {
-  std::string title, x_label, y_label;
-  std::vector<TileGrid> grids;
-  std::vector<TileKind> kinds;  // in the legend's order, then the white tiles
-  std::string white_name;       // what a white tile means: "not computed"
-};
-
 // Each returns the two paths it wrote. A file that cannot be written (its folder is missing or
 // read-only, or a folder has its name) throws ladder::Error naming it, before anything is drawn.
 std::vector<std::string> save_line_chart(const std::string& stem, const LineChart& chart);
 std::vector<std::string> save_heatmap(const std::string& stem, const Heatmap& map);
 std::vector<std::string> save_decision_regions(const std::string& stem, const DecisionRegions& plot);
-// A grid that is not square or names a kind that is not listed throws, naming it.
-std::vector<std::string> save_tile_grids(const std::string& stem, const TileGrids& plot);
 
 }  // namespace ladder::lessons
