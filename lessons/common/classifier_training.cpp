@@ -50,6 +50,15 @@ Predictions predict(models::SequenceClassifier& model, const data::LabelledBatch
   return p;
 }
 
+double majority_share(const Tensor& train_labels, const Tensor& test_labels, int64_t classes) {
+  std::vector<int64_t> counts(static_cast<size_t>(classes));
+  for (int64_t n = 0; n < train_labels.numel(); ++n) ++counts[static_cast<size_t>(train_labels.data()[n])];
+  const auto most = static_cast<float>(std::max_element(counts.begin(), counts.end()) - counts.begin());
+  int64_t right = 0;
+  for (int64_t n = 0; n < test_labels.numel(); ++n) right += test_labels.data()[n] == most;
+  return static_cast<double>(right) / static_cast<double>(std::max<int64_t>(1, test_labels.numel()));
+}
+
 std::vector<double> accuracy_by_group(const Predictions& p, const Tensor& labels, const std::vector<int64_t>& group,
                                       int64_t groups) {
   const auto n = static_cast<size_t>(labels.numel());

@@ -29,6 +29,10 @@ struct Predictions {
 // undefined), `batch` at a time, in eval mode without a graph.
 Predictions predict(models::SequenceClassifier& model, const data::LabelledBatch& set, int64_t batch);
 
+// What always answering the most common label of `train_labels` (N) scores on `test_labels` (M): the
+// share of the test set that carries it. Labels are classes in [0, classes).
+double majority_share(const Tensor& train_labels, const Tensor& test_labels, int64_t classes);
+
 // The accuracy of `p` within each group of sequences, group[n] in [0, groups) naming sequence n's
 // (lesson 13: how many blocks back its asked key sits); NaN for a group without sequences.
 std::vector<double> accuracy_by_group(const Predictions& p, const Tensor& labels, const std::vector<int64_t>& group,
