@@ -52,7 +52,11 @@ Predictions predict(models::SequenceClassifier& model, const data::LabelledBatch
 
 double majority_share(const Tensor& train_labels, const Tensor& test_labels, int64_t classes) {
   std::vector<int64_t> counts(static_cast<size_t>(classes));
-  for (int64_t n = 0; n < train_labels.numel(); ++n) ++counts[static_cast<size_t>(train_labels.data()[n])];
+  for (int64_t n = 0; n < train_labels.numel(); ++n) {
+    const auto label = static_cast<int64_t>(train_labels.data()[n]);
+    if (label < 0 || label >= classes) fail("majority_share", "label ", label, " is outside [0, ", classes, ")");
+    ++counts[static_cast<size_t>(label)];
+  }
   const auto most = static_cast<float>(std::max_element(counts.begin(), counts.end()) - counts.begin());
   int64_t right = 0;
   for (int64_t n = 0; n < test_labels.numel(); ++n) right += test_labels.data()[n] == most;
