@@ -51,8 +51,7 @@ void time_against_length(Run& run, int64_t max_n, uint64_t seed, Summary& summar
               static_cast<long long>(kTimingBlock), static_cast<long long>(kTimingRandom));
   std::printf("   %6s %10s %12s %8s %14s %12s\n", "n", "full ms", "BigBird ms", "full/BB", "tiles computed",
               "kept (both)");
-  CsvWriter csv(run.file("timing.csv"),
-                         {"n", "full_ms", "bigbird_ms", "bigbird_tiles", "dense_tiles", "kept_bytes"});
+  CsvWriter csv(run.file("timing.csv"), {"n", "full_ms", "bigbird_ms", "bigbird_tiles", "dense_tiles", "kept_bytes"});
   Timing t;
   Generator gen(seed);
   for (int64_t n = 256; n <= max_n; n *= 2) {

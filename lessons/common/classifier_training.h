@@ -1,7 +1,8 @@
 // What the training loops of the long-range lessons share beside optim::train_step (the loops
 // themselves are in lessons 13 and 15): the tracker of one classifier's run, and the answers of a
 // classifier (models/sequence_classifier.h: the encoder with any attention kind, or the LSTM
-// baseline) for every sequence of a labelled set, with their loss and accuracy, overall or by group.
+// baseline) for every sequence of a labelled set, with their loss and accuracy, overall or by group;
+// and what always giving the most common answer scores.
 #pragma once
 
 #include <cstdint>
