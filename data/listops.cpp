@@ -18,29 +18,6 @@ using Expressions = std::set<std::vector<int64_t>>;  // every expression drawn s
 bool is_digit(int64_t id) { return id >= listops_digit(0) && id <= listops_digit(9); }
 bool is_operator(int64_t id) { return id >= kListOpsMin && id <= kListOpsSum; }
 
-void check_options(const ListOpsOptions& o) {
-  const char* op = "make_listops";
-  if (o.min_len < 4 || o.max_len < o.min_len)
-    fail(op, "lengths must satisfy 4 <= min_len <= max_len (the shortest expression is '[SM 1 2 ]'), got min_len ",
-         o.min_len, " and max_len ", o.max_len);
-  if (o.max_depth < 2)
-    fail(op, "max_depth must be >= 2 (an operator and its digits: the tree's levels, the digits' counted), got ",
-         o.max_depth);
-  if (o.max_args < 2) fail(op, "max_args must be >= 2 (every operator takes at least two arguments), got ", o.max_args);
-  if (!(o.operator_p >= 0 && o.operator_p <= 1)) fail(op, "operator_p must be in [0, 1], got ", o.operator_p);
-  if (o.train < 0 || o.val < 0 || o.test < 0)
-    fail(op, "the parts need >= 0 expressions, got train ", o.train, ", val ", o.val, ", test ", o.test);
-  // The longest expression: every argument an operator down to level max_depth - 1, each with
-  // max_args arguments, and digits on the last level.
-  int64_t longest = 2 + o.max_args;  // an operator over digits alone, at level max_depth - 1
-  for (int64_t depth = o.max_depth - 2; depth >= 1 && o.operator_p > 0 && longest < o.min_len; --depth)
-    longest = 2 + o.max_args * longest;
-  if (longest < o.min_len)
-    fail(op, "the longest expression that max_depth ", o.max_depth, " and max_args ", o.max_args,
-         (o.operator_p > 0 ? "" : " with operator_p 0"), " allow has ", longest, " tokens, fewer than min_len ", o.min_len,
-         "; raise max_depth or max_args, or lower min_len");
-}
-
 // Appends an operator at level `depth` of the tree (the outermost is 1) and its arguments, on level
 // depth + 1, to `ids`: as in the LRA's generate_tree, a node on the last level, max_depth, is a
 // digit. Gives up (false) as soon as the expression grows past max_len, so that a huge tree costs
@@ -109,10 +86,33 @@ int64_t apply(int64_t op, std::vector<int64_t> args) {
 
 }  // namespace
 
+void ListOpsOptions::check() const {
+  const char* op = "ListOpsOptions";
+  if (min_len < 4 || max_len < min_len)
+    fail(op, "lengths must satisfy 4 <= min_len <= max_len (the shortest expression is '[SM 1 2 ]'), got min_len ",
+         min_len, " and max_len ", max_len);
+  if (max_depth < 2)
+    fail(op, "max_depth must be >= 2 (an operator and its digits: the tree's levels, the digits' counted), got ",
+         max_depth);
+  if (max_args < 2) fail(op, "max_args must be >= 2 (every operator takes at least two arguments), got ", max_args);
+  if (!(operator_p >= 0 && operator_p <= 1)) fail(op, "operator_p must be in [0, 1], got ", operator_p);
+  if (train < 0 || val < 0 || test < 0)
+    fail(op, "the parts need >= 0 expressions, got train ", train, ", val ", val, ", test ", test);
+  // The longest expression: every argument an operator down to level max_depth - 1, each with
+  // max_args arguments, and digits on the last level.
+  int64_t longest = 2 + max_args;  // an operator over digits alone, at level max_depth - 1
+  for (int64_t depth = max_depth - 2; depth >= 1 && operator_p > 0 && longest < min_len; --depth)
+    longest = 2 + max_args * longest;
+  if (longest < min_len)
+    fail(op, "the longest expression that max_depth ", max_depth, " and max_args ", max_args,
+         (operator_p > 0 ? "" : " with operator_p 0"), " allow has ", longest, " tokens, fewer than min_len ", min_len,
+         "; raise max_depth or max_args, or lower min_len");
+}
+
 int64_t listops_digit(int64_t digit) { return 1 + digit; }
 
 ListOpsSplits make_listops(const ListOpsOptions& o) {
-  check_options(o);
+  o.check();
   Generator root(o.seed);  // one child per part
   Generator train = root.child(), val = root.child(), test = root.child();
   Expressions seen;  // test first, so that it does not change when the others grow

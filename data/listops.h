@@ -31,6 +31,10 @@ struct ListOpsOptions {
   double operator_p = 0.25;              // an argument is an operator with this probability (LRA: 0.25)
   int64_t train = 10000, val = 1000, test = 1000;  // expressions in each part
   uint64_t seed = 0;  // each part draws from its own generator made from the seed
+
+  // Throws ladder::Error when a setting is out of range or the tree rule cannot reach min_len.
+  // make_listops calls it; a lesson calls it to refuse its flags before any work.
+  void check() const;
 };
 
 struct ListOpsSet {
@@ -46,9 +50,9 @@ struct ListOpsSplits {
 
 // The test part is drawn first, then validation, then training, each from its own generator made
 // from the seed, each skipping what the parts before it hold: the test part does not change when
-// the others grow. Throws ladder::Error when a setting is out of range, or when no new expression of
-// an allowed length turns up in many draws (the range is too narrow for the tree rule or too small
-// for the expressions asked for).
+// the others grow. Checks the options first (ListOpsOptions::check); throws ladder::Error when no
+// new expression of an allowed length turns up in many draws (the range is too narrow for the tree
+// rule or too small for the expressions asked for).
 ListOpsSplits make_listops(const ListOpsOptions& options);
 
 // What evaluating an expression finds: its value and the shape of its tree.

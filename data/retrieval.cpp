@@ -1,5 +1,9 @@
 #include "data/retrieval.h"
 
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
 #include "core/error.h"
 #include "core/random.h"
 
@@ -9,23 +13,27 @@ namespace {
 
 constexpr int64_t filler = 0, question = 1;
 
-void check_options(const RetrievalTaskOptions& o) {
-  const char* op = "make_retrieval_task";
-  if (o.keys < 2 || o.keys > 26) fail(op, "keys must be in [2, 26] (one letter each), got ", o.keys);
-  if (o.values < 2 || o.values > 10) fail(op, "values must be in [2, 10] (one digit each), got ", o.values);
-  if (o.length < 6) fail(op, "length must be >= 6 (the asked pair, room around it and the question), got ", o.length);
-  if (o.distractors < 0) fail(op, "distractors must be >= 0, got ", o.distractors);
+}  // namespace
+
+void RetrievalTaskOptions::check() const {
+  const char* op = "RetrievalTaskOptions";
+  if (keys < 2 || keys > 26) fail(op, "keys must be in [2, 26] (one letter each), got ", keys);
+  if (values < 2 || values > 10) fail(op, "values must be in [2, 10] (one digit each), got ", values);
+  if (length < 6) fail(op, "length must be >= 6 (the asked pair, room around it and the question), got ", length);
+  if (distractors < 0) fail(op, "distractors must be >= 0, got ", distractors);
   // The asked pair (key at p, value at p + 1) ends before the question at length - 2 when p <= length - 4.
-  if (o.min_distance < 3 || o.min_distance > o.length - 1)
-    fail(op, "min_distance must be in [3, length - 1 = ", o.length - 1, "], got ", o.min_distance,
+  if (min_distance < 3 || min_distance > length - 1)
+    fail(op, "min_distance must be in [3, length - 1 = ", length - 1, "], got ", min_distance,
          "; the asked key sits at least min_distance positions before the question's key");
-  const int64_t body = o.length - 2;  // every position before the question
-  if (4 * (o.distractors + 1) > body)
-    fail(op, o.distractors, " distractor pairs and the asked one would fill more than half of the ", body,
+  const int64_t body = length - 2;  // every position before the question
+  if (4 * (distractors + 1) > body)
+    fail(op, distractors, " distractor pairs and the asked one would fill more than half of the ", body,
          " positions before the question; use at most ", body / 4 - 1, " distractors or a longer sequence");
-  if (o.train < 0 || o.val < 0 || o.test < 0)
-    fail(op, "the parts need >= 0 sequences, got train ", o.train, ", val ", o.val, ", test ", o.test);
+  if (train < 0 || val < 0 || test < 0)
+    fail(op, "the parts need >= 0 sequences, got train ", train, ", val ", val, ", test ", test);
 }
+
+namespace {
 
 // One sequence into row n of `set`: filler, the asked pair early, distractor pairs at free places.
 void draw_sequence(RetrievalSet& set, int64_t n, const RetrievalTaskOptions& o, Generator& gen) {
@@ -64,7 +72,7 @@ int64_t value_token(int64_t value, const RetrievalTaskOptions& o) { return 2 + o
 double retrieval_chance(const RetrievalTaskOptions& o) { return 1.0 / static_cast<double>(o.values); }
 
 RetrievalSplits make_retrieval_task(const RetrievalTaskOptions& o) {
-  check_options(o);
+  o.check();
   Generator root(o.seed);  // one child per part: the test part does not change when train grows
   Generator train = root.child(), val = root.child(), test = root.child();
   return {draw_set(o.train, o, train), draw_set(o.val, o, val), draw_set(o.test, o, test)};
@@ -89,6 +97,22 @@ RetrievalSet pair_tokens(const RetrievalSet& set, const RetrievalTaskOptions& o)
   return paired;
 }
 
+KeyDistances key_distances(const RetrievalSet& set, int64_t block) {
+  if (block < 1) fail("key_distances", "block must be at least 1, got ", block);
+  const int64_t last = set.tokens.size(1) - 1;  // the question's key
+  KeyDistances d;
+  for (const int64_t key : set.key_positions) {
+    d.positions.push_back(last - key);
+    d.blocks.push_back(last / block - key / block);
+  }
+  return d;
+}
+
+LabelledBatch paired_examples(const RetrievalSet& set, const RetrievalTaskOptions& o) {
+  const RetrievalSet paired = pair_tokens(set, o);
+  return {paired.tokens, paired.answers};
+}
+
 std::string retrieval_text(const RetrievalSet& set, int64_t n, const RetrievalTaskOptions& o) {
   const int64_t length = set.tokens.size(1);
   std::string text;
@@ -105,6 +129,25 @@ std::string retrieval_text(const RetrievalSet& set, int64_t n, const RetrievalTa
     }
   }
   return text;
+}
+
+std::vector<std::string> retrieval_blocks(const RetrievalSet& set, int64_t n, const RetrievalTaskOptions& o,
+                                          int64_t block) {
+  if (block < 1) fail("retrieval_blocks", "block must be at least 1, got ", block);
+  const std::string text = retrieval_text(set, n, o);
+  const auto length = static_cast<int64_t>(text.size());
+  const int64_t key = set.key_positions[static_cast<size_t>(n)];
+  std::vector<std::string> lines;
+  for (int64_t start = 0; start < length; start += block) {
+    const int64_t end = std::min(length, start + block);
+    char label[32];
+    std::snprintf(label, sizeof label, "block %3lld | ", static_cast<long long>(start / block));
+    std::string marks(std::strlen(label), ' ');
+    for (int64_t t = start; t < end; ++t) marks += t == key || t == key + 1 || t >= length - 2 ? '^' : ' ';
+    lines.push_back(label + text.substr(static_cast<size_t>(start), static_cast<size_t>(end - start)));
+    if (marks.find('^') != std::string::npos) lines.push_back(marks.substr(0, marks.find_last_not_of(' ') + 1));
+  }
+  return lines;
 }
 
 }  // namespace ladder::data

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "data/batcher.h"
 
 namespace ladder::data {
 
@@ -23,6 +24,11 @@ struct RetrievalTaskOptions {
   int64_t min_distance = 256;  // the asked key sits at least this many positions before the last token
   int64_t train = 10000, val = 1000, test = 1000;  // sequences in each part
   uint64_t seed = 0;  // each part draws from its own generator made from the seed
+
+  // Throws ladder::Error when a setting is out of range, the distance leaves no room before the
+  // question, or the distractors would fill more than half the positions. make_retrieval_task
+  // calls it; a lesson calls it to refuse its flags before any work.
+  void check() const;
 };
 
 struct RetrievalSet {
@@ -35,8 +41,7 @@ struct RetrievalSplits {
   RetrievalSet train, val, test;
 };
 
-// Throws ladder::Error when a setting is out of range, the distance leaves no room before the
-// question, or the distractors would fill more than half the positions.
+// Checks the options (RetrievalTaskOptions::check), then draws the three parts.
 RetrievalSplits make_retrieval_task(const RetrievalTaskOptions& options);
 
 int64_t retrieval_vocabulary(const RetrievalTaskOptions& options);  // 2 + keys + values token ids
@@ -52,8 +57,24 @@ double retrieval_chance(const RetrievalTaskOptions& options);       // 1 / value
 RetrievalSet pair_tokens(const RetrievalSet& set, const RetrievalTaskOptions& options);
 int64_t pair_token(int64_t key, int64_t value, const RetrievalTaskOptions& options);  // after the plain ids
 int64_t paired_vocabulary(const RetrievalTaskOptions& options);  // retrieval_vocabulary + keys * values
+// The set as a classifier's examples, each pair one token: inputs pair_tokens(set).tokens (N,T),
+// labels the answers (N), every position real (lessons 13 and 15).
+LabelledBatch paired_examples(const RetrievalSet& set, const RetrievalTaskOptions& options);
+
+// How far back the asked key sits in each sequence of `set`: in positions before the question's
+// key (the last token), and in blocks of `block` positions from the question's block (0: the same
+// block). A sliding window of 3 blocks moves information one block per layer, so a key b blocks
+// back needs b layers of it to reach the question (lesson 13).
+struct KeyDistances {
+  std::vector<int64_t> positions, blocks;  // per sequence
+};
+KeyDistances key_distances(const RetrievalSet& set, int64_t block);
 
 // Sequence n of a set as characters, one per token: "C4...A7....?C".
 std::string retrieval_text(const RetrievalSet& set, int64_t n, const RetrievalTaskOptions& options);
+// The same text a block of `block` tokens per line ("block   3 | ...F9..."), each line that holds
+// the asked pair or the question followed by one with '^' under them.
+std::vector<std::string> retrieval_blocks(const RetrievalSet& set, int64_t n, const RetrievalTaskOptions& options,
+                                          int64_t block);
 
 }  // namespace ladder::data

@@ -6,8 +6,8 @@
 //     recall (data/retrieval.h, lesson 13's task, each pair one token): key-value pairs, then a
 //     query key, whose value is the answer, read at the query;
 //  2. one encoder classifier (models/encoder_classifier.h) per attention kind, and a baseline without
-//     attention (models/lstm_classifier.h), each trained on each task by the same loop
-//     (lessons/common/classifier_training.h) with the same steps, batch, learning rate and batches;
+//     attention (models/lstm_classifier.h), each trained on each task by the same loop (train, below)
+//     with the same steps, batch, learning rate and batches;
 //  3. the results as the LRA shows them: a table of accuracy per task, training steps per second and
 //     the memory a training step adds at its peak, and charts of accuracy against speed in which the
 //     size of a marker shows the memory.
@@ -17,52 +17,45 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "core/error.h"
+#include "core/peak_memory.h"
 #include "data/listops.h"
 #include "data/retrieval.h"
 #include "lessons/common/attention_flags.h"
+#include "lessons/common/benchmark_report.h"
 #include "lessons/common/classifier_training.h"
 #include "lessons/common/cli.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/run.h"
+#include "lessons/common/schedule_flags.h"
+#include "lessons/common/tracker.h"
 #include "models/encoder_classifier.h"
 #include "models/lstm_classifier.h"
-#include "nn/attention/attention_kind.h"
+#include "nn/attention/attention_registry.h"
 #include "nn/attention/bigbird_attention.h"
 #include "nn/attention/vq_attention.h"
+#include "optim/adam.h"
+#include "optim/train_step.h"
 
 using namespace ladder;
 
 namespace {
 
 constexpr const char* kLesson = "15_long_range";
-constexpr int64_t kCurvePoints = 10;  // evaluations of each model on the validation set, so points of its curves
-
-double mib(int64_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
 
 // ---- 1. the tasks ----
 
 struct Task {
   std::string name, title;  // "listops", "ListOps"
-  lessons::LabelledSequences train, val, test;
+  data::LabelledBatch train, val, test;
   int64_t vocabulary = 0, classes = 0, length = 0;
   models::Pooling pooling = models::Pooling::mean;  // where the bidirectional models read their answer
   double chance = 0;    // guessing uniformly
   double majority = 0;  // always answering the training set's most common answer, on the test set
 };
-
-double majority_share(const Tensor& train_answers, const Tensor& test_answers, int64_t classes) {
-  std::vector<int64_t> counts(static_cast<size_t>(classes));
-  for (int64_t n = 0; n < train_answers.numel(); ++n) ++counts[static_cast<size_t>(train_answers.data()[n])];
-  const auto most = static_cast<float>(std::max_element(counts.begin(), counts.end()) - counts.begin());
-  int64_t right = 0;
-  for (int64_t n = 0; n < test_answers.numel(); ++n) right += test_answers.data()[n] == most;
-  return static_cast<double>(right) / static_cast<double>(std::max<int64_t>(1, test_answers.numel()));
-}
 
 // One line per bin of lengths, its share drawn as a bar.
 void print_lengths(const std::vector<int64_t>& lengths, int64_t low, int64_t high) {
@@ -70,9 +63,8 @@ void print_lengths(const std::vector<int64_t>& lengths, int64_t low, int64_t hig
   const int64_t width = (high - low + kBins) / kBins;  // kBins bins of this width cover low..high
   std::vector<int64_t> counts(static_cast<size_t>(kBins));
   for (const int64_t l : lengths) ++counts[static_cast<size_t>((l - low) / width)];
-  const double total = static_cast<double>(lengths.size());
   for (int64_t b = 0; b < kBins && low + b * width <= high; ++b) {
-    const double share = static_cast<double>(counts[b]) / total;
+    const double share = static_cast<double>(counts[b]) / static_cast<double>(lengths.size());
     std::printf("   %5lld-%-5lld %5.1f%% %s\n", static_cast<long long>(low + b * width),
                 static_cast<long long>(std::min(high, low + (b + 1) * width - 1)), 100 * share,
                 std::string(static_cast<size_t>(std::lround(60 * share)), '#').c_str());
@@ -110,13 +102,10 @@ Task listops_task(const data::ListOpsOptions& o) {
     std::printf(" %lld:%.1f%%", static_cast<long long>(a),
                 100.0 * static_cast<double>(counts[static_cast<size_t>(a)]) / static_cast<double>(o.train));
   std::printf("\n");
-  const auto labelled = [](const data::ListOpsSet& set) {
-    return lessons::LabelledSequences{set.tokens, set.answers, set.valid};
-  };
+  const auto labelled = [](const data::ListOpsSet& set) { return data::LabelledBatch{set.tokens, set.answers, set.valid}; };
   Task task{"listops", "ListOps", labelled(splits.train), labelled(splits.val), labelled(splits.test),
-            data::kListOpsVocabulary, data::kListOpsClasses, o.max_len, models::Pooling::mean,
-            1.0 / data::kListOpsClasses, 0};
-  task.majority = majority_share(task.train.labels, task.test.labels, task.classes);
+            data::kListOpsVocabulary, data::kListOpsClasses, o.max_len, models::Pooling::mean, 1.0 / data::kListOpsClasses};
+  task.majority = lessons::majority_share(task.train.labels, task.test.labels, task.classes);
   std::printf("   chance: guessing %.1f%%, always the most common answer %.1f%% (of the test set)\n", 100 * task.chance,
               100 * task.majority);
   return task;
@@ -133,13 +122,10 @@ Task recall_task(const data::RetrievalTaskOptions& o) {
               text.size() > 150 ? (" ... " + text.substr(text.size() - 20)).c_str() : "");
   std::printf("   the models read each pair as one token (data::pair_tokens: 'C4' becomes one id, then filler)\n"
               "   and answer at the last position, the asked key, which finds its pair in one attention hop\n");
-  const auto labelled = [&](const data::RetrievalSet& set) {
-    const data::RetrievalSet paired = data::pair_tokens(set, o);
-    return lessons::LabelledSequences{paired.tokens, paired.answers};
-  };
-  Task task{"recall", "associative recall", labelled(splits.train), labelled(splits.val), labelled(splits.test),
-            data::paired_vocabulary(o), o.values, o.length, models::Pooling::last, data::retrieval_chance(o), 0};
-  task.majority = majority_share(task.train.labels, task.test.labels, task.classes);
+  Task task{"recall", "associative recall", data::paired_examples(splits.train, o), data::paired_examples(splits.val, o),
+            data::paired_examples(splits.test, o), data::paired_vocabulary(o), o.values, o.length,
+            models::Pooling::last, data::retrieval_chance(o)};
+  task.majority = lessons::majority_share(task.train.labels, task.test.labels, task.classes);
   std::printf("   chance: guessing %.1f%%, always the most common answer %.1f%%\n", 100 * task.chance,
               100 * task.majority);
   return task;
@@ -149,11 +135,10 @@ Task recall_task(const data::RetrievalTaskOptions& o) {
 
 // What --kinds names: an attention kind for the encoder classifier, or the baseline without one.
 struct Contender {
-  std::string name;  // as --kinds writes it
+  std::string name;                                // as --kinds writes it
   std::optional<nn::AttentionSettings> attention;  // none: the LSTM baseline
   // Every position sees only those before it, and the answer is read at the last real token, the
-  // one that has seen them all: for the kinds that attend no other way (vq: Transformer-VQ is a
-  // decoder, its cache of older blocks serves later queries only).
+  // one that has seen them all: for the kinds that attend no other way (the registry's causal_only).
   bool causal = false;
 };
 
@@ -169,29 +154,10 @@ std::vector<Contender> all_contenders(const lessons::LessonCli& cli, const lesso
   return list;
 }
 
-std::string names_of(const std::vector<Contender>& list) {
-  std::string names;
-  for (const Contender& c : list) names += (names.empty() ? "" : ",") + c.name;
+std::vector<std::string> names_of(const std::vector<Contender>& list) {
+  std::vector<std::string> names;
+  for (const Contender& c : list) names.push_back(c.name);
   return names;
-}
-
-// The contenders --kinds asks for, in its order: "all", or names separated by commas.
-std::vector<Contender> chosen(const std::string& kinds, const std::vector<Contender>& all) {
-  if (kinds == "all") return all;
-  std::vector<Contender> list;
-  size_t at = 0;
-  while (at <= kinds.size()) {
-    const size_t end = std::min(kinds.find(',', at), kinds.size());
-    const std::string name = kinds.substr(at, end - at);
-    const auto found = std::find_if(all.begin(), all.end(), [&](const Contender& c) { return c.name == name; });
-    if (found == all.end())
-      fail(kLesson, "--kinds: '", name, "' is not a kind; give 'all' or some of ", names_of(all), " separated by commas");
-    if (std::any_of(list.begin(), list.end(), [&](const Contender& c) { return c.name == name; }))
-      fail(kLesson, "--kinds: '", name, "' is named twice; name each kind once");
-    list.push_back(*found);
-    at = end + 1;
-  }
-  return list;
 }
 
 struct ModelSize {
@@ -206,91 +172,75 @@ std::unique_ptr<models::SequenceClassifier> make_classifier(const Contender& c, 
                                      .pooling = task.pooling},
         gen);
   return std::make_unique<models::EncoderClassifier>(
-      models::EncoderClassifierConfig{.vocab_size = task.vocabulary,
-                                      .num_classes = task.classes,
-                                      .max_len = task.length,
-                                      .d_model = size.d_model,
-                                      .nhead = 4,
-                                      .num_layers = size.layers,
+      models::EncoderClassifierConfig{.vocab_size = task.vocabulary, .num_classes = task.classes, .max_len = task.length,
+                                      .d_model = size.d_model, .nhead = 4, .num_layers = size.layers,
                                       .dim_feedforward = 2 * size.d_model,
                                       .pooling = c.causal ? models::Pooling::last : task.pooling,
-                                      .attention = *c.attention,
-                                      .causal = c.causal},
+                                      .attention = *c.attention, .causal = c.causal},
       gen);
 }
 
-struct Result {
-  double test_acc = 0, steps_per_s = 0, peak_mib = 0;
-  int64_t parameters = 0;
-  lessons::Series curve;  // the training loss, averaged over the steps between evaluations
-};
-
-// Trains one model with the shared loop; every contender starts from the same generator and sees
-// the same batches (both made from the seed).
-Result train(lessons::Run& run, const Task& task, const Contender& c, const lessons::ClassifierTraining& training,
-             ModelSize size) {
-  Generator init(training.seed + 1);
+// The training loop, the same for every contender: AdamW (no decay on biases, norms and
+// embeddings), a linear warmup then a cosine decay, the gradient clipped to norm 1, each step a
+// batch drawn from the training set; every contender starts from the same generator and sees the
+// same batches (both made from the seed). It measures a step's mean time (the tracker's, without
+// the evaluations) and what the first step adds to the memory at its peak.
+lessons::ContenderResult train(lessons::Run& run, const Task& task, const Contender& c,
+                               const lessons::CommonFlags& common, const lessons::ScheduleFlags& warmup, ModelSize size) {
+  Generator init(common.seed + 3);
   const std::unique_ptr<models::SequenceClassifier> model = make_classifier(c, task, size, init);
-  const lessons::ClassifierReport report = lessons::train_classifier(run, *model, task.train, task.val, training, c.name,
-                                                                     "train_" + task.name + "_" + c.name + ".csv");
-  Result result{.test_acc = lessons::predict(*model, task.test, training.batch).accuracy,
-                .steps_per_s = 1 / report.step_seconds,
-                .peak_mib = mib(report.peak_bytes),
-                .parameters = model->num_parameters(),
-                .curve = report.train_loss_curve};
+  optim::AdamW adamw(optim::decay_groups(model->named_parameters(), 0.01f), {.lr = common.lr});
+  const optim::Schedule schedule = warmup.schedule(common.lr, common.steps);
+  lessons::Tracker tracker =
+      lessons::classifier_tracker(run, common.steps, common.batch, c.name, cat("train_", task.name, "_", c.name, ".csv"));
+  Generator batches(common.seed + 2);
+  int64_t peak_bytes = 0;
+  model->train();
+  for (int64_t step = 1; step <= common.steps; ++step) {
+    adamw.set_lr(schedule(step - 1));
+    const data::LabelledBatch batch = data::sample_examples(task.train, common.batch, batches);
+    optim::StepResult stepped;
+    const auto train_step = [&] { stepped = optim::train_step(*model, adamw, batch, 1.0f); };
+    if (step == 1) peak_bytes = peak_bytes_added(train_step);
+    else train_step();
+    tracker.step(step, stepped, adamw.lr());
+    if (tracker.evaluation_due(step)) {
+      const lessons::Predictions answers = lessons::predict(*model, task.val, common.batch);
+      tracker.evaluated(step, {answers.loss, answers.accuracy});
+    }
+  }
+  tracker.finish();
+  const lessons::ContenderResult result{.name = c.name,
+                                        .test_acc = lessons::predict(*model, task.test, common.batch).accuracy,
+                                        .steps_per_s = 1 / tracker.mean_step_seconds(),
+                                        .peak_mib = static_cast<double>(peak_bytes) / (1 << 20),
+                                        .parameters = model->num_parameters(),
+                                        .curve = tracker.curve("train_loss")};
   std::printf("   %-16s %-20s test accuracy %5.1f%%  %6.2f steps/s  peak %7.1f MiB  %7lld parameters\n",
               c.name.c_str(), task.title.c_str(), 100 * result.test_acc, result.steps_per_s, result.peak_mib,
               static_cast<long long>(result.parameters));
   return result;
 }
 
-// ---- 3. the results ----
+// ---- 3. the results: lessons::report_benchmark (lessons/common/benchmark_report.h) ----
 
-// Accuracy against speed, a dot per contender whose area grows with the memory it used, and the
-// chance level as a line.
-void accuracy_chart(lessons::Run& run, const Task& task, const std::vector<Contender>& contenders,
-                    const std::vector<Result>& results) {
-  double most_memory = 0, fastest = 0;
-  for (const Result& r : results) most_memory = std::max(most_memory, r.peak_mib), fastest = std::max(fastest, r.steps_per_s);
-  lessons::LineChart chart{task.title + ": test accuracy against training speed (dot area: peak memory)",
-                           "training steps per second", "test accuracy (%)", {}};
-  for (size_t k = 0; k < results.size(); ++k) {
-    const Result& r = results[k];
-    const double size = most_memory > 0 ? 4 * std::sqrt(r.peak_mib / most_memory) : 1;
-    chart.series.push_back({cat(contenders[k].name, ", ", std::round(10 * r.peak_mib) / 10, " MiB"), {r.steps_per_s},
-                            {100 * r.test_acc}, true, std::max(1.0, size)});
-  }
-  chart.series.push_back({cat("chance, ", std::lround(100 * task.chance), "%"), {0, fastest}, {100 * task.chance, 100 * task.chance}});
-  run.wrote(lessons::save_line_chart(run.path("accuracy_speed_" + task.name), chart));
-}
+// ---- the lesson's own flags ----
+struct Flags {
+  data::ListOpsOptions listops{.min_len = 0, .max_len = 128, .train = 5000, .val = 200, .test = 500};
+  data::RetrievalTaskOptions recall{.length = 128, .keys = 16, .values = 10};
+  int64_t pairs = 12;
+  std::string kinds = "all";
+  ModelSize size{64, 2};
+  // BigBird's blocks of 16 positions with 2 random blocks, VQ's of 32 with 64 codes per head.
+  lessons::AttentionFlags attention{.defaults = {{"block", 16}, {"random_blocks", 2}, {"codes", 64}},
+                                    .kind_defaults = {{nn::VQAttention::kName, {{"block", 32}}}}};
+  lessons::ScheduleFlags warmup{.warmup = 50};
 
-void loss_chart(lessons::Run& run, const Task& task, const std::vector<Result>& results) {
-  lessons::LineChart chart{task.title + ": training loss (cross entropy, nats)", "step", "training loss", {}};
-  for (const Result& r : results) chart.series.push_back(r.curve);
-  run.wrote(lessons::save_line_chart(run.path("loss_" + task.name), chart));
-}
-
-}  // namespace
-
-int main(int argc, char** argv) {
-  return lessons::lesson_main([&] {
-    lessons::LessonCli cli(kLesson,
-                           "Lesson 15: a long-range benchmark: every attention kind in the same encoder classifier,\n"
-                           "trained on ListOps and associative recall with the same budget; accuracy, speed, memory.",
-                           {.steps = 500, .lr = 2e-3f, .batch = 16});
-    data::ListOpsOptions listops{.min_len = 0, .max_len = 128, .train = 5000, .val = 200, .test = 500};
-    data::RetrievalTaskOptions recall{.length = 128, .keys = 16, .values = 10};
-    int64_t pairs = 12;
-    std::string kinds = "all";
-    ModelSize size{64, 2};
-    // BigBird's blocks of 16 positions with 2 random blocks, VQ's of 32 with 64 codes per head.
-    lessons::AttentionFlags attention{.defaults = {{"block", 16}, {"random_blocks", 2}, {"codes", 64}},
-                                      .kind_defaults = {{nn::VQAttention::kName, {{"block", 32}}}}};
-    lessons::ClassifierTraining training{.warmup = 50};
-    const std::vector<Contender> every = all_contenders(cli, attention, 0);  // the names, for --help
+  void add_to(lessons::LessonCli& cli) {
     cli.option("--kinds", kinds,
-               "which to train, separated by commas, or all: " + names_of(every) +
-                   " (linear_* is linear attention with that feature map; vq runs causal; lstm has no attention)");
+               "which to train, separated by commas, or all: " + nn::joined_names(names_of(all_contenders(cli, attention, 0)))
+                   + " (linear_* is linear attention with that feature map; a kind that attends causally only runs "
+                     "causal; lstm has no attention)");
     cli.option("--max-len", listops.max_len, "ListOps: the longest expression in tokens (the LRA: 2000)", {4, 1 << 15});
     cli.option("--min-len", listops.min_len, "ListOps: the shortest expression in tokens; 0: a quarter of --max-len",
                lessons::non_negative);
@@ -304,107 +254,96 @@ int main(int argc, char** argv) {
     cli.option("--test", listops.test, "examples in each task's test set", lessons::positive);
     cli.option("--d-model", size.d_model, "width of every model (4 heads)", {4, 1024});
     cli.option("--layers", size.layers, "encoder blocks", {1, 16});
-    cli.option("--warmup", training.warmup, "steps of linear learning-rate warmup before the cosine decay",
-               lessons::non_negative);
+    warmup.add_to(cli);
     lessons::add_every_kind_options(cli, attention);
-    cli.parse(argc, argv);
-    if (cli.common.quick) {  // everything tiny but what the command line sets
-      const auto tiny = [&](const char* flag, int64_t& value, int64_t small) {
-        if (!cli.given(flag)) value = small;
-      };
-      tiny("--max-len", listops.max_len, 64), tiny("--recall-len", recall.length, 64), tiny("--pairs", pairs, 8);
-      tiny("--train", listops.train, 300), tiny("--val", listops.val, 50), tiny("--test", listops.test, 100);
-      tiny("--d-model", size.d_model, 16), tiny("--layers", size.layers, 1);
-      attention.defaults["block"] = attention.kind_defaults[nn::VQAttention::kName]["block"] = 8;
-      attention.defaults["codes"] = 16;
-      tiny("--steps", cli.common.steps, 100), tiny("--batch", cli.common.batch, 16), tiny("--warmup", training.warmup, 5);
-      if (!cli.given("--lr")) cli.common.lr = 3e-3f;  // tiny models take a larger step
-    }
-    if (size.d_model % 4 != 0) fail(kLesson, "--d-model ", size.d_model, " must be a multiple of the 4 heads; give ", size.d_model / 4 * 4 + 4);
+  }
+
+  // --quick: everything tiny but what the command line sets.
+  void shrink_for_quick(lessons::LessonCli& cli) {
+    const auto tiny = [&](const char* flag, int64_t& value, int64_t small) { value = cli.given(flag) ? value : small; };
+    tiny("--max-len", listops.max_len, 64), tiny("--recall-len", recall.length, 64), tiny("--pairs", pairs, 8);
+    tiny("--train", listops.train, 300), tiny("--val", listops.val, 50), tiny("--test", listops.test, 100);
+    tiny("--d-model", size.d_model, 16), tiny("--layers", size.layers, 1);
+    attention.defaults["block"] = attention.kind_defaults[nn::VQAttention::kName]["block"] = 8;
+    attention.defaults["codes"] = 16;
+    tiny("--steps", cli.common.steps, 100), tiny("--batch", cli.common.batch, 16), tiny("--warmup", warmup.warmup, 5);
+    if (!cli.given("--lr")) cli.common.lr = 3e-3f;  // tiny models take a larger step
+  }
+
+  // The tasks' options the flags imply: the same sizes and seed for both, the asked key half the sequence back.
+  void complete(uint64_t seed) {
     if (listops.min_len == 0) listops.min_len = std::max<int64_t>(4, listops.max_len / 4);
+    listops.seed = recall.seed = seed;
+    recall.train = listops.train, recall.val = listops.val, recall.test = listops.test;
+    recall.min_distance = recall.length / 2, recall.distractors = pairs - 1;
+  }
+
+  // Refuses what cannot run, before any work.
+  void check(const lessons::CommonFlags& common, const std::vector<Contender>& contenders) const {
+    if (size.d_model % 4 != 0)
+      fail(kLesson, "--d-model ", size.d_model, " must be a multiple of the 4 heads; give ", size.d_model / 4 * 4 + 4);
     if (listops.min_len > listops.max_len)
       fail(kLesson, "--min-len ", listops.min_len, " is above --max-len ", listops.max_len, "; give a smaller --min-len");
-    if (!cli.given("--warmup")) training.warmup = std::min(training.warmup, cli.common.steps / 10);
-    if (training.warmup >= cli.common.steps)
-      fail(kLesson, "--warmup ", training.warmup, " leaves no step of --steps ", cli.common.steps,
-           " for the cosine decay; give a smaller --warmup");
-    const std::vector<Contender> contenders = chosen(kinds, all_contenders(cli, attention, cli.common.seed));
+    warmup.check(kLesson, common.steps);
     for (const Contender& c : contenders) {  // BigBird over a sequence it would cover whole is refused
       if (!c.attention) continue;
       lessons::check_pattern_fits(kLesson, *c.attention, listops.max_len, false, cat("--max-len ", listops.max_len));
       lessons::check_pattern_fits(kLesson, *c.attention, recall.length, false, cat("--recall-len ", recall.length));
     }
-    listops.seed = recall.seed = cli.common.seed;
-    recall.train = listops.train, recall.val = listops.val, recall.test = listops.test;
-    recall.min_distance = recall.length / 2;
     if (4 * pairs > recall.length - 2)  // the generator's bound: pairs fill at most half of what precedes the question
       fail(kLesson, "--pairs ", pairs, " at --recall-len ", recall.length, " would fill more than half of the ",
            recall.length - 2, " positions before the question; give at most ", (recall.length - 2) / 4,
            " pairs or a longer --recall-len");
-    recall.distractors = pairs - 1;
-    data::ListOpsOptions no_expressions = listops;  // each task's own checks, before any work
-    no_expressions.train = no_expressions.val = no_expressions.test = 0;
-    data::make_listops(no_expressions);
-    data::RetrievalTaskOptions no_sequences = recall;
-    no_sequences.train = no_sequences.val = no_sequences.test = 0;
-    data::make_retrieval_task(no_sequences);
-    training.steps = cli.common.steps, training.batch = cli.common.batch, training.lr = cli.common.lr;
-    training.eval_every = std::max<int64_t>(1, training.steps / kCurvePoints), training.seed = cli.common.seed + 2;
-    lessons::Run run(cli);
+    listops.check(), recall.check();
+  }
+};
 
-    const std::vector<Task> tasks = {listops_task(listops), recall_task(recall)};
+}  // namespace
+
+int main(int argc, char** argv) {
+  return lessons::lesson_main([&] {
+    lessons::LessonCli cli(kLesson,
+                           "Lesson 15: a long-range benchmark: every attention kind in the same encoder classifier,\n"
+                           "trained on ListOps and associative recall with the same budget; accuracy, speed, memory.",
+                           {.steps = 500, .lr = 2e-3f, .batch = 16});
+    Flags flags;
+    flags.add_to(cli);
+    cli.parse(argc, argv);
+    if (cli.common.quick) flags.shrink_for_quick(cli);
+    if (!cli.given("--warmup")) flags.warmup.warmup = std::min(flags.warmup.warmup, cli.common.steps / 10);
+    const std::vector<Contender> every = all_contenders(cli, flags.attention, cli.common.seed);
+    std::vector<Contender> contenders;  // those --kinds names, in its order
+    for (const std::string& name : lessons::chosen_names(kLesson, "--kinds", flags.kinds, names_of(every), "kind"))
+      contenders.push_back(*std::find_if(every.begin(), every.end(), [&](const Contender& c) { return c.name == name; }));
+    flags.complete(cli.common.seed);
+    flags.check(cli.common, contenders);
+    lessons::Run run(cli);
+    lessons::Summary summary;
+
+    const std::vector<Task> tasks = {listops_task(flags.listops), recall_task(flags.recall)};
     const nn::AttentionSettings bigbird =
-        lessons::kind_settings(cli, attention, nn::BigBirdAttention::kName, cli.common.seed);
+        lessons::kind_settings(cli, flags.attention, nn::BigBirdAttention::kName, cli.common.seed);
     std::printf("\n== 2. training: %lld steps of %lld examples, AdamW lr %g (warmup %lld, cosine), d_model %lld, "
                 "%lld blocks, 4 heads; BigBird blocks of %lld, %lld random ==\n",
-                static_cast<long long>(training.steps), static_cast<long long>(training.batch),
-                static_cast<double>(training.lr), static_cast<long long>(training.warmup),
-                static_cast<long long>(size.d_model), static_cast<long long>(size.layers),
+                static_cast<long long>(cli.common.steps), static_cast<long long>(cli.common.batch),
+                static_cast<double>(cli.common.lr), static_cast<long long>(flags.warmup.warmup),
+                static_cast<long long>(flags.size.d_model), static_cast<long long>(flags.size.layers),
                 static_cast<long long>(bigbird.number("block")), static_cast<long long>(bigbird.number("random_blocks")));
     for (const Contender& c : contenders)
       if (c.causal)
-        std::printf("   %s runs causal: Transformer-VQ is a decoder, whose cache of\n"
-                    "   older blocks serves only later queries, so each position sees only those before it and the\n"
-                    "   answer is read at the last real token (padding comes after it and is never seen); the\n"
-                    "   others read both ways\n",
-                    lessons::describe_attention(*c.attention, /*causal=*/true).c_str());
-    std::vector<std::vector<Result>> results(tasks.size());
-    for (size_t t = 0; t < tasks.size(); ++t)
-      for (const Contender& c : contenders) results[t].push_back(train(run, tasks[t], c, training, size));
-
-    std::printf("\n== 3. results (test accuracy; steps/s and peak MiB of a training step) ==\n");
-    std::printf("   %-16s", "kind");
-    for (const Task& task : tasks) std::printf(" %20s %8s %9s", task.title.c_str(), "steps/s", "peak MiB");
-    std::printf("\n");
-    lessons::CsvWriter table(run.file("results.csv"), {"task", "kind", "test_acc", "steps_per_s", "peak_mib", "parameters"});
-    nlohmann::ordered_json summary;
-    lessons::MetricNotes notes;
-    for (size_t k = 0; k < contenders.size(); ++k) {
-      std::printf("   %-16s", contenders[k].name.c_str());
-      for (size_t t = 0; t < tasks.size(); ++t) {
-        const Result& r = results[t][k];
-        std::printf(" %19.1f%% %8.2f %9.1f", 100 * r.test_acc, r.steps_per_s, r.peak_mib);
-        table.row(std::vector<std::string>{tasks[t].name, contenders[k].name, std::to_string(r.test_acc),
-                                           std::to_string(r.steps_per_s), std::to_string(r.peak_mib),
-                                           std::to_string(r.parameters)});
-        const std::string key = "test_acc_" + tasks[t].name + "_" + contenders[k].name;
-        summary[key] = r.test_acc;
-        notes[key] = tasks[t].title + ", test accuracy";
-      }
-      std::printf("\n");
-    }
+        std::printf("   %s runs causal: %s,\n"
+                    "   so each position sees only those before it and the answer is read at the last real token\n"
+                    "   (padding comes after it and is never seen); the others read both ways\n",
+                    lessons::describe_attention(*c.attention, /*causal=*/true).c_str(),
+                    nn::registered_kind(c.attention->kind).why_one_way.c_str());
+    std::vector<lessons::TaskResults> results;
     for (const Task& task : tasks) {
-      std::printf("   %s: chance %.1f%%, the most common answer %.1f%%\n", task.title.c_str(), 100 * task.chance,
-                  100 * task.majority);
-      summary[task.name + "_chance"] = task.chance;
-      summary[task.name + "_majority"] = task.majority;
-      notes[task.name + "_chance"] = task.title + ": guessing";
-      notes[task.name + "_majority"] = task.title + ": always the most common training answer";
+      results.push_back({task.name, task.title, task.chance, task.majority, {}});
+      for (const Contender& c : contenders)
+        results.back().contenders.push_back(train(run, task, c, cli.common, flags.warmup, flags.size));
     }
-    for (size_t t = 0; t < tasks.size(); ++t) {
-      accuracy_chart(run, tasks[t], contenders, results[t]);
-      loss_chart(run, tasks[t], results[t]);
-    }
-    run.finish(summary, notes, "docs/15_long_range.md, section 3 (The results); then exercise 1: --max-len 2000");
+    lessons::report_benchmark(run, results, summary);
+    run.finish(summary.metrics, summary.notes,
+               "docs/15_long_range.md, section 3 (The results); then exercise 1: --max-len 2000");
   });
 }

@@ -1,7 +1,7 @@
 // What the long-range lessons train (13 and 15): a model that reads a sequence of token ids, with a
 // mask of its real positions, and answers one class for the whole sequence. The encoder classifier
 // (models/encoder_classifier.h) and the LSTM baseline (models/lstm_classifier.h) are two; the
-// training loop (lessons/common/classifier_training.h) takes either. Both turn their (B,T,E) states
+// lessons' training loops take either through loss(batch). Both turn their (B,T,E) states
 // into one vector per sequence by the same pooling:
 //   mean   the mean over the real positions
 //   first  the state at position 0 (a [CLS] token put first)

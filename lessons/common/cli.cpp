@@ -1,5 +1,6 @@
 #include "lessons/common/cli.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -144,6 +145,25 @@ nlohmann::json LessonCli::flags_json() const {
   nlohmann::json flags = nlohmann::json::object();
   for (const auto& [name, value] : recorded_) flags[name] = value();
   return flags;
+}
+
+std::vector<std::string> chosen_names(const std::string& lesson, const std::string& flag, const std::string& given,
+                                      const std::vector<std::string>& choices, const std::string& noun) {
+  if (given == "all") return choices;
+  std::string listed;
+  for (const std::string& choice : choices) listed += (listed.empty() ? "" : ",") + choice;
+  std::vector<std::string> names;
+  for (size_t at = 0; at <= given.size();) {
+    const size_t end = std::min(given.find(',', at), given.size());
+    const std::string name = given.substr(at, end - at);
+    if (std::find(choices.begin(), choices.end(), name) == choices.end())
+      fail(lesson.c_str(), flag, ": '", name, "' is not a ", noun, "; give 'all' or some of ", listed, " separated by commas");
+    if (std::find(names.begin(), names.end(), name) != names.end())
+      fail(lesson.c_str(), flag, ": '", name, "' is named twice; name each ", noun, " once");
+    names.push_back(name);
+    at = end + 1;
+  }
+  return names;
 }
 
 }  // namespace ladder::lessons

@@ -137,4 +137,10 @@ class LessonCli {
   std::vector<std::pair<std::string, std::function<nlohmann::json()>>> recorded_;
 };
 
+// The names a flag that picks several of `choices` gave, in its order: `given` is "all" (every
+// choice) or names separated by commas, each one of the choices and none named twice. Anything else
+// fails naming `lesson`, the flag and the choices; a name that is none of them is "not a <noun>".
+std::vector<std::string> chosen_names(const std::string& lesson, const std::string& flag, const std::string& given,
+                                      const std::vector<std::string>& choices, const std::string& noun);
+
 }  // namespace ladder::lessons

@@ -47,6 +47,15 @@ class Diverged : public Error {
 // What the final printout says beside a metric: {"test_acc", "softmax regression, 3 clusters, test points"}.
 using MetricNotes = std::map<std::string, std::string>;
 
+// summary.json's metrics and their notes, reported part by part, in the order reported.
+struct Summary {
+  nlohmann::ordered_json metrics;
+  MetricNotes notes;
+  void report(const std::string& name, const nlohmann::ordered_json& value, const std::string& note) {
+    metrics[name] = value, notes[name] = note;
+  }
+};
+
 class Run {
  public:
   // Creates the output folder and takes its lock (run.lock, holding this process's id): a second

@@ -150,7 +150,9 @@ TEST_CASE("listops errors") {
     return o;
   };
   check_error([&] { make_listops(with([](auto& o) { o.min_len = 3; })); },
-              {"make_listops", "4 <= min_len <= max_len", "got min_len 3 and max_len 80"});
+              {"ListOpsOptions", "4 <= min_len <= max_len", "got min_len 3 and max_len 80"});
+  check_error([&] { with([](auto& o) { o.max_args = 0; }).check(); }, {"ListOpsOptions", "max_args must be >= 2", "got 0"});
+  CHECK_NOTHROW(small_task().check());
   check_error([&] { make_listops(with([](auto& o) { o.max_len = 10; })); }, {"got min_len 20 and max_len 10"});
   check_error([&] { make_listops(with([](auto& o) { o.max_depth = 1; })); }, {"max_depth must be >= 2", "got 1"});
   check_error([&] { make_listops(with([](auto& o) { o.max_args = 1; })); }, {"max_args must be >= 2", "got 1"});

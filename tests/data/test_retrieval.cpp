@@ -1,7 +1,8 @@
 // The generated long-range retrieval task (data/retrieval.h): the same seed gives the same
 // sequences, the answer is in the sequence exactly once, the asked key lies beyond a window of
-// min_distance positions before the question, the answers spread over the classes, each pair as one
-// token, the errors.
+// min_distance positions before the question, the answers spread over the classes, how far back
+// the key sits (positions and blocks), the text a block per line, each pair as one token (and as a
+// classifier's examples), the errors.
 #include "helpers.h"
 
 #include <algorithm>
@@ -94,7 +95,9 @@ TEST_CASE("retrieval task errors") {
     return o;
   };
   check_error([&] { make_retrieval_task(with([](auto& o) { o.keys = 1; })); },
-              {"make_retrieval_task", "keys must be in [2, 26]", "got 1"});
+              {"RetrievalTaskOptions", "keys must be in [2, 26]", "got 1"});
+  check_error([&] { with([](auto& o) { o.keys = 27; }).check(); }, {"RetrievalTaskOptions", "keys must be in [2, 26]", "got 27"});
+  CHECK_NOTHROW(small_task().check());
   check_error([&] { make_retrieval_task(with([](auto& o) { o.values = 11; })); }, {"values must be in [2, 10]", "got 11"});
   check_error([&] { make_retrieval_task(with([](auto& o) { o.length = 5; })); }, {"length must be >= 6", "got 5"});
   check_error([&] { make_retrieval_task(with([](auto& o) { o.distractors = -1; })); }, {"distractors must be >= 0, got -1"});
@@ -103,6 +106,48 @@ TEST_CASE("retrieval task errors") {
   check_error([&] { make_retrieval_task(with([](auto& o) { o.distractors = 60; })); },
               {"60 distractor pairs", "more than half of the 198 positions", "at most 48 distractors"});
   check_error([&] { make_retrieval_task(with([](auto& o) { o.val = -1; })); }, {"got train 300, val -1, test 50"});
+}
+
+TEST_CASE("retrieval task, key distances: positions before the question's key and blocks from its block") {
+  const RetrievalSet two{zeros({2, 12}), zeros({2}), {0, 9}};  // keys at 0 and 9 of 12; the question's key at 11
+  const KeyDistances d = key_distances(two, 4);                 // blocks 0-3, 4-7, 8-11
+  CHECK(d.positions == std::vector<int64_t>{11, 2});
+  CHECK(d.blocks == std::vector<int64_t>{2, 0});
+  CHECK(key_distances(two, 5).blocks == std::vector<int64_t>{2, 1});  // blocks 0-4, 5-9, 10-11: a short last block
+  CHECK(key_distances(two, 1).blocks == d.positions);
+  const RetrievalTaskOptions o = small_task();
+  const RetrievalSet set = make_retrieval_task(o).val;
+  const KeyDistances drawn = key_distances(set, 16);
+  REQUIRE(drawn.positions.size() == 50);
+  for (size_t n = 0; n < 50; ++n) {
+    CHECK(drawn.positions[n] >= o.min_distance);
+    CHECK(drawn.blocks[n] == 199 / 16 - set.key_positions[n] / 16);
+  }
+  check_error([&] { key_distances(two, 0); }, {"key_distances", "block must be at least 1, got 0"});
+}
+
+TEST_CASE("retrieval task, a block per line: the text cut into blocks, the asked pair and the question marked") {
+  const RetrievalTaskOptions o = small_task();  // keys A-F, values 0-3
+  const auto id = [](int64_t token) { return static_cast<float>(token); };
+  const float C = id(key_token(2)), B = id(key_token(1)), three = id(value_token(3, o)), zero = id(value_token(0, o));
+  const RetrievalSet one{tensor({0, C, three, 0, 0, B, zero, 0, 0, 0, 1, C}, {1, 12}), tensor({3}), {1}};
+  REQUIRE(retrieval_text(one, 0, o) == ".C3..B0...?C");
+  CHECK(retrieval_blocks(one, 0, o, 5) == std::vector<std::string>{"block   0 | .C3..", "             ^^",
+                                                                    "block   1 | B0...", "block   2 | ?C",
+                                                                    "            ^^"});
+  CHECK(retrieval_blocks(one, 0, o, 12) ==
+        std::vector<std::string>{"block   0 | .C3..B0...?C", "             ^^       ^^"});
+  check_error([&] { retrieval_blocks(one, 0, o, 0); }, {"retrieval_blocks", "block must be at least 1, got 0"});
+}
+
+TEST_CASE("retrieval task, paired examples: the pair tokens and the answers, for a classifier") {
+  RetrievalTaskOptions o = small_task();
+  o.train = 20;
+  const RetrievalSet set = make_retrieval_task(o).train;
+  const LabelledBatch examples = paired_examples(set, o);
+  CHECK(testing::same_values(examples.inputs, pair_tokens(set, o).tokens));
+  CHECK(testing::same_values(examples.labels, set.answers));
+  CHECK_FALSE(examples.valid.defined());  // every position real
 }
 
 TEST_CASE("retrieval task, pair tokens: each pair one token at the key's place, the question and answers kept") {

@@ -1,7 +1,9 @@
 // The lesson kit keeps runs honest: number flags refused in one line before any work, a lesson's
 // own limits checked up front, a diverging run stopped and recorded, one run per output folder,
-// a final printout that is rounded, explained and points on, and the tracker beside each training
-// step (its means, rows, curves and evaluation cadence).
+// a final printout that is rounded, explained and points on, the tracker beside each training
+// step (its means, rows, curves and evaluation cadence), and what the long-range lessons share
+// (predict, accuracy by group, the majority's share, the classifiers' tracker, --kinds, the
+// benchmark's report).
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <sys/file.h>
@@ -21,11 +23,16 @@
 #include <vector>
 
 #include "io/safetensors.h"
+#include "core/autograd.h"
+#include "core/ops.h"
 #include "lessons/common/attention_flags.h"
+#include "lessons/common/benchmark_report.h"
+#include "lessons/common/classifier_training.h"
 #include "lessons/common/cli.h"
 #include "lessons/common/run.h"
 #include "lessons/common/tracker.h"
 #include "lessons/lesson_checks.h"
+#include "models/lstm_classifier.h"
 #include "nn/attention/attention_registry.h"
 #include "nn/attention/bigbird_attention.h"
 #include "nn/attention/feature_map.h"
@@ -595,4 +602,105 @@ TEST_CASE("the tracker: without progress it prints nothing; a diverged loss stop
   lessons::Tracker stopping(run, {.steps = 2, .eval_every = 1, .csv = "", .name = "CNN", .progress = false});
   CHECK_THROWS_WITH_AS(stopping.step(1, {.loss = NAN}, 0.1), doctest::Contains("diverged at step 1: the CNN's loss is nan"),
                        lessons::Diverged);
+}
+
+TEST_CASE("the classifiers' kit: predict in batches equals one forward; accuracy by group; the majority's share") {
+  Generator gen(5);
+  models::LstmClassifier model({.vocab_size = 6, .num_classes = 3, .width = 8, .pooling = models::Pooling::last}, gen);
+  const Tensor ids = randint(0, 6, {5, 7}, gen);  // (N,T)
+  const data::LabelledBatch set{ids, tensor({0, 1, 2, 1, 0}), Tensor()};
+  Tensor logits;  // (N,classes), all at once
+  {
+    NoGradGuard no_grad;
+    logits = model.forward(ids);
+  }
+  const lessons::Predictions p = lessons::predict(model, set, 2);  // batches of 2, 2 and 1
+  CHECK(p.loss == doctest::Approx(cross_entropy(logits, set.labels).item()).epsilon(1e-5));
+  const Tensor best = argmax(logits, 1);
+  double right = 0;
+  for (int64_t n = 0; n < 5; ++n) {
+    CHECK(p.classes[static_cast<size_t>(n)] == static_cast<int64_t>(best.data()[n]));
+    right += best.data()[n] == set.labels.data()[n] ? 1 : 0;
+  }
+  CHECK(p.accuracy == right / 5);
+  CHECK(model.is_training());  // eval mode only inside predict
+
+  const lessons::Predictions answers{.classes = {0, 1, 1, 1, 0}};
+  const std::vector<double> by_group = lessons::accuracy_by_group(answers, set.labels, {0, 0, 2, 2, 2}, 4);
+  CHECK(by_group[0] == 1);    // both right
+  CHECK(std::isnan(by_group[1]));  // no sequence in group 1
+  CHECK(by_group[2] == doctest::Approx(2.0 / 3));  // 2 wrong, 1 and 0 right
+  CHECK(std::isnan(by_group[3]));
+  CHECK_THROWS_WITH_AS(lessons::accuracy_by_group(answers, set.labels, {0, 0}, 4), doctest::Contains("5 predictions and 2 groups for 5 labels"), Error);
+  CHECK_THROWS_WITH_AS(lessons::accuracy_by_group(answers, set.labels, {0, 0, 4, 0, 0}, 4), doctest::Contains("group 4 is outside [0, 4)"), Error);
+
+  CHECK(lessons::majority_share(tensor({1, 1, 2}), tensor({1, 2, 2, 0}), 3) == 0.25);  // always 1: one test label of four
+  CHECK_THROWS_WITH_AS(lessons::majority_share(tensor({1, 3}), tensor({1}), 3), doctest::Contains("label 3 is outside [0, 3)"), Error);
+}
+
+TEST_CASE("the classifiers' tracker: validation loss and accuracy at ten evaluations, examples per second") {
+  TempDir out("kit_classifier_tracker");
+  ParsedCli parsed({"--out", out.path.string()});
+  lessons::Run run(parsed.cli);
+  lessons::Tracker tracker = lessons::classifier_tracker(run, 25, 4, "toy", "train_toy.csv");
+  std::vector<int64_t> evaluated;
+  captured_stdout([&] {
+    for (int64_t step = 1; step <= 25; ++step) {
+      tracker.step(step, {.loss = 1, .grad_norm = 1}, 0.1);
+      if (tracker.evaluation_due(step)) evaluated.push_back(step), tracker.evaluated(step, {0.5, 0.75});
+    }
+  });
+  CHECK(evaluated == std::vector<int64_t>{2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 25});  // every 25 / 10 steps, and the last
+  const auto table = rows(out.path / "train_toy.csv");
+  REQUIRE(table.size() == 13);
+  CHECK(table[0].at("val_loss") == "0.5");
+  CHECK(table[0].at("val_acc") == "0.75");
+  CHECK(std::stod(table[0].at("examples_per_s")) > 0);
+  CHECK(tracker.curve("val_loss").name == "toy");
+}
+
+TEST_CASE("a flag that picks several names: all, or some in the order given, each once") {
+  const std::vector<std::string> kinds = {"full", "linear", "lstm"};
+  CHECK(lessons::chosen_names("99_kit", "--kinds", "all", kinds, "kind") == kinds);
+  CHECK(lessons::chosen_names("99_kit", "--kinds", "lstm,full", kinds, "kind") == std::vector<std::string>{"lstm", "full"});
+  CHECK_THROWS_WITH_AS(lessons::chosen_names("99_kit", "--kinds", "full,relu", kinds, "kind"),
+                       doctest::Contains("99_kit: --kinds: 'relu' is not a kind; give 'all' or some of full,linear,lstm "
+                                         "separated by commas"),
+                       Error);
+  CHECK_THROWS_WITH_AS(lessons::chosen_names("99_kit", "--kinds", "full,", kinds, "kind"), doctest::Contains("'' is not a kind"), Error);
+  CHECK_THROWS_WITH_AS(lessons::chosen_names("99_kit", "--kinds", "lstm,lstm", kinds, "kind"),
+                       doctest::Contains("--kinds: 'lstm' is named twice; name each kind once"), Error);
+}
+
+TEST_CASE("a summary keeps its metrics in the order reported, each with its note") {
+  lessons::Summary summary;
+  summary.report("zeta", 1, "the first");
+  summary.report("alpha", 0.5, "the second");
+  CHECK(summary.metrics.dump() == R"({"zeta":1,"alpha":0.5})");
+  CHECK(summary.notes.at("alpha") == "the second");
+}
+
+TEST_CASE("the benchmark's report: a row per contender and task, the metrics, two charts per task") {
+  TempDir out("kit_benchmark");
+  ParsedCli parsed({"--out", out.path.string()});
+  lessons::Run run(parsed.cli);
+  const auto contender = [](const std::string& name, double acc) {
+    return lessons::ContenderResult{name, acc, 10, 2, 100, {name, {1, 2}, {2, 1}}};
+  };
+  const std::vector<lessons::TaskResults> tasks = {{"a", "Task A", 0.1, 0.2, {contender("full", 0.5), contender("lstm", 0.25)}},
+                                                   {"b", "Task B", 0.5, 0.5, {contender("full", 1), contender("lstm", 0.75)}}};
+  lessons::Summary summary;
+  const std::string printed = captured_stdout([&] { lessons::report_benchmark(run, tasks, summary); });
+  const auto table = rows(out.path / "results.csv");
+  REQUIRE(table.size() == 4);
+  CHECK(table[1].at("task") == "b");  // contender by contender, each on every task
+  CHECK(table[1].at("kind") == "full");
+  CHECK(std::stod(table[1].at("test_acc")) == 1);
+  CHECK(summary.metrics.dump() ==
+        R"({"test_acc_a_full":0.5,"test_acc_b_full":1.0,"test_acc_a_lstm":0.25,"test_acc_b_lstm":0.75,)"
+        R"("a_chance":0.1,"a_majority":0.2,"b_chance":0.5,"b_majority":0.5})");
+  check_files(out.path, {"accuracy_speed_a.png", "accuracy_speed_b.svg", "loss_a.png", "loss_b.svg"});
+  CHECK(printed.find("Task A: chance 10.0%, the most common answer 20.0%") != std::string::npos);
+  const std::vector<lessons::TaskResults> uneven = {tasks[0], {"c", "Task C", 0.5, 0.5, {contender("full", 1)}}};
+  CHECK_THROWS_WITH_AS(lessons::report_benchmark(run, uneven, summary), doctest::Contains("c has 1 contenders, a 2"), Error);
 }

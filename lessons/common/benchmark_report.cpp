@@ -1,0 +1,66 @@
+#include "lessons/common/benchmark_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "core/error.h"
+
+namespace ladder::lessons {
+
+namespace {
+
+// Accuracy against speed, a dot per contender whose area grows with the memory it used, and the
+// chance level as a line; and the training losses.
+void charts(Run& run, const TaskResults& task) {
+  double most_memory = 0, fastest = 0;
+  for (const ContenderResult& r : task.contenders)
+    most_memory = std::max(most_memory, r.peak_mib), fastest = std::max(fastest, r.steps_per_s);
+  LineChart chart{task.title + ": test accuracy against training speed (dot area: peak memory)",
+                  "training steps per second", "test accuracy (%)", {}};
+  LineChart losses{task.title + ": training loss (cross entropy, nats)", "step", "training loss", {}};
+  for (const ContenderResult& r : task.contenders) {
+    const double size = most_memory > 0 ? 4 * std::sqrt(r.peak_mib / most_memory) : 1;
+    chart.series.push_back({cat(r.name, ", ", std::round(10 * r.peak_mib) / 10, " MiB"), {r.steps_per_s},
+                            {100 * r.test_acc}, true, std::max(1.0, size)});
+    losses.series.push_back(r.curve);
+  }
+  chart.series.push_back(
+      {cat("chance, ", std::lround(100 * task.chance), "%"), {0, fastest}, {100 * task.chance, 100 * task.chance}});
+  run.wrote(save_line_chart(run.path("accuracy_speed_" + task.name), chart));
+  run.wrote(save_line_chart(run.path("loss_" + task.name), losses));
+}
+
+}  // namespace
+
+void report_benchmark(Run& run, const std::vector<TaskResults>& tasks, Summary& summary) {
+  if (tasks.empty()) fail("report_benchmark", "no tasks to report");
+  for (const TaskResults& task : tasks)
+    if (task.contenders.size() != tasks.front().contenders.size())
+      fail("report_benchmark", task.name, " has ", task.contenders.size(), " contenders, ", tasks.front().name, " ",
+           tasks.front().contenders.size(), "; every task needs the same");
+  std::printf("\n== 3. results (test accuracy; steps/s and peak MiB of a training step) ==\n   %-16s", "kind");
+  for (const TaskResults& task : tasks) std::printf(" %20s %8s %9s", task.title.c_str(), "steps/s", "peak MiB");
+  std::printf("\n");
+  CsvWriter table(run.file("results.csv"), {"task", "kind", "test_acc", "steps_per_s", "peak_mib", "parameters"});
+  for (size_t k = 0; k < tasks.front().contenders.size(); ++k) {
+    std::printf("   %-16s", tasks.front().contenders[k].name.c_str());
+    for (const TaskResults& task : tasks) {
+      const ContenderResult& r = task.contenders[k];
+      std::printf(" %19.1f%% %8.2f %9.1f", 100 * r.test_acc, r.steps_per_s, r.peak_mib);
+      table.row(std::vector<std::string>{task.name, r.name, std::to_string(r.test_acc), std::to_string(r.steps_per_s),
+                                         std::to_string(r.peak_mib), std::to_string(r.parameters)});
+      summary.report(cat("test_acc_", task.name, "_", r.name), r.test_acc, task.title + ", test accuracy");
+    }
+    std::printf("\n");
+  }
+  for (const TaskResults& task : tasks) {
+    std::printf("   %s: chance %.1f%%, the most common answer %.1f%%\n", task.title.c_str(), 100 * task.chance,
+                100 * task.majority);
+    summary.report(task.name + "_chance", task.chance, task.title + ": guessing");
+    summary.report(task.name + "_majority", task.majority, task.title + ": always the most common training answer");
+  }
+  for (const TaskResults& task : tasks) charts(run, task);
+}
+
+}  // namespace ladder::lessons
