@@ -11,6 +11,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace ladder::testing {
 
@@ -33,12 +34,20 @@ inline Ran run_lesson(const std::string& name, const std::string& args) {
   return run_command(std::string(LADDER_LESSON_DIR) + "/lesson_" + name + " " + args);
 }
 
-// A lesson refuses bad input: exit status 2 and a message that contains `expected`.
-inline void check_refused(const std::string& name, const std::string& args, const std::string& expected) {
+// Whether `output` holds every one of `words` (the parts of a message that matter: the flag, the
+// value, the fix), in any order, so that rewording the rest of the sentence breaks no test.
+inline bool says_all(const std::string& output, const std::vector<std::string>& words) {
+  for (const std::string& word : words)
+    if (output.find(word) == std::string::npos) return false;
+  return true;
+}
+
+// A lesson refuses bad input: exit status 2 and a message that holds each of `words`.
+inline void check_refused(const std::string& name, const std::string& args, const std::vector<std::string>& words) {
   const Ran ran = run_lesson(name, args);
   INFO(name, " ", args, "\n", ran.output);
   CHECK(ran.status == 2);
-  CHECK(ran.output.find(expected) != std::string::npos);
+  CHECK(says_all(ran.output, words));
 }
 
 // A folder under the temporary directory, removed before and after the test.

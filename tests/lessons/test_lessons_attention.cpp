@@ -38,7 +38,7 @@ TEST_CASE("lesson 11_gpt --quick: the GPT learns; samples at three temperatures;
   REQUIRE(sampled.status == 0);
   CHECK(sampled.output.find("a GPT of ") != std::string::npos);
   CHECK(sampled.output.find("\nThe ") != std::string::npos);
-  check_refused("11_gpt", "--load " + model + " --prompt \"caf\xc3\xa9\"", "has characters the model's vocabulary lacks: '\xc3\xa9'");
+  check_refused("11_gpt", "--load " + model + " --prompt \"caf\xc3\xa9\"", {"--prompt", "vocabulary lacks", "'\xc3\xa9'"});
   // At temperature 3 the barely trained model spreads its probability over all 90 ids; <unk> and
   // the other special tokens are still never drawn.
   const Ran hot = run_lesson("11_gpt", "--load " + model + " --sample-chars 3000 --temperature 3");
@@ -49,16 +49,15 @@ TEST_CASE("lesson 11_gpt --quick: the GPT learns; samples at three temperatures;
   const Ran shorter = run_lesson("11_gpt", "--load " + model + " --context 16 --sample-chars 100");
   CHECK(shorter.status == 0);
   CHECK(shorter.output.find("context 16 of the 64 it learned") != std::string::npos);
-  check_refused("11_gpt", "--load " + model + " --context 65", "--context 65 is longer than the 64 positions the model of " +
-                                                                    model + " learned (its block_size); give --context 64 or less");
+  check_refused("11_gpt", "--load " + model + " --context 65", {"--context 65", model, "64 positions", "give --context 64 or less"});
   check_refused("11_gpt", "--load " + model + " --steps 10 --embd 64 --quick",
-                "--load samples from a trained model, so --steps, --embd, --quick would be ignored");
+                {"--load", "--steps, --embd, --quick", "ignored"});
 
   // A checkpoint of another lesson, and a file that is no checkpoint.
   TempDir other("lesson11_other");
   REQUIRE(run_lesson("00_autograd", "--quick --out " + other.path.string()).status == 0);
-  check_refused("11_gpt", "--load " + (other.path / "model.safetensors").string(), "is a checkpoint of lesson 00_autograd, not a GPT of lesson 11");
-  check_refused("11_gpt", "--load " + write_file("not_a_model.safetensors", "hello"), "not_a_model.safetensors");
+  check_refused("11_gpt", "--load " + (other.path / "model.safetensors").string(), {"lesson 00_autograd", "not a GPT of lesson 11"});
+  check_refused("11_gpt", "--load " + write_file("not_a_model.safetensors", "hello"), {"not_a_model.safetensors"});
 }
 
 TEST_CASE("lesson 11_gpt --attention linear, bigbird and vq: it learns, says which kind ran, and --load samples with that kind") {
@@ -98,7 +97,7 @@ TEST_CASE("lesson 11_gpt --attention linear, bigbird and vq: it learns, says whi
     REQUIRE(sampled.status == 0);
     CHECK(sampled.output.find("context 32, " + described + " attention") != std::string::npos);
     check_refused("11_gpt", "--load " + model + " --attention full --random-blocks 1",
-                  "--load samples from a trained model, so --attention, --random-blocks would be ignored");
+                  {"--load", "--attention, --random-blocks", "ignored"});
   }
 }
 

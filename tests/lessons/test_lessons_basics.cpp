@@ -30,7 +30,7 @@ TEST_CASE("a lesson whose plot cannot be written stops with status 2 and names t
   TempDir out("lesson00_plot");
   fs::create_directories(out.path / "fit.png");  // a folder where the PNG should go
   check_refused("00_autograd", "--quick --out " + out.path.string(),
-                "save_line_chart: cannot write " + (out.path / "fit.png").string() + ": Is a directory");
+                {"cannot write", (out.path / "fit.png").string(), "Is a directory"});
 }
 
 TEST_CASE("lesson command line: --help shows every flag with its default; bad input exits 2") {
@@ -38,11 +38,11 @@ TEST_CASE("lesson command line: --help shows every flag with its default; bad in
   CHECK(help.status == 0);
   for (const char* flag : {"--steps", "--lr", "--batch", "--seed", "--threads", "--out", "--quick", "--hidden", "3000"})
     CHECK_MESSAGE(help.output.find(flag) != std::string::npos, "--help lacks ", flag);
-  check_refused("00_autograd", "--bogus", "--bogus");
-  check_refused("00_autograd", "--steps -5", "--steps");
-  check_refused("00_autograd", "--lr fast", "fast");
+  check_refused("00_autograd", "--bogus", {"--bogus"});
+  check_refused("00_autograd", "--steps -5", {"--steps", "-5"});
+  check_refused("00_autograd", "--lr fast", {"--lr", "fast"});
   check_refused("00_autograd", "--quick --out /proc/ladder-cannot-write-here",
-                "error: run: cannot create the output folder /proc/ladder-cannot-write-here");
+                {"cannot create", "/proc/ladder-cannot-write-here"});
 }
 
 TEST_CASE("lesson 01_ngram --quick: every estimator, perplexity falls with order, samples") {
@@ -78,11 +78,11 @@ TEST_CASE("lesson 01_ngram: one model at word level, and bad input") {
   CHECK(summary["metrics"]["train_loss"].get<double>() > 0);
   CHECK(summary["flags"]["level"] == "word");
   const std::string tmp = " --out " + out.path.string();
-  check_refused("01_ngram", "--smoothing kneser" + tmp, "unknown estimator 'kneser'");
-  check_refused("01_ngram", "--data /nonexistent/corpus.txt" + tmp, "/nonexistent/corpus.txt: cannot open");
-  check_refused("01_ngram", "--data " + write_file("empty.txt", "\n\n") + tmp, "empty");
-  check_refused("01_ngram", "--data " + write_file("binary.bin", std::string("ab\0\x01", 4)) + tmp, "binary");
-  check_refused("01_ngram", "--data " + write_file("single.txt", "zzzz\nzz\nzzz\n") + tmp, "1 distinct character");
+  check_refused("01_ngram", "--smoothing kneser" + tmp, {"estimator", "'kneser'"});
+  check_refused("01_ngram", "--data /nonexistent/corpus.txt" + tmp, {"/nonexistent/corpus.txt", "cannot open"});
+  check_refused("01_ngram", "--data " + write_file("empty.txt", "\n\n") + tmp, {"empty"});
+  check_refused("01_ngram", "--data " + write_file("binary.bin", std::string("ab\0\x01", 4)) + tmp, {"binary"});
+  check_refused("01_ngram", "--data " + write_file("single.txt", "zzzz\nzz\nzzz\n") + tmp, {"1 distinct character"});
   const Ran level = run_lesson("01_ngram", "--level byte" + tmp);
   CHECK(level.status == 2);
 }
@@ -176,7 +176,7 @@ TEST_CASE("lesson 05_rnn --quick: the character RNN learns; N-vs-1, 1-vs-N, BPTT
   // Zero inputs and W_hh = 0.8 x orthogonal: the ratio is exactly 0.8^49, whatever the training did.
   CHECK(ran.output.find("sigma 0.80: |dL/dh| at t = 0 is 1.78e-05 times") != std::string::npos);
   check_ending(ran.output, out.path, {{"most_frequent_test_acc", "N-vs-1"}, {"val_loss", "the character RNN"}});
-  check_refused("05_rnn", "--quick --lines --out " + out.path.string(), "--lines does not apply");
+  check_refused("05_rnn", "--quick --lines --out " + out.path.string(), {"--lines", "does not apply"});
 }
 
 TEST_CASE("--val with characters the training text never had: they are left out of val_loss and counted") {
@@ -232,6 +232,6 @@ TEST_CASE("lesson 06_gated_rnn --quick: every cell learns; LSTM and GRU gates pl
   CHECK(summary_of(out.path)["metrics"]["best_model"] == "gru 2 layers");
   CHECK(column(out.path / "metrics.csv", "val_loss").size() >= 5);  // one model: its metrics.csv
   check_files(out.path, {"gru_update_gate.png", "gru_reset_gate.svg"});  // a GRU's gates, where the LSTM's were
-  check_refused("06_gated_rnn", "--quick --cell tree --out " + out.path.string(), "unknown cell 'tree'");
-  check_refused("06_gated_rnn", "--quick --layers 2 --out " + out.path.string(), "go with --cell");
+  check_refused("06_gated_rnn", "--quick --cell tree --out " + out.path.string(), {"cell", "'tree'"});
+  check_refused("06_gated_rnn", "--quick --layers 2 --out " + out.path.string(), {"--layers", "go with --cell"});
 }
