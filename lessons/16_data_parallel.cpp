@@ -137,9 +137,11 @@ Trained train(const Setup& s, models::GPT& model, const dist::Communicator& comm
   return out;
 }
 
+// The largest |a - b| over the first `steps` steps; a step where both runs have diverged (NaN) counts as equal.
 double largest_difference(const std::vector<double>& a, const std::vector<double>& b, size_t steps) {
   double largest = 0;
-  for (size_t i = 0; i < std::min({steps, a.size(), b.size()}); ++i) largest = std::max(largest, std::fabs(a[i] - b[i]));
+  for (size_t i = 0; i < std::min({steps, a.size(), b.size()}); ++i)
+    if (!std::isnan(a[i]) || !std::isnan(b[i])) largest = std::isnan(a[i] - b[i]) ? INFINITY : std::max(largest, std::fabs(a[i] - b[i]));
   return largest;
 }
 
@@ -227,27 +229,35 @@ ShortRun short_run(const Setup& s, models::GPT& model, optim::Optimizer& optimiz
   return out;
 }
 
+// Lesson 11's AdamW and schedule, clipped at 1, as in part 2: only the exchange differs.
+ShortRun adamw_run(const Setup& s, models::GPT& model, Exchange exchange) {
+  optim::AdamW adamw = adamw_for(model, s);
+  return short_run(s, model, adamw, schedule_for(s), exchange, 1.0f);
+}
+
 void what_breaks(const Setup& s, const Trained& averaged, float trained_spread, nlohmann::ordered_json& metrics) {
   const dist::Communicator& all = *s.processes;
   const int64_t K = s.short_steps;
   std::printf("\n== 4. what breaks, %lld steps each ==\n", static_cast<long long>(K));
   std::printf("(a) summing the gradients instead of averaging them (a share of 1 instead of rows / batch):\n");
-  const float sgd_lr = 0.5f;
-  const std::tuple<const char*, float, Exchange> sgd_runs[] = {
-      {"SGD, averaged", sgd_lr, Exchange::average}, {"SGD, summed", sgd_lr, Exchange::sum}, {"SGD, averaged, N times the lr", sgd_lr * all.size(), Exchange::average}};
+  const float sgd_lr = 1.0f;
+  const std::tuple<const char*, float, Exchange> sgd_runs[] = {{"SGD, averaged", sgd_lr, Exchange::average}, {"SGD, summed", sgd_lr, Exchange::sum},
+                                                               {"SGD, averaged, N times the lr", sgd_lr * all.size(), Exchange::average}};
   std::vector<ShortRun> sgd;
+  std::vector<lessons::Series> curves;
   for (const auto& [name, lr, exchange] : sgd_runs) {
     auto model = same_model(s, all);
     optim::SGD optimizer(model->named_parameters(), {.lr = lr});
     sgd.push_back(short_run(s, *model, optimizer, optim::constant_lr(lr), exchange, 0));
-    std::printf("  %-32s lr %.2f   loss at step 1 %.4f, at step %lld %.4f\n", name, lr, sgd.back().losses.front(),
-                static_cast<long long>(K), sgd.back().losses.back());
+    const std::vector<double>& loss = sgd.back().losses;
+    curves.push_back(lessons::per_step(name, loss));
+    const auto diverged = std::find_if(loss.begin(), loss.end(), [](double l) { return !std::isfinite(l); });
+    std::printf("  %-30s lr %.2f: loss %.4f at step 1, %s\n", name, lr, loss.front(), diverged == loss.end()
+                ? cat(loss.back(), " at step ", K).c_str() : cat("diverged at step ", diverged - loss.begin() + 1).c_str());
   }
   const double sgd_sum_vs_lr = largest_difference(sgd[1].losses, sgd[2].losses, K);
   std::printf("  summed against averaged at %d times the lr: largest loss difference %.2g\n", all.size(), sgd_sum_vs_lr);
-  auto model = same_model(s, all);
-  optim::AdamW adamw = adamw_for(*model, s);
-  const ShortRun adam_summed = short_run(s, *model, adamw, schedule_for(s), Exchange::sum, 1.0f);
+  const ShortRun adam_summed = adamw_run(s, *same_model(s, all), Exchange::sum);
   const double adam_difference = largest_difference(adam_summed.losses, averaged.losses, K);
   std::printf("  AdamW (clipped at 1), summed, against part 2's averaged run: largest loss difference %.2g over %lld steps\n",
               adam_difference, static_cast<long long>(K));
@@ -255,12 +265,8 @@ void what_breaks(const Setup& s, const Trained& averaged, float trained_spread, 
   std::printf("(b) models that are not one model: the parameters' spread (largest difference across processes)\n");
   std::printf("  part 2's models after %lld steps (rank 0's weights broadcast, every gradient averaged): %.3g\n",
               static_cast<long long>(s.flags.steps), trained_spread);
-  auto own_seeds = same_model(s, all, all.rank(), /*broadcast=*/false);  // seed + rank, and no broadcast
-  optim::AdamW own_seeds_adamw = adamw_for(*own_seeds, s);
-  const ShortRun seeds = short_run(s, *own_seeds, own_seeds_adamw, schedule_for(s), Exchange::average, 1.0f);
-  auto alone = same_model(s, all);
-  optim::AdamW alone_adamw = adamw_for(*alone, s);
-  const ShortRun apart = short_run(s, *alone, alone_adamw, schedule_for(s), Exchange::none, 1.0f);
+  const ShortRun seeds = adamw_run(s, *same_model(s, all, all.rank(), /*broadcast=*/false), Exchange::average);  // seed + rank
+  const ShortRun apart = adamw_run(s, *same_model(s, all), Exchange::none);
   std::printf("  a seed per process, no broadcast:     spread %.3g after step 1, %.3g after step %lld\n", seeds.spreads.front(),
               seeds.spreads.back(), static_cast<long long>(K));
   std::printf("  one start, no all-reduce (each its own gradient): spread %.3g after step 1, %.3g after step %lld\n",
@@ -269,10 +275,7 @@ void what_breaks(const Setup& s, const Trained& averaged, float trained_spread, 
                   {"spread_after_training", trained_spread}, {"spread_own_seeds", seeds.spreads.back()},
                   {"spread_no_all_reduce", apart.spreads.back()}});
   if (!s.run) return;
-  const lessons::Series summed[] = {lessons::per_step(std::get<0>(sgd_runs[0]), sgd[0].losses), lessons::per_step(std::get<0>(sgd_runs[1]), sgd[1].losses),
-                                     lessons::per_step(std::get<0>(sgd_runs[2]), sgd[2].losses)};
-  s.run->wrote(lessons::save_line_chart(s.run->path("summed"), {"Summing instead of averaging, plain SGD", "step", "training loss",
-                                                                 {std::begin(summed), std::end(summed)}}));
+  s.run->wrote(lessons::save_line_chart(s.run->path("summed"), {"Summing instead of averaging, plain SGD", "step", "training loss", curves}));
   s.run->wrote(lessons::save_line_chart(s.run->path("spread"), {"Parameters' spread across processes", "step", "largest difference (log scale)",
                                                                  {lessons::per_step("a seed per process, no broadcast", seeds.spreads),
                                                                   lessons::per_step("no all-reduce", apart.spreads)}, true}));
@@ -327,21 +330,20 @@ int main(int argc, char** argv) {
     const float spread = dist::parameter_spread(*model, processes);
     step_times(s, model->num_parameters(), metrics);
     what_breaks(s, trained, spread, metrics);
-    if (!run) return;
-    run->finish(metrics,
-                {{"gradient_max_difference", "part 1: the averaged gradient against one process's of the whole batch"},
-                 {"processes", "the processes mpirun started"},
-                 {"val_loss", "part 2: the model trained on every process, nats per character"},
-                 {"val_loss_one_process", "part 2: one process with the whole batch"},
-                 {"loss_difference_10_steps", "part 2: largest training-loss difference, N processes against one"},
-                 {"loss_difference_all_steps", "part 2: the same over every step"},
-                 {"all_reduce_share", "part 3: the all-reduce's part of a step on every process"},
-                 {"ring_gb_per_s", "part 3: our ring on the model's gradient, bytes each process sends per second"},
-                 {"sgd_summed_vs_lr_times_n", "part 4: SGD summed against averaged at N times the lr (loss)"},
-                 {"adamw_summed_vs_averaged", "part 4: AdamW summed against part 2's averaged run (loss)"},
-                 {"spread_after_training", "part 4: the parameters' spread across processes after part 2"},
-                 {"spread_own_seeds", "part 4: the spread with a seed per process and no broadcast"},
-                 {"spread_no_all_reduce", "part 4: the spread when each process steps its own gradient"}},
-                "docs/16_data_parallel.md; then --procs 4: four processes on two cores, and what the waiting does");
+    if (run) run->finish(metrics,
+                         {{"gradient_max_difference", "part 1: the averaged gradient against one process's of the whole batch"},
+                          {"processes", "the processes mpirun started"},
+                          {"val_loss", "part 2: the model trained on every process, nats per character"},
+                          {"val_loss_one_process", "part 2: one process with the whole batch"},
+                          {"loss_difference_10_steps", "part 2: largest training-loss difference, N processes against one"},
+                          {"loss_difference_all_steps", "part 2: the same over every step"},
+                          {"all_reduce_share", "part 3: the all-reduce's part of a step on every process"},
+                          {"ring_gb_per_s", "part 3: our ring on the model's gradient, bytes each process sends per second"},
+                          {"sgd_summed_vs_lr_times_n", "part 4: SGD summed against averaged at N times the lr (loss)"},
+                          {"adamw_summed_vs_averaged", "part 4: AdamW summed against part 2's averaged run (loss)"},
+                          {"spread_after_training", "part 4: the parameters' spread across processes after part 2"},
+                          {"spread_own_seeds", "part 4: the spread with a seed per process and no broadcast"},
+                          {"spread_no_all_reduce", "part 4: the spread when each process steps its own gradient"}},
+                         "docs/16_data_parallel.md; then --procs 4: four processes on two cores, and what the waiting does");
   }));
 }
