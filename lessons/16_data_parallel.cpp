@@ -162,16 +162,10 @@ Trained train_both(const Setup& s, models::GPT& model, nlohmann::ordered_json& m
               one.val.y.back(), 1e3 * shared.step_seconds, 1e3 * one.step_seconds);
   std::printf("largest difference of the training losses: %.2g over the first 10 steps, %.2g over all %zu\n", first10, every, steps);
   lessons::CsvWriter csv(s.run->file("losses.csv"), {"step", "loss_processes", "loss_one_process"});
-  std::vector<double> gap;
-  for (size_t i = 0; i < steps; ++i) {
-    csv.row({static_cast<double>(i + 1), shared.losses[i], one.losses[i]});
-    gap.push_back(std::fabs(shared.losses[i] - one.losses[i]));
-  }
+  for (size_t i = 0; i < steps; ++i) csv.row({static_cast<double>(i + 1), shared.losses[i], one.losses[i]});
   s.run->wrote(lessons::save_line_chart(s.run->path("loss"), {"Training loss: N processes and one, the same batches", "step", "training loss (log scale)",
                                                                {lessons::per_step(cat(all.size(), " processes"), shared.losses),
                                                                 lessons::per_step("1 process, the whole batch", one.losses)}, true}));
-  s.run->wrote(lessons::save_line_chart(s.run->path("loss_difference"), {"How far apart the two runs' losses are", "step",
-                                                                          "|difference| (log scale)", {lessons::per_step("|difference|", gap)}, true}));
   metrics.update({{"processes", all.size()}, {"val_loss", shared.val.y.back()}, {"val_loss_one_process", one.val.y.back()},
                   {"loss_difference_10_steps", first10}, {"loss_difference_all_steps", every}});
   return shared;
@@ -252,8 +246,9 @@ void what_breaks(const Setup& s, const Trained& averaged, float trained_spread, 
     const std::vector<double>& loss = sgd.back().losses;
     curves.push_back(lessons::per_step(name, loss));
     const auto diverged = std::find_if(loss.begin(), loss.end(), [](double l) { return !std::isfinite(l); });
-    std::printf("  %-30s lr %.2f: loss %.4f at step 1, %s\n", name, lr, loss.front(), diverged == loss.end()
-                ? cat(loss.back(), " at step ", K).c_str() : cat("diverged at step ", diverged - loss.begin() + 1).c_str());
+    std::printf("  %-30s lr %.2f: loss %.4f at step 1, ", name, lr, loss.front());
+    if (diverged == loss.end()) std::printf("%.4f at step %lld\n", loss.back(), static_cast<long long>(K));
+    else std::printf("diverged at step %lld\n", static_cast<long long>(diverged - loss.begin() + 1));
   }
   const double sgd_sum_vs_lr = largest_difference(sgd[1].losses, sgd[2].losses, K);
   std::printf("  summed against averaged at %d times the lr: largest loss difference %.2g\n", all.size(), sgd_sum_vs_lr);
@@ -275,7 +270,7 @@ void what_breaks(const Setup& s, const Trained& averaged, float trained_spread, 
                   {"spread_after_training", trained_spread}, {"spread_own_seeds", seeds.spreads.back()},
                   {"spread_no_all_reduce", apart.spreads.back()}});
   if (!s.run) return;
-  s.run->wrote(lessons::save_line_chart(s.run->path("summed"), {"Summing instead of averaging, plain SGD", "step", "training loss", curves}));
+  s.run->wrote(lessons::save_line_chart(s.run->path("summed"), {"Summing instead of averaging, plain SGD", "step", "training loss (log scale)", curves, true}));
   s.run->wrote(lessons::save_line_chart(s.run->path("spread"), {"Parameters' spread across processes", "step", "largest difference (log scale)",
                                                                  {lessons::per_step("a seed per process, no broadcast", seeds.spreads),
                                                                   lessons::per_step("no all-reduce", apart.spreads)}, true}));
@@ -330,20 +325,21 @@ int main(int argc, char** argv) {
     const float spread = dist::parameter_spread(*model, processes);
     step_times(s, model->num_parameters(), metrics);
     what_breaks(s, trained, spread, metrics);
-    if (run) run->finish(metrics,
-                         {{"gradient_max_difference", "part 1: the averaged gradient against one process's of the whole batch"},
-                          {"processes", "the processes mpirun started"},
-                          {"val_loss", "part 2: the model trained on every process, nats per character"},
-                          {"val_loss_one_process", "part 2: one process with the whole batch"},
-                          {"loss_difference_10_steps", "part 2: largest training-loss difference, N processes against one"},
-                          {"loss_difference_all_steps", "part 2: the same over every step"},
-                          {"all_reduce_share", "part 3: the all-reduce's part of a step on every process"},
-                          {"ring_gb_per_s", "part 3: our ring on the model's gradient, bytes each process sends per second"},
-                          {"sgd_summed_vs_lr_times_n", "part 4: SGD summed against averaged at N times the lr (loss)"},
-                          {"adamw_summed_vs_averaged", "part 4: AdamW summed against part 2's averaged run (loss)"},
-                          {"spread_after_training", "part 4: the parameters' spread across processes after part 2"},
-                          {"spread_own_seeds", "part 4: the spread with a seed per process and no broadcast"},
-                          {"spread_no_all_reduce", "part 4: the spread when each process steps its own gradient"}},
-                         "docs/16_data_parallel.md; then --procs 4: four processes on two cores, and what the waiting does");
+    lessons::MetricNotes notes = {{"gradient_max_difference", "part 1: the averaged gradient against one process's of the whole batch"},
+                                   {"processes", "the processes mpirun started"},
+                                   {"val_loss", "part 2: the model trained on every process, nats per character"},
+                                   {"val_loss_one_process", "part 2: one process with the whole batch"},
+                                   {"loss_difference_10_steps", "part 2: largest training-loss difference, N processes against one"},
+                                   {"loss_difference_all_steps", "part 2: the same over every step"},
+                                   {"all_reduce_share", "part 3: the all-reduce's part of a step on every process"},
+                                   {"ring_gb_per_s", "part 3: our ring on the model's gradient, bytes each process sends per second"},
+                                   {"sgd_summed_vs_lr_times_n", "part 4: SGD summed against averaged at N times the lr (loss)"},
+                                   {"adamw_summed_vs_averaged", "part 4: AdamW summed against part 2's averaged run (loss)"},
+                                   {"spread_after_training", "part 4: the parameters' spread across processes after part 2"},
+                                   {"spread_own_seeds", "part 4: the spread with a seed per process and no broadcast"},
+                                   {"spread_no_all_reduce", "part 4: the spread when each process steps its own gradient"}};
+    for (const auto& [name, value] : metrics.items())
+      if (name.starts_with("step_ms_")) notes[name] = cat("part 3: milliseconds per step on ", name.substr(8), " of the processes");
+    if (run) run->finish(metrics, notes, "docs/16_data_parallel.md; then --procs 4: four processes on two cores, and what the waiting does");
   }));
 }

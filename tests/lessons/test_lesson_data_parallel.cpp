@@ -32,7 +32,7 @@ TEST_CASE("lesson 16_data_parallel --quick on 2 processes: one gradient, one mod
   const Ran ran = run_on(2, "--quick --out " + out.path.string());
   INFO(ran.output);
   REQUIRE(ran.status == 0);
-  check_files(out.path, {"metrics.csv", "metrics_one_process.csv", "losses.csv", "loss.png", "loss.svg", "loss_difference.png",
+  check_files(out.path, {"metrics.csv", "metrics_one_process.csv", "losses.csv", "loss.png", "loss.svg",
                          "step_time.csv", "step_time.png", "all_reduce.csv", "all_reduce.png", "summed.png", "spread.png",
                          "summary.json"});
   const std::vector<double> val = column(out.path / "metrics.csv", "val_loss");
