@@ -4,8 +4,10 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <climits>
 #include <cstdlib>
+#include <thread>
 
 #include "core/error.h"
 
@@ -112,7 +114,12 @@ void World::only_rank_0_prints() const {
 }
 
 int World::end(int status) {
-  if (status != 0) MPI_Abort(MPI_COMM_WORLD, status);
+  if (status != 0) {
+    // Only rank 0 prints: when every process failed alike (a refused flag), the others leave it a
+    // moment to print its message and stop them all, rather than cutting it off with their abort.
+    if (processes_->rank() != 0) std::this_thread::sleep_for(std::chrono::seconds(2));
+    MPI_Abort(MPI_COMM_WORLD, status);
+  }
   processes_.reset();
   MPI_Finalize();
   return 0;

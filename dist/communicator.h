@@ -54,7 +54,8 @@ class World {
   // from here on the processes other than rank 0 print nothing (their stdout and stderr are closed).
   void only_rank_0_prints() const;
   // The program's exit status, from main: 0 ends MPI on every process; any other stops every
-  // process at once with it (MPI_Abort), since the others may be waiting for the one that failed.
+  // process with it (MPI_Abort), since the others may be waiting for the one that failed: at once
+  // from rank 0, two seconds later from the others, so that rank 0's message comes out first.
   int end(int status);
 
  private:
