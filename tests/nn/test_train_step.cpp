@@ -58,3 +58,18 @@ TEST_CASE("train_step: gradients start from zero at every step, and clip scales 
   ladder::testing::check_tensor(model.w, {2}, {1 - 3 - 0.6f, -2 - 4 - 0.8f}, 1e-5f);
   CHECK(model.after_steps == 2);
 }
+
+TEST_CASE("train_step: after_backward sees the whole gradient and changes it before the clip and the step") {
+  Toy model(0);
+  optim::SGD sgd(model.named_parameters(), {.lr = 1.0f});
+  int calls = 0;
+  // What data parallelism does there: every process's gradient becomes their average (here: half of it).
+  const optim::StepResult r = optim::train_step(model, sgd, tensor({3, 4}), 0.0f, [&] {
+    ++calls;
+    ladder::testing::check_tensor(model.w.grad(), {2}, {3, 4});
+    model.w.set_grad(model.w.grad() * 0.5f);
+  });
+  CHECK(calls == 1);
+  CHECK(r.grad_norm == doctest::Approx(2.5));  // the norm of the changed gradient, (1.5, 2)
+  ladder::testing::check_tensor(model.w, {2}, {1 - 1.5f, -2 - 2.0f});
+}
