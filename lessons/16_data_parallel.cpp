@@ -40,7 +40,8 @@ constexpr const char* kLesson = "16_data_parallel";
 // What every part needs. Every process holds all of it but `run`: rank 0 alone writes files.
 struct Setup {
   lessons::CommonFlags flags;
-  int64_t warmup, eval_every, short_steps;  // short_steps: each run of part 4
+  lessons::GPTTraining training;  // lesson 11's: AdamW's groups, --warmup then cosine, --eval-every
+  int64_t short_steps;            // each run of part 4
   models::GPTConfig config;
   lessons::CharCorpus corpus;
   const dist::Communicator* processes;
@@ -68,10 +69,8 @@ struct Batches {
 Batches batches(const Setup& s) { return {data::StreamBatcher(s.corpus.train_ids, s.config.block_size), Generator(s.flags.seed + 1), s.flags.batch}; }
 
 // Lesson 11's optimiser and schedule: AdamW (no decay on biases, norms, embeddings), warmup, cosine.
-optim::AdamW adamw_for(models::GPT& model, const Setup& s) {
-  return optim::AdamW(optim::decay_groups(model.named_parameters(), 0.1f), {.lr = s.flags.lr, .beta2 = 0.99f});
-}
-optim::Schedule schedule_for(const Setup& s) { return optim::cosine_lr(s.flags.lr, s.warmup, s.flags.steps, s.flags.lr / 10); }
+optim::AdamW adamw_for(models::GPT& model, const Setup& s) { return s.training.optimizer(model, s.flags.lr); }
+optim::Schedule schedule_for(const Setup& s) { return s.training.schedule.schedule(s.flags.lr, s.flags.steps); }
 
 // ---- 1. the averaged gradient equals the whole batch's ----
 double gradient_check(const Setup& s) {
@@ -116,7 +115,7 @@ Trained train(const Setup& s, models::GPT& model, const dist::Communicator& comm
   const dist::Shard shard = dist::shard_of(s.flags.batch, comm.rank(), comm.size());
   std::optional<lessons::Tracker> tracker;
   if (s.run)
-    tracker.emplace(*s.run, lessons::TrackerOptions{.steps = s.flags.steps, .eval_every = s.eval_every, .csv = csv,
+    tracker.emplace(*s.run, lessons::TrackerOptions{.steps = s.flags.steps, .eval_every = s.training.eval_every, .csv = csv,
                                                     .items_per_step = s.flags.batch * s.config.block_size, .name = name});
   Trained out;
   for (int64_t step = 1; step <= s.flags.steps; ++step) {
@@ -287,23 +286,21 @@ int main(int argc, char** argv) {
     lessons::TextFlags text;
     cli.text_options(text, "/usr/share/common-licenses", /*default_lines=*/false);
     models::GPTConfig config{.block_size = 64, .n_layer = 4, .n_head = 4, .n_embd = 128, .dropout = 0};
-    int64_t warmup = 40, eval_every = 50;
+    lessons::GPTTraining training{.schedule = {.warmup = 40}, .eval_every = 50};
     int procs = 2;
     cli.option("--procs", procs, "processes: ./ladder lesson 16 starts this many with mpirun; under mpirun -np N, N must match", lessons::positive);
     cli.option("--layers", config.n_layer, "Transformer blocks", {1, 48});
     cli.option("--heads", config.n_head, "attention heads per block, dividing --embd", {1, 64});
     cli.option("--embd", config.n_embd, "width of the residual stream", {1, 4096});
     cli.option("--context", config.block_size, "context length: the positions the model learns", {1, 4096});
-    cli.option("--warmup", warmup, "steps of linear learning-rate warmup before the cosine decay", lessons::non_negative);
-    cli.option("--eval-every", eval_every, "steps between validation losses", lessons::positive);
+    training.add_to(cli);
     cli.parse(argc, argv);
-    if (text.lines) fail(kLesson, "the GPT reads one character stream; --lines does not apply");
     const dist::Communicator& processes = world.processes();
     if (cli.given("--procs") && procs != processes.size())
       fail(kLesson, "--procs ", procs, " but mpirun started ", processes.size(), " processes; give mpirun -np ", procs, " or leave --procs out");
     dist::shard_of(cli.common.batch, 0, processes.size());  // refuses more processes than windows in a batch
-    if (config.n_embd % config.n_head != 0) fail(kLesson, "--heads ", config.n_head, " does not divide --embd ", config.n_embd);
-    if (warmup >= cli.common.steps) fail(kLesson, "--warmup ", warmup, " leaves no step of --steps ", cli.common.steps, " for the decay");
+    lessons::check_gpt_shape(kLesson, text, config);
+    training.schedule.check(kLesson, cli.common.steps);
     // Processes that share a machine share its cores: one thread each on 2 cores and 2 processes.
     const int here = world.processes_on_this_machine();
     if (!cli.given("--threads")) set_num_threads(std::max(1, omp_get_num_procs() / here));
@@ -313,8 +310,11 @@ int main(int argc, char** argv) {
     std::optional<lessons::Run> run;
     if (processes.rank() == 0) run.emplace(cli);
     const bool quick = cli.common.quick;
-    const Setup s{cli.common, quick ? std::min<int64_t>(warmup, 5) : warmup, quick ? std::min<int64_t>(eval_every, 10) : eval_every,
-                  quick ? 10 : 40, config, std::move(corpus), &processes, run ? &*run : nullptr};
+    if (quick) {  // shorter than lesson 11's --quick: the smoke test starts two processes several times
+      training.schedule.warmup = std::min<int64_t>(training.schedule.warmup, 5);
+      training.eval_every = std::min<int64_t>(training.eval_every, 10);
+    }
+    const Setup s{cli.common, training, quick ? 10 : 40, config, std::move(corpus), &processes, run ? &*run : nullptr};
     std::printf("%d processes, %d of them on this machine, %d thread%s each; data: %s, %zu training characters\n\n", processes.size(),
                 here, num_threads(), num_threads() == 1 ? "" : "s", s.corpus.source.c_str(), s.corpus.train_ids.size());
 
