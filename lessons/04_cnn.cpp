@@ -53,7 +53,7 @@ void plot_first_layer(lessons::Run& run, nn::Sequential& cnn, const data::Labell
   const Tensor& weight = dynamic_cast<nn::Conv2d&>(cnn[0]).weight;  // (16, 1, 3, 3)
   std::vector<std::vector<std::vector<double>>> filters;
   for (int64_t f = 0; f < weight.size(0); ++f) filters.push_back(grid_of(weight, f * 9, 3, 3));
-  lessons::Heatmap map{"First-layer filters (3x3, 16 of them)", "", "", "weight", lessons::tile(filters, 4, 0)};
+  lessons::Heatmap map{"First-layer filters (3x3, 16 of them)", "", "", "weight", lessons::tile(filters, 4)};
   map.diverging = map.square_cells = true;
   run.wrote(lessons::save_heatmap(run.path("filters"), map));
 
@@ -68,7 +68,7 @@ void plot_first_layer(lessons::Run& run, nn::Sequential& cnn, const data::Labell
   run.wrote(lessons::save_heatmap(run.path("input"), input));
   std::vector<std::vector<std::vector<double>>> tiles;
   for (int64_t c = 0; c < maps.size(1); ++c) tiles.push_back(grid_of(maps, c * kCanvas * kCanvas, kCanvas, kCanvas));
-  lessons::Heatmap features{"Its 16 feature maps after conv, batch norm and ReLU", "", "", "activation", lessons::tile(tiles, 4, 0)};
+  lessons::Heatmap features{"Its 16 feature maps after conv, batch norm and ReLU", "", "", "activation", lessons::tile(tiles, 4)};
   features.square_cells = true;
   run.wrote(lessons::save_heatmap(run.path("feature_maps"), features));
 }

@@ -193,7 +193,7 @@ MapSharpness implied_maps(lessons::Run& run, Generator& gen) {
   std::string title = "Implied attention, left to right:";
   for (const lessons::AttentionVariant& kind : kMapKinds) title += " " + kind.label + (&kind == &kMapKinds.back() ? "" : " |");
   lessons::Heatmap map{title, "keys (16 per map)", "queries: non-causal (top), causal (bottom)", "attention weight",
-                       lessons::tile(tiles, static_cast<int>(kMapKinds.size()), 1.0)};
+                       lessons::tile(tiles, static_cast<int>(kMapKinds.size()))};
   map.scale_min = 0, map.scale_max = 1;  // one scale for all eight; the frames between maps are drawn at 1
   run.wrote(lessons::save_heatmap(run.path("implied_attention"), map));
   return result;

@@ -140,7 +140,7 @@ SmallLayer exact_where_it_matters(lessons::Run& run, int64_t length, int64_t blo
   const Tensor full_weights = full->implied_weights(q.detach(), raw_keys, {.causal = true});  // (1,1,T,T)
   const Tensor vq_weights = vq_attention_weights(q.detach(), khat.detach(), code_index, codebook, options);
   lessons::Heatmap maps{"Full attention (raw keys) | VQ attention (keys rounded to 6 codes)", "keys", "queries",
-                        "attention weight", lessons::tile({rows_of(full_weights), rows_of(vq_weights)}, 2, 1.0)};
+                        "attention weight", lessons::tile({rows_of(full_weights), rows_of(vq_weights)}, 2)};
   maps.scale_min = 0, maps.scale_max = 1;  // one scale for both; the frame between them is drawn at 1
   run.wrote(lessons::save_heatmap(run.path("attention_full_vs_vq"), maps));
   lessons::Heatmap regions{"Where VQ attention reads each key: 1 own block, 2 block before, 3 through the codes",

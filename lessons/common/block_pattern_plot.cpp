@@ -43,7 +43,7 @@ void draw_panel(const PatternPanel& panel, double x0, double x1) {
       const auto row = static_cast<double>(i), col = static_cast<double>(p.keys[i][c]);
       fill_tile(col - 0.5, row - 0.5, col + 0.5, row + 0.5);
     }
-  plcol0(2);  // light grey lines between the tiles
+  plcol0(page::kGridColour);  // light grey lines between the tiles
   for (int64_t b = 1; b < p.blocks; ++b) {
     const double edge = static_cast<double>(b) - 0.5;
     pljoin(edge, low, edge, high);

@@ -91,13 +91,16 @@ void report_all_reduce(Run* run, const dist::Communicator& all, int64_t model_fl
                 n == model_floats ? "   <- the model's gradient" : "");
     if (!run) continue;
     csv->row({bytes, 1e3 * seconds[0], 1e3 * seconds[1], rate[0], rate[1]});
-    ring.x.push_back(std::log2(bytes)), ring.y.push_back(rate[0]);
-    mpi.x.push_back(std::log2(bytes)), mpi.y.push_back(rate[1]);
+    ring.x.push_back(bytes), ring.y.push_back(rate[0]);
+    mpi.x.push_back(bytes), mpi.y.push_back(rate[1]);
     if (n == model_floats) metrics["ring_gb_per_s"] = rate[0];
   }
   if (run)
-    run->wrote(save_line_chart(run->path("all_reduce"), {"All-reduce bandwidth against the buffer's size",
-                                                         "log2 of the buffer's bytes (10: 1 KB, 20: 1 MB)", "GB/s each process sends", {ring, mpi}}));
+    run->wrote(save_line_chart(run->path("all_reduce"), {.title = "All-reduce bandwidth against the buffer's size",
+                                                         .x_label = "the buffer's bytes (k = 1024, M = 1024 k)",
+                                                         .y_label = "GB/s each process sends",
+                                                         .series = {ring, mpi},
+                                                         .log2_x = true}));
 }
 
 Series per_step(const std::string& name, const std::vector<double>& values) {

@@ -48,6 +48,26 @@ LabelFit fit_labels(const page::TextSizes& cols, const page::TextSizes& rows, do
   return fit;
 }
 
+// Covers the NaN cells of a heatmap's values [row][col] (row 0 on top) with the grid's grey, a
+// run of them along a row at a time; the window is one unit per cell.
+void grey_out_missing(const std::vector<std::vector<double>>& values) {
+  const auto rows = static_cast<double>(values.size());
+  plcol0(page::kGridColour);
+  for (size_t i = 0; i < values.size(); ++i)
+    for (size_t j = 0; j < values[i].size();) {
+      if (!std::isnan(values[i][j])) {
+        ++j;
+        continue;
+      }
+      const size_t start = j;
+      while (j < values[i].size() && std::isnan(values[i][j])) ++j;
+      const double top = rows - static_cast<double>(i), bottom = top - 1;
+      const PLFLT xs[] = {static_cast<double>(start), static_cast<double>(j), static_cast<double>(j), static_cast<double>(start)};
+      const PLFLT ys[] = {bottom, bottom, top, top};
+      plfill(4, xs, ys);
+    }
+}
+
 }  // namespace
 
 std::vector<std::vector<double>> matrix_rows(const float* values, int64_t rows, int64_t cols) {
@@ -89,7 +109,7 @@ std::vector<std::string> save_heatmap(const std::string& stem, const Heatmap& ma
   // plimagefr wants data[x][y] with y growing upwards; row 0 goes on top.
   std::vector<std::vector<PLFLT>> columns(cols, std::vector<PLFLT>(rows));
   for (PLINT i = 0; i < rows; ++i)
-    for (PLINT j = 0; j < cols; ++j) columns[j][rows - 1 - i] = map.values[i][j];
+    for (PLINT j = 0; j < cols; ++j) columns[j][rows - 1 - i] = std::isnan(map.values[i][j]) ? lo : map.values[i][j];
   std::vector<const PLFLT*> pointers(cols);
   for (PLINT j = 0; j < cols; ++j) pointers[j] = columns[j].data();
 
@@ -125,13 +145,17 @@ std::vector<std::string> save_heatmap(const std::string& stem, const Heatmap& ma
         // giving n - 1 as the extent makes every cell one unit wide. Colours run from lo to hi (plimage
         // would stretch them over the values' own range); zmin = zmax = 0: every value is drawn.
         plimagefr(pointers.data(), cols, rows, 0, cols - 1, 0, rows - 1, 0, 0, lo, hi, nullptr, nullptr);
+        grey_out_missing(map.values);
         plcol0(1);
         plbox("bc", 0, 0, "bc", 0, 0);
         plschr(0, fit.col_scale);
+        const double cell_width = (vx1 - vx0) * width / cols;
         for (PLINT j = 0; j < cols && j < static_cast<PLINT>(col_labels.size()); ++j) {
           const std::string text = page::escaped(col_labels[j]);
-          if (fit.upright) plmtex("bv", 0.6, (j + 0.5) / cols, 1.0, text.c_str());
-          else plmtex("b", 1.3, (j + 0.5) / cols, 0.5, text.c_str());
+          // Labels that fit their cell stay across even among upright ones: a "-" turned upright reads as "'".
+          const bool across = !fit.upright || col_text.widths[j] * fit.col_scale <= 0.9 * cell_width;
+          if (across) plmtex("b", 1.3, (j + 0.5) / cols, 0.5, text.c_str());
+          else plmtex("bv", 0.6, (j + 0.5) / cols, 1.0, text.c_str());
         }
         plschr(0, fit.row_scale);
         for (PLINT i = 0; i < rows && i < static_cast<PLINT>(row_labels.size()); ++i)
@@ -160,11 +184,11 @@ std::vector<std::string> save_heatmap(const std::string& stem, const Heatmap& ma
       width, height);
 }
 
-std::vector<std::vector<double>> tile(const std::vector<std::vector<std::vector<double>>>& tiles, int columns, double gap) {
+std::vector<std::vector<double>> tile(const std::vector<std::vector<std::vector<double>>>& tiles, int columns) {
   if (tiles.empty() || columns < 1) fail("tile", "needs at least one tile and one column");
   const size_t h = tiles[0].size(), w = h ? tiles[0][0].size() : 0;
   const size_t rows = (tiles.size() + static_cast<size_t>(columns) - 1) / static_cast<size_t>(columns);
-  std::vector<std::vector<double>> out(rows * (h + 1) + 1, std::vector<double>(static_cast<size_t>(columns) * (w + 1) + 1, gap));
+  std::vector<std::vector<double>> out(rows * (h + 1) + 1, std::vector<double>(static_cast<size_t>(columns) * (w + 1) + 1, NAN));
   for (size_t t = 0; t < tiles.size(); ++t) {
     const size_t top = (t / static_cast<size_t>(columns)) * (h + 1) + 1, left = (t % static_cast<size_t>(columns)) * (w + 1) + 1;
     for (size_t i = 0; i < h; ++i)

@@ -21,7 +21,7 @@ void log_y_labels(double x_min, double x_max, double y_min, double y_max) {
     const double y = std::log10(v);
     if (y < y_min || y > y_max) continue;
     const PLFLT xs[] = {x_min, x_max}, ys[] = {y, y};
-    plcol0(2);
+    plcol0(page::kGridColour);
     plline(2, xs, ys);
     plcol0(1);
     char text[32];  // 0.01 to 5000 written out, beyond that short exponents: at most four characters
@@ -56,20 +56,37 @@ struct Drawn {
   std::string note;                  // what the legend says about them
 };
 
-Drawn drawn(const Series& s, bool log_y, const std::string& x_label) {
+Drawn drawn(const Series& s, const LineChart& chart) {
+  const bool log_y = chart.log_y;
   Drawn d;
   d.runs.emplace_back();
   for (size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i) {
-    const bool drawable = std::isfinite(s.x[i]) && unplottable(s.y[i], log_y).empty();
-    if (drawable) d.runs.back().push_back({s.x[i], log_y ? std::log10(s.y[i]) : s.y[i]});
+    const double x = chart.log2_x ? (s.x[i] > 0 ? std::log2(s.x[i]) : NAN) : s.x[i];
+    const bool drawable = std::isfinite(x) && unplottable(s.y[i], log_y).empty();
+    if (drawable) d.runs.back().push_back({x, log_y ? std::log10(s.y[i]) : s.y[i]});
     if ((!drawable || s.dots) && !d.runs.back().empty()) d.runs.emplace_back();  // the line breaks here (dots: after each point)
   }
   const std::vector<OffScale> off = off_scale(s, log_y);
-  for (const OffScale& run : off)
-    if (run.what == "infinite") d.above.push_back(run.first);
-    else if (run.what != "NaN") d.below.push_back(run.first);
-  d.note = off_scale_note(off, x_label);
+  for (const OffScale& run : off) {
+    const double x = chart.log2_x ? std::log2(run.first) : run.first;
+    if (!std::isfinite(x)) continue;
+    if (run.what == "infinite") d.above.push_back(x);
+    else if (run.what != "NaN") d.below.push_back(x);
+  }
+  d.note = off_scale_note(off, chart.x_label);
   return d;
+}
+
+// About a dozen hollow marks along a series that lies on another, starting at a place of its own
+// so that the marks of two such series do not fall together.
+void draw_marks(const Drawn& d, size_t k) {
+  std::vector<Point> points;
+  for (const auto& run : d.runs) points.insert(points.end(), run.begin(), run.end());
+  const size_t every = std::max<size_t>(1, points.size() / 12);
+  plwidth(1);
+  plschr(0, 1.0);
+  for (size_t i = k % every; i < points.size(); i += every) plstring(1, &points[i].x, &points[i].y, page::overlap_marker(k));
+  plwidth(page::kLineWidth);
 }
 
 }  // namespace
@@ -97,6 +114,20 @@ std::vector<double> log_axis_values(double y_min, double y_max) {
   return values;
 }
 
+
+int64_t lies_on(const std::vector<Series>& series, size_t k, bool log_y, double tolerance) {
+  const Series& s = series[k];
+  if (s.dots || s.x.size() < 2 || s.y.size() != s.x.size()) return -1;
+  const auto drawn_y = [log_y](double y) { return log_y ? std::log10(y) : y; };
+  for (size_t j = 0; j < k; ++j) {
+    const Series& other = series[j];
+    if (other.dots || other.x != s.x || other.y.size() != s.y.size()) continue;
+    bool close = true;
+    for (size_t i = 0; i < s.y.size() && close; ++i) close = std::fabs(drawn_y(s.y[i]) - drawn_y(other.y[i])) <= tolerance;
+    if (close) return static_cast<int64_t>(j);
+  }
+  return -1;
+}
 
 std::vector<OffScale> off_scale(const Series& s, bool log_y) {
   std::vector<OffScale> runs;
@@ -130,7 +161,7 @@ std::vector<std::string> save_line_chart(const std::string& stem, const LineChar
   std::vector<Drawn> series;
   double x_min = INFINITY, x_max = -INFINITY, y_min = INFINITY, y_max = -INFINITY;
   for (const Series& s : chart.series) {
-    series.push_back(drawn(s, chart.log_y, chart.x_label));
+    series.push_back(drawn(s, chart));
     for (const auto& run : series.back().runs)
       for (const Point& p : run) x_min = std::min(x_min, p.x), x_max = std::max(x_max, p.x), y_min = std::min(y_min, p.y), y_max = std::max(y_max, p.y);
     for (const double x : series.back().above) x_min = std::min(x_min, x), x_max = std::max(x_max, x);
@@ -151,12 +182,17 @@ std::vector<std::string> save_line_chart(const std::string& stem, const LineChar
   constexpr double kMarkScale = 0.9;
   const double mark = page::line_height(kMarkScale) / ((page::kTop - page::kBottom) * page::kHeight) * (top - bottom);  // its height
 
+  // A series within 1% of the plot's height of an earlier one everywhere is hidden under it: it gets marks.
+  std::vector<int64_t> under(series.size());
+  for (size_t k = 0; k < series.size(); ++k) under[k] = lies_on(chart.series, k, chart.log_y, 0.01 * (top - bottom));
   std::vector<page::LegendEntry> entries;
   std::vector<std::vector<Point>> ink;
   for (size_t k = 0; k < series.size(); ++k) {
-    const std::string& name = chart.series[k].name;
+    std::string name = chart.series[k].name;
+    if (under[k] >= 0) name += " (lies on " + chart.series[static_cast<size_t>(under[k])].name + ")";
     const std::string& note = series[k].note;
-    entries.push_back({note.empty() ? name : name.empty() ? note : name + " (" + note + ")", k, chart.series[k].dots});
+    entries.push_back({note.empty() ? name : name.empty() ? note : name + " (" + note + ")", k, chart.series[k].dots,
+                       under[k] >= 0 ? page::overlap_marker(k) : ""});
     for (const auto& run : series[k].runs) ink.push_back(as_fractions(run, x_min, x_max, bottom, top));
     for (const double x : series[k].above) ink.push_back(as_fractions({{x, top}, {x, top - mark}}, x_min, x_max, bottom, top));
     for (const double x : series[k].below) ink.push_back(as_fractions({{x, bottom}, {x, bottom + mark}}, x_min, x_max, bottom, top));
@@ -170,7 +206,8 @@ std::vector<std::string> save_line_chart(const std::string& stem, const LineChar
   return page::render_both("save_line_chart", stem, [&] {
     plvpor(page::kLeft, place.plot_right, page::kBottom, place.plot_top);
     plwind(x_min, x_max, bottom, top);
-    axes_and_title(chart.title, chart.x_label, chart.y_label, chart.log_y ? "bc" : "bcnstv", place.plot_top, chart.x_tick);
+    axes_and_title(chart.title, chart.x_label, chart.y_label, chart.log_y ? "bc" : "bcnstv", place.plot_top, chart.x_tick,
+                   chart.log2_x);
     if (chart.log_y) log_y_labels(x_min, x_max, bottom, top);
     for (size_t k = 0; k < series.size(); ++k) {
       plcol0(page::series_colour(k));
@@ -184,6 +221,7 @@ std::vector<std::string> save_line_chart(const std::string& stem, const LineChar
         if (run.size() > 1) plline(static_cast<PLINT>(xs.size()), xs.data(), ys.data());
         if (run.size() == 1) plstring(1, xs.data(), ys.data(), "●");
       }
+      if (under[k] >= 0) draw_marks(series[k], k);
       page::set_dashes(0);
       plwidth(1);
       plschr(0, kMarkScale);

@@ -12,7 +12,8 @@
 namespace ladder::lessons {
 
 // Each series is drawn in its own colour and dash pattern (or as dots), so that curves lying on
-// top of each other stay visible. A value that cannot be drawn breaks the line and is named in
+// top of each other stay visible; a series that lies on an earlier one along its whole length
+// also carries hollow marks, and its legend entry says which it lies on. A value that cannot be drawn breaks the line and is named in
 // the legend: an infinite one gets a mark at the top edge ("infinite from step 120"), a 0 on a
 // log axis one at the bottom edge, a NaN only the note.
 struct Series {
@@ -27,10 +28,15 @@ struct LineChart {
   std::vector<Series> series;
   bool log_y = false;  // for losses and perplexities that span decades
   double x_tick = 0;   // spacing of x ticks; 0: chosen to suit the plot's width (1 for whole-number x such as orders)
+  // For x that doubles (lengths, sizes): each doubling one step along the axis, ticks at powers of
+  // two labelled with their values in units of 1024 ("256", "1k", "64k", "1M"; say so in x_label);
+  // x of 0 or less is not drawn. x_tick then counts doublings.
+  bool log2_x = false;
 };
 
 // Rows are drawn top to bottom and labelled on the left (attention: queries); columns left to
-// right, labelled at the bottom (attention: keys).
+// right, labelled at the bottom (attention: keys). A NaN cell holds no value: it is drawn in the
+// grid's grey, a colour no value takes (the frames between tiles).
 struct Heatmap {
   std::string title, x_label, y_label, value_label;
   std::vector<std::vector<double>> values;  // [row][col]
@@ -65,15 +71,20 @@ std::vector<OffScale> off_scale(const Series& s, bool log_y);
 // (the first three runs).
 std::string off_scale_note(const std::vector<OffScale>& runs, const std::string& x_label);
 
+// The earlier series (index) that series k lies on: the same x, and every y within `tolerance`
+// (as drawn: log10 y on a log axis); -1 if none. Series of fewer than two points lie on nothing.
+int64_t lies_on(const std::vector<Series>& series, size_t k, bool log_y, double tolerance);
+
 // The values a log axis from 10^lo to 10^hi labels, with grid lines: powers of ten over a wide
 // range (every second, fifth, tenth... when there are many, so that at most eight are written),
 // 1, 2 and 5 times them over one or two decades, and round values 1, 2 or 5 apart over a short
 // range (PLplot's own log axis labels only the powers, which can leave a plot with one label).
 std::vector<double> log_axis_values(double lo, double hi);
 
-// Lays out equal-sized 2-D arrays in a grid, `columns` across, with a one-cell border of `gap`
-// around each (a montage of filters or feature maps for save_heatmap).
-std::vector<std::vector<double>> tile(const std::vector<std::vector<std::vector<double>>>& tiles, int columns, double gap);
+// Lays out equal-sized 2-D arrays in a grid, `columns` across, with a one-cell frame of NaN around
+// each (a montage of filters, feature maps or attention maps for save_heatmap, which draws the
+// frames in grey, so that no frame reads as a value).
+std::vector<std::vector<double>> tile(const std::vector<std::vector<std::vector<double>>>& tiles, int columns);
 
 // The class a model predicts over a grid of 2-D points, and the data points on top.
 struct DecisionRegions {

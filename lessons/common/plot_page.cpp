@@ -13,7 +13,7 @@ namespace ladder::lessons::page {
 
 namespace {
 
-constexpr PLINT kFirstSeriesColour = 3;  // cmap0: 0 background, 1 text and axes, 2 grid lines
+constexpr PLINT kFirstSeriesColour = 3;  // cmap0: 0 background, 1 text and axes, kGridColour (2) grid lines
 constexpr double kLegendScale = 1.0;  // legend text, times PLplot's default size
 constexpr double kInset = 0.015;      // between a legend and the plot's edge, or the page's
 // A legend's layout, in character heights: the padding inside its box, the line sample, the gap
@@ -32,7 +32,7 @@ void start_page(const std::string& file, const char* device, PLINT width, PLINT 
   plscmap0n(kFirstSeriesColour + static_cast<PLINT>(kPalette.size()));
   plscol0(0, 255, 255, 255);
   plscol0(1, 30, 30, 30);
-  plscol0(2, 220, 220, 220);
+  plscol0(kGridColour, 220, 220, 220);
   for (size_t i = 0; i < kPalette.size(); ++i)
     plscol0(kFirstSeriesColour + static_cast<PLINT>(i), kPalette[i][0], kPalette[i][1], kPalette[i][2]);
   plinit();
@@ -65,13 +65,14 @@ std::pair<double, double> bare_legend_size(const std::string& text, double scale
   return {width, height};
 }
 
-// The spacing of x ticks: 1, 2, 2.5 or 5 times a power of ten, with a label for every 80 pixels
-// of plot at most (PLplot's own choice ignores the plot's width, and crowds a narrow one).
-double x_tick_spacing() {
+// The spacing of x ticks: 1, 2, 2.5 or 5 times a power of ten, with a label for every
+// `pixels_per_label` of plot at most (PLplot's own choice ignores the plot's width, and crowds a
+// narrow one).
+double x_tick_spacing(double pixels_per_label) {
   PLFLT vx0, vx1, vy0, vy1, wx0, wx1, wy0, wy1;
   plgvpd(&vx0, &vx1, &vy0, &vy1);
   plgvpw(&wx0, &wx1, &wy0, &wy1);
-  const double labels = std::max(2.0, (vx1 - vx0) * page::kWidth / 80), range = std::fabs(wx1 - wx0);
+  const double labels = std::max(2.0, (vx1 - vx0) * page::kWidth / pixels_per_label), range = std::fabs(wx1 - wx0);
   const double power = std::pow(10.0, std::floor(std::log10(range / labels)));
   for (const double m : {1.0, 2.0, 2.5, 5.0})
     if (range / (m * power) <= labels) return m * power;
@@ -82,17 +83,28 @@ double x_tick_spacing() {
 
 PLINT series_colour(size_t k) { return kFirstSeriesColour + static_cast<PLINT>(k % kPalette.size()); }
 
+const char* overlap_marker(size_t k) {
+  static const char* const shapes[] = {"○", "□", "△", "◇", "▽"};
+  return shapes[k % 5];
+}
+
+size_t dash_pattern(size_t k) {
+  // One pattern further on for each round of the ten colours, so that no two of the first 50
+  // series share both colour and dashes.
+  return k == 0 ? 0 : 1 + (k - 1 + k / kPalette.size()) % 5;
+}
+
 void set_dashes(size_t k) {
-  // Marks and spaces in micrometres (a millimetre is 2.8 pixels here): dashes, dots, dash-dot,
-  // long dashes, dash-dot-dot, then again.
+  // Marks and spaces in micrometres (a millimetre is 2.8 pixels here) of patterns 1 to 5: dashes,
+  // dots, dash-dot, long dashes, dash-dot-dot.
   static const std::vector<std::vector<PLINT>> marks = {{5000}, {1200}, {5000, 1200}, {9000}, {5000, 1200, 1200}};
   static const std::vector<std::vector<PLINT>> spaces = {{2500}, {1800}, {1800, 1800}, {2500}, {1800, 1800, 1800}};
-  if (k == 0) {
+  const size_t p = dash_pattern(k);
+  if (p == 0) {
     plstyl(0, nullptr, nullptr);
     return;
   }
-  const size_t p = (k - 1) % marks.size();
-  plstyl(static_cast<PLINT>(marks[p].size()), marks[p].data(), spaces[p].data());
+  plstyl(static_cast<PLINT>(marks[p - 1].size()), marks[p - 1].data(), spaces[p - 1].data());
 }
 
 std::string escaped(const std::string& text) {
@@ -186,6 +198,11 @@ void Legend::draw(double left, double top, size_t columns) const {
       plline(2, lx, ly);
       set_dashes(0);
       plwidth(1);
+      if (!e.marker.empty()) {
+        const PLFLT x = (sample_left + sample_right) / 2;
+        plschr(0, 1.0);
+        plstring(1, &x, &y, e.marker.c_str());
+      }
     }
     plschr(0, kLegendScale);
     plptex(sample_right + kGap * char_width(), y, 1, 0, 0, escaped(e.name).c_str());
@@ -262,17 +279,34 @@ void draw_title(const std::string& title, double above, double page_width) {
   plmtex("t", above * kTitleScale / scale, 0.5, 0.5, page::escaped(title).c_str());
 }
 
+std::string doubling_label(double doublings) {
+  double value = std::exp2(doublings);
+  const char* unit = "";
+  for (const char* bigger : {"k", "M", "G"})
+    if (value >= 1024) value /= 1024, unit = bigger;
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g%s", value, unit);
+  return text;
+}
+
+// Ticks of a doubling x axis: its values; of the y axis: plain numbers.
+void doubling_tick_label(PLINT axis, PLFLT value, char* label, PLINT length, PLPointer data) {
+  if (axis != PL_X_AXIS) return plain_tick_label(axis, value, label, length, data);
+  std::snprintf(label, static_cast<size_t>(length), "%s", doubling_label(value).c_str());
+}
+
 // The title goes at the top of the page's plot area (kTop), above a legend that may sit between
 // it and a plot that reaches up to `plot_top`. x_tick 0: chosen by x_tick_spacing.
 void axes_and_title(const std::string& title, const std::string& x_label, const std::string& y_label, const char* y_options,
-                    double plot_top, double x_tick) {
-  const PLINT x_minor = x_tick > 0 ? 1 : 0;  // a given spacing (whole-number x) has no minor ticks
-  if (x_tick == 0) x_tick = x_tick_spacing();
+                    double plot_top, double x_tick, bool doubling_x) {
+  const PLINT x_minor = x_tick > 0 || doubling_x ? 1 : 0;  // a given spacing (whole-number x) has no minor ticks
+  if (x_tick == 0) x_tick = x_tick_spacing(doubling_x ? 55 : 80);
+  if (doubling_x) x_tick = std::max(1.0, std::ceil(x_tick));  // whole doublings
   const bool log_y = std::string(y_options) == "bc";  // log_y_labels draws that axis's grid itself
-  plcol0(2);
+  plcol0(kGridColour);
   plbox("g", x_tick, 0, log_y ? "" : "g", 0, 0);  // grid lines first, under the data
   plcol0(1);
-  plslabelfunc(plain_tick_label, nullptr);
+  plslabelfunc(doubling_x ? doubling_tick_label : plain_tick_label, nullptr);
   plbox("bcnsto", x_tick, x_minor, (std::string(y_options) + "o").c_str(), 0, 0);
   draw_title(title, 1.5 + (page::kTop - plot_top) * page::kHeight / page::line_height(1.3), page::kWidth);
   plschr(0, page::kTextScale);

@@ -23,9 +23,11 @@ inline constexpr PLINT kWidth = 1000, kHeight = 700;  // pixels, of every page b
 inline constexpr double kLeft = 0.12, kRight = 0.96, kBottom = 0.12, kTop = 0.92;
 inline constexpr double kTextScale = 1.1;  // axis labels and ticks, times PLplot's default size
 inline constexpr double kLineWidth = 2.5;  // of the series' lines
+inline constexpr PLINT kGridColour = 2;     // cmap0: light grey, of grid lines and of a heatmap's cells without a value
 
 PLINT series_colour(size_t k);  // the cmap0 index of series k's colour
-void set_dashes(size_t k);      // series k's dash pattern (series 0 solid); plstyl(0, ...) undoes it
+size_t dash_pattern(size_t k);  // series k's dash pattern, 0 (solid, series 0 alone) to 5; with the colour, unique among 50
+void set_dashes(size_t k);      // draws in series k's dash pattern; plstyl(0, ...) undoes it
 
 // PLplot reads '#' as the start of an escape sequence; a literal one is written "##".
 std::string escaped(const std::string& text);
@@ -56,9 +58,13 @@ struct Box {
 // in one column, or in several (entries then run across, row by row).
 struct LegendEntry {
   std::string name;
-  size_t series;     // whose colour and dashes
-  bool dot = false;  // a dot instead of a line (scattered points)
+  size_t series;       // whose colour and dashes
+  bool dot = false;    // a dot instead of a line (scattered points)
+  std::string marker;  // a mark on the line's middle, as on a series that lies on another; "": none
 };
+
+// The mark drawn along series k when it lies on an earlier series: a hollow shape per series.
+const char* overlap_marker(size_t k);
 class Legend {
  public:
   explicit Legend(std::vector<LegendEntry> entries);
@@ -96,8 +102,12 @@ void draw_title(const std::string& title, double above, double page_width);
 // The axes, grid, labels and title of a plot area. The title goes at the top of the page's plot
 // area (kTop), above a legend that may sit between it and a plot that reaches up to `plot_top`.
 // y_options "bc" marks a log axis, whose grid log_y_labels draws. x_tick 0: chosen for the plot's width.
+// doubling_x: x is log2 of the values, and its ticks (whole doublings) are labelled with the values.
 void axes_and_title(const std::string& title, const std::string& x_label, const std::string& y_label, const char* y_options,
-                    double plot_top, double x_tick = 0);
+                    double plot_top, double x_tick = 0, bool doubling_x = false);
+// The label of a tick at log2 x = `doublings`: the value 2^doublings, in units of 1024 from 1024
+// up, so that labels stay short: "0.5", "256", "1k" (1024), "64k", "1M" (2^20), "2G".
+std::string doubling_label(double doublings);
 
 // Points in plot coordinates as fractions of the plot area (0..1 across and up).
 std::vector<Point> as_fractions(const std::vector<Point>& points, double x_min, double x_max, double y_min, double y_max);

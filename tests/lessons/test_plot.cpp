@@ -49,6 +49,11 @@ TEST_CASE("every plot writes a PNG and an SVG") {
   CHECK(first_bytes(paths[1], 5) == "<?xml");
   const Heatmap map{"gates", "character", "unit", "value", {{0, 0.5}, {1, 0.25}}, {"0", "1"}, {"a", " "}};
   CHECK(fs::file_size(save_heatmap((dir.path / "map").string(), map)[0]) > 0);
+  const Heatmap tiles{"two maps", "", "", "weight", tile({{{0, 1}, {1, 0}}, {{1, 1}, {0, 0}}}, 2)};  // frames without values
+  CHECK(fs::file_size(save_heatmap((dir.path / "tiles").string(), tiles)[0]) > 0);
+  LineChart lengths{"time against length", "n", "ms", {{"full", {256, 512, 1024}, {1, 4, 16}}, {"copy", {256, 512, 1024}, {1, 4, 16}}}};
+  lengths.log2_x = true;  // and the copy lies on the first: marked
+  CHECK(fs::file_size(save_line_chart((dir.path / "lengths").string(), lengths)[0]) > 0);
   DecisionRegions regions{"regions"};
   regions.x_min = regions.y_min = 0, regions.x_max = regions.y_max = 1;
   regions.grid = {{0, 1}, {1, 0}};
