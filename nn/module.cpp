@@ -187,6 +187,17 @@ std::string with_commas(int64_t n) {
   return n < 0 ? "-" + out : out;
 }
 
+namespace {
+
+// "  [198,272 each]", "  [0; weight tied to transformer.wte.weight]": what a line of the outline holds.
+std::string held_note(const std::pair<int64_t, std::vector<std::string>>& held, bool each) {
+  std::string note = held.first > 0 ? with_commas(held.first) + (each ? " each" : "") : "";
+  for (const std::string& tied : held.second) note += (note.empty() ? "" : "; ") + tied;
+  return note.empty() ? "" : "  [" + note + "]";
+}
+
+}  // namespace
+
 void Module::print(std::string& out, const std::string& name, const std::string& prefix, int depth,
                    const std::map<const TensorImpl*, std::string>& first_name) const {
   const std::string indent(2 * depth, ' ');
@@ -203,6 +214,67 @@ void Module::print(std::string& out, const std::string& name, const std::string&
   out += "\n";
   for (const auto& [child_name, child] : children_)
     child->print(out, child_name, prefix + child_name + ".", depth + 1, first_name);
+}
+
+std::pair<int64_t, std::vector<std::string>> Module::held_parameters(
+    const std::string& prefix, const std::map<const TensorImpl*, std::string>& first_name) const {
+  int64_t count = 0;
+  std::vector<std::string> tied;
+  for (const NamedParameter& p : parameters_) {
+    const std::string& first = first_name.at(p.tensor.impl());
+    if (first == prefix + p.name) count += p.tensor.numel();
+    else tied.push_back(p.name + " tied to " + first);
+  }
+  for (const auto& [child_name, child] : children_) {
+    auto [child_count, child_tied] = child->held_parameters(prefix + child_name + ".", first_name);
+    count += child_count;
+    for (const std::string& t : child_tied) tied.push_back(child_name + "." + t);
+  }
+  return {count, tied};
+}
+
+void Module::print_outline(std::string& out, const std::string& label, const std::string& prefix, int depth,
+                           const std::map<const TensorImpl*, std::string>& first_name) const {
+  const std::string indent(2 * depth, ' ');
+  const bool opened = depth == 0 || (parameters_.empty() && describe().empty() && !children_.empty());
+  if (!opened) {
+    out += indent + label + repr() + held_note(held_parameters(prefix, first_name), false) + "\n";
+    return;
+  }
+  out += indent + label + repr() + "\n";
+  if (type_name_ == "Sequential") {
+    print_layers(out, prefix, depth + 1, first_name);
+    return;
+  }
+  for (const auto& [child_name, child] : children_)
+    child->print_outline(out, "(" + child_name + "): ", prefix + child_name + ".", depth + 1, first_name);
+}
+
+void Module::print_layers(std::string& out, const std::string& prefix, int depth,
+                          const std::map<const TensorImpl*, std::string>& first_name) const {
+  const std::string indent(2 * depth, ' ');
+  for (size_t i = 0; i < children_.size();) {
+    const Module& layer = *children_[i].second;
+    const auto held = layer.held_parameters(prefix + children_[i].first + ".", first_name);
+    size_t j = i + 1;  // past the run of layers identical to this one: same type, settings, parts and size
+    while (j < children_.size() && children_[j].second->repr() == layer.repr() &&
+           children_[j].second->held_parameters(prefix + children_[j].first + ".", first_name).first == held.first)
+      ++j;
+    std::string parts;
+    for (const auto& [part_name, part] : layer.children_) parts += (parts.empty() ? " of " : ", ") + part_name;
+    const std::string run = j - i == 1 ? "(" + children_[i].first + "): "
+                                       : "(" + children_[i].first + ")-(" + children_[j - 1].first + "): " + std::to_string(j - i) + " x ";
+    out += indent + run + layer.repr() + parts + held_note(held, j - i > 1) + "\n";
+    i = j;
+  }
+}
+
+std::string Module::outline() const {
+  std::map<const TensorImpl*, std::string> first_name;
+  for (const NamedParameter& p : named_parameters()) first_name.emplace(p.tensor.impl(), p.name);
+  std::string out;
+  print_outline(out, "", "", 0, first_name);
+  return out + "total parameters: " + with_commas(num_parameters()) + "\n";
 }
 
 std::string Module::summary() const {

@@ -71,8 +71,12 @@ class Module {
 
   const std::string& type_name() const { return type_name_; }
   std::string repr() const { return type_name_ + "(" + describe() + ")"; }  // "Linear(in=4, out=3, bias=true)"
-  // The tree of modules with their settings, parameter shapes and counts.
+  // The tree of every module with its settings, parameter shapes and counts.
   std::string summary() const;
+  // The same tree a line per block: containers without settings or parameters of their own are
+  // opened, the layers of a Sequential are one line each (identical neighbours folded: "(0)-(3):
+  // 4 x GPTBlock()"), anything else is one line with the parameters it holds.
+  std::string outline() const;
 
  protected:
   explicit Module(std::string type_name) : type_name_(std::move(type_name)) {}
@@ -101,6 +105,14 @@ class Module {
                std::vector<std::pair<std::string, Tensor>>& buffers) const;
   void print(std::string& out, const std::string& name, const std::string& prefix, int depth,
              const std::map<const TensorImpl*, std::string>& first_name) const;
+  void print_outline(std::string& out, const std::string& label, const std::string& prefix, int depth,
+                     const std::map<const TensorImpl*, std::string>& first_name) const;
+  void print_layers(std::string& out, const std::string& prefix, int depth,
+                    const std::map<const TensorImpl*, std::string>& first_name) const;
+  // The parameters of this module and those below it, each counted where it was first registered,
+  // and the names of those first registered elsewhere (tied).
+  std::pair<int64_t, std::vector<std::string>> held_parameters(const std::string& prefix,
+                                                               const std::map<const TensorImpl*, std::string>& first_name) const;
 
   std::string type_name_;
   bool training_ = true;

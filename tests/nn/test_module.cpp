@@ -191,5 +191,53 @@ TEST_CASE("the summary prints the tree with shapes and counts") {
              "  (2): Linear(in=8, out=3, bias=true)  [weight (3,8), bias (3): 27]\n"
              "total parameters: 51\n");
   CHECK(with_commas(1234567) == "1,234,567");
+  CHECK(with_commas(-1234) == "-1,234");
   CHECK(with_commas(12) == "12");
+}
+
+namespace {
+
+// A block of two parts, as a GPT's or a Transformer's layer is: a container without settings.
+struct TwoPartBlock : Module {
+  explicit TwoPartBlock(int64_t width) : Module("TwoPartBlock") {
+    register_module("inner", std::make_shared<Linear>(width, width));
+    register_module("act", std::make_shared<Tanh>());
+  }
+};
+
+// A model with settings: an input layer, a Sequential of blocks, and an output layer.
+struct BlockModel : Module {
+  BlockModel() : Module("BlockModel") {
+    register_module("input", std::make_shared<Linear>(2, 4));
+    auto body = std::make_shared<Sequential>();
+    for (int i = 0; i < 3; ++i) body->push_back(std::make_shared<TwoPartBlock>(4));
+    body->push_back(std::make_shared<TwoPartBlock>(4));
+    body->push_back(std::make_shared<Tanh>());
+    register_module("body", body);
+    register_module("output", std::make_shared<Linear>(4, 1));
+  }
+  std::string describe() const override { return "blocks=4"; }
+};
+
+}  // namespace
+
+TEST_CASE("the outline: a line per block, identical neighbours folded, each with the parameters it holds") {
+  const BlockModel model;
+  CHECK(model.outline() == "BlockModel(blocks=4)\n"
+                           "  (input): Linear(in=2, out=4, bias=true)  [12]\n"
+                           "  (body): Sequential()\n"
+                           "    (0)-(3): 4 x TwoPartBlock() of inner, act  [20 each]\n"
+                           "    (4): Tanh()\n"
+                           "  (output): Linear(in=4, out=1, bias=true)  [5]\n"
+                           "total parameters: 97\n");
+  // A Sequential at the top: its layers, a line each, as the summary has them but without shapes.
+  CHECK(mlp({2, 8, 3}, {.activation = ActivationKind::tanh})->outline() ==
+        "Sequential()\n"
+        "  (0): Linear(in=2, out=8, bias=true)  [24]\n"
+        "  (1): Tanh()\n"
+        "  (2): Linear(in=8, out=3, bias=true)  [27]\n"
+        "total parameters: 51\n");
+  // Every module is in the summary; the outline is shorter.
+  CHECK(model.summary().find("(inner): Linear") != std::string::npos);
+  CHECK(model.outline().find("(inner)") == std::string::npos);
 }

@@ -65,6 +65,7 @@ TEST_CASE("a tied embedding and output layer: one parameter, its gradient the su
   const std::string summary = model.summary();
   CHECK(summary.find("weight (5,3) tied to embed.weight") != std::string::npos);
   CHECK(summary.find("total parameters: 15") != std::string::npos);
+  CHECK(model.outline().find("[weight tied to embed.weight]") != std::string::npos);  // what the head holds
 
   // The same model untied, from the same values: the tied gradient is the sum of the two.
   const Tensor ids = tensor({0, 3, 3, 1});
