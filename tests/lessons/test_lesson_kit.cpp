@@ -267,8 +267,8 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
       {"11_gpt", "--attention bigbird --context 2 --attention-block 1", {"too short for a sparse pattern", "--attention full"}},
       {"10_transformer", "--attention sparse", {"--attention 'sparse'", "full, linear, bigbird"}},
       {"10_transformer", "--random-blocks 2", {"--random-blocks", "--attention is full"}},
-      {"10_transformer", "--attention vq", {"--attention vq", "causally only", "bidirectional", "full, linear, bigbird"}},
-      {"10_transformer", "--codes 8", {"were not expected", "--codes"}},  // only causal attention declares --codes
+      {"11_gpt", "--attention linformer", {"--attention linformer", "bidirectionally only", "causal", "full, linear, bigbird, vq"}},
+      {"10_transformer", "--codes 8", {"--codes", "--attention is full", "--attention vq"}},
       {"10_transformer", "--attention bigbird --attention-block 16", {"--attention-block 16", "longest source (37 tokens)"}},
       {"12_linear_attention", "--feature-map relu", {"--feature-map 'relu'", "elu, cos, softmax, favor"}},
       {"12_linear_attention", "--heads 3", {"--heads 3", "--embd 64"}},
