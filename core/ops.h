@@ -261,7 +261,8 @@ struct VQAttentionOptions {
 // to the score of query i and key j. Both undefined: no position term.
 struct VQPositionBias {
   Tensor queries;  // qp (B,H,T,D): the queries as they meet positions (the model's q + v)
-  Tensor offsets;  // r (H,P,D): one row per offset, 0..L causal (P = L+1), -L..L both ways (P = 2L+1, row i-j+L)
+  // r (H,P,D): row m for offset L - m (the key at i - L + m), P = L + 1 causal (offsets L..0), 2L + 1 both ways (L..-L)
+  Tensor offsets;
 };
 // softmax(scale * (q khat^T + band) + mask) v -> (B,H,T,D), computed block by block in O(T (L + S) D):
 // each block reads its window exactly (causal: itself and the block before; the encoder form: the
@@ -282,11 +283,12 @@ Tensor vq_attention_naive(const Tensor& q, const Tensor& khat, const std::vector
 Tensor vq_attention_weights(const Tensor& q, const Tensor& khat, const std::vector<int64_t>& code_index,
                             const Tensor& codebook, const VQAttentionOptions& options = {},
                             const VQPositionBias& bias = {});
-// Generation (causal): attends the next T positions (q, khat, v (B,H,T,D), code_index (B,H,T), qp
-// (B,H,T,D)) to everything the cache holds and adds them to it, O((2L + S) D) per position whatever
-// the context; the rows equal vq_attention's for the same positions of the whole sequence. Start
-// from an empty VQAttentionCache{} and keep B, H, D, S and the block for its lifetime.
-Tensor vq_attention_step(VQAttentionCache& cache, const Tensor& q, const Tensor& khat,  // no grad
+// Generation (causal): attends the next T positions (q, v (B,H,T,D), code_index (B,H,T): each key is
+// the code its index names; qp (B,H,T,D)) to everything the cache holds and adds them to it, S dot
+// products and O((2L + S) D) more work per position whatever the context; the rows equal
+// vq_attention's for the same positions of the whole sequence with khat the codes. Start from an
+// empty VQAttentionCache{} and keep B, H, D, S and the block for its lifetime.
+Tensor vq_attention_step(VQAttentionCache& cache, const Tensor& q,  // no grad
                          const std::vector<int64_t>& code_index, const Tensor& codebook, const Tensor& v,
                          const VQAttentionOptions& options = {}, const VQPositionBias& bias = {});
 

@@ -28,21 +28,16 @@ void fold_keys(int64_t n, int64_t D, const int64_t* codes, const float* v, int s
   }
 }
 
-bool read_codes(int64_t S, int64_t D, const int64_t* counts, const double* sums, float* bias, float* mean) {
-  bool empty = true;
+void CodeCache::prepare() {
+  empty = true;
   for (int64_t s = 0; s < S; ++s) {
     const bool live = counts[s] > 0;
     empty = empty && !live;
     const double count = static_cast<double>(counts[s]);
     bias[s] = live ? static_cast<float>(std::log(count)) : -INFINITY;
+    per_key[s] = live ? static_cast<float>(1.0 / count) : 0.0f;
     for (int64_t d = 0; d < D; ++d) mean[s * D + d] = live ? static_cast<float>(sums[s * D + d] / count) : 0.0f;
   }
-  return empty;
-}
-
-void CodeCache::prepare() {
-  empty = read_codes(S, D, counts.data(), sums.data(), bias.data(), mean.data());
-  for (int64_t s = 0; s < S; ++s) per_key[s] = counts[s] > 0 ? static_cast<float>(1.0 / counts[s]) : 0.0f;
 }
 
 }  // namespace vq
@@ -84,8 +79,11 @@ void tile_scores(const VQAttentionProblem& p, const HeadData& h, const CodeCache
     gemm(false, true, t.rows, P, D, p.scale, h.position_queries + t.i0 * D, D, h.offsets, D, 0.0f, band, P);
     for (int64_t r = 0; r < t.rows; ++r) {
       const BandKeys keys = band_keys(p, t, r);
-      for (int64_t j = keys.first; j <= keys.last; ++j)
-        window[r * ldw + j - t.w0] += band[r * P + vq::offset_row(p, t.i0 + r, j)];
+      if (keys.last < keys.first) continue;
+      float* row = window + r * ldw + keys.first - t.w0;  // key j, row j - i + L of the band: both consecutive
+      const float* terms = band + r * P + vq::offset_row(p, t.i0 + r, keys.first);
+#pragma omp simd
+      for (int64_t e = 0; e <= keys.last - keys.first; ++e) row[e] += terms[e];
     }
   }
   std::vector<int64_t> hidden;  // columns of keys no query reads (code -1)
@@ -254,8 +252,9 @@ void backward_tile(const VQAttentionProblem& p, const HeadData& h, const CodeCac
     std::fill_n(band, t.rows * P, 0.0f);  // dB (rows, P): dS at each offset of the band
     for (int64_t r = 0; r < t.rows; ++r) {
       const BandKeys keys = band_keys(p, t, r);
-      for (int64_t j = keys.first; j <= keys.last; ++j)
-        band[r * P + vq::offset_row(p, t.i0 + r, j)] = dwindow[r * ldw + j - t.w0];
+      if (keys.last < keys.first) continue;
+      std::copy(dwindow + r * ldw + keys.first - t.w0, dwindow + r * ldw + keys.last - t.w0 + 1,
+                band + r * P + vq::offset_row(p, t.i0 + r, keys.first));
     }
     // dqp_tile (rows, D) = scale * dB (rows, P) @ r (P, D)
     gemm(false, false, t.rows, D, P, p.scale, band, P, h.offsets, D, 0.0f, g.dposition_queries + t.i0 * D, D);

@@ -44,7 +44,10 @@ struct VQAttentionProblem {
   bool position_bias = false;        // the band's relative term (position_queries and offsets are given)
 };
 
-// The rows of r: one per offset i - j in the band, 0..L causal (row i - j), -L..L both ways (row i - j + L).
+// The rows of r: one per key of the band, in the order of the keys: row m is key j = i - L + m, the
+// offset i - j = L - m, so that the rows run from offset L down to 0 (causal: L + 1 rows) or to -L
+// (both ways: 2L + 1 rows), as the paper's code flips its sinusoids; a query's band is then one run
+// of consecutive keys and consecutive rows.
 int64_t vq_offset_rows(const VQAttentionProblem& p);
 
 // The inputs, all contiguous.
@@ -91,26 +94,26 @@ void vq_attention_forward_naive(const VQAttentionProblem& p, const VQAttentionIn
 void vq_attention_backward_naive(const VQAttentionProblem& p, const VQAttentionInputs& in, const float* dout,
                                  const VQAttentionGrads& grads);
 
-// What causal generation carries from token to token, for B*H heads: the keys, values and codes of
-// the current block and the one before (exact, the slot of position t is t mod 2L), and the older
-// positions folded into per-code counts and value sums, with what a query reads of them (log
-// count_s and U_s / count_s) refreshed whenever a block is folded. Memory O(L D + S D) per head,
-// whatever the context. Sized by the first step.
+// What causal generation carries from token to token, for B*H heads: the values and codes of the
+// current block and the one before (exact, the slot of position t is t mod 2L; a key is its code, so
+// the codes say all of the keys), and the older positions folded into per-code counts and running
+// means of their values (the paper's code keeps the same "upper divided by lower"), with log count_s
+// refreshed whenever a block is folded. Memory O(L D + S D) per head, whatever the context. Sized by
+// the first step.
 struct VQAttentionCache {
-  int64_t position = 0;               // how many positions have been seen
-  std::vector<float> keys, values;    // (B*H, 2L, D)
-  std::vector<int64_t> codes;         // (B*H, 2L)
-  std::vector<int64_t> code_counts;   // (B*H, S)
-  std::vector<double> code_sums;      // (B*H, S, D): the sums of the values of the folded keys
-  std::vector<float> code_bias;       // (B*H, S): log count_s, -inf for a code no folded key took
-  std::vector<float> code_means;      // (B*H, S, D): U_s / count_s, 0 for an empty code
+  int64_t position = 0;              // how many positions have been seen
+  std::vector<float> values;         // (B*H, 2L, D)
+  std::vector<int64_t> codes;        // (B*H, 2L)
+  std::vector<int64_t> code_counts;  // (B*H, S)
+  std::vector<float> code_bias;      // (B*H, S): log count_s, -inf for a code no folded key took
+  std::vector<float> code_means;     // (B*H, S, D): the mean value of the folded keys of code s, 0 if none
 };
 
-// Attends the next T = p.length positions of every head (in: q, khat, v (B,H,T,D), codes (B,H,T),
-// and with position_bias qp (B,H,T,D) and r) to themselves and everything seen before, and adds
-// them to the cache, one position at a time: O((2L + S) D) work per position per head. out
-// (B,H,T,D) equals the rows vq_attention_forward gives these positions over the whole sequence.
-// Causal only.
+// Attends the next T = p.length positions of every head (in: q, v (B,H,T,D), codes (B,H,T), and with
+// position_bias qp (B,H,T,D) and r; khat is not read: each key is the code its index names) to
+// themselves and everything seen before, and adds them to the cache, one position at a time: S dot
+// products and O((2L + S) D) more work per position per head. out (B,H,T,D) equals the rows
+// vq_attention_forward gives these positions over the whole sequence. Causal only.
 void vq_attention_step_forward(const VQAttentionProblem& p, VQAttentionCache& cache, const VQAttentionInputs& in,
                                float* out);
 

@@ -1,6 +1,6 @@
-// What the block-wise Transformer-VQ kernels share (core/kernels/vq_attention.cpp, the whole
-// sequence; vq_attention_step.cpp, generation): the per-code cache, the blocks and windows, one
-// head's buffers, and the band of the position bias. Internal to the kernels.
+// What the Transformer-VQ kernels share (core/kernels/vq_attention.cpp, the whole sequence;
+// vq_attention_step.cpp, generation; vq_attention_naive.cpp, the twins): the per-code cache, the
+// blocks and windows, one head's buffers, and the band of the position bias. Internal to the kernels.
 #pragma once
 
 #include <algorithm>
@@ -15,10 +15,6 @@ namespace ladder::vq {
 // per-code counts (S) and value sums (S, D). A key with code -1 (hidden) is left out.
 void fold_keys(int64_t n, int64_t D, const int64_t* codes, const float* v, int sign, int64_t* counts,
                double* sums);
-
-// What a query reads of the per-code counts (S) and sums (S, D): bias (S) = log count_s (-inf for an
-// empty code) and mean (S, D) = sum_s / count_s (0 for an empty code). Returns whether every code is empty.
-bool read_codes(int64_t S, int64_t D, const int64_t* counts, const double* sums, float* bias, float* mean);
 
 // The keys outside the window of one head: what is carried (counts, sums) and what a block's row
 // tiles read from it, prepared once per block.
@@ -41,6 +37,8 @@ struct CodeCache {
   void fold(int64_t n, const int64_t* codes, const float* v, int sign) {
     fold_keys(n, D, codes, v, sign, counts.data(), sums.data());
   }
+  // What a query reads: bias = log count_s, mean = sum_s / count_s, per_key = 1 / count_s (-inf, 0
+  // and 0 for an empty code), and whether every code is empty.
   void prepare();
 };
 
@@ -106,11 +104,10 @@ inline HeadData head_data(const VQAttentionProblem& p, const VQAttentionInputs& 
 
 // ---- the band of the position bias ----
 
-// The row of r for query i and key j, or -1 outside the band |i - j| <= L (and j > i when causal).
+// The row of r for query i and key j (j - i + L), or -1 outside the band |i - j| <= L (and j > i when causal).
 inline int64_t offset_row(const VQAttentionProblem& p, int64_t i, int64_t j) {
-  const int64_t offset = i - j;
-  if (offset > p.block || offset < (p.causal ? 0 : -p.block)) return -1;
-  return p.causal ? offset : offset + p.block;
+  const int64_t row = j - i + p.block;
+  return row < 0 || row >= vq_offset_rows(p) ? -1 : row;
 }
 
 }  // namespace ladder::vq

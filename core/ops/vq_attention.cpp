@@ -46,7 +46,8 @@ VQAttentionProblem check_sequence(const char* op, const Tensor& q, const Tensor&
   const Shape offsets{p.heads, vq_offset_rows(p), p.dim};
   if (bias.offsets.shape() != offsets)
     fail(op, "the position bias's offsets must be (H,P,D) = ", shape_str(offsets), ", one row per offset i - j ",
-         p.causal ? "from 0 to L" : "from -L to L", " (block L = ", p.block, "), got ", shape_str(bias.offsets.shape()));
+         p.causal ? "from L down to 0" : "from L down to -L", " (block L = ", p.block, "), got ",
+         shape_str(bias.offsets.shape()));
   return p;
 }
 
@@ -110,15 +111,14 @@ Tensor visible_mask(const VQAttentionProblem& p, const std::vector<int64_t>& cod
 }
 
 // The band's position term, dense (B,H,T,T): qp_i . r_{i-j} where |i - j| <= L (j <= i when causal),
-// 0 elsewhere. E (T, P, T) places offset row m of query i at key i - offset.
+// 0 elsewhere. E (T, P, T) places row m of query i at key i - L + m.
 Tensor band_scores(const VQAttentionProblem& p, const VQPositionBias& bias) {
   const int64_t B = p.batch, H = p.heads, T = p.length, P = vq_offset_rows(p);
   Tensor place = zeros({T, P, T});
   for (int64_t i = 0; i < T; ++i)
-    for (int64_t j = 0; j < T; ++j) {
-      const int64_t offset = i - j;
-      if (offset > p.block || offset < (p.causal ? 0 : -p.block)) continue;
-      place.data()[(i * P + (p.causal ? offset : offset + p.block)) * T + j] = 1;
+    for (int64_t m = 0; m < P; ++m) {
+      const int64_t j = i - p.block + m;
+      if (j >= 0 && j < T) place.data()[(i * P + m) * T + j] = 1;
     }
   const Tensor by_offset = matmul(bias.queries, bias.offsets, {.transpose_b = true});  // (B,H,T,P)
   return reshape(matmul(reshape(by_offset, {B, H, T, 1, P}), place), {B, H, T, T});
@@ -184,24 +184,24 @@ Tensor vq_attention_naive(const Tensor& q, const Tensor& khat, const std::vector
   return matmul(weights * same, v) + matmul(weights * (1.0f - same), v.detach());
 }
 
-Tensor vq_attention_step(VQAttentionCache& cache, const Tensor& q, const Tensor& khat,
-                         const std::vector<int64_t>& code_index, const Tensor& codebook, const Tensor& v,
-                         const VQAttentionOptions& options, const VQPositionBias& bias) {
+Tensor vq_attention_step(VQAttentionCache& cache, const Tensor& q, const std::vector<int64_t>& code_index,
+                         const Tensor& codebook, const Tensor& v, const VQAttentionOptions& options,
+                         const VQPositionBias& bias) {
   const char* op = "vq_attention_step";
   if (!v.defined()) fail(op, "v is undefined: give the values (B,H,T,D) of the new positions");
   if (!options.causal)
     fail(op, "generation is causal: each new position reads the ones before it; attend with causal = true "
          "(the encoder form reads the whole sequence at once: use vq_attention)");
-  VQAttentionProblem p = check_sequence(op, q, khat, v, options, bias);
+  VQAttentionProblem p = check_sequence(op, q, q, v, options, bias);  // each key is its code: no khat
   check_codes(op, p, code_index, codebook, /*hidden_allowed=*/false);
   const int64_t heads = p.batch * p.heads;
-  if (!cache.keys.empty() && (cache.keys.size() != static_cast<size_t>(heads * 2 * p.block * p.dim) ||
-                              cache.code_counts.size() != static_cast<size_t>(heads * p.codes)))
+  if (!cache.values.empty() && (cache.values.size() != static_cast<size_t>(heads * 2 * p.block * p.dim) ||
+                                cache.code_counts.size() != static_cast<size_t>(heads * p.codes)))
     fail(op, "the cache was filled with another shape: it holds ", cache.code_counts.size(),
-         " per-code counts and ", cache.keys.size(), " window values, this call needs B*H*S = ", heads * p.codes,
+         " per-code counts and ", cache.values.size(), " window values, this call needs B*H*S = ", heads * p.codes,
          " and B*H*2L*D = ", heads * 2 * p.block * p.dim, "; start a new VQAttentionCache for a new setting");
   Tensor out = empty(q.shape());
-  vq_attention_step_forward(p, cache, inputs_of(q, khat, code_index, codebook, v, bias), out.data());
+  vq_attention_step_forward(p, cache, inputs_of(q, q, code_index, codebook, v, bias), out.data());
   return out;
 }
 

@@ -14,7 +14,7 @@ Tensor sinusoid_of_offsets(int64_t first, int64_t count, int64_t width, double w
   Tensor table = empty({count, width});
   for (int64_t row = 0; row < count; ++row)
     for (int64_t k = 0; k < m; ++k) {
-      const double angle = static_cast<double>(first + row) * std::pow(wavelength, -2.0 * k / width);
+      const double angle = static_cast<double>(first - row) * std::pow(wavelength, -2.0 * k / width);
       table.data()[row * width + k] = static_cast<float>(std::sin(angle));
       table.data()[row * width + m + k] = static_cast<float>(std::cos(angle));
     }
@@ -27,8 +27,8 @@ int64_t sinusoid_width(int64_t heads, int64_t head_dim) { return (heads * head_d
 
 }  // namespace
 
-RelativePositions::RelativePositions(int64_t heads, int64_t head_dim, Generator& gen)
-    : Module("RelativePositions"), heads_(heads), head_dim_(head_dim) {
+RelativePositions::RelativePositions(int64_t heads, int64_t head_dim, float scale, Generator& gen)
+    : Module("RelativePositions"), heads_(heads), head_dim_(head_dim), scale_(scale) {
   if (heads < 1 || head_dim < 1)
     fail("RelativePositions", "needs heads >= 1 and head_dim >= 1, got ", heads, " and ", head_dim);
   content_bias = register_parameter("content_bias", zeros({heads * head_dim}), ParamKind::bias);
@@ -48,10 +48,10 @@ Tensor RelativePositions::offsets(int64_t block, bool causal) {
   if (keep && kept_.defined() && kept_block_ == block && kept_causal_ == causal && kept_storage_ == weight.data() &&
       kept_version_ == weight.version())
     return kept_;
-  const int64_t first = causal ? 0 : -block, count = causal ? block + 1 : 2 * block + 1;
-  const Tensor sinusoid = sinusoid_of_offsets(first, count, sinusoid_width(heads_, head_dim_));  // (P, width)
+  const int64_t count = causal ? block + 1 : 2 * block + 1;
+  const Tensor sinusoid = sinusoid_of_offsets(block, count, sinusoid_width(heads_, head_dim_));  // (P, width)
   // (P, H*D) -> (H, P, D)
-  const Tensor r = permute(reshape(offset_proj->forward(sinusoid), {count, heads_, head_dim_}), {1, 0, 2});
+  const Tensor r = permute(reshape(offset_proj->forward(sinusoid) * scale_, {count, heads_, head_dim_}), {1, 0, 2});
   if (keep) {
     kept_ = r, kept_block_ = block, kept_causal_ = causal;
     kept_storage_ = weight.data(), kept_version_ = weight.version();
@@ -59,9 +59,15 @@ Tensor RelativePositions::offsets(int64_t block, bool causal) {
   return r;
 }
 
-Tensor RelativePositions::content_query_bias() const { return reshape(content_bias, {1, heads_, 1, head_dim_}); }
-Tensor RelativePositions::position_query_bias() const { return reshape(position_bias, {1, heads_, 1, head_dim_}); }
+Tensor RelativePositions::content_query_bias() const {
+  return reshape(content_bias, {1, heads_, 1, head_dim_}) * scale_;
+}
+Tensor RelativePositions::position_query_bias() const {
+  return reshape(position_bias, {1, heads_, 1, head_dim_}) * scale_;
+}
 
-std::string RelativePositions::describe() const { return cat("heads=", heads_, ", head_dim=", head_dim_); }
+std::string RelativePositions::describe() const {
+  return cat("heads=", heads_, ", head_dim=", head_dim_, ", scale=", scale_);
+}
 
 }  // namespace ladder::nn

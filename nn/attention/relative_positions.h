@@ -17,23 +17,23 @@
 
 namespace ladder::nn {
 
-// (count, width): row o - first is [sin(o w_0) .. sin(o w_{m-1}), cos(o w_0) .. cos(o w_{m-1})] with
-// w_k = wavelength^(-2k / width) and m = width / 2 (width even), for the offsets o = first .. first +
-// count - 1; the paper's longest wavelength is 1e5.
+// (count, width): one row per offset o = first, first - 1, .. first - count + 1 (downwards, the order
+// of r's rows), [sin(o w_0) .. sin(o w_{m-1}), cos(o w_0) .. cos(o w_{m-1})] with w_k =
+// wavelength^(-2k / width) and m = width / 2 (width even); the paper's longest wavelength is 1e5.
 Tensor sinusoid_of_offsets(int64_t first, int64_t count, int64_t width, double wavelength = 1e5);
 
 class RelativePositions : public Module {
  public:
   // For H heads of width D: u and v (H*D) start at 0, offset_proj (H*D, sinusoid width) is
   // N(0, 1/width) (the paper's fan-in scaling), drawn from gen. The sinusoid is H*D wide, rounded up
-  // to even.
-  RelativePositions(int64_t heads, int64_t head_dim, Generator& gen = default_generator());
+  // to even. u, v and r are given times `scale` (Transformer-VQ's normalised form: D^-1/4, as its q and k).
+  RelativePositions(int64_t heads, int64_t head_dim, float scale = 1, Generator& gen = default_generator());
 
-  // r (H, P, D) for the band of blocks of L positions: P = L + 1 rows for the offsets 0..L (causal),
-  // or 2L + 1 for -L..L (row o + L). In eval mode under NoGradGuard (generation) the result is kept
+  // r (H, P, D) (times scale) for the band of blocks of L positions: row m for the offset L - m,
+  // P = L + 1 rows (offsets L down to 0, causal) or 2L + 1 (L down to -L) (VQPositionBias::offsets). In eval mode under NoGradGuard (generation) the result is kept
   // and given again until offset_proj's weight changes.
   Tensor offsets(int64_t block, bool causal);
-  // u and v as (1,H,1,D), to add to queries (B,H,T,D).
+  // u and v as (1,H,1,D) (times scale), to add to queries (B,H,T,D).
   Tensor content_query_bias() const;
   Tensor position_query_bias() const;
 
@@ -45,6 +45,7 @@ class RelativePositions : public Module {
 
  private:
   int64_t heads_, head_dim_;
+  float scale_;
   // What offsets() gave last without gradients, and for what: the band and offset_proj's weight
   // (its storage and the version of its values).
   Tensor kept_;

@@ -51,7 +51,8 @@ VQAttention::VQAttention(const AttentionSettings& settings, Generator& gen)
       "quantizer", std::make_shared<VectorQuantizer>(settings.number("codes"), settings.head_dim,
                                                      VectorQuantizerOptions{.heads = settings.heads}, gen));
   if (settings.boolean("position_bias"))
-    positions = register_module("positions", std::make_shared<RelativePositions>(settings.heads, settings.head_dim, gen));
+    positions = register_module("positions", std::make_shared<RelativePositions>(settings.heads, settings.head_dim,
+                                                                                 score_root(settings.head_dim), gen));
 }
 
 VQAttentionOptions VQAttention::options(bool causal) const {
@@ -60,15 +61,19 @@ VQAttentionOptions VQAttention::options(bool causal) const {
   return options;
 }
 
+float VQAttention::score_root(int64_t head_dim) const {
+  return normalise_ ? std::pow(static_cast<float>(head_dim), -0.25f) : 1.0f;
+}
+
 // q, k (B,H,T,D). Normalised: rms_norm(x) D^-1/4 for both, and the position terms scaled alike (the
-// paper's code scales u, v and r by D^-1/4 too), so that every score keeps 1/sqrt(D).
+// paper's code scales u, v and r by D^-1/4 too: RelativePositions's scale), so that every score keeps 1/sqrt(D).
 VQAttention::Prepared VQAttention::prepare(const Tensor& q, const Tensor& k, bool causal) {
   const int64_t D = q.size(3);
-  const float root = normalise_ ? std::pow(static_cast<float>(D), -0.25f) : 1.0f;
+  const float root = score_root(D);
   Prepared out{normalise_ ? rms_norm(q, {D}) * root : q, normalise_ ? rms_norm(k, {D}) * root : k, {}};
   if (!positions) return out;
-  out.bias = {out.queries + positions->position_query_bias() * root, positions->offsets(block_, causal) * root};
-  out.queries = out.queries + positions->content_query_bias() * root;
+  out.bias = {out.queries + positions->position_query_bias(), positions->offsets(block_, causal)};
+  out.queries = out.queries + positions->content_query_bias();
   return out;
 }
 
@@ -108,8 +113,7 @@ Tensor VQAttention::step(const Tensor& q, const Tensor& k, const Tensor& v, Atte
   const Prepared in = prepare(q, k, /*causal=*/true);
   // Generation needs only each key's code: no straight-through estimator, no commitment loss.
   const CodeAssignment assigned = nearest_codes(in.keys, quantizer->codes);
-  const Tensor khat = gather_codes(quantizer->codes, assigned.indices, assigned.distances.shape());
-  return vq_attention_step(s.cache, in.queries, khat, assigned.indices, quantizer->codes, v, options(true), in.bias);
+  return vq_attention_step(s.cache, in.queries, assigned.indices, quantizer->codes, v, options(true), in.bias);
 }
 
 std::string VQAttention::describe() const {

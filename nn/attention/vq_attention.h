@@ -70,6 +70,7 @@ class VQAttention : public AttentionKind {
   std::string describe() const override;
 
  private:
+  float score_root(int64_t head_dim) const;  // D^-1/4 when normalised, else 1: what q, k and the positions carry
   int64_t block_;
   bool normalise_, stop_cache_gradient_;
 };

@@ -310,8 +310,8 @@ TEST_CASE("generation with the carried cache equals the whole-sequence forward, 
     const Tensor whole = vq_attention(in.q, in.khat, in.code_index, in.codebook, in.v, in.options, in.bias());
     const auto step = [&](VQAttentionCache& cache, int64_t t, int64_t n) {
       const auto piece = [&](const Tensor& x) { return x.defined() ? narrow(x, 2, t, n) : x; };
-      return vq_attention_step(cache, piece(in.q), piece(in.khat), narrow_codes(in.code_index, T, t, n), in.codebook,
-                               piece(in.v), in.options, {piece(in.position_queries), in.offsets});
+      return vq_attention_step(cache, piece(in.q), narrow_codes(in.code_index, T, t, n), in.codebook, piece(in.v),
+                               in.options, {piece(in.position_queries), in.offsets});
     };
     VQAttentionCache one_by_one;
     for (int64_t t = 0; t < T; ++t) check_within(step(one_by_one, t, 1), narrow(whole, 2, t, 1), "position " + std::to_string(t));
@@ -395,7 +395,7 @@ TEST_CASE("an empty sequence gives an empty output and empty gradients") {
   CHECK(empty_run.out.shape() == Shape{1, 2, 0, 4});
   CHECK(empty_run.dq.shape() == Shape{1, 2, 0, 4});
   VQAttentionCache cache;
-  CHECK(vq_attention_step(cache, in.q, in.khat, in.code_index, in.codebook, in.v, in.options).numel() == 0);
+  CHECK(vq_attention_step(cache, in.q, in.code_index, in.codebook, in.v, in.options).numel() == 0);
   CHECK(cache.position == 0);
 }
 
@@ -416,7 +416,7 @@ TEST_CASE("vq_attention's errors name the op, the shapes and the fix") {
   check_error(
       [&] {
         VQAttentionCache fresh;
-        vq_attention_step(fresh, in.q, in.khat, in.code_index, in.codebook, Tensor(), {.block = 4});
+        vq_attention_step(fresh, in.q, in.code_index, in.codebook, Tensor(), {.block = 4});
       },
       {"vq_attention_step", "v is undefined"});
   check_error([&] { call(in.q, in.khat, narrow_codes(in.code_index, 6, 0, 5), in.codebook, in.v, 4); },
@@ -436,7 +436,7 @@ TEST_CASE("vq_attention's errors name the op, the shapes and the fix") {
   check_error(
       [&] {
         VQAttentionCache fresh;
-        vq_attention_step(fresh, in.q, in.khat, bad_index, in.codebook, in.v, {.block = 4});
+        vq_attention_step(fresh, in.q, bad_index, in.codebook, in.v, {.block = 4});
       },
       {"vq_attention_step", "code_index holds -1", "in [0, 5)"});
   check_error([&] { call(in.q, in.khat, in.code_index, in.codebook, in.v, 0); },
@@ -452,19 +452,19 @@ TEST_CASE("vq_attention's errors name the op, the shapes and the fix") {
   check_error([&] { vq_attention(in.q, in.khat, in.code_index, in.codebook, in.v, {.block = 4}, {narrow(qp, 2, 0, 5), r}); },
               {"queries must have q's shape (1,2,6,4)", "(1,2,5,4)"});
   check_error([&] { vq_attention(in.q, in.khat, in.code_index, in.codebook, in.v, {.block = 4}, {qp, randn({2, 4, 4})}); },
-              {"offsets must be (H,P,D) = (2,5,4)", "from 0 to L", "block L = 4", "(2,4,4)"});
+              {"offsets must be (H,P,D) = (2,5,4)", "from L down to 0", "block L = 4", "(2,4,4)"});
   check_error(
       [&] { vq_attention(in.q, in.khat, in.code_index, in.codebook, in.v, {.block = 4, .causal = false}, {qp, r}); },
-      {"offsets must be (H,P,D) = (2,9,4)", "from -L to L"});
+      {"offsets must be (H,P,D) = (2,9,4)", "from L down to -L"});
   check_error(
       [&] {
         VQAttentionCache fresh;
-        vq_attention_step(fresh, in.q, in.khat, in.code_index, in.codebook, in.v, {.block = 4, .causal = false});
+        vq_attention_step(fresh, in.q, in.code_index, in.codebook, in.v, {.block = 4, .causal = false});
       },
       {"vq_attention_step", "generation is causal", "causal = true", "use vq_attention"});
 
   VQAttentionCache cache;
-  vq_attention_step(cache, in.q, in.khat, in.code_index, in.codebook, in.v, {.block = 4});
-  check_error([&] { vq_attention_step(cache, in.q, in.khat, in.code_index, in.codebook, in.v, {.block = 3}); },
+  vq_attention_step(cache, in.q, in.code_index, in.codebook, in.v, {.block = 4});
+  check_error([&] { vq_attention_step(cache, in.q, in.code_index, in.codebook, in.v, {.block = 3}); },
               {"vq_attention_step", "the cache was filled with another shape", "start a new VQAttentionCache"});
 }

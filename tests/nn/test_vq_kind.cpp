@@ -127,11 +127,14 @@ TEST_CASE("normalised queries and keys: an RMS norm without gain, times D^-1/4, 
 }
 
 TEST_CASE("the sinusoid of the offsets, by hand: sines then cosines, wavelengths from 1 to 1e5") {
-  const Tensor table = sinusoid_of_offsets(-1, 3, 4);  // offsets -1, 0, 1; frequencies 1 and 1e5^(-1/2)
+  const Tensor table = sinusoid_of_offsets(-1, 3, 4);  // offsets -1, -2, -3; frequencies 1 and 1e5^(-1/2)
   const double w1 = std::pow(1e5, -0.5);
-  const double expected[3][4] = {{std::sin(-1.0), std::sin(-w1), std::cos(-1.0), std::cos(-w1)},
-                                 {0, 0, 1, 1},
-                                 {std::sin(1.0), std::sin(w1), std::cos(1.0), std::cos(w1)}};
+  double expected[3][4];
+  for (int64_t o = 0; o < 3; ++o) {
+    const double offset = -1.0 - o;
+    const double row[4] = {std::sin(offset), std::sin(offset * w1), std::cos(offset), std::cos(offset * w1)};
+    std::copy_n(row, 4, expected[o]);
+  }
   for (int64_t o = 0; o < 3; ++o)
     for (int64_t c = 0; c < 4; ++c) CHECK(table.data()[o * 4 + c] == doctest::Approx(expected[o][c]).epsilon(1e-6));
   check_error([] { sinusoid_of_offsets(0, 2, 3); }, {"sinusoid_of_offsets", "even", "got 3"});
@@ -148,7 +151,7 @@ TEST_CASE("the position bias: its terms by hand, zero beyond the band, and learn
   const Tensor v = reshape(kind->positions->position_bias, {1, 1, 1, D});
   check_close(in.queries, h.q + u, 1e-6f);
   check_close(in.bias.queries, h.q + v, 1e-6f);
-  const Tensor r = kind->positions->offset_proj->forward(sinusoid_of_offsets(0, L + 1, 4));  // (L+1, D)
+  const Tensor r = kind->positions->offset_proj->forward(sinusoid_of_offsets(L, L + 1, 4));  // offsets L..0 (L+1, D)
   check_close(in.bias.offsets, reshape(r, {1, L + 1, D}), 1e-6f);
   CHECK(kind->prepare(h.q, h.k, false).bias.offsets.shape() == Shape{1, 2 * L + 1, D});
   // The bias changes the output; with u = v = 0 and a zero projection it is gone.
