@@ -9,7 +9,7 @@
 // adds, measured the same way on both sides: in a fresh process, the rise of the peak resident set
 // size above the resident size before the call (core/peak_memory.h), after a small warm-up call.
 // Then how each kind's time compares with full attention's at each length, and the time of one
-// generated token (nn::generated_token) at a context of 4096 for every kind that generates.
+// generated token (nn::generated_token) at contexts of 2048, 4096 and 8192 for every kind that generates.
 #include <unistd.h>
 
 #include <algorithm>
@@ -35,7 +35,7 @@ namespace ladder::bench {
 namespace {
 
 constexpr int64_t kLengths[] = {256, 512, 1024, 2048, 4096, 8192, 16384, 32768};
-constexpr int64_t kGenerationContext = 4096;
+constexpr int64_t kGenerationContexts[] = {2048, 4096, 8192};
 constexpr int64_t kCodes = 512, kBlock = 512;  // Transformer-VQ: S codes per head, L positions per block
 // A length whose call would take longer than this (predicted from the previous length and the
 // kind's growth) is left out: the repeats would take minutes. Full attention at 32768 (about 27 s
@@ -204,16 +204,18 @@ void run_attention() {
     for (const Measured& kind : kinds)
       if (kind.causal == causal && &kind != &*full) print_ratios(full->name, kind.name, times);
   }
-  double full_token = 0;
-  for (const Measured& kind : kinds) {
-    if (!kind.causal) continue;
-    Generator gen(kGenerationContext);
-    const double ms = time_ms(nn::generated_token(kind.settings, kGenerationContext, gen));
-    const bool full = kind.settings.kind == nn::FullAttention::kName;
-    if (full) full_token = ms;
-    report("generate_token_" + kind.name + "_context" + std::to_string(kGenerationContext), ms, -1,
-           nn::registered_kind(kind.settings.kind).describe(kind.settings, true) +
-               (full ? "" : "; full / this = " + growth(full_token, ms).substr(1)));
+  for (const int64_t context : kGenerationContexts) {
+    double full_token = 0;
+    for (const Measured& kind : kinds) {
+      if (!kind.causal) continue;
+      Generator gen(context);
+      const double ms = time_ms(nn::generated_token(kind.settings, context, gen));
+      const bool full = kind.settings.kind == nn::FullAttention::kName;
+      if (full) full_token = ms;
+      report("generate_token_" + kind.name + "_context" + std::to_string(context), ms, -1,
+             nn::registered_kind(kind.settings.kind).describe(kind.settings, true) +
+                 (full ? "" : "; full / this = " + growth(full_token, ms).substr(1)));
+    }
   }
 }
 
