@@ -3,7 +3,8 @@
 // forward + backward, its auxiliary losses and after_optimizer_step, B=1, H=4, D=64), causal for
 // every kind that attends causally and bidirectional for every kind that attends both ways. Each
 // kind runs with its registered defaults (linear: elu + 1, chunks of 64; BigBird: blocks of 64, 3
-// random blocks), Transformer-VQ with the paper's 512 codes per head in blocks of 512. Full attention,
+// random blocks), Transformer-VQ with the paper's 512 codes per head in blocks of 512, in the paper's
+// form (q and k normalised, the position bias) and plain (vq_plain: keys rounded as they come). Full attention,
 // causal, is compared with PyTorch's composed attention (matmul, masked_fill, softmax, matmul).
 // Each line gives the time, its growth from the previous (half) length, and the peak memory the call
 // adds, measured the same way on both sides: in a fresh process, the rise of the peak resident set
@@ -19,6 +20,7 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "bench/bench.h"
@@ -62,10 +64,15 @@ std::string kind_name(const nn::KindDescription& kind, const nn::AttentionSettin
   return name;
 }
 
-// The settings each kind is measured with: its registered defaults, Transformer-VQ's the paper's.
-nn::AttentionSettings measured_settings(const nn::KindDescription& kind) {
-  if (kind.name == nn::VQAttention::kName) return nn::vq_attention_settings(kBlock, kCodes);
-  return {.kind = kind.name};
+// The settings each kind is measured with, by the suffix of their name: its registered defaults;
+// Transformer-VQ's the paper's, and the same without its normalisation and position bias, so that
+// what those parts cost shows beside the op's own cost.
+std::vector<std::pair<std::string, nn::AttentionSettings>> measured_settings(const nn::KindDescription& kind) {
+  if (kind.name != nn::VQAttention::kName) return {{"", {.kind = kind.name}}};
+  const nn::AttentionSettings paper = nn::vq_attention_settings(kBlock, kCodes);
+  nn::AttentionSettings plain = paper;
+  plain.values["normalise"] = false, plain.values["position_bias"] = false;
+  return {{"", paper}, {"_plain", plain}};
 }
 
 // Every kind of the registry, causal where it attends so, then bidirectional where it attends so.
@@ -74,8 +81,8 @@ std::vector<Measured> measured_kinds() {
   for (const bool causal : {true, false})
     for (const nn::KindDescription& kind : nn::attention_kinds()) {
       if (!kind.attends(causal)) continue;
-      const nn::AttentionSettings settings = measured_settings(kind);
-      all.push_back({kind_name(kind, settings) + (causal ? "" : "_bidirectional"), settings, causal});
+      for (const auto& [suffix, settings] : measured_settings(kind))
+        all.push_back({kind_name(kind, settings) + suffix + (causal ? "" : "_bidirectional"), settings, causal});
     }
   return all;
 }

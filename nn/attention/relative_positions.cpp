@@ -49,9 +49,12 @@ Tensor RelativePositions::offsets(int64_t block, bool causal) {
       kept_version_ == weight.version())
     return kept_;
   const int64_t count = causal ? block + 1 : 2 * block + 1;
-  const Tensor sinusoid = sinusoid_of_offsets(block, count, sinusoid_width(heads_, head_dim_));  // (P, width)
+  if (!sinusoid_.defined() || sinusoid_block_ != block || sinusoid_.size(0) != count) {
+    sinusoid_ = sinusoid_of_offsets(block, count, sinusoid_width(heads_, head_dim_));
+    sinusoid_block_ = block;
+  }
   // (P, H*D) -> (H, P, D)
-  const Tensor r = permute(reshape(offset_proj->forward(sinusoid) * scale_, {count, heads_, head_dim_}), {1, 0, 2});
+  const Tensor r = permute(reshape(offset_proj->forward(sinusoid_) * scale_, {count, heads_, head_dim_}), {1, 0, 2});
   if (keep) {
     kept_ = r, kept_block_ = block, kept_causal_ = causal;
     kept_storage_ = weight.data(), kept_version_ = weight.version();

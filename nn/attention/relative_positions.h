@@ -46,6 +46,9 @@ class RelativePositions : public Module {
  private:
   int64_t heads_, head_dim_;
   float scale_;
+  // The fixed sinusoid (P, width) of the last band asked for, and its block: computed once per band.
+  Tensor sinusoid_;
+  int64_t sinusoid_block_ = -1;
   // What offsets() gave last without gradients, and for what: the band and offset_proj's weight
   // (its storage and the version of its values).
   Tensor kept_;
