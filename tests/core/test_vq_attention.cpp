@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "core/gradcheck.h"
 #include "core/kernels/parallel.h"
@@ -322,6 +323,21 @@ TEST_CASE("generation with the carried cache equals the whole-sequence forward, 
       check_within(step(pieces, t, n), narrow(whole, 2, t, n), "positions from " + std::to_string(t));
       t += n;
     }
+  }
+}
+
+TEST_CASE("generation on two threads equals the whole-sequence forward, with the position bias") {
+  ladder::testing::TwoThreads threads;
+  const int64_t B = 2, H = 2, T = 200, D = 16, S = 32, L = 16, first = 120;
+  ladder::testing::require_threaded(B * H, (T - first) * (2 * L + 2 * S) * D);  // the step's split of the heads
+  const VQInputs in = make_inputs(B, H, T, D, S, L, Form{.bias = true}, 31);
+  const Tensor whole = vq_attention(in.q, in.khat, in.code_index, in.codebook, in.v, in.options, in.bias());
+  VQAttentionCache cache;
+  for (const auto& [t, n] : {std::pair<int64_t, int64_t>{0, first}, {first, T - first}}) {
+    const auto piece = [&](const Tensor& x) { return narrow(x, 2, t, n); };
+    const Tensor out = vq_attention_step(cache, piece(in.q), narrow_codes(in.code_index, T, t, n), in.codebook,
+                                         piece(in.v), in.options, {piece(in.position_queries), in.offsets});
+    check_within(out, narrow(whole, 2, t, n), "positions from " + std::to_string(t));
   }
 }
 
