@@ -3,13 +3,14 @@
 // forward + backward, its auxiliary losses and after_optimizer_step, B=1, H=4, D=64), causal for
 // every kind that attends causally and bidirectional for every kind that attends both ways. Each
 // kind runs with its registered defaults (linear: elu + 1, chunks of 64; BigBird: blocks of 64, 3
-// random blocks), Transformer-VQ with the paper's 512 codes per head in blocks of 512. Full attention,
+// random blocks), Transformer-VQ with the paper's 512 codes per head in blocks of 512, in the paper's
+// form (q and k normalised, the position bias) and plain (vq_plain: keys rounded as they come). Full attention,
 // causal, is compared with PyTorch's composed attention (matmul, masked_fill, softmax, matmul).
 // Each line gives the time, its growth from the previous (half) length, and the peak memory the call
 // adds, measured the same way on both sides: in a fresh process, the rise of the peak resident set
 // size above the resident size before the call (core/peak_memory.h), after a small warm-up call.
 // Then how each kind's time compares with full attention's at each length, and the time of one
-// generated token (nn::generated_token) at a context of 4096 for every kind that generates.
+// generated token (nn::generated_token) at contexts of 2048, 4096 and 8192 for every kind that generates.
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "bench/bench.h"
@@ -35,7 +37,7 @@ namespace ladder::bench {
 namespace {
 
 constexpr int64_t kLengths[] = {256, 512, 1024, 2048, 4096, 8192, 16384, 32768};
-constexpr int64_t kGenerationContext = 4096;
+constexpr int64_t kGenerationContexts[] = {2048, 4096, 8192};
 constexpr int64_t kCodes = 512, kBlock = 512;  // Transformer-VQ: S codes per head, L positions per block
 // A length whose call would take longer than this (predicted from the previous length and the
 // kind's growth) is left out: the repeats would take minutes. Full attention at 32768 (about 27 s
@@ -62,10 +64,15 @@ std::string kind_name(const nn::KindDescription& kind, const nn::AttentionSettin
   return name;
 }
 
-// The settings each kind is measured with: its registered defaults, Transformer-VQ's the paper's.
-nn::AttentionSettings measured_settings(const nn::KindDescription& kind) {
-  if (kind.name == nn::VQAttention::kName) return nn::vq_attention_settings(kBlock, kCodes);
-  return {.kind = kind.name};
+// The settings each kind is measured with, by the suffix of their name: its registered defaults;
+// Transformer-VQ's the paper's, and the same without its normalisation and position bias, so that
+// what those parts cost shows beside the op's own cost.
+std::vector<std::pair<std::string, nn::AttentionSettings>> measured_settings(const nn::KindDescription& kind) {
+  if (kind.name != nn::VQAttention::kName) return {{"", {.kind = kind.name}}};
+  const nn::AttentionSettings paper = nn::vq_attention_settings(kBlock, kCodes);
+  nn::AttentionSettings plain = paper;
+  plain.values["normalise"] = false, plain.values["position_bias"] = false;
+  return {{"", paper}, {"_plain", plain}};
 }
 
 // Every kind of the registry, causal where it attends so, then bidirectional where it attends so.
@@ -74,8 +81,8 @@ std::vector<Measured> measured_kinds() {
   for (const bool causal : {true, false})
     for (const nn::KindDescription& kind : nn::attention_kinds()) {
       if (!kind.attends(causal)) continue;
-      const nn::AttentionSettings settings = measured_settings(kind);
-      all.push_back({kind_name(kind, settings) + (causal ? "" : "_bidirectional"), settings, causal});
+      for (const auto& [suffix, settings] : measured_settings(kind))
+        all.push_back({kind_name(kind, settings) + suffix + (causal ? "" : "_bidirectional"), settings, causal});
     }
   return all;
 }
@@ -204,16 +211,18 @@ void run_attention() {
     for (const Measured& kind : kinds)
       if (kind.causal == causal && &kind != &*full) print_ratios(full->name, kind.name, times);
   }
-  double full_token = 0;
-  for (const Measured& kind : kinds) {
-    if (!kind.causal) continue;
-    Generator gen(kGenerationContext);
-    const double ms = time_ms(nn::generated_token(kind.settings, kGenerationContext, gen));
-    const bool full = kind.settings.kind == nn::FullAttention::kName;
-    if (full) full_token = ms;
-    report("generate_token_" + kind.name + "_context" + std::to_string(kGenerationContext), ms, -1,
-           nn::registered_kind(kind.settings.kind).describe(kind.settings, true) +
-               (full ? "" : "; full / this = " + growth(full_token, ms).substr(1)));
+  for (const int64_t context : kGenerationContexts) {
+    double full_token = 0;
+    for (const Measured& kind : kinds) {
+      if (!kind.causal) continue;
+      Generator gen(context);
+      const double ms = time_ms(nn::generated_token(kind.settings, context, gen));
+      const bool full = kind.settings.kind == nn::FullAttention::kName;
+      if (full) full_token = ms;
+      report("generate_token_" + kind.name + "_context" + std::to_string(context), ms, -1,
+             nn::registered_kind(kind.settings.kind).describe(kind.settings, true) +
+                 (full ? "" : "; full / this = " + growth(full_token, ms).substr(1)));
+    }
   }
 }
 

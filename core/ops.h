@@ -243,37 +243,54 @@ Tensor causal_linear_product(const Tensor& q, const Tensor& k, const Tensor& v, 
 // The same as tril(q k^T) v with plain ops.
 Tensor causal_linear_product_naive(const Tensor& q, const Tensor& k, const Tensor& v);
 
-// ---- Transformer-VQ attention (core/ops/vq_attention.cpp); causal; q, khat, v (B,H,T,D) ----
+// ---- Transformer-VQ attention (core/ops/vq_attention.cpp); q, khat, v (B,H,T,D) ----
 // khat holds the quantised keys, each row the code of its head's codebook (H,S,D) that code_index
 // names: (B,H,T) row-major, as nearest_codes gives it (one codebook per head; one shared codebook
-// is H = 1). khat is read only inside the two-block window and the codebook for the older keys: when
-// khat is not those codes, the result is that mixture, not the formula below (nothing checks it),
-// and the naive twin below computes the same mixture.
+// is H = 1); -1 hides a key (padding): no query reads it. khat is read only inside each query's
+// window and the codebook for the other keys: when khat is not those codes, the result is that
+// mixture, not the formula below (nothing checks it), and the naive twin below computes the same
+// mixture.
 struct VQAttentionOptions {
   int64_t block = 512;         // L: positions per block; T need not be a multiple of it
-  std::optional<float> scale;  // multiplies q . khat; unset: 1/sqrt(D)
+  std::optional<float> scale;  // multiplies every score; unset: 1/sqrt(D)
+  bool causal = true;          // false: the encoder form, every query reads every key
+  // Keys and values learn from the queries of their own block only (the paper's grad_thru_cache = 0).
+  bool stop_cache_gradient = false;
 };
-// softmax(scale * q khat^T + causal mask) v -> (B,H,T,D), computed block by block in O(T (L + S) D):
-// each block reads itself and the block before exactly, and every older key through a cache of
-// per-code counts and value sums (core/kernels/vq_attention.h). Gradients: q and v exactly as the
-// quadratic formula gives them; khat only from the queries of its own block and the next (older
-// queries read its code, as in the paper); codebook and code_index: none (the codebook learns by EMA).
+// Transformer-XL's relative position term inside the band |i - j| <= L: scale * qp_i . r_{i-j} added
+// to the score of query i and key j. Both undefined: no position term.
+struct VQPositionBias {
+  Tensor queries;  // qp (B,H,T,D): the queries as they meet positions (the model's q + v)
+  // r (H,P,D): row m for offset L - m (the key at i - L + m), P = L + 1 causal (offsets L..0), 2L + 1 both ways (L..-L)
+  Tensor offsets;
+};
+// softmax(scale * (q khat^T + band) + mask) v -> (B,H,T,D), computed block by block in O(T (L + S) D):
+// each block reads its window exactly (causal: itself and the block before; the encoder form: the
+// block before, itself and the one after) and every other key it sees through a cache of per-code
+// counts and value sums (core/kernels/vq_attention.h). Gradients: q, v, qp and r exactly as the
+// quadratic formula gives them; khat only from the queries whose window holds it (the others read
+// its code, as in the paper); with stop_cache_gradient, keys and values only from their own block's
+// queries; codebook and code_index: none (the codebook learns by EMA).
 Tensor vq_attention(const Tensor& q, const Tensor& khat, const std::vector<int64_t>& code_index,
-                    const Tensor& codebook, const Tensor& v, const VQAttentionOptions& options = {});
-// The same through the (B,H,T,T) weights, with plain ops: the reference vq_attention is tested against.
+                    const Tensor& codebook, const Tensor& v, const VQAttentionOptions& options = {},
+                    const VQPositionBias& bias = {});
+// The same through the (B,H,T,T) weights, with plain ops: the dense reference vq_attention is tested against.
 Tensor vq_attention_naive(const Tensor& q, const Tensor& khat, const std::vector<int64_t>& code_index,
-                          const Tensor& codebook, const Tensor& v, const VQAttentionOptions& options = {});
-// Those weights -> (B,H,T,T): the causal softmax of scale * q . key, where the key is khat inside the
-// two-block window and, beyond it, the code that code_index names (a constant: no gradient).
+                          const Tensor& codebook, const Tensor& v, const VQAttentionOptions& options = {},
+                          const VQPositionBias& bias = {});
+// Those weights -> (B,H,T,T): the masked softmax of scale * (q . key + band), where the key is khat
+// inside the query's window and, beyond it, the code that code_index names (a constant: no gradient).
 Tensor vq_attention_weights(const Tensor& q, const Tensor& khat, const std::vector<int64_t>& code_index,
-                            const Tensor& codebook, const VQAttentionOptions& options = {});
-// Generation: attends the next T positions (q, khat, v (B,H,T,D), code_index (B,H,T)) to everything
-// the cache holds and adds them to it, O((2L + S) D) per position whatever the context; the rows
-// equal vq_attention's for the same positions of the whole sequence. Start from an empty
-// VQAttentionCache{} and keep B, H, D, S and the block for its lifetime.
-Tensor vq_attention_step(VQAttentionCache& cache, const Tensor& q, const Tensor& khat,  // no grad
+                            const Tensor& codebook, const VQAttentionOptions& options = {},
+                            const VQPositionBias& bias = {});
+// Generation (causal): attends the next T positions (q, v (B,H,T,D), code_index (B,H,T): each key is
+// the code its index names; qp (B,H,T,D)) to everything the cache holds and adds them to it, S dot
+// products and O((2L + S) D) more work per position whatever the context; the rows equal
+// vq_attention's for the same positions of the whole sequence with khat the codes. Start from an
+// empty VQAttentionCache{} and keep B, H, D, S and the block for its lifetime.
+Tensor vq_attention_step(VQAttentionCache& cache, const Tensor& q,  // no grad
                          const std::vector<int64_t>& code_index, const Tensor& codebook, const Tensor& v,
-                         const VQAttentionOptions& options = {});
+                         const VQAttentionOptions& options = {}, const VQPositionBias& bias = {});
 
 // ---- recurrent layers (core/ops/recurrent.cpp) ----
 // One layer over a whole sequence, fused: the input projection of every step in one GEMM, one

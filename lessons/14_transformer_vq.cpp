@@ -6,18 +6,21 @@
 //     the codes; its attention matrix beside full attention's for the same q, k and v;
 //  2. time and peak memory of one causal layer (forward + backward) against the length n, and the
 //     time of a generated token against the context: full attention's KV cache, linear attention's
-//     fixed sum and Transformer-VQ's per-code cache;
-//  3. character GPTs with full, linear (elu+1) and VQ attention on the same text and budget, each
-//     trained by the loop in train_per_kind: a perplexity table and curves; the VQ model's codebook
-//     over training (the codes its keys take, its perplexity), its counts at the end, the
-//     quantisation error of the keys, and keys and codes of one head in 2-D
-//     (lessons/common/vq_codebook.h).
+//     fixed sum and Transformer-VQ's per-code cache, its gradient through the cache exact or stopped;
+//  3. character GPTs with full, linear (elu+1) and VQ attention on the same text and budget, VQ as
+//     the paper builds it and with its parts taken away (plain, + norm, + norm + position bias, the
+//     gradient stopped at the cache), each trained by the loop in train_per_kind: a perplexity table
+//     and curves, the two gradient modes side by side; the VQ model's codebook over training (the
+//     codes its keys take, its perplexity), its counts at the end, the quantisation error of the
+//     keys, and keys and codes of one head in 2-D (lessons/common/vq_codebook.h); the position bias
+//     it learned against the offset (lessons/common/vq_position_bias.h).
 // The op is core/ops.h (vq_attention and its naive twin), the codebook nn/vector_quantizer.h, the
 // attention kind nn/attention/vq_attention.h; the note that goes with it: docs/14_transformer_vq.md.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
+#include <utility>
 #include <nlohmann/json.hpp>
 
 #include "core/autograd.h"
@@ -32,6 +35,7 @@
 #include "lessons/common/run.h"
 #include "lessons/common/tracker.h"
 #include "lessons/common/vq_codebook.h"
+#include "lessons/common/vq_position_bias.h"
 #include "models/gpt.h"
 #include "nn/attention/attention_kind.h"
 #include "nn/attention/attention_workload.h"
@@ -46,7 +50,7 @@ using namespace ladder;
 namespace {
 
 constexpr const char* kLesson = "14_transformer_vq";
-// Part 3: training steps of each of the three GPTs (about 40 seconds on an idle 2-core machine).
+// Part 3: training steps of each of the six GPTs.
 constexpr int64_t kDefaultSteps = 1200;
 // Part 1: the head size and the codebook of the small layer.
 constexpr int64_t kDim = 8, kSmallCodes = 6;
@@ -159,12 +163,21 @@ SmallLayer exact_where_it_matters(lessons::Run& run, int64_t length, int64_t blo
 
 // VQ with the paper's codebook of 512 codes per head, in blocks of kCostBlock positions.
 constexpr int64_t kCostCodes = 512, kCostBlock = 256;
+// The name of the VQ variant whose gradient stops at the cache of older blocks, in parts 2 and 3.
+constexpr const char* kStopped = "vq_stopped";
+
+nn::AttentionSettings stopped_at_cache(nn::AttentionSettings vq) {
+  vq.values["cache_gradient"] = std::string("stopped");
+  return vq;
+}
 
 std::vector<lessons::CostKind> cost_kinds() {
+  const nn::AttentionSettings vq = nn::vq_attention_settings(kCostBlock, kCostCodes);
   return {{nn::FullAttention::kName, "softmax (full, fused)", "KV cache", nn::full_attention()},
           {nn::LinearAttention::kName, "linear elu+1 (chunk 64)", "state",
            nn::linear_attention_settings(nn::EluFeatures::kName)},
-          {nn::VQAttention::kName, "Transformer-VQ (L=256, S=512)", "VQ cache", nn::vq_attention_settings(kCostBlock, kCostCodes)}};
+          {nn::VQAttention::kName, "Transformer-VQ (L=256, S=512)", "VQ cache", vq},
+          {kStopped, "VQ, gradient stopped at the cache", "VQ cache", stopped_at_cache(vq)}};
 }
 
 lessons::Costs cost_against_length(lessons::Run& run, int64_t max_n, Generator& gen) {
@@ -193,10 +206,19 @@ struct VQFlags {
   }
 };
 
+// Full and linear attention, then VQ part by part: plain (keys rounded as they come), + norm (q and
+// k normalised), the paper's form (+ the position bias), and that form with the gradient stopped at the cache.
 std::vector<lessons::AttentionVariant> gpt_kinds(const VQFlags& vq) {
+  const nn::AttentionSettings paper = nn::vq_attention_settings(vq.block, vq.codes);
+  nn::AttentionSettings plain = paper, normalised = paper;
+  plain.values["normalise"] = false, plain.values["position_bias"] = false;
+  normalised.values["position_bias"] = false;
   return {{nn::FullAttention::kName, "softmax (full)", nn::full_attention()},
           {nn::LinearAttention::kName, "linear elu+1", nn::linear_attention_settings(nn::EluFeatures::kName)},
-          {nn::VQAttention::kName, "Transformer-VQ", nn::vq_attention_settings(vq.block, vq.codes)}};
+          {"vq_plain", "VQ plain", plain},
+          {"vq_norm", "VQ + norm", normalised},
+          {nn::VQAttention::kName, "VQ + norm + bias (paper)", paper},
+          {kStopped, "VQ paper, grad stopped", stopped_at_cache(paper)}};
 }
 
 struct TrainedGPTs {
@@ -204,16 +226,17 @@ struct TrainedGPTs {
   lessons::CodebookSummary codebook;  // the VQ model's
 };
 
-// The three GPTs, each from the same initial weights on the same batches for the same steps: lesson
-// 11's loop, in each kind's gpt_NAME.csv. At every evaluation the VQ model's codebooks are recorded
-// (lessons/common/vq_codebook.h), and reported once it is trained.
+// The six GPTs, each from the same initial weights on the same batches for the same steps: lesson
+// 11's loop, in each kind's gpt_NAME.csv. At every evaluation the paper's VQ model's codebooks are
+// recorded (lessons/common/vq_codebook.h), and reported once it is trained, with its position bias.
 TrainedGPTs train_per_kind(lessons::Run& run, const lessons::CommonFlags& flags, const lessons::CharCorpus& corpus,
                            models::GPTConfig gpt, const lessons::GPTTraining& training, const VQFlags& vq) {
-  std::printf("\n== 3. Character GPTs: full, linear and VQ attention, same text and budget ==\n");
+  std::printf("\n== 3. Character GPTs: full, linear and VQ attention part by part, same text and budget ==\n");
   lessons::print_compared_gpts(gpt, flags, corpus);
   TrainedGPTs trained;
   lessons::CodebookHistory history{.windows = lessons::first_windows(corpus.val_ids, gpt.block_size, 8)};
   for (const lessons::AttentionVariant& kind : gpt_kinds(vq)) {
+    const bool followed = kind.name == nn::VQAttention::kName;  // the paper's VQ: its codebooks and bias
     std::printf("-- %s\n", kind.label.c_str());
     gpt.attention = kind.attention;
     Generator init(flags.seed);
@@ -230,14 +253,30 @@ TrainedGPTs train_per_kind(lessons::Run& run, const lessons::CommonFlags& flags,
       tracker.step(step, optim::train_step(model, adamw, batch, 1.0f), adamw.lr());
       if (!tracker.evaluation_due(step)) continue;
       tracker.evaluated(step, lessons::validation_figures(model, corpus, flags));
-      lessons::record_codebooks(model, step, history);  // the VQ model's codebooks; nothing for the others
+      if (followed) lessons::record_codebooks(model, step, history);
     }
     tracker.finish();
     trained.comparison.add(kind, tracker);
-    if (kind.name == nn::VQAttention::kName) trained.codebook = lessons::codebook_report(run, model, history);
+    if (!followed) continue;
+    trained.codebook = lessons::codebook_report(run, model, history);
+    lessons::position_bias_report(run, model, history.windows);
   }
   trained.comparison.report(run);
   return trained;
+}
+
+// The gradient through the cache, exact (the keys and values of older blocks learn from every query
+// that reads their codes) or stopped there: part 2's layer at its longest n beside part 3's GPTs.
+void gradient_modes(const lessons::Costs& costs, const lessons::GPTComparison& gpts) {
+  std::printf("\n  the gradient through the cache: one layer at n = %lld (part 2), the GPT (part 3)\n",
+              static_cast<long long>(costs.max_n));
+  std::printf("  %-10s %12s %12s %14s %16s\n", "gradient", "layer ms", "layer MiB", "GPT seconds", "validation ppl");
+  for (const auto& [mode, name] : {std::pair{"exact", nn::VQAttention::kName}, std::pair{"stopped", kStopped}}) {
+    const lessons::LayerCost& layer = costs.at_max.at(name);
+    const lessons::GPTComparison::Result gpt = gpts.result(name);
+    std::printf("  %-10s %12.2f %12.1f %14.1f %16.2f\n", mode, layer.ms,
+                static_cast<double>(layer.peak_bytes) / (1 << 20), gpt.seconds, gpt.perplexity);
+  }
 }
 
 }  // namespace
@@ -275,6 +314,7 @@ int main(int argc, char** argv) {
     const SmallLayer small = exact_where_it_matters(run, length, small_block, gen);
     const lessons::Costs costs = cost_against_length(run, max_n, gen);
     const TrainedGPTs gpts = train_per_kind(run, cli.common, corpus, gpt, training, vq);
+    gradient_modes(costs, gpts.comparison);
 
     nlohmann::ordered_json metrics = {{"blockwise_vs_quadratic", small.output_difference},
                                       {"blockwise_vs_quadratic_grad", small.gradient_difference},

@@ -17,6 +17,7 @@ void nearest_code(const NearestCodeProblem& p, const float* keys, const float* c
   for (int64_t i = 0; i < H * S; ++i) {
     const float* c = codes + i * d;
     float norm = 0;
+#pragma omp simd reduction(+ : norm)
     for (int64_t j = 0; j < d; ++j) norm += c[j] * c[j];
     code_norms[static_cast<size_t>(i)] = norm;
   }
@@ -35,6 +36,7 @@ void nearest_code(const NearestCodeProblem& p, const float* keys, const float* c
         const float* row = scores.data() + i * S;
         const int64_t best = std::min_element(row, row + S) - row;  // the first of equal minima
         float key_norm = 0;
+#pragma omp simd reduction(+ : key_norm)
         for (int64_t j = 0; j < d; ++j) key_norm += k[i * d + j] * k[i * d + j];
         index[sequence * T + t0 + i] = best;
         distance[sequence * T + t0 + i] = std::max(0.0f, key_norm + row[best]);

@@ -1,4 +1,5 @@
-// Transformer-VQ attention, block by block (see vq_attention.h for the formulas and the gradients).
+// Transformer-VQ attention over a whole sequence, block by block (see vq_attention.h for the
+// formulas and the gradients; vq_attention_blocks.h for the cache, the windows and the band).
 #include "core/kernels/vq_attention.h"
 
 #include <algorithm>
@@ -9,107 +10,90 @@
 #include "core/kernels/gemm.h"
 #include "core/kernels/parallel.h"
 #include "core/kernels/softmax.h"
+#include "core/kernels/vq_attention_blocks.h"
 
 namespace ladder {
 
-namespace {
+int64_t vq_offset_rows(const VQAttentionProblem& p) { return p.causal ? p.block + 1 : 2 * p.block + 1; }
 
-// ---- the per-code cache of one head ----
+namespace vq {
 
-// Adds (sign = 1) or takes out (sign = -1) n keys with codes[0, n) and values v (n, D) to the
-// per-code counts (S) and value sums (S, D).
 void fold_keys(int64_t n, int64_t D, const int64_t* codes, const float* v, int sign, int64_t* counts,
                double* sums) {
   for (int64_t j = 0; j < n; ++j) {
+    if (codes[j] < 0) continue;
     counts[codes[j]] += sign;
     double* sum = sums + codes[j] * D;
     for (int64_t d = 0; d < D; ++d) sum[d] += sign * static_cast<double>(v[j * D + d]);
   }
 }
 
-// The cache of the blocks older than the window: what is carried (counts, sums) and what a block's
-// row tiles read from it, prepared once per block.
-struct CodeCache {
-  int64_t S, D;
-  std::vector<int64_t> counts;  // (S)
-  std::vector<double> sums;     // (S, D)
-  std::vector<float> bias;      // (S): log count_s, -inf for a code no key took
-  std::vector<float> mean;      // (S, D): sum_s / count_s, 0 for an empty code
-  std::vector<float> per_key;   // (S): 1 / count_s, 0 for an empty code
-  bool empty = true;            // no code holds a key: the block reads nothing from the cache
-
-  CodeCache(int64_t codes, int64_t dim)
-      : S(codes), D(dim), counts(S, 0), sums(S * D, 0.0), bias(S), mean(S * D), per_key(S) {}
-
-  void clear() {
-    std::fill(counts.begin(), counts.end(), 0);
-    std::fill(sums.begin(), sums.end(), 0.0);
-  }
-  void fold(int64_t n, const int64_t* codes, const float* v, int sign) {
-    fold_keys(n, D, codes, v, sign, counts.data(), sums.data());
-  }
-  void prepare() {
-    empty = true;
-    for (int64_t s = 0; s < S; ++s) {
-      const bool live = counts[s] > 0;
-      empty = empty && !live;
-      const double count = static_cast<double>(counts[s]);
-      bias[s] = live ? static_cast<float>(std::log(count)) : -INFINITY;
-      per_key[s] = live ? static_cast<float>(1.0 / count) : 0.0f;
-      for (int64_t d = 0; d < D; ++d) mean[s * D + d] = live ? static_cast<float>(sums[s * D + d] / count) : 0.0f;
-    }
-  }
-};
-
-// ---- blocks and row tiles ----
-
-int64_t block_count(const VQAttentionProblem& p) { return (p.length + p.block - 1) / p.block; }
-
-// The positions [begin, end) of block n.
-int64_t block_begin(const VQAttentionProblem& p, int64_t n) { return n * p.block; }
-int64_t block_end(const VQAttentionProblem& p, int64_t n) { return std::min(p.length, (n + 1) * p.block); }
-
-// The widest window a row tile meets (its own block up to the tile's last row and the block
-// before): the row stride of the window scores.
-int64_t window_stride(const VQAttentionProblem& p) { return std::min(p.length, 2 * std::min(p.block, p.length)); }
-
-// Query rows i0 .. i0+rows-1 of one block, and the keys w0 .. w0+cols-1 they read exactly.
-struct RowTile {
-  int64_t i0, rows, w0, cols;
-};
-
-// Runs body(tile) for the row tiles of block n, kVQRowTile rows at a time.
-template <class Body>
-void for_each_row_tile(const VQAttentionProblem& p, int64_t n, const Body& body) {
-  const int64_t begin = block_begin(p, n), end = block_end(p, n), w0 = n >= 1 ? begin - p.block : 0;
-  for (int64_t i0 = begin; i0 < end; i0 += kVQRowTile) {
-    const int64_t rows = std::min(kVQRowTile, end - i0);
-    body(RowTile{i0, rows, w0, i0 + rows - w0});
+void CodeCache::prepare() {
+  empty = true;
+  for (int64_t s = 0; s < S; ++s) {
+    const bool live = counts[s] > 0;
+    empty = empty && !live;
+    const double count = static_cast<double>(counts[s]);
+    bias[s] = live ? static_cast<float>(std::log(count)) : -INFINITY;
+    per_key[s] = live ? static_cast<float>(1.0 / count) : 0.0f;
+    for (int64_t d = 0; d < D; ++d) mean[s * D + d] = live ? static_cast<float>(sums[s * D + d] / count) : 0.0f;
   }
 }
 
-// One head's buffers.
-struct HeadData {
-  const float *q, *khat, *v, *codebook;
-  const int64_t* codes;
-};
+}  // namespace vq
 
-HeadData head_data(const VQAttentionProblem& p, int64_t bh, const float* q, const float* khat, const int64_t* codes,
-                   const float* codebook, const float* v) {
-  const int64_t at = bh * p.length * p.dim;
-  return {q + at, khat + at, v + at, codebook + (bh % p.heads) * p.codes * p.dim, codes + bh * p.length};
+namespace {
+
+using vq::CodeCache;
+using vq::HeadData;
+using vq::RowTile;
+
+// Folds block m of one head into the cache (sign 1) or takes it out (sign -1).
+void fold_block(const VQAttentionProblem& p, const HeadData& h, int64_t m, int sign, CodeCache& cache) {
+  const int64_t b = vq::block_begin(p, m);
+  cache.fold(vq::block_end(p, m) - b, h.codes + b, h.v + b * p.dim, sign);
 }
 
-// The scores of one row tile, scale * q . key:
-//   window (rows, cols), row stride ldw: against the exact keys, -inf for the keys after the query;
-//   cached (rows, S), unless the cache is empty: against every code, plus log count_s.
+// The keys of the tile's window in the band of query i0 + r: [first, last] (empty when last < first).
+struct BandKeys {
+  int64_t first, last;
+};
+BandKeys band_keys(const VQAttentionProblem& p, const RowTile& t, int64_t r) {
+  const int64_t i = t.i0 + r;
+  return {std::max(t.w0, i - p.block), std::min(t.w0 + t.cols - 1, p.causal ? i : i + p.block)};
+}
+
+// The scores of one row tile:
+//   window (rows, cols), row stride ldw: scale * q . khat, plus scale * qp . r_{i-j} inside the band,
+//     -inf for the keys the query does not see (after it when causal; code -1);
+//   cached (rows, S), unless the cache is empty: scale * q . c_s + log count_s.
+// band (rows, offset rows) is scratch for the position term.
 void tile_scores(const VQAttentionProblem& p, const HeadData& h, const CodeCache& cache, const RowTile& t,
-                 float* window, int64_t ldw, float* cached) {
+                 float* window, int64_t ldw, float* cached, float* band) {
   const int64_t D = p.dim, S = p.codes;
   const float* q_tile = h.q + t.i0 * D;
   gemm(false, true, t.rows, t.cols, D, p.scale, q_tile, D, h.khat + t.w0 * D, D, 0.0f, window, ldw);
-  for (int64_t r = 0; r < t.rows; ++r)  // query i0 + r reads keys up to itself: column i0 + r - w0
-    std::fill(window + r * ldw + (t.i0 + r - t.w0) + 1, window + r * ldw + t.cols, -INFINITY);
+  if (p.position_bias) {
+    const int64_t P = vq_offset_rows(p);
+    // band (rows, P) = scale * qp_tile (rows, D) @ r^T (D, P)
+    gemm(false, true, t.rows, P, D, p.scale, h.position_queries + t.i0 * D, D, h.offsets, D, 0.0f, band, P);
+    for (int64_t r = 0; r < t.rows; ++r) {
+      const BandKeys keys = band_keys(p, t, r);
+      if (keys.last < keys.first) continue;
+      float* row = window + r * ldw + keys.first - t.w0;  // key j, row j - i + L of the band: both consecutive
+      const float* terms = band + r * P + vq::offset_row(p, t.i0 + r, keys.first);
+#pragma omp simd
+      for (int64_t e = 0; e <= keys.last - keys.first; ++e) row[e] += terms[e];
+    }
+  }
+  std::vector<int64_t> hidden;  // columns of keys no query reads (code -1)
+  for (int64_t c = 0; c < t.cols; ++c)
+    if (h.codes[t.w0 + c] < 0) hidden.push_back(c);
+  for (int64_t r = 0; r < t.rows; ++r) {
+    float* row = window + r * ldw;
+    for (const int64_t c : hidden) row[c] = -INFINITY;
+    if (p.causal) std::fill(row + (t.i0 + r - t.w0) + 1, row + t.cols, -INFINITY);  // the keys after query i0 + r
+  }
   if (cache.empty) return;
   gemm(false, true, t.rows, S, D, p.scale, q_tile, D, h.codebook, D, 0.0f, cached, S);
   for (int64_t r = 0; r < t.rows; ++r) {
@@ -119,19 +103,40 @@ void tile_scores(const VQAttentionProblem& p, const HeadData& h, const CodeCache
   }
 }
 
+// Per-thread buffers of one row tile.
+struct TileScratch {
+  std::vector<float> window, dwindow, cached, dcached, band;  // (64, ldw) (64, ldw) (64, S) (64, S) (64, P)
+  std::vector<float> owed;  // G (S, D), the backward's
+
+  explicit TileScratch(const VQAttentionProblem& p)
+      : window(kVQRowTile * vq::window_stride(p)),
+        dwindow(kVQRowTile * vq::window_stride(p)),
+        cached(kVQRowTile * p.codes),
+        dcached(kVQRowTile * p.codes),
+        band(p.position_bias ? kVQRowTile * vq_offset_rows(p) : 0),
+        owed(p.codes * p.dim) {}
+};
+
 // ---- forward ----
 
 // One row tile: one softmax over its window scores and its cache scores together (the largest of
 // both subtracted first, so nothing overflows), then
 //   out = P_window @ v_window + P_cache @ mean,  divided by the row sums;  lse = max + log(sum).
 void forward_tile(const VQAttentionProblem& p, const HeadData& h, const CodeCache& cache, const RowTile& t,
-                  float* window, int64_t ldw, float* cached, float* out, float* lse) {
-  const int64_t D = p.dim, S = p.codes;
-  tile_scores(p, h, cache, t, window, ldw, cached);
+                  TileScratch& s, float* out, float* lse) {
+  const int64_t D = p.dim, S = p.codes, ldw = vq::window_stride(p);
+  float *window = s.window.data(), *cached = s.cached.data();
+  tile_scores(p, h, cache, t, window, ldw, cached, s.band.data());
   std::vector<float> sums(t.rows);
   for (int64_t r = 0; r < t.rows; ++r) {
     float *w = window + r * ldw, *c = cached + r * S;
     const float m = cache.empty ? row_max(w, t.cols) : std::max(row_max(w, t.cols), row_max(c, S));
+    if (m == -INFINITY) {  // a query that sees no key at all (padding everywhere): out 0, and lse = inf gives no gradient
+      std::fill_n(w, t.cols, 0.0f);
+      if (!cache.empty) std::fill_n(c, S, 0.0f);
+      sums[r] = 1, lse[t.i0 + r] = INFINITY;
+      continue;
+    }
     sums[r] = exp_shifted(w, m, w, t.cols) + (cache.empty ? 0.0f : exp_shifted(c, m, c, S));
     lse[t.i0 + r] = m + std::log(sums[r]);
   }
@@ -145,34 +150,45 @@ void forward_tile(const VQAttentionProblem& p, const HeadData& h, const CodeCach
   }
 }
 
-// Runs body(bh, scratch...) for every head, the heads shared out among the threads.
+// Runs body(bh, cache, scratch) for every head, the heads shared out among the threads.
 template <class Body>
 void for_each_head(const VQAttentionProblem& p, const Body& body) {
   const int64_t heads = p.batch * p.heads;
-  const int64_t work_per_head = p.length * (window_stride(p) + p.codes) * std::max<int64_t>(p.dim, 1);
+  const int64_t work_per_head = p.length * (vq::window_stride(p) + p.codes) * std::max<int64_t>(p.dim, 1);
   parallel_for(heads, work_per_head, [&](int64_t begin, int64_t end) {
     CodeCache cache(p.codes, p.dim);
-    for (int64_t bh = begin; bh < end; ++bh) body(bh, cache);
+    TileScratch scratch(p);
+    for (int64_t bh = begin; bh < end; ++bh) body(bh, cache, scratch);
   });
+}
+
+// The cache of block 0's queries: causal, nothing; the encoder form, every key outside blocks 0 and 1.
+void start_cache(const VQAttentionProblem& p, const HeadData& h, CodeCache& cache) {
+  cache.clear();
+  if (p.causal) return;
+  cache.fold(p.length, h.codes, h.v, 1);
+  for (const int64_t m : {0, 1}) fold_block(p, h, m, -1, cache);
+}
+
+// From the cache of block n-1's queries to block n's: causal, block n-2 joins (it left the window);
+// the encoder form, block n-2 joins and block n+1 leaves (it entered the window).
+void advance_cache(const VQAttentionProblem& p, const HeadData& h, int64_t n, CodeCache& cache) {
+  fold_block(p, h, n - 2, 1, cache);
+  if (!p.causal) fold_block(p, h, n + 1, -1, cache);
 }
 
 }  // namespace
 
-void vq_attention_forward(const VQAttentionProblem& p, const float* q, const float* khat, const int64_t* codes,
-                          const float* codebook, const float* v, float* out, float* lse) {
-  const int64_t T = p.length, D = p.dim, S = p.codes, ldw = window_stride(p);
-  for_each_head(p, [&](int64_t bh, CodeCache& cache) {
-    const HeadData h = head_data(p, bh, q, khat, codes, codebook, v);
-    std::vector<float> window(kVQRowTile * ldw), cached(kVQRowTile * S);
-    cache.clear();
-    for (int64_t n = 0; n < block_count(p); ++n) {
-      if (n >= 2) {  // block n-2 leaves the window: fold it into the cache
-        const int64_t b = block_begin(p, n - 2);
-        cache.fold(p.block, h.codes + b, h.v + b * D, 1);
-      }
+void vq_attention_forward(const VQAttentionProblem& p, const VQAttentionInputs& in, float* out, float* lse) {
+  const int64_t T = p.length, D = p.dim;
+  for_each_head(p, [&](int64_t bh, CodeCache& cache, TileScratch& scratch) {
+    const HeadData h = vq::head_data(p, in, bh);
+    start_cache(p, h, cache);
+    for (int64_t n = 0; n < vq::block_count(p); ++n) {
+      if (n > 0) advance_cache(p, h, n, cache);
       cache.prepare();
-      for_each_row_tile(p, n, [&](const RowTile& t) {
-        forward_tile(p, h, cache, t, window.data(), ldw, cached.data(), out + bh * T * D, lse + bh * T);
+      vq::for_each_row_tile(p, n, [&](const RowTile& t) {
+        forward_tile(p, h, cache, t, scratch, out + bh * T * D, lse + bh * T);
       });
     }
   });
@@ -182,24 +198,26 @@ namespace {
 
 // ---- backward ----
 
-// Per-thread buffers of the backward.
-struct BackwardScratch {
-  std::vector<float> window, dwindow, cached, dcached, owed;  // owed = G (S, D)
+// Where one head's gradients go: dq, dkhat, dv and dqp (T, D), dr (offset rows, D), and G (S, D),
+// what the cache owes the values of the keys it summarises.
+struct HeadGrads {
+  float *dq, *dkhat, *dv, *dposition_queries, *doffsets, *owed;
 };
 
 // One row tile, with P recomputed from lse and D_i = dout_i . out_i:
-//   window: dS = P * (dout @ v^T - D_i);  dv += P^T @ dout;  dq = scale dS @ khat;  dkhat += scale dS^T @ q
+//   window: dS = P * (dout @ v^T - D_i);  dq = scale dS @ khat;  dv += P^T @ dout;  dkhat += scale dS^T @ q
+//           (with stop_cache_gradient, dv and dkhat for the keys of the tile's own block only);
+//   band:   dB = dS at each offset;  dqp = scale dB @ r;  dr += scale dB^T @ qp;
 //   cache:  dS = P * (dout @ mean^T - D_i);  dq += scale dS @ codebook;  G += (P / count)^T @ dout
-// dq's tile is written; dkhat_head, dv_head (T, D) and G are added to.
+//           (none with stop_cache_gradient).
 void backward_tile(const VQAttentionProblem& p, const HeadData& h, const CodeCache& cache, const RowTile& t,
-                   const float* out, const float* lse, const float* dout, float* dq, float* dkhat_head,
-                   float* dv_head, BackwardScratch& s) {
-  const int64_t D = p.dim, S = p.codes, ldw = window_stride(p);
+                   const float* out, const float* lse, const float* dout, const HeadGrads& g, TileScratch& s) {
+  const int64_t D = p.dim, S = p.codes, ldw = vq::window_stride(p);
   float *window = s.window.data(), *dwindow = s.dwindow.data(), *cached = s.cached.data();
-  float* dcached = s.dcached.data();
-  tile_scores(p, h, cache, t, window, ldw, cached);
+  float *dcached = s.dcached.data(), *band = s.band.data();
+  tile_scores(p, h, cache, t, window, ldw, cached, band);
   const float *dout_tile = dout + t.i0 * D, *q_tile = h.q + t.i0 * D;
-  float* dq_tile = dq + t.i0 * D;
+  float* dq_tile = g.dq + t.i0 * D;
   std::vector<float> delta(t.rows);
   for (int64_t r = 0; r < t.rows; ++r) {
     float sum = 0;
@@ -219,18 +237,37 @@ void backward_tile(const VQAttentionProblem& p, const HeadData& h, const CodeCac
 
   gemm(false, true, t.rows, t.cols, D, 1.0f, dout_tile, D, h.v + t.w0 * D, D, 0.0f, dwindow, ldw);
   for (int64_t r = 0; r < t.rows; ++r) softmax_grad(window + r * ldw, dwindow + r * ldw, t.cols, r);
-  // dv_window (cols, D) += P^T (cols, rows) @ dout_tile (rows, D)
-  gemm(true, false, t.cols, D, t.rows, 1.0f, window, ldw, dout_tile, D, 1.0f, dv_head + t.w0 * D, D);
   // dq_tile (rows, D) = scale * dS (rows, cols) @ khat_window (cols, D)
   gemm(false, false, t.rows, D, t.cols, p.scale, dwindow, ldw, h.khat + t.w0 * D, D, 0.0f, dq_tile, D);
-  // dkhat_window (cols, D) += scale * dS^T (cols, rows) @ q_tile (rows, D)
-  gemm(true, false, t.cols, D, t.rows, p.scale, dwindow, ldw, q_tile, D, 1.0f, dkhat_head + t.w0 * D, D);
+  // The keys that learn from these queries: the whole window, or with stop_cache_gradient its own block.
+  const int64_t n = t.i0 / p.block;
+  const int64_t c0 = p.stop_cache_gradient ? vq::block_begin(p, n) - t.w0 : 0;
+  const int64_t c1 = p.stop_cache_gradient ? std::min(vq::block_end(p, n) - t.w0, t.cols) : t.cols;
+  // dv (c1-c0, D) += P^T (c1-c0, rows) @ dout_tile (rows, D)
+  gemm(true, false, c1 - c0, D, t.rows, 1.0f, window + c0, ldw, dout_tile, D, 1.0f, g.dv + (t.w0 + c0) * D, D);
+  // dkhat (c1-c0, D) += scale * dS^T (c1-c0, rows) @ q_tile (rows, D)
+  gemm(true, false, c1 - c0, D, t.rows, p.scale, dwindow + c0, ldw, q_tile, D, 1.0f, g.dkhat + (t.w0 + c0) * D, D);
+  if (p.position_bias) {
+    const int64_t P = vq_offset_rows(p);
+    std::fill_n(band, t.rows * P, 0.0f);  // dB (rows, P): dS at each offset of the band
+    for (int64_t r = 0; r < t.rows; ++r) {
+      const BandKeys keys = band_keys(p, t, r);
+      if (keys.last < keys.first) continue;
+      std::copy(dwindow + r * ldw + keys.first - t.w0, dwindow + r * ldw + keys.last - t.w0 + 1,
+                band + r * P + vq::offset_row(p, t.i0 + r, keys.first));
+    }
+    // dqp_tile (rows, D) = scale * dB (rows, P) @ r (P, D)
+    gemm(false, false, t.rows, D, P, p.scale, band, P, h.offsets, D, 0.0f, g.dposition_queries + t.i0 * D, D);
+    // dr (P, D) += scale * dB^T (P, rows) @ qp_tile (rows, D)
+    gemm(true, false, P, D, t.rows, p.scale, band, P, h.position_queries + t.i0 * D, D, 1.0f, g.doffsets, D);
+  }
   if (cache.empty) return;
 
   gemm(false, true, t.rows, S, D, 1.0f, dout_tile, D, cache.mean.data(), D, 0.0f, dcached, S);
   for (int64_t r = 0; r < t.rows; ++r) softmax_grad(cached + r * S, dcached + r * S, S, r);
   // dq_tile (rows, D) += scale * dS (rows, S) @ codebook (S, D)
   gemm(false, false, t.rows, D, S, p.scale, dcached, S, h.codebook, D, 1.0f, dq_tile, D);
+  if (p.stop_cache_gradient) return;
   // A code's weight is shared by its count_s keys: each key's own weight is P / count_s.
   for (int64_t r = 0; r < t.rows; ++r) {
     float* c = cached + r * S;
@@ -238,204 +275,96 @@ void backward_tile(const VQAttentionProblem& p, const HeadData& h, const CodeCac
     for (int64_t j = 0; j < S; ++j) c[j] *= cache.per_key[j];
   }
   // G (S, D) += (P / count)^T (S, rows) @ dout_tile (rows, D)
-  gemm(true, false, S, D, t.rows, 1.0f, cached, S, dout_tile, D, 1.0f, s.owed.data(), D);
+  gemm(true, false, S, D, t.rows, 1.0f, cached, S, dout_tile, D, 1.0f, g.owed, D);
 }
 
-}  // namespace
-
-void vq_attention_backward(const VQAttentionProblem& p, const float* q, const float* khat, const int64_t* codes,
-                           const float* codebook, const float* v, const float* out, const float* lse,
-                           const float* dout, float* dq, float* dkhat, float* dv) {
-  const int64_t T = p.length, D = p.dim, S = p.codes, ldw = window_stride(p), N = block_count(p);
-  for_each_head(p, [&](int64_t bh, CodeCache& cache) {
-    const HeadData h = head_data(p, bh, q, khat, codes, codebook, v);
-    BackwardScratch scratch{std::vector<float>(kVQRowTile * ldw), std::vector<float>(kVQRowTile * ldw),
-                            std::vector<float>(kVQRowTile * S), std::vector<float>(kVQRowTile * S),
-                            std::vector<float>(S * D, 0.0f)};
-    const int64_t at = bh * T * D;
-    float *dkhat_head = dkhat + at, *dv_head = dv + at;
-    std::fill_n(dkhat_head, T * D, 0.0f);
-    std::fill_n(dv_head, T * D, 0.0f);
-    cache.clear();
-    if (N >= 3) cache.fold((N - 2) * p.block, h.codes, h.v, 1);  // the last block's cache: blocks 0 .. N-3
-    for (int64_t n = N - 1; n >= 0; --n) {
-      cache.prepare();
-      for_each_row_tile(p, n, [&](const RowTile& t) {
-        backward_tile(p, h, cache, t, out + at, lse + bh * T, dout + at, dq + at, dkhat_head, dv_head, scratch);
-      });
-      if (n < 2) continue;
-      // Every query that reads block n-2 through the cache has been passed: its values get what they
-      // are owed, and the block leaves the cache of the blocks before n.
-      const int64_t b = block_begin(p, n - 2);
-      for (int64_t j = b; j < b + p.block; ++j) {
-        const float* owed = scratch.owed.data() + h.codes[j] * D;
-#pragma omp simd
-        for (int64_t d = 0; d < D; ++d) dv_head[j * D + d] += owed[d];
-      }
-      cache.fold(p.block, h.codes + b, h.v + b * D, -1);
-    }
-  });
-}
-
-// ---- generation ----
-
-namespace {
-
-// One head's part of a VQAttentionCache.
-struct HeadCache {
-  float *keys, *values;         // (2L, D), position t in slot t mod 2L
-  int64_t *slot_codes, *counts;  // (2L) and (S)
-  double* sums;                  // (S, D)
-};
-
-HeadCache head_cache(const VQAttentionProblem& p, VQAttentionCache& cache, int64_t bh) {
-  const int64_t slots = 2 * p.block;
-  return {cache.keys.data() + bh * slots * p.dim, cache.values.data() + bh * slots * p.dim,
-          cache.codes.data() + bh * slots, cache.code_counts.data() + bh * p.codes,
-          cache.code_sums.data() + bh * p.codes * p.dim};
-}
-
-// The query q (D) at `position`, whose key and value are already in their slot, against the window
-// (its block up to itself and the block before) and the codes of the older keys -> out (D).
-// window (2L) and cached (S) are scratch.
-void attend_position(const VQAttentionProblem& p, const HeadCache& c, const float* codebook, int64_t position,
-                     const float* q, float* window, float* cached, float* out) {
-  const int64_t D = p.dim, S = p.codes, L = p.block, slots = 2 * L, n = position / L;
-  const int64_t w0 = n >= 1 ? (n - 1) * L : 0, cols = position + 1 - w0;
-  const auto dot = [D](const float* a, const float* b) {
-    float sum = 0;
-#pragma omp simd reduction(+ : sum)
-    for (int64_t d = 0; d < D; ++d) sum += a[d] * b[d];
-    return sum;
-  };
-  float m = -INFINITY;
-  for (int64_t j = 0; j < cols; ++j) {
-    window[j] = p.scale * dot(q, c.keys + ((w0 + j) % slots) * D);
-    m = std::max(m, window[j]);
-  }
-  for (int64_t s = 0; s < S; ++s) {
-    cached[s] = -INFINITY;
-    if (c.counts[s] == 0) continue;
-    cached[s] = p.scale * dot(q, codebook + s * D) + static_cast<float>(std::log(static_cast<double>(c.counts[s])));
-    m = std::max(m, cached[s]);
-  }
-  const float sum = exp_shifted(window, m, window, cols) + exp_shifted(cached, m, cached, S);
-  std::fill_n(out, D, 0.0f);
-  for (int64_t j = 0; j < cols; ++j) {
-    const float* value = c.values + ((w0 + j) % slots) * D;
-#pragma omp simd
-    for (int64_t d = 0; d < D; ++d) out[d] += window[j] * value[d];
-  }
-  for (int64_t s = 0; s < S; ++s) {
-    if (c.counts[s] == 0) continue;
-    const float per_key = cached[s] / static_cast<float>(c.counts[s]);  // the weight of one key of code s
-    for (int64_t d = 0; d < D; ++d) out[d] += per_key * static_cast<float>(c.sums[s * D + d]);
-  }
-  for (int64_t d = 0; d < D; ++d) out[d] /= sum;
-}
-
-}  // namespace
-
-void vq_attention_step_forward(const VQAttentionProblem& p, VQAttentionCache& cache, const float* q,
-                               const float* khat, const int64_t* codes, const float* codebook, const float* v,
-                               float* out) {
-  const int64_t heads = p.batch * p.heads, T = p.length, D = p.dim, S = p.codes, L = p.block, slots = 2 * L;
-  if (cache.keys.empty()) {
-    cache.keys.assign(heads * slots * D, 0.0f);
-    cache.values.assign(heads * slots * D, 0.0f);
-    cache.codes.assign(heads * slots, 0);
-    cache.code_counts.assign(heads * S, 0);
-    cache.code_sums.assign(heads * S * D, 0.0);
-  }
-  parallel_for(heads, T * (slots + S) * D, [&](int64_t begin, int64_t end) {
-    std::vector<float> window(slots), cached(S);
-    for (int64_t bh = begin; bh < end; ++bh) {
-      const HeadData h = head_data(p, bh, q, khat, codes, codebook, v);
-      const HeadCache c = head_cache(p, cache, bh);
-      for (int64_t e = 0; e < T; ++e) {
-        const int64_t position = cache.position + e, slot = position % slots;
-        // A new block starts: the block two before, in the slots it is about to take, leaves the window.
-        if (position % L == 0 && position >= 2 * L)
-          fold_keys(L, D, c.slot_codes + slot, c.values + slot * D, 1, c.counts, c.sums);
-        std::copy_n(h.khat + e * D, D, c.keys + slot * D);
-        std::copy_n(h.v + e * D, D, c.values + slot * D);
-        c.slot_codes[slot] = h.codes[e];
-        attend_position(p, c, h.codebook, position, h.q + e * D, window.data(), cached.data(),
-                        out + (bh * T + e) * D);
-      }
-    }
-  });
-  cache.position += T;
-}
-
-// ---- naive twins ----
-
-namespace {
-
-// Query i's softmax weights over the keys j <= i of its head, in double.
-std::vector<double> naive_row(const VQAttentionProblem& p, int64_t i, const float* q_head, const float* khat_head) {
+// Pays the keys [b, e) of one head what the cache owes their codes: dv_j += sign * owed[z_j] (S, D).
+template <class Owed>
+void pay_owed(const VQAttentionProblem& p, const HeadData& h, int64_t b, int64_t e, const Owed* owed, int sign,
+              float* dv) {
   const int64_t D = p.dim;
-  std::vector<double> probs(i + 1);
-  double m = -INFINITY;
-  for (int64_t j = 0; j <= i; ++j) {
-    double dot = 0;
-    for (int64_t d = 0; d < D; ++d) dot += static_cast<double>(q_head[i * D + d]) * khat_head[j * D + d];
-    probs[j] = p.scale * dot;
-    m = std::max(m, probs[j]);
+  for (int64_t j = b; j < e; ++j) {
+    if (h.codes[j] < 0) continue;
+    const Owed* row = owed + h.codes[j] * D;
+    for (int64_t d = 0; d < D; ++d) dv[j * D + d] += static_cast<float>(sign * row[d]);
   }
-  double sum = 0;
-  for (double& x : probs) sum += (x = std::exp(x - m));
-  for (double& x : probs) x /= sum;
-  return probs;
+}
+
+// Causal: from the last block to the first. The cache starts as the last block's (blocks 0..N-3);
+// once block n's queries are done, every query that reads block n-2 through the cache has been
+// passed: its values get G of their codes, and it leaves the cache of the blocks before n.
+void backward_causal(const VQAttentionProblem& p, const HeadData& h, CodeCache& cache, TileScratch& s,
+                     const float* out, const float* lse, const float* dout, const HeadGrads& g) {
+  const int64_t N = vq::block_count(p);
+  cache.clear();
+  cache.fold(vq::block_begin(p, N - 2), h.codes, h.v, 1);
+  std::fill(s.owed.begin(), s.owed.end(), 0.0f);
+  for (int64_t n = N - 1; n >= 0; --n) {
+    cache.prepare();
+    vq::for_each_row_tile(p, n, [&](const RowTile& t) { backward_tile(p, h, cache, t, out, lse, dout, g, s); });
+    if (n < 2) continue;
+    if (!p.stop_cache_gradient) pay_owed(p, h, vq::block_begin(p, n - 2), vq::block_end(p, n - 2), s.owed.data(), 1, g.dv);
+    fold_block(p, h, n - 2, -1, cache);
+  }
+}
+
+// The encoder form: from the first block to the last. Block n's queries owe C_n (their G) to the
+// values of every block outside their window, so block b's values get the sum of all C_n minus
+// C_{b-1}, C_b and C_{b+1}: each block's neighbours are taken off as soon as they are known (the
+// last three shares kept, in double), the sum of all added at the end.
+void backward_encoder(const VQAttentionProblem& p, const HeadData& h, CodeCache& cache, TileScratch& s,
+                      const float* out, const float* lse, const float* dout, const HeadGrads& g) {
+  const int64_t N = vq::block_count(p), SD = p.codes * p.dim;
+  std::vector<double> total(SD, 0.0), shares(3 * SD, 0.0);  // shares: C_n in slot n mod 3
+  const auto take_neighbours = [&](int64_t b) {  // block b's values: minus C_{b-1}, C_b, C_{b+1}
+    for (int64_t m = std::max<int64_t>(0, b - 1); m <= std::min(N - 1, b + 1); ++m)
+      pay_owed(p, h, vq::block_begin(p, b), vq::block_end(p, b), shares.data() + (m % 3) * SD, -1, g.dv);
+  };
+  start_cache(p, h, cache);
+  for (int64_t n = 0; n < N; ++n) {
+    if (n > 0) advance_cache(p, h, n, cache);
+    cache.prepare();
+    std::fill(s.owed.begin(), s.owed.end(), 0.0f);
+    vq::for_each_row_tile(p, n, [&](const RowTile& t) { backward_tile(p, h, cache, t, out, lse, dout, g, s); });
+    if (p.stop_cache_gradient) continue;
+    double* share = shares.data() + (n % 3) * SD;
+    for (int64_t e = 0; e < SD; ++e) total[e] += share[e] = s.owed[e];
+    if (n >= 1) take_neighbours(n - 1);
+  }
+  if (p.stop_cache_gradient || N == 0) return;
+  take_neighbours(N - 1);
+  pay_owed(p, h, 0, p.length, total.data(), 1, g.dv);
 }
 
 }  // namespace
 
-void vq_attention_forward_naive(const VQAttentionProblem& p, const float* q, const float* khat, const float* v,
-                                float* out) {
-  const int64_t T = p.length, D = p.dim;
-  for (int64_t bh = 0; bh < p.batch * p.heads; ++bh)
-    for (int64_t i = 0; i < T; ++i) {
-      const std::vector<double> probs = naive_row(p, i, q + bh * T * D, khat + bh * T * D);
-      for (int64_t d = 0; d < D; ++d) {
-        double acc = 0;
-        for (int64_t j = 0; j <= i; ++j) acc += probs[j] * v[(bh * T + j) * D + d];
-        out[(bh * T + i) * D + d] = static_cast<float>(acc);
-      }
-    }
-}
-
-void vq_attention_backward_naive(const VQAttentionProblem& p, const float* q, const float* khat, const float* v,
-                                 const float* dout, float* dq, float* dkhat, float* dv) {
-  const int64_t T = p.length, D = p.dim, size = p.batch * p.heads * T * D;
-  std::vector<double> gq(size, 0.0), gk(size, 0.0), gv(size, 0.0);
-  for (int64_t bh = 0; bh < p.batch * p.heads; ++bh)
-    for (int64_t i = 0; i < T; ++i) {
-      const int64_t at = bh * T * D;
-      const std::vector<double> probs = naive_row(p, i, q + at, khat + at);
-      const float *qi = q + at + i * D, *gi = dout + at + i * D;
-      // dprobs_j = dout_i . v_j;  dscores_j = probs_j * (dprobs_j - sum_l probs_l dprobs_l)
-      std::vector<double> dprobs(i + 1);
-      double row_sum = 0;
-      for (int64_t j = 0; j <= i; ++j) {
-        double g = 0;
-        for (int64_t d = 0; d < D; ++d) g += static_cast<double>(gi[d]) * v[at + j * D + d];
-        dprobs[j] = g;
-        row_sum += probs[j] * g;
-      }
-      for (int64_t j = 0; j <= i; ++j) {
-        const double ds = p.scale * probs[j] * (dprobs[j] - row_sum);
-        const bool in_window = i / p.block - j / p.block <= 1;  // key j read exactly, not through its code
-        for (int64_t d = 0; d < D; ++d) {
-          gq[at + i * D + d] += ds * khat[at + j * D + d];
-          if (in_window) gk[at + j * D + d] += ds * qi[d];
-          gv[at + j * D + d] += probs[j] * gi[d];
-        }
-      }
-    }
-  std::transform(gq.begin(), gq.end(), dq, [](double x) { return static_cast<float>(x); });
-  std::transform(gk.begin(), gk.end(), dkhat, [](double x) { return static_cast<float>(x); });
-  std::transform(gv.begin(), gv.end(), dv, [](double x) { return static_cast<float>(x); });
+void vq_attention_backward(const VQAttentionProblem& p, const VQAttentionInputs& in, const float* out,
+                           const float* lse, const float* dout, const VQAttentionGrads& grads) {
+  const int64_t T = p.length, D = p.dim, BH = p.batch * p.heads;
+  const int64_t offset_size = p.position_bias ? vq_offset_rows(p) * D : 0;
+  // Each head's dr apart (heads of one codebook may run on different threads), summed over the batch after.
+  std::vector<float> doffsets_per_head(BH * offset_size, 0.0f);
+  for_each_head(p, [&](int64_t bh, CodeCache& cache, TileScratch& scratch) {
+    const HeadData h = vq::head_data(p, in, bh);
+    const int64_t at = bh * T * D;
+    const HeadGrads g{grads.dq + at,
+                      grads.dkhat + at,
+                      grads.dv + at,
+                      p.position_bias ? grads.dposition_queries + at : nullptr,
+                      doffsets_per_head.data() + bh * offset_size,
+                      scratch.owed.data()};
+    std::fill_n(g.dkhat, T * D, 0.0f);
+    std::fill_n(g.dv, T * D, 0.0f);
+    if (p.causal)
+      backward_causal(p, h, cache, scratch, out + at, lse + bh * T, dout + at, g);
+    else
+      backward_encoder(p, h, cache, scratch, out + at, lse + bh * T, dout + at, g);
+  });
+  if (!p.position_bias) return;
+  std::fill_n(grads.doffsets, p.heads * offset_size, 0.0f);
+  for (int64_t bh = 0; bh < BH; ++bh)
+    for (int64_t e = 0; e < offset_size; ++e)
+      grads.doffsets[(bh % p.heads) * offset_size + e] += doffsets_per_head[bh * offset_size + e];
 }
 
 }  // namespace ladder

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/error.h"
+
 namespace ladder::lessons {
 
 models::GPTConfig compared_gpt() { return {.block_size = 64, .n_layer = 2, .n_head = 4, .n_embd = 64, .dropout = 0}; }
@@ -38,6 +40,12 @@ void GPTComparison::report(Run& run) const {
   }
   run.wrote(save_line_chart(run.path("gpt_perplexity"), {"Character GPTs: validation perplexity by attention", "step",
                                                           "validation perplexity (log scale)", curves, /*log_y=*/true}));
+}
+
+GPTComparison::Result GPTComparison::result(const std::string& name) const {
+  for (const Trained& t : trained_)
+    if (t.variant.name == name) return {std::exp(t.val_loss), t.seconds};
+  fail("GPTComparison", "no GPT named '", name, "' was trained");
 }
 
 void GPTComparison::add_metrics(nlohmann::ordered_json& metrics, MetricNotes& notes, const std::string& part) const {

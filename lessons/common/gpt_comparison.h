@@ -39,6 +39,11 @@ class GPTComparison {
   void add(const AttentionVariant& variant, const Tracker& tracker);
   // Prints the table and draws gpt_perplexity: every validation curve on one plot.
   void report(Run& run) const;
+  // The variant named `name`: its last validation perplexity and its training time; fails for a name not added.
+  struct Result {
+    double perplexity = 0, seconds = 0;
+  };
+  Result result(const std::string& name) const;
   // gpt_val_ppl_NAME for each variant, noted as "<part>validation perplexity of ...".
   void add_metrics(nlohmann::ordered_json& metrics, MetricNotes& notes, const std::string& part) const;
 

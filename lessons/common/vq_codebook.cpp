@@ -16,22 +16,16 @@ namespace ladder::lessons {
 
 namespace {
 
-// The keys (B,H,T,D) that every block's attention quantises for ids (B,T), one per block, as the
-// model's forward hands them back.
+// The keys (B,H,T,D) that every VQ layer rounds for ids (B,T), one per layer: the model's k as its
+// forward hands them back, normalised as the layer prepares them.
 std::vector<Tensor> keys_of(models::GPT& model, const Tensor& ids) {
   NoGradGuard no_grad;
   nn::EvalModeGuard eval(model);
+  const std::vector<nn::VQAttention*> layers = vq_layers(model);
+  const std::vector<nn::AttentionHeads> heads = model.forward_with_heads(ids).heads;
   std::vector<Tensor> keys;
-  for (const nn::AttentionHeads& heads : model.forward_with_heads(ids).heads) keys.push_back(heads.k);
+  for (size_t l = 0; l < layers.size(); ++l) keys.push_back(layers[l]->prepare(heads[l].q, heads[l].k, true).keys);
   return keys;
-}
-
-// The VQ attention of every block of a model, in order (none when the model attends otherwise).
-std::vector<nn::VQAttention*> vq_layers(models::GPT& model) {
-  std::vector<nn::VQAttention*> layers;
-  for (const auto& block : model.transformer->h)
-    if (auto* vq = dynamic_cast<nn::VQAttention*>(block->attn->attention_kind.get())) layers.push_back(vq);
-  return layers;
 }
 
 // How the keys (B,H,T,D) of one layer take its codes.
@@ -94,6 +88,13 @@ Projection principal_plane(const Tensor& points) {  // points (N,d)
 }
 
 }  // namespace
+
+std::vector<nn::VQAttention*> vq_layers(models::GPT& model) {
+  std::vector<nn::VQAttention*> layers;
+  for (const auto& block : model.transformer->h)
+    if (auto* vq = dynamic_cast<nn::VQAttention*>(block->attn->attention_kind.get())) layers.push_back(vq);
+  return layers;
+}
 
 Tensor first_windows(const std::vector<int>& ids, int64_t context, int64_t count) {
   const int64_t B = std::min<int64_t>(count, static_cast<int64_t>(ids.size()) / context);

@@ -10,6 +10,7 @@
 #include "core/tensor.h"
 #include "lessons/common/run.h"
 #include "models/gpt.h"
+#include "nn/attention/vq_attention.h"
 
 namespace ladder::lessons {
 
@@ -26,6 +27,9 @@ struct CodebookHistory {
   std::vector<double> steps;
   std::vector<std::vector<CodebookState>> layers;  // [layer][evaluation]
 };
+
+// The VQ attention of every block of a model, in order (none when the model attends otherwise).
+std::vector<nn::VQAttention*> vq_layers(models::GPT& model);
 
 // The first `count` windows of `context` ids (or as many as `ids` holds), as rows: (B,T).
 Tensor first_windows(const std::vector<int>& ids, int64_t context, int64_t count);

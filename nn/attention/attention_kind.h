@@ -1,5 +1,5 @@
-// The attention kinds: one interface that full softmax attention, linear attention, BigBird and
-// Transformer-VQ (vq, causal only) all offer, so that a model takes its attention as a setting (--attention NAME)
+// The attention kinds: one interface that full softmax attention, linear attention, BigBird,
+// Transformer-VQ and Linformer all offer, so that a model takes its attention as a setting (--attention NAME)
 // and never changes its own code. Every call works on heads already split: q (B,H,T,D) and
 // k, v (B,H,S,D). Each kind describes itself once in the registry (nn/attention/attention_registry.h):
 // its name, the directions it attends in, its own settings and how it is built.

@@ -29,14 +29,15 @@ struct KindSetting {
   bool compared = false;     // a word whose every choice lesson 15 trains (linear's feature_map)
 };
 
-// The directions a kind attends in: Transformer-VQ is a decoder (causal only); Linformer's projection
-// along the sequence mixes every position (bidirectional only).
+// The directions a kind attends in: most attend both ways; Linformer's projection along the sequence
+// mixes every position (bidirectional only); a kind whose past is a recurrent state only would be
+// causal only.
 enum class Directions { both, causal_only, bidirectional_only };
 
 struct KindDescription {
   std::string name;  // --attention NAME, AttentionSettings::kind
   Directions directions = Directions::both;
-  std::string why_one_way;  // for messages, when it attends one way only: "Transformer-VQ is a decoder"
+  std::string why_one_way;  // for messages, when it attends one way only (Linformer: its projection mixes every position)
   bool self_attention_only = false;  // queries and keys must be one sequence (T = S): no cross attention
   std::vector<KindSetting> settings;
   // Builds the kind; draws what it starts with (dropout seeds, codebooks, projections) from gen.

@@ -30,9 +30,14 @@ std::function<void()> layer_training_step(const AttentionSettings& settings, int
   for (Tensor* x : {&in->q, &in->k, &in->v}) x->requires_grad_();
   return [kind, in, causal] {
     for (Tensor* x : {&in->q, &in->k, &in->v}) x->zero_grad();
-    kind->attend(in->q, in->k, in->v, {.causal = causal}).backward(in->gout);
+    const Tensor out = kind->attend(in->q, in->k, in->v, {.causal = causal});
+    // One backward through both, as optim::train_step takes it: they may share a graph (vq's
+    // normalised keys feed the attention and the commitment loss).
     const Tensor auxiliary = kind->take_auxiliary_loss();
-    if (auxiliary.defined()) auxiliary.backward();
+    if (auxiliary.defined())
+      (sum(out * in->gout) + auxiliary).backward();
+    else
+      out.backward(in->gout);
     kind->after_optimizer_step();
   };
 }

@@ -1,41 +1,48 @@
 #include "nn/attention/vq_attention.h"
 
+#include <cmath>
+
+#include "core/autograd.h"
 #include "core/error.h"
 
 namespace ladder::nn {
 
 namespace {
 
-// Refuses what Transformer-VQ cannot attend: anything but causal self attention, and padding
-// that is not at the end of its row.
+constexpr const char* kExact = "exact";
+constexpr const char* kStopped = "stopped";
+
+// Refuses what Transformer-VQ cannot attend: cross attention, and a causal offset.
 void check_call(const Tensor& q, const Tensor& k, const AttendMasks& masks) {
   const char* op = "VQAttention";
   if (q.dim() != 4 || k.dim() != 4 || q.size(2) != k.size(2))
     fail(op, "Transformer-VQ attends within one sequence: q (B,H,T,D) and k (B,H,S,D) need T = S, got ",
          shape_str(q.shape()), " and ", shape_str(k.shape()), "; use full attention for cross attention");
-  if (!masks.causal)
-    fail(op, "Transformer-VQ attention is causal only (a decoder: older blocks reach later queries through a "
-         "per-code cache); call it with causal = true, or give a bidirectional encoder another attention kind");
   if (masks.causal_offset != 0)
     fail(op, "causal_offset ", masks.causal_offset, " is not supported; to continue a sequence use start() and step()");
   const Tensor& mask = masks.key_padding_mask;
-  if (!mask.defined()) return;
-  const int64_t B = k.size(0), S = k.size(2);
-  if (mask.shape() != Shape{B, S})
-    fail(op, "key_padding_mask must be (B,S) = (", B, ",", S, ") (1 = real key, 0 = padding), got ",
+  if (mask.defined() && mask.shape() != Shape{k.size(0), k.size(2)})
+    fail(op, "key_padding_mask must be (B,S) = (", k.size(0), ",", k.size(2), ") (1 = real key, 0 = padding), got ",
          shape_str(mask.shape()));
+}
+
+// Hides the padding keys of every head from every query: their code index becomes -1. indices (B,H,T).
+void hide_padding(std::vector<int64_t>& indices, const Tensor& key_padding_mask, int64_t heads) {
+  if (!key_padding_mask.defined()) return;
+  const int64_t B = key_padding_mask.size(0), T = key_padding_mask.size(1);
   for (int64_t b = 0; b < B; ++b)
-    for (int64_t j = 1; j < S; ++j)
-      if (mask.data()[b * S + j] != 0 && mask.data()[b * S + j - 1] == 0)
-        fail(op, "row ", b, " of key_padding_mask has a real key at position ", j, " after padding at ", j - 1,
-             "; Transformer-VQ does not mask keys, so padding must come after all of a row's real keys "
-             "(causal queries at real positions then never see it): pad at the end, or use full attention");
+    for (int64_t t = 0; t < T; ++t)
+      if (key_padding_mask.data()[b * T + t] == 0)
+        for (int64_t h = 0; h < heads; ++h) indices[static_cast<size_t>((b * heads + h) * T + t)] = -1;
 }
 
 }  // namespace
 
 VQAttention::VQAttention(const AttentionSettings& settings, Generator& gen)
-    : AttentionKind("VQAttention"), block_(settings.number("block")) {
+    : AttentionKind("VQAttention"),
+      block_(settings.number("block")),
+      normalise_(settings.boolean("normalise")),
+      stop_cache_gradient_(settings.word("cache_gradient") == kStopped) {
   if (settings.heads < 1 || settings.head_dim < 1)
     fail("VQAttention", "needs the heads it attends with to size its codebooks (H,S,D), got heads = ",
          settings.heads, " and head_dim = ", settings.head_dim,
@@ -43,21 +50,50 @@ VQAttention::VQAttention(const AttentionSettings& settings, Generator& gen)
   quantizer = register_module(
       "quantizer", std::make_shared<VectorQuantizer>(settings.number("codes"), settings.head_dim,
                                                      VectorQuantizerOptions{.heads = settings.heads}, gen));
+  if (settings.boolean("position_bias"))
+    positions = register_module("positions", std::make_shared<RelativePositions>(settings.heads, settings.head_dim,
+                                                                                 score_root(settings.head_dim), gen));
+}
+
+VQAttentionOptions VQAttention::options(bool causal) const {
+  VQAttentionOptions options{.block = block_, .causal = causal, .stop_cache_gradient = stop_cache_gradient_};
+  if (normalise_) options.scale = 1.0f;  // q and k carry D^-1/4 each
+  return options;
+}
+
+float VQAttention::score_root(int64_t head_dim) const {
+  return normalise_ ? std::pow(static_cast<float>(head_dim), -0.25f) : 1.0f;
+}
+
+// q, k (B,H,T,D). Normalised: rms_norm(x) D^-1/4 for both, and the position terms scaled alike (the
+// paper's code scales u, v and r by D^-1/4 too: RelativePositions's scale), so that every score keeps 1/sqrt(D).
+VQAttention::Prepared VQAttention::prepare(const Tensor& q, const Tensor& k, bool causal) {
+  const int64_t D = q.size(3);
+  const float root = score_root(D);
+  Prepared out{normalise_ ? rms_norm(q, {D}) * root : q, normalise_ ? rms_norm(k, {D}) * root : k, {}};
+  if (!positions) return out;
+  out.bias = {out.queries + positions->position_query_bias(), positions->offsets(block_, causal)};
+  out.queries = out.queries + positions->content_query_bias();
+  return out;
 }
 
 // k (B,H,T,D) -> its codes (straight through), then the block-wise op over them.
 Tensor VQAttention::attend(const Tensor& q, const Tensor& k, const Tensor& v, const AttendMasks& masks) {
   check_call(q, k, masks);
-  const QuantizedKeys keys = quantizer->quantize(k, masks.key_padding_mask);
-  return vq_attention(q, keys.keys, keys.indices, quantizer->codes, v, options());
+  const Prepared in = prepare(q, k, masks.causal);
+  QuantizedKeys keys = quantizer->quantize(in.keys, masks.key_padding_mask);
+  hide_padding(keys.indices, masks.key_padding_mask, quantizer->heads());
+  return vq_attention(in.queries, keys.keys, keys.indices, quantizer->codes, v, options(masks.causal), in.bias);
 }
 
 Tensor VQAttention::implied_weights(const Tensor& q, const Tensor& k, const AttendMasks& masks) {
   check_call(q, k, masks);
   // A training forward that asks for its weights (MultiheadAttention) is still a training forward:
   // it records the commitment loss and the EMA statistics as attend() does.
-  const QuantizedKeys keys = quantizer->quantize(k, masks.key_padding_mask);
-  return vq_attention_weights(q, keys.keys, keys.indices, quantizer->codes, options());
+  const Prepared in = prepare(q, k, masks.causal);
+  QuantizedKeys keys = quantizer->quantize(in.keys, masks.key_padding_mask);
+  hide_padding(keys.indices, masks.key_padding_mask, quantizer->heads());
+  return vq_attention_weights(in.queries, keys.keys, keys.indices, quantizer->codes, options(masks.causal), in.bias);
 }
 
 std::unique_ptr<AttentionState> VQAttention::start() const {
@@ -73,16 +109,22 @@ Tensor VQAttention::step(const Tensor& q, const Tensor& k, const Tensor& v, Atte
     fail("VQAttention::step", "the state was started by a layer with block ", s.block, " and ", s.codes,
          " codes, this layer has block ", block_, " and ", quantizer->num_codes(),
          " codes; start() a state from this layer");
-  const QuantizedKeys keys = quantizer->assign(k);
-  return vq_attention_step(s.cache, q, keys.keys, keys.indices, quantizer->codes, v, options());
+  NoGradGuard no_grad;
+  const Prepared in = prepare(q, k, /*causal=*/true);
+  // Generation needs only each key's code: no straight-through estimator, no commitment loss.
+  const CodeAssignment assigned = nearest_codes(in.keys, quantizer->codes);
+  return vq_attention_step(s.cache, in.queries, assigned.indices, quantizer->codes, v, options(true), in.bias);
 }
 
-std::string VQAttention::describe() const { return cat("block=", block_, ", codes=", quantizer->num_codes()); }
+std::string VQAttention::describe() const {
+  return cat("block=", block_, ", codes=", quantizer->num_codes(), ", normalise=", normalise_ ? "true" : "false",
+             ", position_bias=", positions ? "true" : "false", ", cache_gradient=",
+             stop_cache_gradient_ ? kStopped : kExact);
+}
 
 KindDescription vq_attention_kind() {
   return {.name = VQAttention::kName,
-          .directions = Directions::causal_only,
-          .why_one_way = "Transformer-VQ is a decoder",
+          .directions = Directions::both,
           .self_attention_only = true,
           .settings = {{.name = "block",
                         .flag = "--attention-block",
@@ -93,10 +135,26 @@ KindDescription vq_attention_kind() {
                         .flag = "--codes",
                         .help = "S, the codes of each head's codebook",
                         .default_value = int64_t{64},
-                        .min = 1}},
+                        .min = 1},
+                       {.name = "normalise",
+                        .help = "q and k RMS-normalised and scaled by D^-1/4 before the keys are rounded",
+                        .default_value = true},
+                       {.name = "position_bias",
+                        .help = "Transformer-XL's relative position term inside each query's window",
+                        .default_value = true},
+                       {.name = "cache_gradient",
+                        .flag = "--cache-gradient",
+                        .help = "exact: every query's gradient reaches the keys and values it reads; stopped: "
+                                "keys and values learn from their own block's queries only",
+                        .default_value = std::string(kExact),
+                        .choices = {kExact, kStopped}}},
           .make = [](const AttentionSettings& s, Generator& gen) { return std::make_shared<VQAttention>(s, gen); },
           .describe = [](const AttentionSettings& s, bool) {
-            return cat("vq (blocks of ", s.number("block"), ", ", s.number("codes"), " codes per head)");
+            std::string parts;
+            if (s.boolean("normalise")) parts += ", q and k normalised";
+            if (s.boolean("position_bias")) parts += ", position bias";
+            if (s.word("cache_gradient") == kStopped) parts += ", gradient stopped at the cache";
+            return cat("vq (blocks of ", s.number("block"), ", ", s.number("codes"), " codes per head", parts, ")");
           }};
 }
 

@@ -267,8 +267,8 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
       {"11_gpt", "--attention bigbird --context 2 --attention-block 1", {"too short for a sparse pattern", "--attention full"}},
       {"10_transformer", "--attention sparse", {"--attention 'sparse'", "full, linear, bigbird"}},
       {"10_transformer", "--random-blocks 2", {"--random-blocks", "--attention is full"}},
-      {"10_transformer", "--attention vq", {"--attention vq", "causally only", "bidirectional", "full, linear, bigbird"}},
-      {"10_transformer", "--codes 8", {"were not expected", "--codes"}},  // only causal attention declares --codes
+      {"11_gpt", "--attention linformer", {"--attention linformer", "bidirectionally only", "causal", "full, linear, bigbird, vq"}},
+      {"10_transformer", "--codes 8", {"--codes", "--attention is full", "--attention vq"}},
       {"10_transformer", "--attention bigbird --attention-block 16", {"--attention-block 16", "longest source (37 tokens)"}},
       {"12_linear_attention", "--feature-map relu", {"--feature-map 'relu'", "elu, cos, softmax, favor"}},
       {"12_linear_attention", "--heads 3", {"--heads 3", "--embd 64"}},
@@ -346,18 +346,23 @@ TEST_CASE("the attention flags give the settings they name; a BigBird pattern th
   lessons::check_pattern_fits("99_kit", nn::full_attention(), 1, false, "one position");  // only BigBird has a pattern
 
   flags = {};
-  const ParsedCli vq({"--attention", "vq", "--attention-block", "12", "--codes", "20"}, declare(true));
+  const ParsedCli vq({"--attention", "vq", "--attention-block", "12", "--codes", "20", "--cache-gradient", "stopped"},
+                     declare(true));
   const nn::AttentionSettings v = lessons::attention_settings("99_kit", vq.cli, flags, 9);
   CHECK(v.kind == "vq");
   CHECK(v.number("block") == 12);
   CHECK(v.number("codes") == 20);
+  CHECK(v.word("cache_gradient") == "stopped");
   CHECK(vq.cli.flags_json()["codes"] == 20);
-  CHECK(lessons::describe_attention(v, true) == "vq (blocks of 12, 20 codes per head)");
+  CHECK(lessons::describe_attention(v, true) ==
+        "vq (blocks of 12, 20 codes per head, q and k normalised, position bias, gradient stopped at the cache)");
+  // vq attends both ways: an encoder takes it with its flags too.
   flags = {};
-  const ParsedCli encoder({"--attention", "vq"}, declare(false));
-  CHECK(std::find(flags.added.begin(), flags.added.end(), "--codes") == flags.added.end());  // causal attention only
-  CHECK_THROWS_WITH_AS(lessons::attention_settings("99_kit", encoder.cli, flags, 9),
-                       doctest::Contains("99_kit: --attention vq attends causally only"), Error);
+  const ParsedCli encoder({"--attention", "vq", "--codes", "8"}, declare(false));
+  CHECK(std::find(flags.added.begin(), flags.added.end(), "--codes") != flags.added.end());
+  const nn::AttentionSettings e = lessons::attention_settings("99_kit", encoder.cli, flags, 9);
+  CHECK(e.number("codes") == 8);
+  CHECK(e.word("cache_gradient") == "exact");
 
   // A kind that attends one way only is refused where the attention goes the other way, for every kind.
   for (const nn::KindDescription& kind : nn::attention_kinds())

@@ -78,7 +78,7 @@ TEST_CASE("lesson 11_gpt --attention linear, bigbird and vq: it learns, says whi
     CHECK(summary["flags"]["attention"] == kind);
     const std::string described = kind == "linear"    ? "linear (feature map elu, chunk 64)"
                                   : kind == "bigbird" ? "bigbird (blocks of 4, 2 random per query block)"
-                                                      : "vq (blocks of 8, 16 codes per head)";
+                                                      : "vq (blocks of 8, 16 codes per head, q and k normalised, position bias)";
     CHECK(ran.output.find("attention: " + described + "\n") != std::string::npos);
     CHECK(ran.output.find("== 4. " + kind + " attention of every head") != std::string::npos);
     check_ending(ran.output, out.path, {{"attention", "--attention"}});
@@ -225,7 +225,7 @@ TEST_CASE("lesson 13_bigbird --quick with a task length that --attention-block d
   CHECK(ran.output.find("n = 100, blocks of 8") != std::string::npos);
 }
 
-TEST_CASE("lesson 14_transformer_vq --quick: one VQ layer two ways agrees; cost against length; GPTs per kind; the codebook") {
+TEST_CASE("lesson 14_transformer_vq --quick: one VQ layer two ways agrees; cost against length; GPTs per kind and VQ part by part; the codebook and the bias") {
   TempDir out("lesson14");
   const Ran ran = run_lesson("14_transformer_vq", "--quick --out " + out.path.string());
   INFO(ran.output);
@@ -233,7 +233,8 @@ TEST_CASE("lesson 14_transformer_vq --quick: one VQ layer two ways agrees; cost 
   check_files(out.path, {"summary.json", "attention_full_vs_vq.png", "attention_full_vs_vq.svg", "vq_regions.png",
                          "vq_regions.svg", "layer_cost.csv", "layer_time.png", "layer_memory.png", "generation.csv",
                          "generation_time.png", "gpt_perplexity.png", "gpt_full.csv", "gpt_linear.csv", "gpt_vq.csv",
-                         "vq_codebook.png", "vq_key_error.png", "vq_code_counts.png", "vq_keys_and_codes.png"});
+                         "gpt_vq_plain.csv", "gpt_vq_norm.csv", "gpt_vq_stopped.csv", "vq_codebook.png",
+                         "vq_key_error.png", "vq_code_counts.png", "vq_keys_and_codes.png", "vq_position_bias.png"});
   const nlohmann::json m = summary_of(out.path)["metrics"];
   // Part 1: the block-wise op is the quadratic formula, values and gradients; with nothing rounded it is full attention.
   CHECK(m["blockwise_vs_quadratic"].get<double>() < 1e-5);
@@ -243,10 +244,14 @@ TEST_CASE("lesson 14_transformer_vq --quick: one VQ layer two ways agrees; cost 
   CHECK(ran.output.find("    15  ccccccccppppoooo") != std::string::npos);
   CHECK(rows(out.path / "layer_cost.csv").size() == 2);  // n = 256, 512
   CHECK(rows(out.path / "generation.csv").size() == 2);
-  for (const std::string kind : {"full", "linear", "vq"}) {
+  for (const std::string kind : {"full", "linear", "vq", "vq_stopped"}) {
     INFO(kind);
     CHECK(m["layer_ms_" + kind].get<double>() > 0);
     CHECK(m["token_ms_" + kind].get<double>() > 0);
+  }
+  // Part 3: every GPT learns, VQ in each of its forms.
+  for (const std::string kind : {"full", "linear", "vq_plain", "vq_norm", "vq", "vq_stopped"}) {
+    INFO(kind);
     CHECK(m["gpt_val_ppl_" + kind].get<double>() < 30);  // a uniform guess over ~80 characters: ~80
     const std::vector<double> val = column(out.path / ("gpt_" + kind + ".csv"), "val_loss");
     REQUIRE(val.size() == 6);  // evaluations at steps 10, 20, ..., 60
@@ -261,6 +266,8 @@ TEST_CASE("lesson 14_transformer_vq --quick: one VQ layer two ways agrees; cost 
   CHECK(m["vq_key_error"].get<double>() > 0);
   CHECK(m["vq_key_error"].get<double>() < 1);
   CHECK(ran.output.find("the VQ model's codebooks at the end") != std::string::npos);
+  CHECK(ran.output.find("the VQ model's position bias") != std::string::npos);
+  CHECK(ran.output.find("the gradient through the cache") != std::string::npos);
   check_ending(ran.output, out.path, {{"blockwise_vs_quadratic", "(T,T) weights"}, {"token_ms_vq", "VQ cache"}});
 }
 
@@ -321,7 +328,7 @@ TEST_CASE("lesson 15_long_range --quick: both tasks printed, every kind trained 
   }
   CHECK(ran.output.find("[MAX 4 3 [MIN 2 3 ] 1 0 [MED 1 5 8 9 2 ] ] = 5") != std::string::npos);
   CHECK(ran.output.find("answers: 0:") != std::string::npos);
-  CHECK(ran.output.find("vq (blocks of 8, 16 codes per head) runs causal: Transformer-VQ is a decoder") != std::string::npos);
+  CHECK(ran.output.find("runs causal") == std::string::npos);  // every attention kind there is attends both ways
   check_ending(ran.output, out.path, {{"test_acc_listops_full", "ListOps, test accuracy"}, {"recall_chance", "guessing"}});
 
   TempDir two("lesson15_kinds");  // --kinds picks and orders

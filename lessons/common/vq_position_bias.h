@@ -1,0 +1,18 @@
+// The position term a GPT with Transformer-VQ attention learned inside each query's window
+// (nn::RelativePositions): per layer and head, the score it adds to key j for query i, averaged over
+// the queries of some validation windows, against the offset i - j. Lesson 14 draws it once its VQ
+// model is trained.
+#pragma once
+
+#include "core/tensor.h"
+#include "lessons/common/run.h"
+#include "models/gpt.h"
+
+namespace ladder::lessons {
+
+// Prints the bias at a few offsets for every head and draws vq_position_bias: one curve per layer
+// and head over the offsets 0 .. L. windows (B,T) of validation ids. Nothing for a model whose VQ
+// layers have no position term.
+void position_bias_report(Run& run, models::GPT& model, const Tensor& windows);
+
+}  // namespace ladder::lessons
