@@ -72,7 +72,7 @@ lessons::Tracker train(lessons::Run& run, const lessons::CommonFlags& flags, mod
   Generator batches(flags.seed + 1);
   lessons::Tracker tracker = training.tracker(run, flags, context, "metrics.csv");
   model.train();
-  for (int64_t step = 1; step <= flags.steps; ++step) {
+  for (int64_t step = tracker.resume({model, adamw, {&batches}}); step <= flags.steps; ++step) {  // 1, or after --resume's checkpoint
     adamw.set_lr(lr(step - 1));
     const data::Batch batch = windows.sample(flags.batch, batches);  // x, y (B,T)
     tracker.step(step, optim::train_step(model, adamw, batch, 1.0f), adamw.lr());
