@@ -204,7 +204,8 @@ void attention_maps(lessons::Run& run, models::GPT& model, const data::Tokenizer
 // trained or written: a flag that would change any of that is refused rather than ignored.
 void refuse_training_flags(const lessons::LessonCli& cli, const lessons::AttentionFlags& attention) {
   std::vector<std::string> flags = {"--steps", "--lr",      "--batch",      "--layers", "--heads", "--embd",  "--dropout", "--weight-decay",
-                                    "--warmup", "--eval-every", "--data", "--val",    "--lines", "--out", "--quick"};
+                                    "--warmup", "--eval-every", "--data", "--val",    "--lines", "--out", "--quick",
+                                    "--resume", "--stop-after"};
   flags.insert(flags.end(), attention.added.begin(), attention.added.end());
   std::string given;
   for (const std::string& flag : flags)
