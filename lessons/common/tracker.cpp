@@ -49,6 +49,7 @@ Tracker::Tracker(Run& run, TrackerOptions options)
 }
 
 int64_t Tracker::resume(LoopState state) {
+  if (!options_.checkpoints) return 1;
   state_.emplace(state);
   checkpoint_ = run_.checkpoint_file(loop_name(options_));
   if (!run_.resuming() || !std::filesystem::exists(checkpoint_)) return 1;

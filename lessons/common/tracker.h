@@ -42,6 +42,9 @@ struct TrackerOptions {
   std::string name = "train";  // names the curves, and the loss in a divergence message ("the GRU's loss")
   bool progress = true;         // false: no progress line (a second model trained in the same loop)
   bool stop_if_diverged = true;  // false: a run meant to show divergence goes on (lesson 05's unclipped SGD)
+  // false: resume() keeps no checkpoint and a resumed run trains the loop again from step 1 (a short
+  // loop that evaluates at every step, where saving costs more than training again)
+  bool checkpoints = true;
 };
 
 class Tracker {
