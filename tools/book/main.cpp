@@ -65,7 +65,7 @@ std::vector<std::pair<std::string, std::string>> comparison_pages(const Book& bo
     const std::string text = read(markdown);
     std::string body = note_body(book, "runs/" + folder + "/comparison.md", text, {});
     body = std::regex_replace(body, std::regex(R"re(src="([^"/]+)")re"), "src=\"runs/" + folder + "/$1\"");
-    const std::string name = "compare_" + folder + ".html";
+    const std::string name = (folder.starts_with("compare_") ? folder : "compare_" + folder) + ".html";
     write(book.out / name, page(title_of(text), nav, body));
     pages.emplace_back(name, title_of(text));
   }

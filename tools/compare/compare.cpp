@@ -113,13 +113,15 @@ std::string write_comparison(const std::vector<RunFolder>& runs, const fs::path&
   table += "\n|---|";
   for (size_t i = 0; i < runs.size(); ++i) table += "---|";
   table += "\n";
-  const auto row = [&](const std::string& name, const std::string& section, bool mark_differences) {
+  // A row of the table; `only` 1: only if the runs differ, 0: only if they agree, -1: either way.
+  const auto row = [&](const std::string& name, const std::string& section, bool mark_differences, int only = -1) {
     std::vector<std::string> values;
     for (const RunFolder& run : runs) {
       const nlohmann::json part = run.summary.value(section, nlohmann::json::object());
       values.push_back(value_text(part.value(name, nlohmann::json())));
     }
     const bool differs = std::adjacent_find(values.begin(), values.end(), std::not_equal_to<>()) != values.end();
+    if (only != -1 && differs != (only == 1)) return;
     const bool marked = mark_differences && differs;
     std::string line = marked ? "| **--" + name + "** (differs) |" : (section == "flags" ? "| --" + name + " |" : "| " + name + " |");
     for (const std::string& value : values) line += marked ? " **" + value + "** |" : " " + value + " |";
@@ -135,7 +137,8 @@ std::string write_comparison(const std::vector<RunFolder>& runs, const fs::path&
     for (const auto& [name, value] : run_metrics.items())
       if (metrics.insert(name).second) metric_order.push_back(name);
   }
-  for (const std::string& flag : flags) row(flag, "flags", true);
+  for (const int differing : {1, 0})  // the flags that differ first
+    for (const std::string& flag : flags) row(flag, "flags", true, differing);
   for (const std::string& metric : metric_order) row(metric, "metrics", false);
 
   std::string markdown = "# Lesson " + lesson + ": " + std::to_string(runs.size()) + " runs compared\n\n";
