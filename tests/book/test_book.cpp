@@ -5,23 +5,16 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "lessons/lesson_runner.h"
 
 namespace fs = std::filesystem;
 using ladder::testing::Ran;
+using ladder::testing::read_text;
 using ladder::testing::run_command;
 using ladder::testing::says_all;
 
 namespace {
-
-std::string read(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
 
 fs::path fresh(const std::string& name) {
   const fs::path folder = fs::temp_directory_path() / ("ladder_book_" + name + "_" + std::to_string(::getpid()));
@@ -38,8 +31,8 @@ TEST_CASE("the book has a page per note, its pointers opening the code, and the 
                               " --runs " + runs.string() + " --out " + out.string());
   INFO(ran.output);
   REQUIRE(ran.status == 0);
-  CHECK(says_all(read(out / "index.html"), {"href=\"06_gated_rnn.html\"", "href=\"11_gpt.html\""}));  // the README's table
-  const std::string note = read(out / "06_gated_rnn.html");
+  CHECK(says_all(read_text(out / "index.html"), {"href=\"06_gated_rnn.html\"", "href=\"11_gpt.html\""}));  // the README's table
+  const std::string note = read_text(out / "06_gated_rnn.html");
   CHECK(note.find("<a class=\"pointer\" href=\"#code=nn/recurrent.cpp:") != std::string::npos);
   CHECK(note.find("./ladder lesson 06") != std::string::npos);  // no run yet: the command that makes one
   CHECK(fs::exists(out / "code" / "nn" / "recurrent.cpp.js"));

@@ -4,7 +4,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "lessons/lesson_runner.h"
 
@@ -12,13 +11,6 @@ namespace fs = std::filesystem;
 using namespace ladder::testing;
 
 namespace {
-
-std::string read(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
 
 Ran compare(const std::string& args) { return run_command(std::string(LADDER_COMPARE) + " " + args); }
 
@@ -68,7 +60,7 @@ TEST_CASE("compare on two runs of lesson 11 overlays their perplexity curves and
   REQUIRE(ran.status == 0);
   for (const char* plot : {"metrics_val_ppl.png", "metrics_val_ppl.svg", "metrics_val_loss.png", "metrics_train_loss.png"})
     CHECK_MESSAGE(fs::file_size(out / plot) > 1000, plot);
-  const std::string page = read(out / "comparison.md");
+  const std::string page = read_text(out / "comparison.md");
   CHECK(says_all(page, {"| | 11_lr1 | 11_lr3 |", "| **--lr** (differs) | **0.001** | **0.003** |", "| --steps |", "| val_ppl |",
                         "![val_ppl](metrics_val_ppl.png)"}));
   CHECK(page.find("--out") == std::string::npos);  // where a run went is no difference between runs
