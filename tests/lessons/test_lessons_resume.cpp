@@ -9,6 +9,9 @@
 #include "io/safetensors.h"
 #include "lessons/common/resume.h"
 #include "models/char_rnn.h"
+#include "lessons/common/tracker.h"
+#include "nn/sequential.h"
+#include "optim/sgd.h"
 
 namespace fs = std::filesystem;
 using namespace ladder;
@@ -132,4 +135,37 @@ TEST_CASE("truncated BPTT's carried state and stream position go into a checkpoi
   CHECK(fresh.position() == 3);
   CHECK(other.loss(fresh.next()).item() == next_loss);
   CHECK_THROWS_WITH_AS(fresh.seek(windows.windows()), doctest::Contains("out of range"), Error);
+}
+
+TEST_CASE("the tracker rewrites its loop's checkpoint at each evaluation, keeps none when told not to, and a finished run none at all") {
+  TempDir out("resume_kit");
+  std::vector<std::string> args = {"lesson_99_kit", "--out", out.path.string()};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  lessons::LessonCli cli("99_kit", "kit test", {.steps = 4, .lr = 0.5f});
+  cli.parse(static_cast<int>(argv.size()), argv.data());
+  lessons::Run run(cli);
+  Generator init(1);
+  const auto model = nn::mlp({2, 1}, {}, init);
+  optim::SGD sgd(model->named_parameters(), {.lr = 0.1f});
+  const auto train = [&](lessons::Tracker& tracker) {
+    for (int64_t step = tracker.resume({*model, sgd}); step <= 4; ++step) {
+      tracker.step(step, {.loss = 1.0 / static_cast<double>(step)}, 0.1);
+      if (tracker.evaluation_due(step)) tracker.evaluated(step, {2.0});
+    }
+  };
+  lessons::Tracker kept(run, {.steps = 4, .eval_every = 2, .progress = false});
+  train(kept);
+  const fs::path checkpoint = out.path / "resume" / "metrics.safetensors";
+  REQUIRE(fs::exists(checkpoint));
+  CHECK(fs::exists(out.path / "resume" / "flags.json"));
+  CHECK(io::load_safetensors(checkpoint.string()).metadata.at("step") == "4");
+  CHECK(io::load_safetensors(checkpoint.string()).tensors.count("model.0.weight") == 1);
+  lessons::Tracker skipped(run, {.steps = 4, .eval_every = 1, .csv = "", .name = "demo", .progress = false, .checkpoints = false});
+  train(skipped);
+  CHECK_FALSE(fs::exists(out.path / "resume" / "demo.safetensors"));
+  lessons::Tracker twin(run, {.steps = 4, .eval_every = 2, .csv = "", .name = "metrics", .progress = false});
+  CHECK_THROWS_WITH_AS(twin.resume({*model, sgd}), doctest::Contains("two training loops keep their checkpoints as 'metrics'"), Error);
+  run.finish({{"loss", 0.25}}, {}, "");
+  CHECK_FALSE(fs::exists(out.path / "resume"));
 }
