@@ -1,7 +1,11 @@
 #include "core/random.h"
 
+#include <bit>
+#include <cinttypes>
 #include <cmath>
+#include <cstdio>
 #include <numbers>
+#include <sstream>
 
 #include "core/error.h"
 
@@ -78,6 +82,34 @@ int64_t Generator::randint(int64_t low, int64_t high) {
   do r = next_u64();
   while (r >= limit);
   return low + static_cast<int64_t>(r % range);
+}
+
+std::string Generator::state() const {
+  char text[160];
+  std::snprintf(text, sizeof text, "xoshiro256** %016" PRIx64 " %016" PRIx64 " %016" PRIx64 " %016" PRIx64 " %" PRIu64 " %d %08" PRIx32,
+                state_[0], state_[1], state_[2], state_[3], children_, has_spare_normal_ ? 1 : 0,
+                std::bit_cast<uint32_t>(spare_normal_));  // the float's bits: exact, unlike a decimal
+  return text;
+}
+
+void Generator::set_state(const std::string& state) {
+  std::istringstream in(state);
+  std::string kind;
+  uint64_t words[4], children;
+  int spare_kept;
+  uint32_t spare_bits;
+  in >> kind >> std::hex >> words[0] >> words[1] >> words[2] >> words[3] >> std::dec >> children >> spare_kept >> std::hex >>
+      spare_bits;
+  std::string rest;
+  if (kind != "xoshiro256**" || in.fail() || (in >> rest) || (spare_kept != 0 && spare_kept != 1))
+    fail("Generator::set_state", "'", state, "' is not a generator's state (\"xoshiro256**\", four 64-bit words in hex, the ",
+         "children made, 0 or 1 for a kept normal and its float bits in hex)");
+  if ((words[0] | words[1] | words[2] | words[3]) == 0)
+    fail("Generator::set_state", "'", state, "' has four zero words: xoshiro256** would draw only zeros from it");
+  std::copy(words, words + 4, state_);
+  children_ = children;
+  has_spare_normal_ = spare_kept == 1;
+  spare_normal_ = std::bit_cast<float>(spare_bits);
 }
 
 Generator& default_generator() {

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -25,6 +26,13 @@ class Generator {
   float uniform(float low, float high);  // [low, high)
   float normal();                      // mean 0, std 1 (Box-Muller)
   int64_t randint(int64_t low, int64_t high);  // [low, high), unbiased
+
+  // Everything that decides what is drawn next, as one line of text (the four state words, the
+  // children made, a Box-Muller normal kept for the next call): a checkpoint saves it so that a
+  // resumed run draws what the uninterrupted run would have drawn.
+  std::string state() const;
+  // Puts back a state() exactly; text that is not one is refused, saying what it lacks.
+  void set_state(const std::string& state);
 
  private:
   uint64_t state_[4];

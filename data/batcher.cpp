@@ -51,6 +51,13 @@ Batch ContiguousBatcher::next() {
   return b;
 }
 
+void ContiguousBatcher::seek(int64_t position) {
+  if (position < 0 || position >= windows_)
+    fail("ContiguousBatcher::seek", "window ", position, " is out of range: the stream has ", windows_, " windows (0 to ",
+         windows_ - 1, ")");
+  position_ = position;
+}
+
 Batch context_windows(const std::vector<std::vector<int>>& sequences, int64_t context) {
   if (context < 1) fail("context_windows", "context must be at least 1, got ", context);
   std::vector<float> xs, ys;

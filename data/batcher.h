@@ -40,6 +40,9 @@ class ContiguousBatcher {
   Batch next();                                    // x, y (batch, block), y shifted by one
   bool restarted() const { return restarted_; }    // this batch started the stream again
   int64_t windows() const { return windows_; }     // windows in one pass over the stream
+  // The window next() reads next, and moving to one: a resumed run continues where it stopped.
+  int64_t position() const { return position_; }
+  void seek(int64_t position);
 
  private:
   std::vector<std::vector<int>> rows_;  // one contiguous part per batch row

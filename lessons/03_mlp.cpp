@@ -186,7 +186,7 @@ LMResult language_model(lessons::Run& run, const lessons::LessonCli& cli, const 
   lessons::Tracker tracker(run, {.steps = flags.steps, .eval_every = std::max<int64_t>(1, flags.steps / 20),
                                  .figures = {"val_loss", "val_ppl"}, .unit = "tok", .items_per_step = flags.batch});
   Generator batches(flags.seed + 7);
-  for (int64_t step = 1; step <= flags.steps; ++step) {
+  for (int64_t step = tracker.resume({model, adam, {&batches}}); step <= flags.steps; ++step) {  // 1, or after --resume's checkpoint
     const data::Batch batch = data::sample_rows(train_windows, flags.batch, batches);
     adam.set_lr(schedule(step - 1));
     tracker.step(step, optim::train_step(model, adam, batch, 0), adam.lr());

@@ -4,6 +4,7 @@
 // near the top left; the shifted test images put it where no training image ever did. A small
 // CNN and an MLP with about as many parameters learn from the same batches; the CNN's shared
 // filters and pooling let it recognise the digits anywhere. The note: docs/04_cnn.md.
+#include <algorithm>
 #include <cstdio>
 
 #include "core/autograd.h"
@@ -114,7 +115,9 @@ int main(int argc, char** argv) {
                                        .csv = "metrics_mlp.csv", .unit = "img", .items_per_step = flags.batch,
                                        .loss_kind = lessons::LossKind::plain, .name = "MLP", .progress = false});
     Generator batches(flags.seed + 2);
-    for (int64_t step = 1; step <= flags.steps; ++step) {
+    // 1, or after --resume's checkpoints: the two loops keep theirs at the same evaluations
+    const int64_t first = std::min(cnn_tracker.resume({cnn, cnn_opt, {&batches}}), mlp_tracker.resume({mlp, mlp_opt, {&batches}}));
+    for (int64_t step = first; step <= flags.steps; ++step) {
       const data::LabelledBatch batch = data::sample_examples(train, flags.batch, batches);
       cnn_tracker.step(step, optim::train_step(cnn, cnn_opt, batch, 0), cnn_opt.lr());
       mlp_tracker.step(step, optim::train_step(mlp, mlp_opt, flattened(batch), 0), mlp_opt.lr());

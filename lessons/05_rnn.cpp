@@ -47,7 +47,8 @@ struct LMSettings {
 void train_lm(models::CharRNN& model, optim::Optimizer& optimizer, data::ContiguousBatcher windows, float clip,
               int64_t steps, lessons::Tracker& tracker,
               const std::function<std::vector<double>(const optim::StepResult&)>& figures) {
-  for (int64_t step = 1; step <= steps; ++step) {
+  // 1, or after --resume's checkpoint, which keeps the carried state and the stream's position too
+  for (int64_t step = tracker.resume({model, optimizer, {}, lessons::bptt_carried(model, windows)}); step <= steps; ++step) {
     const data::Batch batch = windows.next();
     if (windows.restarted()) model.reset_state();  // a new pass over the stream starts from zeros
     const optim::StepResult result = optim::train_step(model, optimizer, batch, clip);
@@ -260,7 +261,8 @@ void bptt(lessons::Run& run, const lessons::CommonFlags& flags, const LMRun& lm,
     std::printf("  -- SGD, %s\n", name.c_str());
     // Every step a point of each curve; a loss that explodes is what this part shows, not a reason to stop.
     lessons::Tracker tracker(run, {.steps = steps, .eval_every = 1, .figures = {"grad_norm"}, .csv = "", .unit = "tok",
-                                   .items_per_step = flags.batch * s.block, .name = name, .stop_if_diverged = false});
+                                   .items_per_step = flags.batch * s.block, .name = name, .stop_if_diverged = false,
+                                   .checkpoints = false});  // a checkpoint every step would cost more than training again
     train_lm(model, sgd, data::ContiguousBatcher(lm.train_ids, flags.batch, s.block), clip, steps, tracker,
              [](const optim::StepResult& result) -> std::vector<double> { return {result.grad_norm}; });
     const lessons::Series& losses = tracker.curve("train_loss");

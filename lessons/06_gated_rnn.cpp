@@ -66,7 +66,8 @@ Scores train_language_model(lessons::Run& run, const Config& c, const lessons::C
   lessons::Tracker tracker(run, {.steps = flags.steps, .eval_every = std::max<int64_t>(1, flags.steps / 20),
                                  .figures = {"val_loss", "val_ppl"}, .csv = c.csv, .unit = "tok",
                                  .items_per_step = flags.batch * block, .name = c.name});
-  for (int64_t step = 1; step <= flags.steps; ++step) {
+  // 1, or after --resume's checkpoint; the checkpoints keep the carried state and the stream's position too
+  for (int64_t step = tracker.resume({*model, adam, {}, lessons::bptt_carried(*model, windows)}); step <= flags.steps; ++step) {
     const data::Batch batch = windows.next();
     if (windows.restarted()) model->reset_state();  // truncated BPTT, as in lesson 05
     tracker.step(step, optim::train_step(*model, adam, batch, 1.0f), adam.lr());

@@ -72,7 +72,7 @@ lessons::Tracker train(lessons::Run& run, const lessons::CommonFlags& flags, mod
   Generator batches(flags.seed + 1);
   lessons::Tracker tracker = training.tracker(run, flags, context, "metrics.csv");
   model.train();
-  for (int64_t step = 1; step <= flags.steps; ++step) {
+  for (int64_t step = tracker.resume({model, adamw, {&batches}}); step <= flags.steps; ++step) {  // 1, or after --resume's checkpoint
     adamw.set_lr(lr(step - 1));
     const data::Batch batch = windows.sample(flags.batch, batches);  // x, y (B,T)
     tracker.step(step, optim::train_step(model, adamw, batch, 1.0f), adamw.lr());
@@ -204,7 +204,8 @@ void attention_maps(lessons::Run& run, models::GPT& model, const data::Tokenizer
 // trained or written: a flag that would change any of that is refused rather than ignored.
 void refuse_training_flags(const lessons::LessonCli& cli, const lessons::AttentionFlags& attention) {
   std::vector<std::string> flags = {"--steps", "--lr",      "--batch",      "--layers", "--heads", "--embd",  "--dropout", "--weight-decay",
-                                    "--warmup", "--eval-every", "--data", "--val",    "--lines", "--out", "--quick"};
+                                    "--warmup", "--eval-every", "--data", "--val",    "--lines", "--out", "--quick",
+                                    "--resume", "--stop-after"};
   flags.insert(flags.end(), attention.added.begin(), attention.added.end());
   std::string given;
   for (const std::string& flag : flags)

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "data/batcher.h"
@@ -31,6 +32,10 @@ class CharRNN : public nn::Module {
   Tensor loss(const data::Batch& batch);
   // The next loss() starts from zeros: for the first window of a pass over the stream.
   void reset_state();
+  // The state the next loss() starts from (h, and c for an LSTM; undefined: zeros), taken and put
+  // back by a checkpoint so that a resumed run continues mid-stream.
+  std::pair<Tensor, Tensor> carried_state() const { return {carried_h_, carried_c_}; }
+  void set_carried_state(const Tensor& h, const Tensor& c) { carried_h_ = h, carried_c_ = c; }
 
   // Feeds `prompt` (ids), then draws `length` tokens one at a time, carrying the state; in eval mode.
   std::vector<int> sample(const std::vector<int>& prompt, int length, Generator& gen, float temperature = 1.0f);

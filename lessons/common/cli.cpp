@@ -5,10 +5,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 
 #include "core/error.h"
 #include "core/kernels/parallel.h"
 #include "core/random.h"
+#include "lessons/common/resume.h"
 
 namespace ladder::lessons {
 
@@ -103,6 +105,10 @@ LessonCli::LessonCli(std::string lesson, const std::string& description, CommonF
          {0, 1024});
   option("--out", common.out, "folder for metrics.csv, plots, samples, checkpoint and summary.json");
   flag("--quick", common.quick, "shrink everything so that the lesson runs in a few seconds");
+  option("--resume", common.resume,
+         "continue the run in this folder from its last checkpoint, with the flags it started with (see README: stop and resume)");
+  option("--stop-after", common.stop_after, "stop after this many checkpoints (one per evaluation), as an interruption would; 0: never",
+         non_negative);
 }
 
 CLI::Option* LessonCli::flag(const std::string& name, bool& value, const std::string& help) {
@@ -125,9 +131,10 @@ void LessonCli::record(const std::string& name, std::function<nlohmann::json()> 
   recorded_.emplace_back(name.substr(2), std::move(value));
 }
 
-void LessonCli::parse(int argc, char** argv) {
+void LessonCli::parse_arguments(const std::vector<std::string>& args) {
   try {
-    app_.parse(argc, argv);
+    std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last first
+    app_.parse(reversed);
   } catch (const CLI::CallForHelp& e) {
     std::exit(app_.exit(e));
   } catch (const CLI::ParseError& e) {  // CLI11's own: an unknown flag, a missing value, ...
@@ -137,8 +144,57 @@ void LessonCli::parse(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", e.what());
     std::exit(2);
   }
+}
+
+namespace {
+
+// The flags on a command line, without "--" ("--stream" is the flag "lines").
+std::vector<std::string> flags_named(const std::vector<std::string>& args) {
+  std::vector<std::string> names;
+  for (const std::string& arg : args)
+    if (arg.starts_with("--")) {
+      const std::string name = arg.substr(2, arg.find('=') - 2);
+      names.push_back(name == "stream" ? "lines" : name);
+    }
+  return names;
+}
+
+}  // namespace
+
+void LessonCli::parse(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  const nlohmann::json defaults = flags_json();
+  parse_arguments(args);
+  if (!common.resume.empty()) {
+    try {
+      const nlohmann::json recorded = recorded_flags(common.resume);
+      std::vector<std::string> adopted = arguments_for(recorded, defaults, flags_named(args));
+      const std::string given_out = given("--out") ? common.out : "";
+      adopted.insert(adopted.end(), args.begin(), args.end());  // the command line's own flags last
+      parse_arguments(adopted);
+      resume_from(given_out);
+      const std::vector<std::string> changed = changed_flags(recorded, flags_json());
+      if (!changed.empty()) {
+        std::string list;
+        for (const std::string& c : changed) list += (list.empty() ? "" : ", ") + c;
+        fail("--resume", common.resume, ": ", list, ": a resumed run goes on with the model, data and training it started with; ",
+             "leave ", changed.size() == 1 ? "this flag" : "these flags", " out (only --threads and --stop-after may change)");
+      }
+    } catch (const Error& e) {
+      std::fprintf(stderr, "error: %s\n", e.what());
+      std::exit(2);
+    }
+  }
+  flags_at_start_ = flags_json();
   if (common.threads > 0) set_num_threads(common.threads);
   manual_seed(common.seed);
+}
+
+void LessonCli::resume_from(const std::string& given_out) {
+  namespace fs = std::filesystem;
+  if (!given_out.empty() && fs::weakly_canonical(given_out) != fs::weakly_canonical(common.resume))
+    fail("--resume", common.resume, " continues the run in that folder; --out ", given_out, " names another: leave --out out");
+  common.out = common.resume;
 }
 
 nlohmann::json LessonCli::flags_json() const {

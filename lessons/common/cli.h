@@ -23,6 +23,8 @@ struct CommonFlags {
   int threads = 0;    // 0: all cores
   std::string out;    // default runs/<lesson>
   bool quick = false;  // shrink everything to run in seconds (the smoke tests use it)
+  std::string resume;  // a run folder to continue from its checkpoints (lessons/common/resume.h)
+  int64_t stop_after = 0;  // stop after this many checkpoints, as an interruption would; 0: never
 };
 
 struct TextFlags {
@@ -122,16 +124,24 @@ class LessonCli {
   void text_options(TextFlags& text, const std::string& default_data, bool default_lines = false);
 
   // Exits 0 after printing --help; on an unknown flag or a bad value prints why in one line and
-  // exits 2. Then sets the thread count and seeds the default generator.
+  // exits 2. With --resume RUN_DIR, the flags not given take the values the run started with, and
+  // a flag given with another value (--threads and --stop-after aside) is refused in one line.
+  // Then sets the thread count and seeds the default generator.
   void parse(int argc, char** argv);
 
   const std::string& lesson() const { return lesson_; }
   bool given(const std::string& flag) const { return app_.count(flag) > 0; }  // on the command line, after parse()
   nlohmann::json flags_json() const;  // every flag and its value, for summary.json
+  // The flags as parse() left them, before a lesson shortened anything for --quick: what a resumed
+  // run must be started with again (resume/flags.json).
+  const nlohmann::json& flags_at_start() const { return flags_at_start_; }
   CommonFlags common;
 
  private:
   void record(const std::string& name, std::function<nlohmann::json()> value);
+  void parse_arguments(const std::vector<std::string>& args);  // CLI11's parse, and its errors in one line
+  void resume_from(const std::string& given_out);
+  nlohmann::json flags_at_start_;
   std::string lesson_;
   CLI::App app_;
   std::vector<std::pair<std::string, std::function<nlohmann::json()>>> recorded_;

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "io/checkpoint.h"
+#include "lessons/common/resume.h"
 
 namespace ladder::lessons {
 
@@ -131,6 +132,7 @@ Run::Run(const LessonCli& cli) : cli_(cli), folder_(cli.common.out) {
   std::filesystem::create_directories(folder_, error);
   if (error) fail("run", "cannot create the output folder ", folder_, ": ", error.message());
   lock_fd_ = lock_folder(folder_);
+  if (!resuming()) std::filesystem::remove_all(resume_folder(folder_));
   start_ = std::chrono::steady_clock::now();
 }
 
@@ -156,6 +158,24 @@ double Run::seconds() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
 }
 
+std::string Run::checkpoint_file(const std::string& loop) {
+  if (std::find(loops_.begin(), loops_.end(), loop) != loops_.end())
+    fail("run", "two training loops keep their checkpoints as '", loop, "'; give each its own csv or name");
+  if (loops_.empty() && !resuming()) record_flags(folder_, cli_.flags_at_start());
+  loops_.push_back(loop);
+  return lessons::checkpoint_file(folder_, loop);
+}
+
+void Run::checkpoint_written(int64_t step, const std::string& loop) {
+  if (++checkpoints_ != cli_.common.stop_after) return;
+  stop_message_ = cat(cli_.lesson(), ": stopped after checkpoint ", checkpoints_, " (step ", step, " of ", loop, ") as --stop-after ",
+                      cli_.common.stop_after, " asked; continue the run with --resume ", folder_);
+}
+
+void Run::stop_if_asked() const {
+  if (!stop_message_.empty()) throw Stopped(stop_message_);
+}
+
 void Run::check_loss(int64_t step, double loss, LossKind kind, const std::string& what) {
   const std::string why = divergence(loss, kind, what);
   if (!why.empty()) diverged(step, loss, why);
@@ -177,6 +197,7 @@ std::string Run::save_checkpoint(const nn::Module& model, std::map<std::string, 
 }
 
 void Run::diverged(int64_t step, double loss, const std::string& why) {
+  std::filesystem::remove_all(resume_folder(folder_));  // resuming would only diverge again
   write_summary({{"diverged", {{"step", step}, {"loss", json_number(loss)}, {"why", why}}}, {"metrics", nlohmann::ordered_json::object()}});
   throw Diverged(cat(cli_.lesson(), ": training diverged at step ", step, ": ", why, "; try a smaller --lr (this run: ",
                      shortest_decimal(cli_.common.lr), "). ", path("summary.json"), " records it"));
@@ -193,6 +214,7 @@ void Run::write_summary(const nlohmann::ordered_json& fields) {
 
 void Run::finish(const nlohmann::ordered_json& metrics, const MetricNotes& notes, const std::string& next) {
   write_summary({{"metrics", metrics}});
+  std::filesystem::remove_all(resume_folder(folder_));  // a finished run has nothing to resume
   std::printf("\n== %s done in %.1f s ==\n", cli_.lesson().c_str(), seconds());
   size_t name_width = 0, value_width = 0;
   for (const auto& [name, value] : metrics.items()) {
@@ -220,6 +242,9 @@ int lesson_main(const std::function<void()>& body) {
     std::fflush(stdout);
     std::fprintf(stderr, "\nerror: %s\n", e.what());
     return 3;
+  } catch (const Stopped& e) {
+    std::printf("\n%s\n", e.what());
+    return 0;
   } catch (const std::exception& e) {  // ladder::Error, and anything a library throws (out of memory, ...)
     std::fflush(stdout);
     std::fprintf(stderr, "\nerror: %s\n", e.what());

@@ -44,6 +44,13 @@ class Diverged : public Error {
   using Error::Error;
 };
 
+// The run stopped after the checkpoint --stop-after asked for, as an interruption would: lesson_main
+// prints how to resume it and exits with status 0.
+class Stopped : public Error {
+ public:
+  using Error::Error;
+};
+
 // What the final printout says beside a metric: {"test_acc", "softmax regression, 3 clusters, test points"}.
 using MetricNotes = std::map<std::string, std::string>;
 
@@ -60,7 +67,8 @@ class Run {
  public:
   // Creates the output folder and takes its lock (run.lock, holding this process's id): a second
   // run into the same folder is refused while this one runs. A lock left by a run that ended
-  // without removing it (killed) is taken over. Starts the clock.
+  // without removing it (killed) is taken over. Starts the clock. A run that is not resumed first
+  // removes the resume files an earlier run left in the folder.
   explicit Run(const LessonCli& cli);
   ~Run();  // removes the lock
   Run(const Run&) = delete;
@@ -72,6 +80,18 @@ class Run {
   std::string path(const std::string& name) const;
   void wrote(const std::vector<std::string>& paths);  // files written by a helper (plots)
   double seconds() const;
+  const std::string& lesson() const { return cli_.lesson(); }
+
+  // Checkpoints for --resume (lessons/common/resume.h), which the Tracker keeps for its loop.
+  bool resuming() const { return !cli_.common.resume.empty(); }
+  // The file of the checkpoint of the loop named `loop` (each loop of a run has its own name); the
+  // first call records the run's flags beside it.
+  std::string checkpoint_file(const std::string& loop);
+  // After each checkpoint written: counts them, for --stop-after.
+  void checkpoint_written(int64_t step, const std::string& loop);
+  // Throws Stopped once --stop-after's checkpoint is written: called where every loop of that step
+  // has saved its own (the next step, or the end of the loop).
+  void stop_if_asked() const;
 
   // Call with each training step's loss (steps from 1): when training has diverged, stops the run
   // (summary.json says where, then Diverged) instead of training on NaN and saving it.
@@ -94,6 +114,9 @@ class Run {
   std::string folder_;
   int lock_fd_ = -1;
   std::vector<std::string> written_;
+  std::vector<std::string> loops_;  // the loops that keep checkpoints
+  int64_t checkpoints_ = 0;
+  std::string stop_message_;  // set by --stop-after's checkpoint
   std::chrono::steady_clock::time_point start_;
   int64_t last_step_ = 0;  // the last loss check, for a divergence found in the weights
   double last_loss_ = 0;
@@ -101,7 +124,7 @@ class Run {
 
 // The main() of every lesson: runs it, and turns an exception (a ladder::Error, or one from a
 // library) into a message and exit status 2, so that no input can abort the process; a diverged
-// run exits with status 3.
+// run exits with status 3, one stopped by --stop-after with 0.
 int lesson_main(const std::function<void()>& body);
 
 }  // namespace ladder::lessons

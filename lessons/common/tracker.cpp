@@ -1,6 +1,10 @@
 #include "lessons/common/tracker.h"
 
 #include <algorithm>
+#include <bit>
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
 
 #include "core/error.h"
 
@@ -13,6 +17,18 @@ std::string rate_column(const std::string& unit) {
   if (unit == "ex") return "examples_per_s";
   if (unit == "img") return "images_per_s";
   return unit + "_per_s";
+}
+
+// A figure as a checkpoint keeps it: its bits, exact (NaN too, which JSON has no number for).
+nlohmann::json bits(double value) { return std::bit_cast<uint64_t>(value); }
+double from_bits(const nlohmann::json& value) { return std::bit_cast<double>(value.get<uint64_t>()); }
+
+// A loop's checkpoint name: its CSV's stem, or its name when it writes none ("GRU 2 layers" -> "gru_2_layers").
+std::string loop_name(const TrackerOptions& options) {
+  if (!options.csv.empty()) return std::filesystem::path(options.csv).stem().string();
+  std::string name;
+  for (const char c : options.name) name += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(c)) : '_';
+  return name;
 }
 
 }  // namespace
@@ -32,7 +48,40 @@ Tracker::Tracker(Run& run, TrackerOptions options)
   curves_.resize(1 + options_.figures.size(), Series{options_.name});
 }
 
+int64_t Tracker::resume(LoopState state) {
+  if (!options_.checkpoints) return 1;
+  state_.emplace(state);
+  checkpoint_ = run_.checkpoint_file(loop_name(options_));
+  if (!run_.resuming() || !std::filesystem::exists(checkpoint_)) return 1;
+  const auto [step, records] = load_loop_checkpoint(checkpoint_, run_.lesson(), *state_);
+  for (const nlohmann::json& row : records.at("rows")) {
+    std::vector<double> values;
+    for (const nlohmann::json& value : row) values.push_back(from_bits(value));
+    record_row(values);
+  }
+  train_loss_ = from_bits(records.at("train_loss"));
+  const auto seconds = [](double s) { return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s)); };
+  training_ = seconds(records.at("training_seconds")), first_step_ = seconds(records.at("first_step_seconds"));
+  steps_timed_ = records.at("steps_timed");
+  start_ -= seconds(records.at("seconds"));  // the rate column counts the time before the interruption too
+  std::printf("(%s: resumed after step %lld from %s)\n", options_.name.c_str(), static_cast<long long>(step), checkpoint_.c_str());
+  return step + 1;
+}
+
+nlohmann::json Tracker::records() const {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const std::vector<double>& row : rows_) {
+    nlohmann::json values = nlohmann::json::array();
+    for (const double v : row) values.push_back(bits(v));
+    rows.push_back(values);
+  }
+  const auto seconds = [](std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); };
+  return {{"rows", rows}, {"train_loss", bits(train_loss_)}, {"seconds", this->seconds()},
+          {"training_seconds", seconds(training_)}, {"first_step_seconds", seconds(first_step_)}, {"steps_timed", steps_timed_}};
+}
+
 void Tracker::step(int64_t step, const optim::StepResult& result, double lr) {
+  run_.stop_if_asked();
   const auto now = std::chrono::steady_clock::now();
   (step == 1 ? first_step_ : training_) += now - mark_;
   steps_timed_ += step == 1 ? 0 : 1;
@@ -55,15 +104,27 @@ void Tracker::evaluated(int64_t step, const std::vector<double>& figures) {
   std::vector<double> row = {static_cast<double>(step), train_loss_};
   row.insert(row.end(), figures.begin(), figures.end());
   row.insert(row.end(), {lr_, static_cast<double>(step * options_.items_per_step) / std::max(seconds(), 1e-9), grad_norm_});
-  if (csv_) csv_->row(row);
-  for (size_t c = 0; c < curves_.size(); ++c) {
-    curves_[c].x.push_back(static_cast<double>(step));
-    curves_[c].y.push_back(row[c + 1]);
+  record_row(row);
+  if (state_) {
+    save_loop_checkpoint(checkpoint_, run_.lesson(), *state_, step, records());
+    run_.checkpoint_written(step, options_.name);
   }
   mark_ = std::chrono::steady_clock::now();
 }
 
-void Tracker::finish() { progress_.finish(); }
+void Tracker::record_row(const std::vector<double>& row) {
+  if (csv_) csv_->row(row);
+  for (size_t c = 0; c < curves_.size(); ++c) {
+    curves_[c].x.push_back(row[0]);
+    curves_[c].y.push_back(row[c + 1]);
+  }
+  rows_.push_back(row);
+}
+
+void Tracker::finish() {
+  progress_.finish();
+  run_.stop_if_asked();
+}
 
 size_t Tracker::column(const std::string& figure) const {
   if (figure == "train_loss") return 0;

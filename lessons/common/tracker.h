@@ -1,8 +1,9 @@
 // What a lesson records beside its training step, so that the step itself stays a few plain lines:
 // the progress line, the divergence check, the mean training loss since the last evaluation, when
-// to evaluate, metrics.csv (one row per evaluation) and the curves to plot. A lesson's loop reads:
+// to evaluate, metrics.csv (one row per evaluation), the curves to plot and, for --resume, a
+// checkpoint of the loop at each evaluation. A lesson's loop reads:
 //
-//   for (int64_t step = 1; step <= steps; ++step) {
+//   for (int64_t step = tracker.resume({model, optimizer, {&gen}}); step <= steps; ++step) {
 //     optimizer.set_lr(schedule(step - 1));
 //     const optim::StepResult result = optim::train_step(model, optimizer, batches.sample(batch, gen), 1.0f);
 //     tracker.step(step, result, optimizer.lr());
@@ -14,11 +15,13 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "lessons/common/plot.h"
 #include "lessons/common/progress.h"
+#include "lessons/common/resume.h"
 #include "lessons/common/run.h"
 #include "optim/train_step.h"
 
@@ -39,11 +42,18 @@ struct TrackerOptions {
   std::string name = "train";  // names the curves, and the loss in a divergence message ("the GRU's loss")
   bool progress = true;         // false: no progress line (a second model trained in the same loop)
   bool stop_if_diverged = true;  // false: a run meant to show divergence goes on (lesson 05's unclipped SGD)
+  // false: resume() keeps no checkpoint and a resumed run trains the loop again from step 1 (a short
+  // loop that evaluates at every step, where saving costs more than training again)
+  bool checkpoints = true;
 };
 
 class Tracker {
  public:
   Tracker(Run& run, TrackerOptions options);
+  // Keeps a checkpoint of the loop's `state` at each evaluation (resume/<csv or name>.safetensors),
+  // and with --resume first puts back the last one, with the CSV rows and curves before it.
+  // Returns the step to train from: 1, or the step after the checkpoint (past the last: done).
+  int64_t resume(LoopState state);
   // After each step (from 1): stops a diverged run (Run::check_loss), moves the progress line and
   // adds the loss to the mean since the last evaluation.
   void step(int64_t step, const optim::StepResult& result, double lr);
@@ -66,11 +76,16 @@ class Tracker {
 
  private:
   size_t column(const std::string& figure) const;  // 0: train_loss, i + 1: figures[i]
+  void record_row(const std::vector<double>& row);  // the CSV and the curves
+  nlohmann::json records() const;                   // what a checkpoint keeps of the tracker
   Run& run_;
   TrackerOptions options_;
   std::unique_ptr<CsvWriter> csv_;
   Progress progress_;
   std::vector<Series> curves_;  // train_loss, then each figure
+  std::vector<std::vector<double>> rows_;  // the CSV's, for a checkpoint
+  std::optional<LoopState> state_;  // set by resume()
+  std::string checkpoint_;
   std::chrono::steady_clock::time_point start_, mark_;
   std::chrono::steady_clock::duration training_{}, first_step_{};
   int64_t steps_timed_ = 0;

@@ -3,7 +3,10 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <stdexcept>
 #include <regex>
 #include <sstream>
 
@@ -103,6 +106,49 @@ void read_ladder_usage(const std::string& script, Interface& interface) {
   }
 }
 
+Interface read_interface(const fs::path& root, const std::string& lesson_dir) {
+  Interface i;
+  static const std::regex lesson(R"(\d\d_\w+)"), flag(R"(--[A-Za-z][\w-]*)");
+  for (const auto& entry : fs::directory_iterator(root / "lessons")) {
+    const std::string stem = entry.path().stem().string();
+    if (entry.path().extension() != ".cpp" || !std::regex_match(stem, lesson)) continue;
+    const std::string number = stem.substr(0, 2);
+    i.lesson_sources[number] = "lessons/" + stem + ".cpp";
+    const std::string command = lesson_dir + "/lesson_" + stem + " --help 2>&1";
+    FILE* pipe = popen(command.c_str(), "r");
+    if (!pipe) throw std::runtime_error("cannot run " + command);
+    std::string help;
+    char buffer[4096];
+    while (const size_t n = fread(buffer, 1, sizeof buffer, pipe)) help.append(buffer, n);
+    if (pclose(pipe) != 0) throw std::runtime_error("lesson_" + stem + " --help failed (is the lesson built?): " + help);
+    for (auto it = std::sregex_iterator(help.begin(), help.end(), flag); it != std::sregex_iterator(); ++it)
+      i.lesson_flags[number].insert(it->str());
+  }
+  std::ifstream script(root / "ladder");
+  std::stringstream text;
+  text << script.rdbuf();
+  read_ladder_usage(text.str(), i);
+  if (i.ladder_commands.empty()) throw std::runtime_error("no commands found in the usage text (cat <<'TEXT' ... TEXT) of ./ladder");
+  return i;
+}
+
+const std::map<std::string, std::string>& allowed_spans() {
+  static const std::map<std::string, std::string> allowed = {
+      {"key_padding_mask", "PyTorch's name for its padding mask"},
+      {"is_causal", "PyTorch's name for its causal flag"},
+      {"valid_lens", "d2l's name for its valid lengths"},
+      {"GFDL", "a file of /usr/share/common-licenses"},
+      {"GPL", "a file of /usr/share/common-licenses"},
+      {"LGPL", "a file of /usr/share/common-licenses"},
+      {"libdnnl2", "the Debian package of oneDNN, which PyTorch uses"},
+      {"tanhf", "libm's tanh for float, which fast_tanh replaced"},
+      {"__builtin_expect_with_probability", "a GCC builtin that was tried and did not help"},
+      {"weight_hh_l0_reverse", "a recurrent parameter name, built at run time"},
+      {"bias_hh_l1_reverse", "a recurrent parameter name, built at run time"},
+  };
+  return allowed;
+}
+
 DocsChecker::DocsChecker(const SourceIndex& index, Interface interface, std::map<std::string, std::string> allowed)
     : index_(index), interface_(std::move(interface)), allowed_(std::move(allowed)) {}
 
@@ -113,13 +159,28 @@ std::vector<std::string> DocsChecker::unused_allowances() const {
   return unused;
 }
 
-std::vector<Problem> DocsChecker::check(const Note& note) {
+std::optional<Declaration> unique_definition(const SourceIndex& index, const std::string& name) {
+  const std::vector<Declaration>& all = index.declarations(name);
+  if (all.empty()) return std::nullopt;
+  const auto stem = [](const std::string& file) { return file.substr(0, file.rfind('.')); };
+  std::optional<Declaration> chosen;
+  for (const Declaration& d : all) {
+    if (stem(d.file) != stem(all[0].file)) return std::nullopt;
+    if (!chosen || (extension(d.file) == "cpp" && extension(chosen->file) != "cpp")) chosen = d;
+  }
+  return chosen;
+}
+
+std::vector<Problem> DocsChecker::check(const Note& note, std::vector<Pointer>* pointers) {
   std::vector<Problem> problems;
   std::string lesson = lesson_of(note.path);
   if (!interface_.lesson_sources.count(lesson)) lesson.clear();  // a note written before its lesson
   for (const CodeSpan& span : note.spans) {
     Context c{lesson, files_cited(note, span.sentence), note.path + ":" + std::to_string(span.line), span.text, problems};
+    for (const CodeSpan& other : note.spans)
+      if (other.sentence == span.sentence && c.cited_files.count(other.text)) c.named.insert(other.text);
     check_span(c);
+    if (pointers && c.target) pointers->push_back({span, *c.target});
   }
   for (const Fence& fence : note.fences) {
     if (fence.info == "cpp") continue;
@@ -150,7 +211,9 @@ void DocsChecker::check_span(Context& c) {
   } else if (std::smatch m; std::regex_match(s, m, std::regex(R"(([\w./-]+\.(?:h|cpp)):(~?[A-Za-z_][\w:~]*)(?:\(\))?)"))) {
     check_path(c, m[1]);  // "io/checkpoint.h:save_module": the name in that file (or its .cpp), not elsewhere
     c.cited_files = {m[1].str(), sibling(m[1])};
+    c.named = {m[1].str()};
     c.lesson.clear();
+    c.target.reset();  // the name's line, not the file's first
     check_name(c, m[2], true);
   } else if (path_like(s)) {
     check_path(c, s);
@@ -196,7 +259,16 @@ void DocsChecker::check_flags(Context& c, const std::string& text) {
   static const std::regex flag(R"(--[A-Za-z][\w-]*)");
   const std::set<std::string> known = flags_of(c.lesson);
   for (auto it = std::sregex_iterator(text.begin(), text.end(), flag); it != std::sregex_iterator(); ++it) {
-    if (known.count(it->str())) continue;
+    if (known.count(it->str())) {
+      // where a lesson (or the kit) declares the flag: its own source first
+      std::vector<std::string> homes;
+      if (!c.lesson.empty()) homes.push_back(interface_.lesson_sources.at(c.lesson));
+      for (const std::string& file : index_.files())
+        if (starts_with(file, "lessons/")) homes.push_back(file);
+      for (const std::string& file : homes)
+        if (!c.target && index_.first_line(file, it->str()) > 0) c.target = Target{file, index_.first_line(file, it->str())};
+      continue;
+    }
     const std::string whose = c.lesson.empty() ? "of any lesson" : "of lesson " + c.lesson;
     c.problems.push_back({c.where, c.span, it->str() + " is not a flag " + whose + " (--help lists: " + join(known, " ") + ")"});
   }
@@ -225,6 +297,8 @@ void DocsChecker::check_path(Context& c, const std::string& path) {
     const fs::path full = index_.root() / path;
     if (dir ? !fs::is_directory(full) : !fs::exists(full))
       c.problems.push_back({c.where, c.span, std::string(dir ? "no such folder" : "no such file") + " in the repository"});
+    else if (std::find(index_.files().begin(), index_.files().end(), path) != index_.files().end() || extension(path) == "md")
+      c.target = Target{path, 1};
     return;
   }
   // A bare file name: a file of the repository, or one that a lesson writes (its name or stem is a string literal there).
@@ -232,7 +306,10 @@ void DocsChecker::check_path(Context& c, const std::string& path) {
   const std::string stem = path.substr(0, path.rfind('.'));
   for (const std::string& file : index_.files()) {
     const bool writer = c.lesson.empty() ? starts_with(file, "lessons/") : file == interface_.lesson_sources.at(c.lesson) || starts_with(file, "lessons/common/");
-    if (writer && (index_.has_literal(file, path) || index_.has_literal(file, stem))) return;
+    if (writer && (index_.has_literal(file, path) || index_.has_literal(file, stem))) {
+      c.target = Target{file, index_.first_line(file, index_.has_literal(file, path) ? path : stem)};
+      return;
+    }
   }
   const std::string where = c.lesson.empty() ? "any lesson" : interface_.lesson_sources.at(c.lesson) + " or lessons/common/";
   c.problems.push_back({c.where, c.span, "no file of this name in the repository, and neither \"" + path + "\" nor \"" + stem + "\" is a string in " + where});
@@ -258,12 +335,15 @@ void DocsChecker::check_name(Context& c, const std::string& name, bool cited) {
     static const std::regex executable(R"(lesson_(\d\d)_\w+)");  // lesson_05_rnn, built from lessons/05_rnn.cpp
     std::smatch m;
     if (std::regex_match(bare, m, executable) && interface_.lesson_sources.count(m[1]) &&
-        interface_.lesson_sources.at(m[1]) == "lessons/" + bare.substr(7) + ".cpp")
+        interface_.lesson_sources.at(m[1]) == "lessons/" + bare.substr(7) + ".cpp") {
+      c.target = Target{interface_.lesson_sources.at(m[1]), 1};
       return;
+    }
     if (!index_.mentions(bare)) {
       c.problems.push_back({c.where, c.span, "`" + name + "` is not found in the sources"});
       return;
     }
+    locate_name(c, bare, index_.declarations(bare));
     if (!cited || c.cited_files.empty()) return;
     std::set<std::string> files = c.cited_files;
     if (!c.lesson.empty()) files.insert(interface_.lesson_sources.at(c.lesson));
@@ -286,6 +366,7 @@ void DocsChecker::check_name(Context& c, const std::string& name, bool cited) {
     c.problems.push_back({c.where, c.span, "`" + name + "` is not declared: " + found});
     return;
   }
+  locate_name(c, bare, matches);
   if (!cited || c.cited_files.empty()) return;
   const auto home = [&](const std::string& f) { return index_.uses(f, bare); };
   if (std::none_of(c.cited_files.begin(), c.cited_files.end(), home)) {
@@ -293,6 +374,37 @@ void DocsChecker::check_name(Context& c, const std::string& name, bool cited) {
     for (const Declaration& d : matches) homes.insert(d.file);
     c.problems.push_back({c.where, c.span, "`" + name + "` is declared in " + join(homes, ", ") + ", and neither declared nor used in the files its sentence cites: " + join(c.cited_files, ", ")});
   }
+}
+
+// The line a reader opens for `name`: among `matches` (its declarations), one in a file the
+// sentence cites or the note's lesson, the .cpp's first (the body); else its one definition;
+// else where those files use it; else its first declaration, or its first use anywhere.
+void DocsChecker::locate_name(Context& c, const std::string& name, const std::vector<Declaration>& matches) {
+  if (c.target) return;
+  std::set<std::string> files = c.cited_files;
+  if (!c.lesson.empty()) files.insert(interface_.lesson_sources.at(c.lesson));
+  const auto best = [](const std::vector<Declaration>& among) {
+    const auto cpp = std::find_if(among.begin(), among.end(), [](const Declaration& d) { return extension(d.file) == "cpp"; });
+    return cpp != among.end() ? *cpp : among.front();
+  };
+  std::vector<Declaration> cited;
+  std::copy_if(matches.begin(), matches.end(), std::back_inserter(cited), [&](const Declaration& d) { return files.count(d.file); });
+  std::vector<Declaration> named;
+  std::copy_if(cited.begin(), cited.end(), std::back_inserter(named), [&](const Declaration& d) { return c.named.count(d.file); });
+  if (!cited.empty()) {
+    const Declaration d = best(named.empty() ? cited : named);
+    c.target = Target{d.file, d.line};
+  } else if (const std::optional<Declaration> d = unique_definition(index_, name); d && !matches.empty()) {
+    const Declaration& chosen = std::find_if(matches.begin(), matches.end(), [&](const Declaration& m) { return m.file == d->file; }) != matches.end() ? *d : best(matches);
+    c.target = Target{chosen.file, chosen.line};
+  } else {
+    for (const std::string& file : files)
+      if (!c.target && index_.first_line(file, name) > 0) c.target = Target{file, index_.first_line(file, name)};
+    if (!c.target && !matches.empty()) c.target = Target{best(matches).file, best(matches).line};
+    for (const std::string& file : index_.files())
+      if (!c.target && index_.first_line(file, name) > 0) c.target = Target{file, index_.first_line(file, name)};
+  }
+  if (!c.target) c.problems.push_back({c.where, c.span, "`" + name + "` exists but no line of the sources holds it, so the book cannot point at it"});
 }
 
 // Code with arguments, designated initializers, or a formula: the qualified names must be

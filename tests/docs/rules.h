@@ -3,7 +3,9 @@
 // be in the note's lesson). docs/architecture.md (Tests) states the rules for note writers.
 #pragma once
 
+#include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -19,6 +21,22 @@ struct Problem {
   std::string why;
 };
 
+// Where a span points, for a reader to open: a file of the sources (or a note, docs/*.md) and a
+// line in it (1-based). The book links every span to its target.
+struct Target {
+  std::string file;
+  int line = 1;
+};
+
+struct Pointer {
+  CodeSpan span;
+  Target target;
+};
+
+// The one definition a reader means by `name`: its declarations all lie in one .h and its .cpp
+// (the .cpp's preferred: the body); none when it has none, or several unrelated ones.
+std::optional<Declaration> unique_definition(const SourceIndex& index, const std::string& name);
+
 // What the lessons and the ladder script accept.
 struct Interface {
   std::map<std::string, std::string> lesson_sources;         // "05" -> "lessons/05_rnn.cpp"
@@ -29,6 +47,13 @@ struct Interface {
 
 // The commands and benchmark names that `./ladder help` lists (read from the script's usage text).
 void read_ladder_usage(const std::string& script, Interface& interface);
+// The lessons' flags, as each built lesson (in `lesson_dir`) lists them in its --help, and the
+// ./ladder commands of the script below `root`; throws std::runtime_error when a --help fails.
+Interface read_interface(const std::filesystem::path& root, const std::string& lesson_dir);
+
+// Backticked text that is neither ladder's code nor a path in it, and why it may stay: the docs
+// test and the book allow the same.
+const std::map<std::string, std::string>& allowed_spans();
 
 class DocsChecker {
  public:
@@ -37,7 +62,9 @@ class DocsChecker {
   DocsChecker(const SourceIndex& index, Interface interface, std::map<std::string, std::string> allowed);
 
   // Every inline code span of the note, and every `./ladder` line of its non-C++ fenced blocks.
-  std::vector<Problem> check(const Note& note);
+  // `pointers`, when given, gets the target of every span that names a file, a name or a flag; a
+  // name that exists but has no line to point at is a problem.
+  std::vector<Problem> check(const Note& note, std::vector<Pointer>* pointers = nullptr);
   // Allow-list entries that no span has matched so far.
   std::vector<std::string> unused_allowances() const;
 
@@ -48,6 +75,8 @@ class DocsChecker {
     std::string where;
     std::string span;
     std::vector<Problem>& problems;
+    std::optional<Target> target = {};  // set by the checks that find what the span names
+    std::set<std::string> named = {};   // the cited files the sentence names itself (not their .h/.cpp pair)
   };
 
   void check_span(Context& c);
@@ -56,6 +85,7 @@ class DocsChecker {
   void check_path(Context& c, const std::string& path);
   void check_name(Context& c, const std::string& name, bool cited);
   void check_expression(Context& c, const std::string& text);
+  void locate_name(Context& c, const std::string& name, const std::vector<Declaration>& matches);
   std::set<std::string> files_cited(const Note& note, int sentence) const;
   std::set<std::string> flags_of(const std::string& lesson) const;
 

@@ -15,6 +15,7 @@ enum class Kind { name, punct, literal, number };
 struct Token {
   Kind kind;
   std::string text;
+  int line = 0;  // 1-based, where the token starts
 };
 
 bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
@@ -42,8 +43,13 @@ class Lexer {
   std::vector<Token> tokens() {
     std::vector<Token> out;
     bool line_start = true;
+    int line = 1;
+    size_t counted = 0;  // s_[0, counted) has been counted into line
     while (i_ < s_.size()) {
       const char c = s_[i_];
+      line += static_cast<int>(std::count(s_.begin() + static_cast<std::ptrdiff_t>(counted), s_.begin() + static_cast<std::ptrdiff_t>(i_), '\n'));
+      counted = i_;
+      const size_t before = out.size();
       if (c == '\n') line_start = true;
       if (std::isspace(static_cast<unsigned char>(c))) {
         ++i_;
@@ -73,6 +79,7 @@ class Lexer {
         out.push_back({Kind::punct, pair ? two : std::string(1, c)});
         i_ += pair ? 2 : 1;
       }
+      for (size_t t = before; t < out.size(); ++t) out[t].line = line;
       if (c != '\n' && !std::isspace(static_cast<unsigned char>(c))) line_start = false;
     }
     return out;
@@ -166,6 +173,7 @@ class DeclarationFinder {
   void run() {
     for (size_t i = 0; i < t_.size(); ++i) {
       const Token& tok = t_[i];
+      line_ = tok.line;
       if (tok.kind == Kind::punct) {
         punct(i);
       } else if (tok.kind == Kind::name) {
@@ -194,7 +202,7 @@ class DeclarationFinder {
   void declare(const std::string& name, std::vector<std::string> qualifiers = {}) {
     std::vector<std::string> scope = chain();
     scope.insert(scope.end(), qualifiers.begin(), qualifiers.end());
-    out_[name].push_back({file_, scope});
+    out_[name].push_back({file_, scope, line_});
   }
 
   void punct(size_t i) {
@@ -280,6 +288,7 @@ class DeclarationFinder {
   std::vector<Scope> stack_;
   std::vector<std::string> pending_;  // names of the scope the next '{' opens
   bool pending_enum_ = false;
+  int line_ = 0;  // of the token being read
 };
 
 bool skipped(const std::string& relative, const std::vector<std::string>& skip) {
@@ -313,7 +322,9 @@ void SourceIndex::read_file(const std::string& relative) {
   buffer << in.rdbuf();
   texts_.push_back(buffer.str());
   const std::vector<Token> tokens = Lexer(texts_.back()).tokens();
+  std::map<std::string, int>& first = first_lines_[relative];
   for (const Token& t : tokens) {
+    first.emplace(t.text, t.line);  // a name, or a literal's whole content
     if (t.kind == Kind::name) {
       code_names_[relative].insert(t.text);
       all_names_.insert(t.text);
@@ -326,6 +337,7 @@ void SourceIndex::read_file(const std::string& relative) {
         } else if (!word.empty()) {
           all_names_.insert(word);
           words_[relative].insert(word);
+          first.emplace(word, t.line);
           word.clear();
         }
       }
@@ -354,6 +366,13 @@ bool SourceIndex::has_literal(const std::string& file, const std::string& litera
 
 bool SourceIndex::text_contains(const std::string& text) const {
   return std::any_of(texts_.begin(), texts_.end(), [&](const std::string& t) { return t.find(text) != std::string::npos; });
+}
+
+int SourceIndex::first_line(const std::string& file, const std::string& text) const {
+  const auto in_file = first_lines_.find(file);
+  if (in_file == first_lines_.end()) return 0;
+  const auto it = in_file->second.find(text);
+  return it == in_file->second.end() ? 0 : it->second;
 }
 
 const std::vector<Declaration>& SourceIndex::declarations(const std::string& name) const {

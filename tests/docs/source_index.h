@@ -16,6 +16,7 @@ struct Declaration {
   std::string file;                // relative to the repository root
   std::vector<std::string> scope;  // enclosing named namespaces, classes and enums, outermost first,
                                    // then the qualifiers of an out-of-line definition (Module::)
+  int line = 0;                    // 1-based
 };
 
 class SourceIndex {
@@ -40,6 +41,9 @@ class SourceIndex {
   bool has_literal(const std::string& file, const std::string& literal) const;
   // Some file's text contains `text` anywhere (comments and literals included).
   bool text_contains(const std::string& text) const;
+  // The first line of `file` where `text` is a name in the code, a word of a string literal or a
+  // literal's whole content; 0 when it is none of these.
+  int first_line(const std::string& file, const std::string& text) const;
   // Every declaration of `name` (for a destructor, "~Name").
   const std::vector<Declaration>& declarations(const std::string& name) const;
 
@@ -54,6 +58,7 @@ class SourceIndex {
   std::map<std::string, std::set<std::string>> words_;       // file -> words of its string literals
   std::set<std::string> all_names_;                          // identifiers in any code, words of any literal
   std::map<std::string, std::vector<Declaration>> declarations_;
+  std::map<std::string, std::map<std::string, int>> first_lines_;  // file -> text -> first line
   std::vector<std::string> texts_;
 };
 

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 #include "docs/markdown.h"
@@ -25,21 +24,6 @@ namespace {
 
 const fs::path kRoot = LADDER_SOURCE_DIR;
 
-// Backticked text that is neither ladder's code nor a path in it, and why it may stay.
-const std::map<std::string, std::string> kAllowed = {
-    {"key_padding_mask", "PyTorch's name for its padding mask"},
-    {"is_causal", "PyTorch's name for its causal flag"},
-    {"valid_lens", "d2l's name for its valid lengths"},
-    {"GFDL", "a file of /usr/share/common-licenses"},
-    {"GPL", "a file of /usr/share/common-licenses"},
-    {"LGPL", "a file of /usr/share/common-licenses"},
-    {"libdnnl2", "the Debian package of oneDNN, which PyTorch uses"},
-    {"tanhf", "libm's tanh for float, which fast_tanh replaced"},
-    {"__builtin_expect_with_probability", "a GCC builtin that was tried and did not help"},
-    {"weight_hh_l0_reverse", "a recurrent parameter name, built at run time"},
-    {"bias_hh_l1_reverse", "a recurrent parameter name, built at run time"},
-};
-
 std::string read(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   REQUIRE_MESSAGE(in.good(), "cannot read ", path.string());
@@ -53,25 +37,8 @@ const SourceIndex& index() {
   return index;
 }
 
-// The lessons' flags, as each lesson's --help lists them, and the ./ladder commands.
 const Interface& interface() {
-  static const Interface interface = [] {
-    Interface i;
-    static const std::regex lesson(R"(\d\d_\w+)"), flag(R"(--[A-Za-z][\w-]*)");
-    for (const auto& entry : fs::directory_iterator(kRoot / "lessons")) {
-      const std::string stem = entry.path().stem().string();
-      if (entry.path().extension() != ".cpp" || !std::regex_match(stem, lesson)) continue;
-      const std::string number = stem.substr(0, 2);
-      i.lesson_sources[number] = "lessons/" + stem + ".cpp";
-      const Ran help = run_command(std::string(LADDER_LESSON_DIR) + "/lesson_" + stem + " --help");
-      REQUIRE_MESSAGE(help.status == 0, "lesson_", stem, " --help failed: ", help.output);
-      for (auto it = std::sregex_iterator(help.output.begin(), help.output.end(), flag); it != std::sregex_iterator(); ++it)
-        i.lesson_flags[number].insert(it->str());
-    }
-    read_ladder_usage(read(kRoot / "ladder"), i);
-    REQUIRE_MESSAGE(!i.ladder_commands.empty(), "no commands found in the usage text (cat <<'TEXT' ... TEXT) of ./ladder");
-    return i;
-  }();
+  static const Interface interface = read_interface(kRoot, LADDER_LESSON_DIR);
   return interface;
 }
 
@@ -144,7 +111,7 @@ std::string describe(const std::vector<Problem>& problems) {
 }  // namespace
 
 TEST_CASE("every path, name, flag and ./ladder command in backticks in docs/*.md and README.md exists") {
-  DocsChecker checker(index(), interface(), kAllowed);
+  DocsChecker checker(index(), interface(), allowed_spans());
   size_t spans = 0;
   for (const Note& note : notes()) {
     spans += note.spans.size();
@@ -152,7 +119,58 @@ TEST_CASE("every path, name, flag and ./ladder command in backticks in docs/*.md
   }
   CHECK(spans > 500);  // the notes were read
   for (const std::string& unused : checker.unused_allowances())
-    FAIL_CHECK("allow-list entry `" << unused << "` (" << kAllowed.at(unused) << ") matches no span: remove it");
+    FAIL_CHECK("allow-list entry `" << unused << "` (" << allowed_spans().at(unused) << ") matches no span: remove it");
+}
+
+// The lines of a file of the repository.
+std::vector<std::string> lines_of(const std::string& file) {
+  std::istringstream in(read(kRoot / file));
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+TEST_CASE("every code pointer of the notes opens a line of the sources, and a name the line that declares or holds it") {
+  DocsChecker checker(index(), interface(), allowed_spans());
+  size_t names = 0;
+  for (const Note& note : notes()) {
+    std::vector<Pointer> pointers;
+    checker.check(note, &pointers);
+    for (const Pointer& p : pointers) {
+      INFO(note.path, ":", p.span.line, ": `", p.span.text, "` -> ", p.target.file, ":", p.target.line);
+      REQUIRE(fs::exists(kRoot / p.target.file));
+      const std::vector<std::string> lines = lines_of(p.target.file);
+      REQUIRE((p.target.line >= 1 && p.target.line <= static_cast<int>(std::max<size_t>(1, lines.size()))));
+      std::string name = p.span.text.substr(p.span.text.rfind(':') == std::string::npos ? 0 : p.span.text.rfind(':') + 1);
+      if (name.ends_with("()")) name.resize(name.size() - 2);
+      const bool plain_name = std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+      if (!plain_name || name.empty() || name.starts_with("lesson_") || p.target.file.ends_with(".md")) continue;
+      ++names;
+      CHECK(lines[static_cast<size_t>(p.target.line - 1)].find(name) != std::string::npos);
+    }
+  }
+  CHECK(names > 300);
+}
+
+TEST_CASE("a pointer opens the definition its sentence cites, else the name's one definition") {
+  DocsChecker checker(index(), interface(), {});
+  const auto target = [&](const char* note, const char* text) {
+    std::vector<Pointer> pointers;
+    CHECK(checker.check(parse_note(note, text), &pointers).empty());
+    REQUIRE(!pointers.empty());
+    return pointers.front().target;
+  };
+  const Target gates = target("docs/06_gated_rnn.md", "`LSTMCell::gates` (`nn/recurrent.cpp`) computes them.\n");
+  CHECK(gates.file == "nn/recurrent.cpp");
+  CHECK(lines_of(gates.file)[static_cast<size_t>(gates.line - 1)].find("LSTMCell::gates(") != std::string::npos);
+  const Target declared = target("docs/06_gated_rnn.md", "`LSTMCell::gates` (`nn/recurrent.h`) computes them.\n");
+  CHECK(declared.file == "nn/recurrent.h");
+  const Target train_lm = target("docs/05_rnn.md", "The loop is `train_lm`.\n");
+  CHECK(train_lm.file == "lessons/05_rnn.cpp");
+  const Target path = target("README.md", "See `core/ops.h`.\n");
+  CHECK((path.file == "core/ops.h" && path.line == 1));
+  const Target flag = target("docs/05_rnn.md", "Run `--clip 0`.\n");
+  CHECK(lines_of(flag.file)[static_cast<size_t>(flag.line - 1)].find("--clip") != std::string::npos);
 }
 
 TEST_CASE("the rules catch a renamed function, a wrong file, an unknown flag and a missing path") {

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,14 @@ struct Ran {
   int status;
   std::string output;  // stdout and stderr together
 };
+
+// A file's whole text (empty when it cannot be read: the checks on it then fail).
+inline std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
 
 inline Ran run_command(const std::string& command) {
   FILE* pipe = popen((command + " 2>&1").c_str(), "r");

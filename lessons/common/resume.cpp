@@ -1,0 +1,145 @@
+#include "lessons/common/resume.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "io/atomic_file.h"
+#include "io/safetensors.h"
+
+namespace fs = std::filesystem;
+
+namespace ladder::lessons {
+
+namespace {
+
+constexpr const char* kFlagsFile = "flags.json";
+
+// The tensors of `all` whose names start with `prefix`, without it.
+std::map<std::string, Tensor> part(const std::map<std::string, Tensor>& all, const std::string& prefix) {
+  std::map<std::string, Tensor> out;
+  for (const auto& [name, tensor] : all)
+    if (name.starts_with(prefix)) out[name.substr(prefix.size())] = tensor;
+  return out;
+}
+
+// A flag's value as the command line writes it: 0.001, 64, full.
+std::string flag_text(const nlohmann::json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+}  // namespace
+
+Carried bptt_carried(models::CharRNN& model, data::ContiguousBatcher& windows) {
+  return {[&model, &windows] {
+            std::map<std::string, Tensor> state = {{"position", scalar(static_cast<float>(windows.position()))}};
+            const auto [h, c] = model.carried_state();
+            if (h.defined()) state["h"] = h;
+            if (c.defined()) state["c"] = c;
+            return state;
+          },
+          [&model, &windows](const std::map<std::string, Tensor>& state) {
+            if (!state.count("position")) fail("bptt_carried", "the checkpoint has no stream position");
+            windows.seek(static_cast<int64_t>(state.at("position").item()));
+            model.set_carried_state(state.count("h") ? state.at("h") : Tensor(), state.count("c") ? state.at("c") : Tensor());
+          }};
+}
+
+std::string resume_folder(const std::string& run_folder) { return (fs::path(run_folder) / "resume").string(); }
+
+std::string checkpoint_file(const std::string& run_folder, const std::string& loop) {
+  return (fs::path(resume_folder(run_folder)) / (loop + ".safetensors")).string();
+}
+
+void save_loop_checkpoint(const std::string& path, const std::string& lesson, const LoopState& state, int64_t step,
+                          const nlohmann::json& records) {
+  std::map<std::string, Tensor> tensors;
+  for (const auto& [name, tensor] : state.model.state_dict()) tensors["model." + name] = tensor;
+  for (const auto& [name, tensor] : state.optimizer.state_dict()) tensors["optimizer." + name] = tensor;
+  if (state.carried.save)
+    for (const auto& [name, tensor] : state.carried.save()) tensors["carried." + name] = tensor;
+  nlohmann::json generators = nlohmann::json::array();
+  for (const Generator* gen : state.generators) generators.push_back(gen->state());
+  io::save_safetensors(path, tensors,
+                       {{"lesson", lesson}, {"step", std::to_string(step)}, {"generators", generators.dump()},
+                        {"default_generator", default_generator().state()}, {"records", records.dump()}});
+}
+
+std::pair<int64_t, nlohmann::json> load_loop_checkpoint(const std::string& path, const std::string& lesson,
+                                                        LoopState& state) {
+  const io::TensorFile file = io::load_safetensors(path);
+  const auto& meta = file.metadata;
+  for (const char* key : {"lesson", "step", "generators", "default_generator", "records"})
+    if (!meta.count(key)) fail("resume", path, " has no '", key, "': it is not a checkpoint of a training loop");
+  if (meta.at("lesson") != lesson) fail("resume", path, " is a checkpoint of lesson ", meta.at("lesson"), ", not of ", lesson);
+  try {
+    state.model.load_state_dict(part(file.tensors, "model."));
+    state.optimizer.load_state_dict(part(file.tensors, "optimizer."));
+    if (state.carried.restore) state.carried.restore(part(file.tensors, "carried."));
+    const nlohmann::json generators = nlohmann::json::parse(meta.at("generators"));
+    if (generators.size() != state.generators.size())
+      fail("resume", "the checkpoint holds ", generators.size(), " generators, the loop draws from ", state.generators.size());
+    for (size_t i = 0; i < generators.size(); ++i) state.generators[i]->set_state(generators[i].get<std::string>());
+    default_generator().set_state(meta.at("default_generator"));
+    return {std::stoll(meta.at("step")), nlohmann::json::parse(meta.at("records"))};
+  } catch (const nlohmann::json::exception& e) {
+    fail("resume", path, ": ", e.what());
+  } catch (const Error& e) {
+    throw Error(cat(e.what(), " (checkpoint ", path, ")"));
+  }
+}
+
+nlohmann::json recorded_flags(const std::string& run_folder) {
+  const fs::path path = fs::path(resume_folder(run_folder)) / kFlagsFile;
+  std::ifstream in(path);
+  if (!in)
+    fail("--resume", run_folder, " has no checkpoint to resume from (no ", path.string(),
+         "): a run keeps one from its first evaluation until it finishes or diverges");
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    fail("--resume", path.string(), " is not the JSON a run writes: ", e.what());
+  }
+}
+
+void record_flags(const std::string& run_folder, const nlohmann::json& flags) {
+  fs::create_directories(resume_folder(run_folder));
+  const std::string text = flags.dump(2) + "\n";
+  io::write_atomically("resume", (fs::path(resume_folder(run_folder)) / kFlagsFile).string(), {text});
+}
+
+bool free_to_change(const std::string& flag) {
+  return flag == "threads" || flag == "out" || flag == "resume" || flag == "stop-after";
+}
+
+std::vector<std::string> arguments_for(const nlohmann::json& recorded, const nlohmann::json& defaults,
+                                       const std::vector<std::string>& given) {
+  std::vector<std::string> args;
+  for (const auto& [name, value] : recorded.items()) {
+    if (free_to_change(name) && name != "threads") continue;
+    if (std::find(given.begin(), given.end(), name) != given.end()) continue;
+    if (defaults.contains(name) && defaults[name] == value) continue;
+    if (name == "lines") args.push_back(value.get<bool>() ? "--lines" : "--stream");
+    else if (value.is_boolean()) {
+      if (value.get<bool>()) args.push_back("--" + name);
+    } else if (!(value.is_string() && value.get<std::string>().empty())) {
+      args.push_back("--" + name);
+      args.push_back(flag_text(value));
+    }
+  }
+  return args;
+}
+
+std::vector<std::string> changed_flags(const nlohmann::json& recorded, const nlohmann::json& now) {
+  std::vector<std::string> changed;
+  for (const auto& [name, value] : now.items()) {
+    if (free_to_change(name)) continue;
+    const bool known = recorded.contains(name);
+    if (known && recorded[name] == value) continue;
+    changed.push_back(cat("--", name, " ", flag_text(value), known ? " (the run: " + flag_text(recorded[name]) + ")" : " (the run had no such flag)"));
+  }
+  return changed;
+}
+
+}  // namespace ladder::lessons

@@ -1,0 +1,60 @@
+// The book (tools/book): built from the repository's notes, every pointer a link to a line of the
+// code; a pointer that does not resolve stops the build, naming it. The browser test
+// (browser_test.mjs) opens the pages.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "lessons/lesson_runner.h"
+
+namespace fs = std::filesystem;
+using ladder::testing::Ran;
+using ladder::testing::read_text;
+using ladder::testing::run_command;
+using ladder::testing::says_all;
+
+namespace {
+
+fs::path fresh(const std::string& name) {
+  const fs::path folder = fs::temp_directory_path() / ("ladder_book_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(folder);
+  fs::create_directories(folder);
+  return folder;
+}
+
+}  // namespace
+
+TEST_CASE("the book has a page per note, its pointers opening the code, and the code of every source file") {
+  const fs::path out = fresh("out"), runs = fresh("runs");
+  const Ran ran = run_command(std::string(LADDER_BOOK) + " --root " + LADDER_SOURCE_DIR + " --lessons " + LADDER_LESSON_DIR +
+                              " --runs " + runs.string() + " --out " + out.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  CHECK(says_all(read_text(out / "index.html"), {"href=\"06_gated_rnn.html\"", "href=\"11_gpt.html\""}));  // the README's table
+  const std::string note = read_text(out / "06_gated_rnn.html");
+  CHECK(note.find("<a class=\"pointer\" href=\"#code=nn/recurrent.cpp:") != std::string::npos);
+  CHECK(note.find("./ladder lesson 06") != std::string::npos);  // no run yet: the command that makes one
+  CHECK(fs::exists(out / "code" / "nn" / "recurrent.cpp.js"));
+  CHECK(fs::exists(out / "assets" / "katex" / "katex.min.js"));
+  CHECK(fs::exists(out / "assets" / "highlight" / "highlight.min.js"));
+  fs::remove_all(out);
+  fs::remove_all(runs);
+}
+
+TEST_CASE("a pointer that names nothing stops the book, naming the note, its line and the span") {
+  const fs::path root = fresh("root");
+  fs::create_directories(root / "docs");
+  fs::create_directories(root / "lessons");
+  std::ofstream(root / "ladder") << "cat <<'TEXT'\n  book   the book\nTEXT\n";
+  std::ofstream(root / "README.md") << "# x\n";
+  std::ofstream(root / "docs" / "notes.md") << "# Notes\n\nIt calls `no_such_function_anywhere`.\n";
+  std::ofstream(root / "lib.cpp") << "int f() { return 1; }\n";
+  const Ran ran = run_command(std::string(LADDER_BOOK) + " --root " + root.string() + " --lessons " + LADDER_LESSON_DIR + " --out " +
+                              (root / "book").string());
+  INFO(ran.output);
+  CHECK(ran.status == 2);
+  CHECK(says_all(ran.output, {"docs/notes.md:3", "no_such_function_anywhere", "not found in the sources", "the book is not built"}));
+  CHECK_FALSE(fs::exists(root / "book" / "index.html"));
+  fs::remove_all(root);
+}

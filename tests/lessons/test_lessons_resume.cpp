@@ -1,0 +1,171 @@
+// Runs stopped and resumed: a run stopped after a checkpoint (--stop-after) and finished with
+// --resume ends with every figure and weight of the run never interrupted (at one thread); flags
+// that would change the run are refused, naming them; the kit's pieces (the flags a resumed run
+// takes, truncated BPTT's carried state) on their own.
+#include "lessons/lesson_checks.h"
+
+#include "core/error.h"
+#include "core/ops.h"
+#include "io/safetensors.h"
+#include "lessons/common/resume.h"
+#include "models/char_rnn.h"
+#include "lessons/common/tracker.h"
+#include "nn/sequential.h"
+#include "optim/sgd.h"
+
+namespace fs = std::filesystem;
+using namespace ladder;
+using namespace ladder::testing;
+
+namespace {
+
+// Every column of every CSV the run wrote, but the rate (tokens per second: a timing).
+std::map<std::string, std::vector<std::map<std::string, std::string>>> csv_figures(const fs::path& folder) {
+  std::map<std::string, std::vector<std::map<std::string, std::string>>> out;
+  for (const auto& entry : fs::directory_iterator(folder)) {
+    if (entry.path().extension() != ".csv" || entry.path().filename() == "generation_speed.csv") continue;
+    auto table = rows(entry.path());
+    for (auto& row : table) row.erase("tokens_per_s");
+    out[entry.path().filename().string()] = table;
+  }
+  return out;
+}
+
+// The run stopped after `stop_after` checkpoints and resumed, against the run never stopped: the same
+// CSV figures, the same metrics (timings aside), the same weights to the bit.
+void check_resumed_run_is_the_same(const std::string& lesson, const std::string& flags, int stop_after,
+                                   const std::vector<std::string>& timings, const std::string& resumed_line) {
+  TempDir whole(lesson + "_whole"), parts(lesson + "_parts");
+  const Ran uninterrupted = run_lesson(lesson, flags + " --out " + whole.path.string());
+  REQUIRE_MESSAGE(uninterrupted.status == 0, uninterrupted.output);
+  const Ran stopped = run_lesson(lesson, flags + " --out " + parts.path.string() + " --stop-after " + std::to_string(stop_after));
+  INFO(stopped.output);
+  REQUIRE(stopped.status == 0);
+  CHECK(stopped.output.find("continue the run with --resume " + parts.path.string()) != std::string::npos);
+  CHECK(fs::exists(parts.path / "resume" / "flags.json"));
+  CHECK_FALSE(fs::exists(parts.path / "summary.json"));
+  const Ran resumed = run_lesson(lesson, "--resume " + parts.path.string());  // the flags come from the run
+  INFO(resumed.output);
+  REQUIRE(resumed.status == 0);
+  CHECK(resumed.output.find(resumed_line) != std::string::npos);
+  CHECK_FALSE(fs::exists(parts.path / "resume"));  // a finished run keeps no checkpoint
+
+  CHECK(csv_figures(whole.path) == csv_figures(parts.path));
+  CHECK(csv_figures(whole.path).size() >= 1);
+  nlohmann::json a = summary_of(whole.path)["metrics"], b = summary_of(parts.path)["metrics"];
+  for (const std::string& timing : timings) a.erase(timing), b.erase(timing);
+  CHECK(a == b);
+  CHECK(a.size() >= 5);
+  const io::TensorFile x = io::load_safetensors((whole.path / "model.safetensors").string());
+  const io::TensorFile y = io::load_safetensors((parts.path / "model.safetensors").string());
+  REQUIRE(x.tensors.size() == y.tensors.size());
+  for (const auto& [name, tensor] : x.tensors) {
+    REQUIRE(y.tensors.count(name));
+    CHECK_MESSAGE(tensor.to_vector() == y.tensors.at(name).to_vector(), name, " differs");
+  }
+}
+
+}  // namespace
+
+TEST_CASE("lesson 11: stopped after its third checkpoint and resumed, it ends as the run never stopped, to the bit") {
+  check_resumed_run_is_the_same("11_gpt", "--quick --threads 1", 3, {"cached_tokens_per_s", "uncached_tokens_per_s"},
+                                "resumed after step 30");
+}
+
+TEST_CASE("lesson 06: stopped inside its second model, resumed, the first restored whole and the rest trained, as never stopped") {
+  // 20 evaluations per model at --quick: the 25th checkpoint is the GRU's 5th, at step 15.
+  check_resumed_run_is_the_same("06_gated_rnn", "--quick --threads 1", 25, {}, "(GRU: resumed after step 15");
+}
+
+TEST_CASE("--resume refuses flags that change the run, a folder without a checkpoint and another --out, in one line") {
+  TempDir run("resume_refusals");
+  const std::string folder = run.path.string();
+  REQUIRE(run_lesson("11_gpt", "--quick --threads 1 --out " + folder + " --stop-after 1").status == 0);
+  check_refused("11_gpt", "--resume " + folder + " --layers 2 --lr 0.002",
+                {"--resume", folder, "--layers 2 (the run: 4)", "--lr 0.002 (the run: 0.001)", "leave these flags out"});
+  check_refused("11_gpt", "--resume " + folder + " --stream --attention linear", {"--attention linear (the run: full)"});
+  check_refused("11_gpt", "--resume " + folder + " --out " + folder + "_elsewhere", {"--out", "_elsewhere", "leave --out out"});
+  TempDir empty("resume_empty");
+  fs::create_directories(empty.path);
+  check_refused("06_gated_rnn", "--resume " + empty.path.string(), {"--resume", empty.path.string(), "no checkpoint to resume from"});
+  // The refusals left the run as it was: it still resumes, --threads may change.
+  const Ran resumed = run_lesson("11_gpt", "--resume " + folder + " --threads 2");
+  INFO(resumed.output);
+  CHECK(resumed.status == 0);
+  CHECK(resumed.output.find("resumed after step 10") != std::string::npos);
+}
+
+TEST_CASE("a resumed run takes the flags the run recorded where they differ from the defaults, the command line's first") {
+  const nlohmann::json defaults = {{"steps", 1000}, {"lr", 0.001}, {"lines", false}, {"quick", false}, {"data", "a.txt"},
+                                   {"val", ""}, {"out", "runs/x"}, {"threads", 0}, {"resume", ""}, {"stop-after", 0}};
+  nlohmann::json recorded = defaults;
+  recorded["lr"] = 0.003, recorded["lines"] = true, recorded["quick"] = true, recorded["threads"] = 1;
+  recorded["out"] = "elsewhere", recorded["stop-after"] = 2, recorded["val"] = "v.txt";
+  const std::vector<std::string> args = lessons::arguments_for(recorded, defaults, {"resume", "val"});
+  CHECK(args == std::vector<std::string>{"--lines", "--lr", "0.003", "--quick", "--threads", "1"});
+  nlohmann::json now = recorded;
+  now["threads"] = 2, now["out"] = "o", now["stop-after"] = 0, now["resume"] = "r";  // free to change
+  CHECK(lessons::changed_flags(recorded, now).empty());
+  now["lr"] = 0.01, now["new"] = 3;
+  CHECK(lessons::changed_flags(recorded, now) ==
+        std::vector<std::string>{"--lr 0.01 (the run: 0.003)", "--new 3 (the run had no such flag)"});
+}
+
+TEST_CASE("truncated BPTT's carried state and stream position go into a checkpoint and come back") {
+  Generator init(1);
+  models::CharRNN model(10, 4, 6, nn::CellKind::lstm, {}, init);
+  std::vector<int> ids(200);
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int>(i * 7 % 10);
+  data::ContiguousBatcher windows(ids, 2, 8);
+  for (int i = 0; i < 3; ++i) model.loss(windows.next());
+  const lessons::Carried carried = lessons::bptt_carried(model, windows);
+  const std::map<std::string, Tensor> saved = carried.save();
+  CHECK(saved.at("position").item() == 3);
+  const auto [h, c] = model.carried_state();
+  REQUIRE(h.defined());
+  REQUIRE(c.defined());
+  const float next_loss = model.loss(windows.next()).item();  // from the carried state, window 3
+
+  models::CharRNN other(10, 4, 6, nn::CellKind::lstm, {}, init);
+  other.load_state_dict(model.state_dict());
+  data::ContiguousBatcher fresh(ids, 2, 8);
+  model.reset_state();
+  const lessons::Carried put_back = lessons::bptt_carried(other, fresh);
+  put_back.restore(saved);
+  CHECK(fresh.position() == 3);
+  CHECK(other.loss(fresh.next()).item() == next_loss);
+  CHECK_THROWS_WITH_AS(fresh.seek(windows.windows()), doctest::Contains("out of range"), Error);
+}
+
+TEST_CASE("the tracker rewrites its loop's checkpoint at each evaluation, keeps none when told not to, and a finished run none at all") {
+  TempDir out("resume_kit");
+  std::vector<std::string> args = {"lesson_99_kit", "--out", out.path.string()};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  lessons::LessonCli cli("99_kit", "kit test", {.steps = 4, .lr = 0.5f});
+  cli.parse(static_cast<int>(argv.size()), argv.data());
+  lessons::Run run(cli);
+  Generator init(1);
+  const auto model = nn::mlp({2, 1}, {}, init);
+  optim::SGD sgd(model->named_parameters(), {.lr = 0.1f});
+  const auto train = [&](lessons::Tracker& tracker) {
+    for (int64_t step = tracker.resume({*model, sgd}); step <= 4; ++step) {
+      tracker.step(step, {.loss = 1.0 / static_cast<double>(step)}, 0.1);
+      if (tracker.evaluation_due(step)) tracker.evaluated(step, {2.0});
+    }
+  };
+  lessons::Tracker kept(run, {.steps = 4, .eval_every = 2, .progress = false});
+  train(kept);
+  const fs::path checkpoint = out.path / "resume" / "metrics.safetensors";
+  REQUIRE(fs::exists(checkpoint));
+  CHECK(fs::exists(out.path / "resume" / "flags.json"));
+  CHECK(io::load_safetensors(checkpoint.string()).metadata.at("step") == "4");
+  CHECK(io::load_safetensors(checkpoint.string()).tensors.count("model.0.weight") == 1);
+  lessons::Tracker skipped(run, {.steps = 4, .eval_every = 1, .csv = "", .name = "demo", .progress = false, .checkpoints = false});
+  train(skipped);
+  CHECK_FALSE(fs::exists(out.path / "resume" / "demo.safetensors"));
+  lessons::Tracker twin(run, {.steps = 4, .eval_every = 2, .csv = "", .name = "metrics", .progress = false});
+  CHECK_THROWS_WITH_AS(twin.resume({*model, sgd}), doctest::Contains("two training loops keep their checkpoints as 'metrics'"), Error);
+  run.finish({{"loss", 0.25}}, {}, "");
+  CHECK_FALSE(fs::exists(out.path / "resume"));
+}

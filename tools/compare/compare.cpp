@@ -1,0 +1,180 @@
+#include "compare.h"
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "core/error.h"
+#include "lessons/common/plot.h"
+
+namespace fs = std::filesystem;
+
+namespace ladder::compare {
+
+namespace {
+
+bool figures_csv(const std::string& name) {
+  return name.ends_with(".csv") && (name == "metrics.csv" || name.starts_with("metrics_") || name.starts_with("gpt_"));
+}
+
+std::vector<std::string> cells(const std::string& line) {
+  std::vector<std::string> out;
+  std::stringstream in(line);
+  for (std::string cell; std::getline(in, cell, ',');) out.push_back(cell);
+  return out;
+}
+
+// The CSV's rows of numbers under a header that starts with "step"; none when it is another table.
+Curves read_curves(const fs::path& path) {
+  std::ifstream in(path);
+  std::string line;
+  Curves curves;
+  if (!std::getline(in, line)) return curves;
+  const std::vector<std::string> header = cells(line);
+  if (header.empty() || header[0] != "step") return curves;
+  curves.columns = header;
+  while (std::getline(in, line)) {
+    const std::vector<std::string> row = cells(line);
+    if (row.size() != header.size()) continue;
+    std::vector<double> values;
+    try {
+      for (const std::string& cell : row) values.push_back(std::stod(cell));
+    } catch (const std::exception&) {
+      continue;  // a row with a name in it: not a curve's point
+    }
+    curves.rows.push_back(values);
+  }
+  return curves;
+}
+
+std::string value_text(const nlohmann::json& value) {
+  if (value.is_null()) return "";
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_number_float()) {
+    std::ostringstream out;
+    out.precision(5);
+    out << value.get<double>();
+    return out.str();
+  }
+  return value.dump();
+}
+
+// Flags that name where a run went, not what it did.
+bool where_flag(const std::string& flag) { return flag == "out" || flag == "resume" || flag == "stop-after"; }
+
+}  // namespace
+
+std::vector<RunFolder> read_runs(const std::vector<std::string>& folders) {
+  if (folders.size() < 2) fail("compare", "give two or more run folders (runs/NN_name/ of one lesson), got ", folders.size());
+  std::vector<RunFolder> runs;
+  for (const std::string& folder : folders) {
+    RunFolder run{folder, fs::path(folder).lexically_normal().filename().string(), {}, {}};
+    if (run.label.empty()) run.label = fs::path(folder).lexically_normal().parent_path().filename().string();
+    const fs::path summary = run.path / "summary.json";
+    if (!fs::is_directory(run.path)) fail("compare", folder, " is not a folder");
+    std::ifstream in(summary);
+    if (!in) fail("compare", folder, " is not a run: it has no summary.json (a lesson writes one into its --out folder)");
+    try {
+      run.summary = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception&) {
+      fail("compare", summary.string(), " is not the JSON a lesson writes");
+    }
+    if (!run.summary.contains("lesson")) fail("compare", summary.string(), " names no lesson: ", folder, " is not a run");
+    if (!runs.empty() && run.summary["lesson"] != runs.front().summary["lesson"])
+      fail("compare", "runs of different lessons: ", runs.front().path.string(), " is lesson ", value_text(runs.front().summary["lesson"]), ", ",
+           folder, " is lesson ", value_text(run.summary["lesson"]), "; compare runs of one lesson");
+    for (const auto& entry : fs::directory_iterator(run.path)) {
+      const std::string name = entry.path().filename().string();
+      if (!figures_csv(name)) continue;
+      Curves curves = read_curves(entry.path());
+      if (!curves.rows.empty()) run.csvs[name] = std::move(curves);
+    }
+    if (run.csvs.empty()) fail("compare", folder, " has no metrics: no metrics.csv (or metrics_*.csv, gpt_*.csv) with rows of figures against the step");
+    runs.push_back(std::move(run));
+  }
+  std::map<std::string, int> seen;
+  for (const RunFolder& run : runs) ++seen[run.label];
+  for (RunFolder& run : runs)
+    if (seen[run.label] > 1) run.label = run.path.string();
+  return runs;
+}
+
+fs::path default_output(const std::vector<RunFolder>& runs) {
+  return runs.front().path.lexically_normal().parent_path() / ("compare_" + value_text(runs.front().summary["lesson"]));
+}
+
+std::string write_comparison(const std::vector<RunFolder>& runs, const fs::path& out) {
+  fs::create_directories(out);
+  const std::string lesson = value_text(runs.front().summary["lesson"]);
+  // The table: the flags (those that differ marked), then the metrics, a column per run.
+  std::string table = "| |";
+  for (const RunFolder& run : runs) table += " " + run.label + " |";
+  table += "\n|---|";
+  for (size_t i = 0; i < runs.size(); ++i) table += "---|";
+  table += "\n";
+  // A row of the table; `only` 1: only if the runs differ, 0: only if they agree, -1: either way.
+  const auto row = [&](const std::string& name, const std::string& section, bool mark_differences, int only = -1) {
+    std::vector<std::string> values;
+    for (const RunFolder& run : runs) {
+      const nlohmann::json part = run.summary.value(section, nlohmann::json::object());
+      values.push_back(value_text(part.value(name, nlohmann::json())));
+    }
+    const bool differs = std::adjacent_find(values.begin(), values.end(), std::not_equal_to<>()) != values.end();
+    if (only != -1 && differs != (only == 1)) return;
+    const bool marked = mark_differences && differs;
+    std::string line = marked ? "| **--" + name + "** (differs) |" : (section == "flags" ? "| --" + name + " |" : "| " + name + " |");
+    for (const std::string& value : values) line += marked ? " **" + value + "** |" : " " + value + " |";
+    table += line + "\n";
+  };
+  std::set<std::string> flags, metrics;
+  std::vector<std::string> metric_order;
+  for (const RunFolder& run : runs) {
+    const nlohmann::json run_flags = run.summary.value("flags", nlohmann::json::object());
+    const nlohmann::json run_metrics = run.summary.value("metrics", nlohmann::json::object());
+    for (const auto& [name, value] : run_flags.items())
+      if (!where_flag(name)) flags.insert(name);
+    for (const auto& [name, value] : run_metrics.items())
+      if (metrics.insert(name).second) metric_order.push_back(name);
+  }
+  for (const int differing : {1, 0})  // the flags that differ first
+    for (const std::string& flag : flags) row(flag, "flags", true, differing);
+  for (const std::string& metric : metric_order) row(metric, "metrics", false);
+
+  std::string markdown = "# Lesson " + lesson + ": " + std::to_string(runs.size()) + " runs compared\n\n";
+  for (const RunFolder& run : runs) markdown += "- " + run.label + ": " + run.path.string() + "\n";
+  markdown += "\nThe flags that differ are marked; then each run's final figures (summary.json).\n\n" + table + "\n";
+  // A plot per figure of each CSV, a curve per run that has it.
+  std::set<std::string> csv_names;
+  for (const RunFolder& run : runs)
+    for (const auto& [name, curves] : run.csvs) csv_names.insert(name);
+  for (const std::string& csv : csv_names) {
+    std::vector<std::string> columns;
+    for (const RunFolder& run : runs)
+      if (run.csvs.count(csv))
+        for (const std::string& column : run.csvs.at(csv).columns)
+          if (column != "step" && std::find(columns.begin(), columns.end(), column) == columns.end()) columns.push_back(column);
+    markdown += "## " + csv + "\n\n";
+    for (const std::string& column : columns) {
+      lessons::LineChart chart{lesson + ": " + column + " (" + csv + ")", "step", column, {}, column.find("ppl") != std::string::npos};
+      for (const RunFolder& run : runs) {
+        if (!run.csvs.count(csv)) continue;
+        const Curves& curves = run.csvs.at(csv);
+        const size_t at = static_cast<size_t>(std::find(curves.columns.begin(), curves.columns.end(), column) - curves.columns.begin());
+        if (at == curves.columns.size()) continue;
+        lessons::Series series{run.label, {}, {}};
+        for (const std::vector<double>& r : curves.rows) series.x.push_back(r[0]), series.y.push_back(r[at]);
+        chart.series.push_back(series);
+      }
+      const std::string stem = fs::path(csv).stem().string() + "_" + column;
+      lessons::save_line_chart((out / stem).string(), chart);
+      markdown += "![" + column + "](" + stem + ".png)\n\n";
+    }
+  }
+  std::ofstream file(out / "comparison.md");
+  file << markdown;
+  if (!file) fail("compare", "cannot write ", (out / "comparison.md").string());
+  return table;
+}
+
+}  // namespace ladder::compare
