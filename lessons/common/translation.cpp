@@ -89,7 +89,7 @@ TranslationTask load_translation_task(const TranslationFlags& flags, const Commo
          " pairs); give more pairs");
   const data::PairLevel level =
       flags.data.empty() || flags.level == "char" ? data::PairLevel::chars : data::PairLevel::word;
-  TranslationTask task{.description = splits.description, .tokenizers = data::pair_tokenizers(splits.train, level)};
+  TranslationTask task{.description = splits.description, .tokenizers = data::pair_tokenizers(splits.train, level, level)};
   task.dropped = splits.dropped;
   task.train = data::encode_pairs(splits.train, task.tokenizers);
   task.val = data::encode_pairs(splits.val, task.tokenizers);
