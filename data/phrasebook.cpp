@@ -161,13 +161,14 @@ struct NounPhrase {
   bool feminine, plural;
 };
 
-NounPhrase noun_phrase(unsigned kinds, Generator& gen) {
+// `adjectives`: whether it may take one (not when the sentence names the colour: "the blue hats are blue").
+NounPhrase noun_phrase(unsigned kinds, bool adjectives, Generator& gen) {
   const Noun* noun;
   do noun = &pick(kNouns, gen);
   while ((noun->kinds & kinds) == 0);
   const bool plural = noun->en_plural != nullptr && gen.uniform() < 0.3f;
   NounPhrase np{"the", {plural ? "les" : noun->feminine ? "la" : "le"}, noun->feminine, plural};
-  const Adjective* adjective = (noun->kinds & kDescribed) && gen.uniform() < 0.3f ? &pick(kColours, gen) : nullptr;
+  const Adjective* adjective = adjectives && (noun->kinds & kDescribed) && gen.uniform() < 0.3f ? &pick(kColours, gen) : nullptr;
   const char* fr_adjective = adjective ? adjective->fr[noun->feminine + 2 * plural] : nullptr;
   if (adjective) np.en += std::string(" ") + adjective->en;
   np.en += std::string(" ") + (plural ? noun->en_plural : noun->en);
@@ -210,7 +211,7 @@ void add_translation(Sentence& sentence, const std::string& fr) {
 Sentence action(Mood mood, Generator& gen) {
   const Subject& subject = subjects()[static_cast<size_t>(gen.randint(0, static_cast<int64_t>(subjects().size())))];
   const Verb& verb = pick(kVerbs, gen);
-  const NounPhrase object = noun_phrase(verb.objects, gen);
+  const NounPhrase object = noun_phrase(verb.objects, /*adjectives=*/true, gen);
   const std::string en_subject = subject.en;
   Sentence s;
   if (mood == Mood::statement) s.en = en_subject + " " + (subject.third_singular ? verb.en_third : verb.en);
@@ -239,7 +240,7 @@ Sentence state(Mood mood, Generator& gen) {
 
 // "Is the door green?" A thing's colour or size.
 Sentence description(Mood mood, Generator& gen) {
-  const NounPhrase thing = noun_phrase(kDescribed, gen);
+  const NounPhrase thing = noun_phrase(kDescribed, /*adjectives=*/false, gen);
   const Adjective& adjective = pick(kColours, gen);
   const std::string be = thing.plural ? "are" : "is";
   Sentence s;

@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
     summary.notes["own_predictions_val_loss"] = "part 3: the model trained on its own predictions, teacher-forced validation loss";
     summary.notes["own_predictions_exact_match"] = "part 3: that model's greedy test exact match";
 
-    if (task_flags.number_steps > 0 && task_flags.data.empty()) {
+    if (task_flags.number_steps > 0 && !task_flags.from_file()) {
       std::printf("\n== 5. the bottleneck: numbers in words to digits, %lld steps of %lld pairs ==\n",
                   static_cast<long long>(task_flags.number_steps), static_cast<long long>(cli.common.batch));
       const lessons::TranslationTask numbers = lessons::load_number_task(task_flags, cli.common);

@@ -136,7 +136,7 @@ int main(int argc, char** argv) {
                                           "with attention (lesson 09)", lessons::OtherRun{compare, "lesson 07"});
 
     lessons::TranslationSummary summary = lessons::translation_summary(tracker, decoders);
-    if (task_flags.number_steps > 0 && task_flags.data.empty()) {
+    if (task_flags.number_steps > 0 && !task_flags.from_file()) {
       std::printf("\n== 5. the bottleneck removed: numbers in words to digits, %lld steps of %lld pairs ==\n",
                   static_cast<long long>(task_flags.number_steps), static_cast<long long>(cli.common.batch));
       const lessons::TranslationTask numbers = lessons::load_number_task(task_flags, cli.common);

@@ -253,7 +253,7 @@ int main(int argc, char** argv) {
         summary.notes[r.key] = "part 5, " + r.name + ": validation loss after --norm-steps steps";
       }
     }
-    if (task_flags.number_steps > 0 && task_flags.data.empty()) {
+    if (task_flags.number_steps > 0 && !task_flags.from_file()) {
       std::printf("\n== 6. numbers in words to digits, %lld steps of %lld pairs ==\n",
                   static_cast<long long>(task_flags.number_steps), static_cast<long long>(cli.common.batch));
       const lessons::TranslationTask numbers = lessons::load_number_task(task_flags, cli.common);

@@ -27,6 +27,7 @@ namespace ladder::lessons {
 
 struct TranslationFlags {
   std::string data;           // a pairs file (source<TAB>target); empty: the generated date task
+  std::string phrasebook;     // write data/phrasebook.h's generated pairs file here and read it as --data
   std::string val;            // validation pairs; empty: held out from data
   std::string level = "word";  // pairs files: word or char (the date task is always characters)
   int64_t max_len = 0;        // pairs files: drop pairs longer than this many tokens (0: keep all)
@@ -35,8 +36,9 @@ struct TranslationFlags {
   int64_t pairs = 20000;      // date task: training pairs
   int64_t number_steps = 0;   // the number task's part: training steps (0: skip it); the lesson's default
   int64_t max_digits = 12;    // the number task: numbers of 1 to this many digits
+  bool from_file() const { return !data.empty() || !phrasebook.empty(); }  // else the date task
 };
-// --data, --val, --level, --max-len, --min-freq, --pad-words, --pairs, and the number task's
+// --data, --phrasebook, --val, --level, --max-len, --min-freq, --pad-words, --pairs, and the number task's
 // --number-steps and --max-digits.
 void add_translation_options(LessonCli& cli, TranslationFlags& flags);
 
