@@ -27,6 +27,7 @@
 #include "lessons/common/cli.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/run.h"
+#include "lessons/common/schedule_flags.h"
 #include "lessons/common/tracker.h"
 #include "lessons/common/transformer_maps.h"
 #include "lessons/common/translation.h"
@@ -47,7 +48,7 @@ constexpr int64_t kTablePositions = 64;  // positions shown in part 1
 struct TransformerFlags {
   int64_t layers = 2, heads = 4, embed = 64, ff = 256;
   float dropout = 0;
-  int64_t warmup = 60;
+  lessons::ScheduleFlags schedule{.warmup = 60};  // the warmup of every run, parts 5 and 6 included
   bool pre_ln = false;
   int64_t norm_steps = 150;  // steps of each of part 5's four runs
   float norm_lr = 1e-2f;     // their peak learning rate
@@ -61,8 +62,7 @@ void add_transformer_options(lessons::LessonCli& cli, TransformerFlags& flags) {
   cli.option("--embed", flags.embed, "d_model: the width of every position's vector", {2, 1024});
   cli.option("--ff", flags.ff, "hidden width of the position-wise feed-forward blocks", {1, 8192});
   cli.option("--dropout", flags.dropout, "dropout on embeddings, attention weights and sublayer outputs", {0.0f, 0.9f});
-  cli.option("--warmup", flags.warmup, "steps of linear learning-rate warmup (0: none); fewer than --steps",
-             lessons::non_negative);
+  flags.schedule.add_to(cli);
   cli.flag("--pre-ln", flags.pre_ln, "train the main model pre-LN (norm_first) instead of post-LN");
   cli.option("--norm-steps", flags.norm_steps, "part 5: steps of each post-LN / pre-LN run (0: skip part 5)", {0, 100000});
   cli.option("--norm-lr", flags.norm_lr, "part 5: the peak learning rate of the four runs", {0.0f, 1.0f, /*above_min=*/true});
@@ -72,7 +72,7 @@ void add_transformer_options(lessons::LessonCli& cli, TransformerFlags& flags) {
                                  /*causal=*/false);
 }
 
-void check_flags(const TransformerFlags& flags, const lessons::CommonFlags& common) {
+void check_flags(const TransformerFlags& flags, const lessons::CommonFlags& common, int64_t number_steps) {
   if (flags.embed % flags.heads != 0) {
     std::string divisors;
     for (int64_t h = 1; h <= std::min<int64_t>(flags.embed, 16); ++h)
@@ -80,12 +80,11 @@ void check_flags(const TransformerFlags& flags, const lessons::CommonFlags& comm
     fail(kLesson, "--heads ", flags.heads, " does not divide --embed ", flags.embed,
          ": each head takes --embed / --heads features; choose --heads dividing --embed (up to 16: ", divisors, ")");
   }
-  if (flags.warmup >= common.steps)
-    fail(kLesson, "--warmup ", flags.warmup, " must be fewer than --steps ", common.steps,
-         "; the learning rate would never reach --lr");
-  if (flags.norm_steps > 0 && flags.warmup >= flags.norm_steps)
-    fail(kLesson, "--warmup ", flags.warmup, " must be fewer than --norm-steps ", flags.norm_steps,
-         " (part 5 warms up over the same steps); give a smaller --warmup or --norm-steps 0");
+  flags.schedule.check(kLesson, common.steps);
+  for (const auto& [part, steps] : {std::pair<const char*, int64_t>{"--norm-steps", flags.norm_steps}, {"--number-steps", number_steps}})
+    if (steps > 0 && flags.schedule.warmup >= steps)
+      fail(kLesson, "--warmup ", flags.schedule.warmup, " must be fewer than ", part, " ", steps,
+           " (that part warms up over the same steps); give a smaller --warmup or ", part, " 0");
 }
 
 models::TransformerConfig model_config(const TransformerFlags& flags, const lessons::TranslationTask& task, bool norm_first) {
@@ -99,8 +98,9 @@ models::TransformerConfig model_config(const TransformerFlags& flags, const less
 // The training loop of parts 2, 5 and 6: lesson 07's (Adam, the gradient clipped to norm 1, the same
 // random batches for every model) with a learning-rate schedule, step s (from 1) at rate lr(s - 1).
 lessons::Tracker train(lessons::Run& run, models::Transformer& model, const lessons::TranslationTask& task,
-                       const lessons::CommonFlags& flags, int64_t warmup, const std::string& name, const std::string& csv) {
-  const optim::Schedule lr = optim::cosine_lr(flags.lr, warmup, flags.steps, flags.lr / 10);  // warmup, then down to lr / 10
+                       const lessons::CommonFlags& flags, const lessons::ScheduleFlags& schedule, const std::string& name,
+                       const std::string& csv) {
+  const optim::Schedule lr = schedule.schedule(flags.lr, flags.steps);  // warmup, then down to lr / 10
   optim::Adam adam(model.named_parameters(), {.lr = flags.lr});
   lessons::Tracker tracker = lessons::translation_tracker(run, flags, name, csv);
   lessons::BestWeights best(task);  // a pairs file's model ends with the weights of its lowest validation loss
@@ -146,7 +146,7 @@ void show_positional_encoding(lessons::Run& run, int64_t dim) {
 struct NormRun {
   std::string name, key, csv;  // key: its metric in summary.json
   bool norm_first;
-  int64_t warmup;
+  lessons::ScheduleFlags schedule;
   double train_loss = 0, val_loss = 0;
 };
 
@@ -156,16 +156,16 @@ std::vector<NormRun> compare_norms(lessons::Run& run, const TransformerFlags& fl
   lessons::CommonFlags budget = common;
   budget.steps = flags.norm_steps;
   budget.lr = flags.norm_lr;
-  std::vector<NormRun> runs = {{"post-LN with warmup", "val_loss_post_ln_warmup", "metrics_post_ln_warmup.csv", false, flags.warmup},
-                               {"post-LN without warmup", "val_loss_post_ln_no_warmup", "metrics_post_ln_no_warmup.csv", false, 0},
-                               {"pre-LN with warmup", "val_loss_pre_ln_warmup", "metrics_pre_ln_warmup.csv", true, flags.warmup},
-                               {"pre-LN without warmup", "val_loss_pre_ln_no_warmup", "metrics_pre_ln_no_warmup.csv", true, 0}};
+  std::vector<NormRun> runs = {{"post-LN with warmup", "val_loss_post_ln_warmup", "metrics_post_ln_warmup.csv", false, flags.schedule},
+                               {"post-LN without warmup", "val_loss_post_ln_no_warmup", "metrics_post_ln_no_warmup.csv", false, {.warmup = 0}},
+                               {"pre-LN with warmup", "val_loss_pre_ln_warmup", "metrics_pre_ln_warmup.csv", true, flags.schedule},
+                               {"pre-LN without warmup", "val_loss_pre_ln_no_warmup", "metrics_pre_ln_no_warmup.csv", true, {.warmup = 0}}};
   std::vector<lessons::Series> curves;
   for (NormRun& r : runs) {
     std::printf("%s:\n", r.name.c_str());
     Generator init(common.seed + 1);
     models::Transformer model(model_config(flags, task, r.norm_first), init);
-    const lessons::Tracker tracker = train(run, model, task, budget, r.warmup, r.name, r.csv);
+    const lessons::Tracker tracker = train(run, model, task, budget, r.schedule, r.name, r.csv);
     r.train_loss = tracker.train_loss(), r.val_loss = tracker.last("val_loss");
     curves.push_back(tracker.curve("train_loss"));
   }
@@ -197,13 +197,13 @@ int main(int argc, char** argv) {
     std::string compare = "runs/09_attention_seq2seq";
     cli.option("--compare", compare, "lesson 09's run folder, whose exact match by length part 3 plots beside ours");
     cli.parse(argc, argv);
-    check_flags(flags, cli.common);
+    check_flags(flags, cli.common, task_flags.number_steps);
     flags.encoder_attention = lessons::attention_settings(kLesson, cli, flags.attention, cli.common.seed);
     if (cli.common.quick) {  // the same parts, shorter; the warmup shrinks with the runs
       cli.common.steps = std::min<int64_t>(cli.common.steps, 40);
       flags.norm_steps = std::min<int64_t>(flags.norm_steps, 10);
-      flags.warmup = std::min({flags.warmup, cli.common.steps / 4, flags.norm_steps / 4});
       task_flags.number_steps = std::min<int64_t>(task_flags.number_steps, 40);
+      flags.schedule.warmup = std::min({flags.schedule.warmup, cli.common.steps / 4, flags.norm_steps / 4});
     }
 
     const lessons::TranslationTask task = lessons::load_translation_task(task_flags, cli.common, kLesson);
@@ -220,14 +220,14 @@ int main(int argc, char** argv) {
 
     std::printf("\n== 2. the Transformer (%s), teacher forcing: %lld steps of %lld pairs, %lld of warmup ==\n",
                 flags.pre_ln ? "pre-LN" : "post-LN", static_cast<long long>(cli.common.steps),
-                static_cast<long long>(cli.common.batch), static_cast<long long>(flags.warmup));
+                static_cast<long long>(cli.common.batch), static_cast<long long>(flags.schedule.warmup));
     Generator init(cli.common.seed + 1);
     models::Transformer model(config, init);
     std::printf("encoder self attention: %s; the decoder's attention: full\n",
                 lessons::describe_attention(config.encoder_attention, /*causal=*/false).c_str());
     std::printf("%s", model.summary().c_str());
     lessons::print_time_estimate<models::Transformer>(config, task, cli.common);
-    const lessons::Tracker tracker = train(run, model, task, cli.common, flags.warmup, "transformer", "metrics.csv");
+    const lessons::Tracker tracker = train(run, model, task, cli.common, flags.schedule, "transformer", "metrics.csv");
     run.save_checkpoint(model, task.tokenizers.metadata());
     run.wrote(lessons::save_line_chart(run.path("loss"), {"Validation loss per target token", "step", "validation loss (nats, log scale)",
                                                           {tracker.curve("val_loss")}, /*log_y=*/true}));
@@ -247,7 +247,7 @@ int main(int argc, char** argv) {
     summary.notes["encoder_attention"] = "the attention kind of the encoder's self attention (--attention)";
     if (flags.norm_steps > 0) {
       std::printf("\n== 5. post-LN and pre-LN, with and without %lld steps of warmup: %lld steps each at --norm-lr %g ==\n",
-                  static_cast<long long>(flags.warmup), static_cast<long long>(flags.norm_steps), flags.norm_lr);
+                  static_cast<long long>(flags.schedule.warmup), static_cast<long long>(flags.norm_steps), flags.norm_lr);
       for (const NormRun& r : compare_norms(run, flags, task, cli.common)) {
         summary.metrics[r.key] = r.val_loss;
         summary.notes[r.key] = "part 5, " + r.name + ": validation loss after --norm-steps steps";
@@ -262,7 +262,7 @@ int main(int argc, char** argv) {
       models::Transformer number_model(model_config(flags, numbers, flags.pre_ln), number_init);
       lessons::CommonFlags budget = cli.common;
       budget.steps = task_flags.number_steps;
-      const lessons::Tracker counted = train(run, number_model, numbers, budget, flags.warmup, "numbers", "metrics_numbers.csv");
+      const lessons::Tracker counted = train(run, number_model, numbers, budget, flags.schedule, "numbers", "metrics_numbers.csv");
       const lessons::NormalisationComparison beams = lessons::compare_length_normalisation(number_model, number_model, numbers);
       std::printf("\ngreedy exact match by source length:\n");
       const lessons::Series by_length = lessons::report_exact_match_by_length(
