@@ -109,7 +109,7 @@ int main(int argc, char** argv) {
     lessons::report_exact_match_by_length(run, cli, lessons::main_task_chart(), task, decoders.greedy,
                                           "encoder-decoder (lesson 07)", std::nullopt);
 
-    lessons::TranslationSummary summary = lessons::translation_summary(taught, decoders);
+    lessons::TranslationSummary summary = lessons::translation_summary(task, taught, decoders);
     if (!own_json.is_null()) summary.metrics.update(own_json);
     summary.notes["own_predictions_val_loss"] = "part 3: the model trained on its own predictions, teacher-forced validation loss";
     summary.notes["own_predictions_exact_match"] = "part 3: that model's greedy test exact match";

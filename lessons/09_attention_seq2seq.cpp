@@ -135,7 +135,7 @@ int main(int argc, char** argv) {
     lessons::report_exact_match_by_length(run, cli, lessons::main_task_chart(), task, decoders.greedy,
                                           "with attention (lesson 09)", lessons::OtherRun{compare, "lesson 07"});
 
-    lessons::TranslationSummary summary = lessons::translation_summary(tracker, decoders);
+    lessons::TranslationSummary summary = lessons::translation_summary(task, tracker, decoders);
     if (task_flags.number_steps > 0 && !task_flags.from_file()) {
       std::printf("\n== 5. the bottleneck removed: numbers in words to digits, %lld steps of %lld pairs ==\n",
                   static_cast<long long>(task_flags.number_steps), static_cast<long long>(cli.common.batch));

@@ -242,7 +242,7 @@ int main(int argc, char** argv) {
                 task.test_text.front().source.c_str());
     show_attention_maps(run, model, task);
 
-    lessons::TranslationSummary summary = lessons::translation_summary(tracker, decoders);
+    lessons::TranslationSummary summary = lessons::translation_summary(task, tracker, decoders);
     summary.metrics["encoder_attention"] = config.encoder_attention.kind;
     summary.notes["encoder_attention"] = "the attention kind of the encoder's self attention (--attention)";
     if (flags.norm_steps > 0) {

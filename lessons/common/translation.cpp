@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "core/autograd.h"
 #include "core/error.h"
@@ -154,7 +155,7 @@ TranslationTask load_number_task(const TranslationFlags& flags, const CommonFlag
                                                     .train = common.quick ? 2000 : 20000, .val = held_out,
                                                     .test = held_out, .seed = common.seed});
   data::PairTokenizers tokenizers = data::pair_tokenizers(splits.train, data::PairLevel::word, data::PairLevel::chars);
-  return make_task(std::move(splits), std::move(tokenizers), /*bucketed=*/true, common, "the number task");
+  return make_task(std::move(splits), std::move(tokenizers), /*bucketed=*/false, common, "the number task");
 }
 
 double translation_loss(models::EncoderDecoder& model, const TranslationTask& task, const std::vector<data::IdPair>& pairs) {
@@ -212,11 +213,13 @@ Translations translate(nn::Module& module, models::EncoderDecoder& model, const 
 }
 
 TranslationScores score(const Translations& translations, const std::vector<data::IdPair>& pairs) {
-  std::vector<std::vector<int>> references;
+  std::map<std::vector<int>, std::vector<std::vector<int>>> targets_of;  // a source's every target in `pairs`
+  for (const auto& [source, target] : pairs) targets_of[source].push_back(target);
+  std::vector<std::vector<std::vector<int>>> references;
   int64_t exact = 0;
   for (size_t i = 0; i < pairs.size(); ++i) {
-    references.push_back(pairs[i].second);
-    exact += translations.outputs[i] == pairs[i].second;
+    references.push_back(targets_of[pairs[i].first]);
+    exact += std::ranges::find(references.back(), translations.outputs[i]) != references.back().end();
   }
   return {static_cast<double>(exact) / static_cast<double>(pairs.size()),
           models::corpus_bleu(translations.outputs, references).bleu};

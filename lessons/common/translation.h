@@ -54,10 +54,11 @@ struct TranslationTask {
   int64_t source_width = 0;                  // the longest source, in tokens, over every part
   // How batches pad their sources. The recurrent encoders read padding as input, so a source must
   // be padded alike in every batch for its encoding (and its translation) not to depend on the
-  // other sources of its batch. The date task pads every source to source_width (short sources:
-  // little is wasted); the number task and pairs files are bucketed, each batch holding sources of
-  // one length (data::SourceLengthBuckets), so that no source is padded at all. Either way beam
-  // search of width 1 chooses what greedy decoding chooses.
+  // other sources of its batch. The generated tasks pad every source to source_width (short
+  // sources: little is wasted); pairs files are bucketed, each batch holding sources of one length
+  // (data::SourceLengthBuckets), so that no source is padded at all. Either way beam search of
+  // width 1 chooses what greedy decoding chooses. (Bucketed, the number task learned far slower:
+  // a batch of one source length is a batch of one digit count, and the steps pull in turns.)
   bool bucketed = false;
   // Translate with the weights of the lowest validation loss (BestWeights), not the last: a pairs
   // file is small enough to overfit. The generated tasks draw 20,000 fresh pairs and do not.
@@ -74,7 +75,8 @@ struct TranslationTask {
 // keeps a small part of it. Throws ladder::Error for bad flags or data, before any training.
 TranslationTask load_translation_task(const TranslationFlags& flags, const CommonFlags& common, const std::string& lesson);
 // The number task (data/numbers.h): 20,000 training pairs, 1,000 validation and 1,000 test
-// (--quick: 2,000, 200, 200), numbers of 1 to --max-digits digits, seeded by --seed.
+// (--quick: 2,000, 200, 200), numbers of 1 to --max-digits digits, seeded by --seed; padded as
+// the date task.
 TranslationTask load_number_task(const TranslationFlags& flags, const CommonFlags& common);
 
 // The mean loss per target token over `pairs` (pairs of `task`), teacher forcing, without a graph.
@@ -135,9 +137,11 @@ struct Translations {
 Translations translate(nn::Module& module, models::EncoderDecoder& model, const TranslationTask& task,
                        const std::vector<data::IdPair>& pairs, int64_t beam, float alpha = 0.75f);
 
+// Every target of a source in `pairs` is a reference for each of its outputs, as a pairs file lists
+// several translations of one sentence ("Go." -> "Va !", "Marche.", "Bouge !").
 struct TranslationScores {
-  double exact_match = 0;  // the share of outputs equal to their target, token for token
-  double bleu = 0;         // corpus BLEU-4 over the task's tokens (characters for the date task)
+  double exact_match = 0;  // the share of outputs equal to one of their references, token for token
+  double bleu = 0;         // corpus BLEU-4 over the task's tokens (characters for the date task), no smoothing
 };
 TranslationScores score(const Translations& translations, const std::vector<data::IdPair>& pairs);
 

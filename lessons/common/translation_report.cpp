@@ -45,6 +45,13 @@ std::optional<std::vector<Series>> read_curves(const std::filesystem::path& csv_
   return curves;
 }
 
+// Whether the test targets are not all of one length (a pairs file), so that length normalisation can matter.
+bool targets_differ_in_length(const TranslationTask& task) {
+  for (const data::IdPair& pair : task.test)
+    if (pair.second.size() != task.test.front().second.size()) return true;
+  return false;
+}
+
 }  // namespace
 
 DecoderComparison compare_decoders(Run& run, nn::Module& module, models::EncoderDecoder& model, const TranslationTask& task) {
@@ -67,6 +74,10 @@ DecoderComparison compare_decoders(Run& run, nn::Module& module, models::Encoder
   std::printf("\nexamples (ok: exactly the target; bleu: sentence BLEU):\n");
   print_examples(task, {{"greedy", out.greedy}, {"beam 4", beam4}}, first_test_pairs(task, 6));
   run.wrote(save_line_chart(run.path("beam_search"), {"Test scores against beam width", "beam width", "score", {exact, bleu}}));
+  if (targets_differ_in_length(task)) {
+    std::printf("\nthe targets differ in length: beam search with and without length normalisation\n");
+    compare_length_normalisation(module, model, task);
+  }
   return out;
 }
 
@@ -195,12 +206,14 @@ std::vector<size_t> longest_test_pairs(const TranslationTask& task, size_t n) {
   return rows;
 }
 
-TranslationSummary translation_summary(const Tracker& training, const DecoderComparison& decoders) {
-  const double val_loss = training.last("val_loss");
+TranslationSummary translation_summary(const TranslationTask& task, const Tracker& training, const DecoderComparison& decoders) {
+  const std::vector<double>& losses = training.curve("val_loss").y;  // the kept weights' loss, when kept
+  const double val_loss = task.keep_best ? *std::ranges::min_element(losses) : training.last("val_loss");
   TranslationSummary out{{{"train_loss", training.train_loss()}, {"val_loss", val_loss}, {"val_ppl", std::exp(val_loss)},
                           {"test_exact_match", decoders.greedy_scores.exact_match}, {"test_bleu", decoders.greedy_scores.bleu}},
                          {{"train_loss", "mean training loss of the last steps, nats per target token"},
-                          {"val_loss", "validation pairs, teacher forcing, nats per target token"},
+                          {"val_loss", task.keep_best ? "validation pairs, teacher forcing, nats per target token: the kept weights'"
+                                                : "validation pairs, teacher forcing, nats per target token"},
                           {"val_ppl", "exp(val_loss)"},
                           {"test_exact_match", "greedy decoding: share of test outputs equal to the target"},
                           {"test_bleu", "greedy decoding: corpus BLEU-4 over the test set's tokens"}}};

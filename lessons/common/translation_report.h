@@ -25,7 +25,8 @@ struct DecoderComparison {
   nlohmann::ordered_json bleu_by_width;  // {"test_bleu_beam1": ..., ...}
 };
 // Greedy decoding and beam search of every kBeamWidths width on the test pairs: prints the table
-// and six examples, writes beam_search.png (exact match and BLEU against beam width).
+// and six examples, writes beam_search.png (exact match and BLEU against beam width). When the test
+// targets differ in length (a pairs file), compare_length_normalisation follows.
 DecoderComparison compare_decoders(Run& run, nn::Module& module, models::EncoderDecoder& model, const TranslationTask& task);
 
 // The length normalisation alpha of every beam search (score = log P / length^alpha).
@@ -85,8 +86,9 @@ struct TranslationSummary {
   nlohmann::ordered_json metrics;
   MetricNotes notes;
 };
-// From the tracker of the model's training: its train_loss and its last val_loss.
-TranslationSummary translation_summary(const Tracker& training, const DecoderComparison& decoders);
+// From the tracker of the model's training: its train_loss and its last val_loss (the lowest, when
+// the task keeps the weights of the lowest: BestWeights).
+TranslationSummary translation_summary(const TranslationTask& task, const Tracker& training, const DecoderComparison& decoders);
 // The number task's part: numbers_val_loss, numbers_exact_match (greedy), numbers_exact_match_beam4
 // (alpha 0), numbers_exact_match_beam4_normalised, and the greedy exact match of the shortest and
 // the longest sixth of the test sources (numbers_exact_match_shortest, numbers_exact_match_longest).
