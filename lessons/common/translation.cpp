@@ -108,6 +108,8 @@ void add_translation_options(LessonCli& cli, TranslationFlags& flags) {
              lessons::non_negative);
   cli.option("--min-freq", flags.min_freq, "with --data at word level: words seen fewer times in training read as <unk>",
              lessons::positive);
+  cli.flag("--no-buckets", flags.no_buckets,
+           "with --data: pad every source to the longest instead of batching sources of one length");
   cli.option("--pad-words", flags.pad_words, "date task: up to this many filler words around each date (long sources)",
              {0, 500});
   cli.option("--pairs", flags.pairs, "date task: training pairs", {1, 500000});
@@ -135,6 +137,8 @@ data::Seq2SeqBatch TranslationTask::padded(const std::vector<data::IdPair>& pair
 TranslationTask load_translation_task(const TranslationFlags& flags, const CommonFlags& common, const std::string& lesson) {
   if (flags.min_freq != TranslationFlags{}.min_freq && (!flags.from_file() || flags.level == "char"))
     fail(lesson.c_str(), "--min-freq goes with --data at word level (characters are always kept)");
+  if (flags.no_buckets && !flags.from_file())
+    fail(lesson.c_str(), "--no-buckets goes with --data (the generated tasks are never bucketed)");
   data::PairSplits splits = load_splits(flags, common, lesson);
   if (common.quick && flags.from_file()) {  // a pairs file: a small part of it
     splits.train.resize(std::min<size_t>(splits.train.size(), 2000));
@@ -144,7 +148,7 @@ TranslationTask load_translation_task(const TranslationFlags& flags, const Commo
   const bool from_file = flags.from_file();
   const data::PairLevel level = !from_file || flags.level == "char" ? data::PairLevel::chars : data::PairLevel::word;
   data::PairTokenizers tokenizers = data::pair_tokenizers(splits.train, level, level, from_file ? flags.min_freq : 1);
-  TranslationTask task = make_task(std::move(splits), std::move(tokenizers), /*bucketed=*/from_file, common, lesson);
+  TranslationTask task = make_task(std::move(splits), std::move(tokenizers), /*bucketed=*/from_file && !flags.no_buckets, common, lesson);
   task.keep_best = from_file;
   return task;
 }

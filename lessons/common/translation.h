@@ -32,13 +32,14 @@ struct TranslationFlags {
   std::string level = "word";  // pairs files: word or char (the date task is always characters)
   int64_t max_len = 0;        // pairs files: drop pairs longer than this many tokens (0: keep all)
   int64_t min_freq = 2;       // pairs files at word level: rarer words read as <unk>
+  bool no_buckets = false;    // pairs files: pad every source to the longest instead of bucketing
   int64_t pad_words = 0;      // date task: up to this many filler words around each date
   int64_t pairs = 20000;      // date task: training pairs
   int64_t number_steps = 0;   // the number task's part: training steps (0: skip it); the lesson's default
   int64_t max_digits = 12;    // the number task: numbers of 1 to this many digits
   bool from_file() const { return !data.empty() || !phrasebook.empty(); }  // else the date task
 };
-// --data, --phrasebook, --val, --level, --max-len, --min-freq, --pad-words, --pairs, and the number task's
+// --data, --phrasebook, --val, --level, --max-len, --min-freq, --no-buckets, --pad-words, --pairs, and the number task's
 // --number-steps and --max-digits.
 void add_translation_options(LessonCli& cli, TranslationFlags& flags);
 

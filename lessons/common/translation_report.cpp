@@ -115,7 +115,7 @@ NormalisationComparison compare_length_normalisation(nn::Module& module, models:
 
 LengthChart main_task_chart() {
   return {"exact_match_by_length", "Greedy exact match by source length",
-          {"data", "phrasebook", "val", "level", "max-len", "min-freq", "pad-words", "pairs", "seed", "quick"}};
+          {"data", "phrasebook", "val", "level", "max-len", "min-freq", "no-buckets", "pad-words", "pairs", "seed", "quick"}};
 }
 
 LengthChart number_task_chart() {

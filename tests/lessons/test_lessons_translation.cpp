@@ -139,6 +139,13 @@ TEST_CASE("lessons 07, 09 and 10 translate a pairs file at word level and at cha
       if (std::string(level) == "word") CHECK(ran.output.find("vocabularies 12 (source) and 12 (target)") != std::string::npos);
       CHECK(ran.output.find("batches hold sources of one length") != std::string::npos);
       CHECK(ran.output.find("the number task") == std::string::npos);  // skipped with --data
+      if (std::string(lesson) == "09_attention_seq2seq") {  // without buckets: one width, as the date task
+        const Ran padded = run_lesson(lesson, std::string("--quick --steps 5 --batch 8 --no-buckets --level ") + level +
+                                                  " --data " + file + " --out " + out.path.string());
+        CHECK(padded.status == 0);
+        CHECK(padded.output.find("batches hold sources of one length") == std::string::npos);
+        CHECK(summary_of(out.path)["flags"]["no-buckets"] == true);
+      }
       check_files(out.path, {"summary.json", "model.safetensors", "exact_match_by_length.csv"});
     }
 }
@@ -158,6 +165,7 @@ TEST_CASE("lessons 07, 09 and 10: pairs files and task flags that cannot work ar
     check_refused(lesson, "--data " + small + " --level byte" + to, {"--level", "word or char", "'byte'"});
     check_refused(lesson, "--val " + small + to, {"--val", "with --data"});
     check_refused(lesson, "--max-len 5" + to, {"--max-len", "with --data"});
+    check_refused(lesson, "--no-buckets" + to, {"--no-buckets", "with --data"});
     check_refused(lesson, "--pairs 900000" + to, {"--pairs", "900000"});
     check_refused(lesson, "--data " + small + " --phrasebook " + (out.path / "p.tsv").string() + to, {"--phrasebook", "--data", "not both"});
     CHECK_FALSE(fs::exists(out.path));
