@@ -54,7 +54,8 @@ LengthChart main_task_chart();    // part 4 of lessons 07 and 09 (part 3 of less
 LengthChart number_task_chart();  // the number task's part
 
 // Exact match by source length: the test pairs grouped into `bins` ranges of source tokens of about
-// equal counts. x: the mean source length of each bin, y: its exact match.
+// equal counts. x: the mean source length of each bin, y: its exact match (as score(): an output
+// equal to any target of its source).
 Series exact_match_by_length(const Translations& translations, const std::vector<data::IdPair>& pairs,
                              const std::string& name, int bins = 6);
 
