@@ -235,9 +235,13 @@ void print_task(const TranslationTask& task) {
               static_cast<long long>(task.tokenizers.source.vocab_size()),
               static_cast<long long>(task.tokenizers.target.vocab_size()));
   if (task.dropped > 0) std::printf("  %lld pairs longer than --max-len left out\n", static_cast<long long>(task.dropped));
-  if (task.bucketed)
-    std::printf("  batches hold sources of one length (1 to %lld tokens): none is padded\n",
+  if (task.bucketed) {
+    size_t shortest = static_cast<size_t>(task.source_width);
+    for (const auto* part : {&task.train, &task.val, &task.test})
+      for (const data::IdPair& pair : *part) shortest = std::min(shortest, pair.first.size());
+    std::printf("  batches hold sources of one length (%zu to %lld tokens): none is padded\n", shortest,
                 static_cast<long long>(task.source_width));
+  }
 }
 
 }  // namespace ladder::lessons
