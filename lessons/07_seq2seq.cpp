@@ -67,8 +67,7 @@ int main(int argc, char** argv) {
     if (cli.common.quick) task_flags.number_steps = std::min<int64_t>(task_flags.number_steps, 40);
 
     const lessons::TranslationTask task = lessons::load_translation_task(task_flags, cli.common, "07_seq2seq");
-    config.src_vocab = task.tokenizers.source.vocab_size();
-    config.tgt_vocab = task.tokenizers.target.vocab_size();
+    config = lessons::sized_for(config, task);
     models::check_config("07_seq2seq", config);
     lessons::Run run(cli);
     lessons::print_task(task);
@@ -119,21 +118,13 @@ int main(int argc, char** argv) {
                   static_cast<long long>(task_flags.number_steps), static_cast<long long>(cli.common.batch));
       const lessons::TranslationTask numbers = lessons::load_number_task(task_flags, cli.common);
       lessons::print_task(numbers);
-      models::Seq2SeqConfig number_config = config;
-      number_config.src_vocab = numbers.tokenizers.source.vocab_size();
-      number_config.tgt_vocab = numbers.tokenizers.target.vocab_size();
       Generator number_init(cli.common.seed + 1);
-      models::Seq2Seq number_model(number_config, number_init);
+      models::Seq2Seq number_model(lessons::sized_for(config, numbers), number_init);
       lessons::CommonFlags budget = cli.common;
       budget.steps = task_flags.number_steps;
       const lessons::Tracker counted = train(run, number_model, numbers, budget, "numbers", "metrics_numbers.csv");
-      const lessons::NormalisationComparison beams = lessons::compare_length_normalisation(number_model, number_model, numbers);
-      std::printf("\ngreedy exact match by source length:\n");
-      const lessons::Series by_length = lessons::report_exact_match_by_length(
-          run, cli, lessons::number_task_chart(), numbers, beams.greedy, "encoder-decoder (lesson 07)", std::nullopt);
-      const lessons::TranslationSummary number_summary = lessons::number_task_summary(counted, beams, by_length);
-      summary.metrics.update(number_summary.metrics);
-      summary.notes.insert(number_summary.notes.begin(), number_summary.notes.end());
+      summary.add(lessons::report_number_task(run, cli, number_model, number_model, numbers, counted,
+                                              "encoder-decoder (lesson 07)", std::nullopt));
     }
     run.finish(summary.metrics, summary.notes,
                "docs/07_seq2seq.md, section 5 (Beam search); then exercise 3: --pad-words 8, and lesson 09 with\n"

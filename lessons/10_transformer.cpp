@@ -263,13 +263,8 @@ int main(int argc, char** argv) {
       lessons::CommonFlags budget = cli.common;
       budget.steps = task_flags.number_steps;
       const lessons::Tracker counted = train(run, number_model, numbers, budget, flags.schedule, "numbers", "metrics_numbers.csv");
-      const lessons::NormalisationComparison beams = lessons::compare_length_normalisation(number_model, number_model, numbers);
-      std::printf("\ngreedy exact match by source length:\n");
-      const lessons::Series by_length = lessons::report_exact_match_by_length(
-          run, cli, lessons::number_task_chart(), numbers, beams.greedy, "Transformer (lesson 10)", lessons::OtherRun{compare, "lesson 09"});
-      const lessons::TranslationSummary number_summary = lessons::number_task_summary(counted, beams, by_length);
-      summary.metrics.update(number_summary.metrics);
-      summary.notes.insert(number_summary.notes.begin(), number_summary.notes.end());
+      summary.add(lessons::report_number_task(run, cli, number_model, number_model, numbers, counted, "Transformer (lesson 10)",
+                                              lessons::OtherRun{compare, "lesson 09"}));
     }
     run.finish(summary.metrics, summary.notes, "docs/10_transformer.md, section 4 (Reading the attention maps); then lesson 11, a GPT");
   });

@@ -126,6 +126,12 @@ void add_model_options(LessonCli& cli, models::Seq2SeqConfig& config) {
   cli.option("--dropout", config.dropout, "dropout between the GRU layers in training", {0.0f, 0.9f});
 }
 
+models::Seq2SeqConfig sized_for(models::Seq2SeqConfig config, const TranslationTask& task) {
+  config.src_vocab = task.tokenizers.source.vocab_size();
+  config.tgt_vocab = task.tokenizers.target.vocab_size();
+  return config;
+}
+
 data::Seq2SeqBatch TranslationTask::training_batch(int64_t batch, Generator& gen) const {
   return bucketed ? buckets->sample(batch, gen) : data::sample_pairs(train, batch, gen, source_width);
 }

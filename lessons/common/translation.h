@@ -46,6 +46,10 @@ void add_translation_options(LessonCli& cli, TranslationFlags& flags);
 // --embed, --hidden, --layers, --dropout: the sizes of lessons 07's and 09's GRU encoder-decoders.
 void add_model_options(LessonCli& cli, models::Seq2SeqConfig& config);
 
+struct TranslationTask;
+// `config` with the vocabulary sizes of `task`'s tokenizers.
+models::Seq2SeqConfig sized_for(models::Seq2SeqConfig config, const TranslationTask& task);
+
 struct TranslationTask {
   std::string description;
   data::PairTokenizers tokenizers;

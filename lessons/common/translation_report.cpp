@@ -226,8 +226,17 @@ TranslationSummary translation_summary(const TranslationTask& task, const Tracke
   return out;
 }
 
-TranslationSummary number_task_summary(const Tracker& training, const NormalisationComparison& decoders,
-                                       const Series& by_length) {
+void TranslationSummary::add(const TranslationSummary& more) {
+  metrics.update(more.metrics);
+  notes.insert(more.notes.begin(), more.notes.end());
+}
+
+TranslationSummary report_number_task(Run& run, const LessonCli& cli, nn::Module& module, models::EncoderDecoder& model,
+                                      const TranslationTask& numbers, const Tracker& training, const std::string& name,
+                                      const std::optional<OtherRun>& other) {
+  const NormalisationComparison decoders = compare_length_normalisation(module, model, numbers);
+  std::printf("\ngreedy exact match by source length:\n");
+  const Series by_length = report_exact_match_by_length(run, cli, number_task_chart(), numbers, decoders.greedy, name, other);
   return {{{"numbers_val_loss", training.last("val_loss")},
            {"numbers_exact_match", decoders.greedy_scores.exact_match},
            {"numbers_exact_match_beam4", decoders.beam_scores.exact_match},

@@ -86,15 +86,20 @@ std::vector<size_t> longest_test_pairs(const TranslationTask& task, size_t n);
 struct TranslationSummary {
   nlohmann::ordered_json metrics;
   MetricNotes notes;
+  void add(const TranslationSummary& more);  // its metrics after ours, with their notes
 };
 // From the tracker of the model's training: its train_loss and its last val_loss (the lowest, when
 // the task keeps the weights of the lowest: BestWeights).
 TranslationSummary translation_summary(const TranslationTask& task, const Tracker& training, const DecoderComparison& decoders);
-// The number task's part: numbers_val_loss, numbers_exact_match (greedy), numbers_exact_match_beam4
-// (alpha 0), numbers_exact_match_beam4_normalised, and the greedy exact match of the shortest and
-// the longest sixth of the test sources (numbers_exact_match_shortest, numbers_exact_match_longest).
-TranslationSummary number_task_summary(const Tracker& training, const NormalisationComparison& decoders,
-                                       const Series& by_length);
+// The number task's part after its training (part 5 of lessons 07 and 09, part 6 of lesson 10):
+// compare_length_normalisation, then report_exact_match_by_length on number_task_chart() beside
+// `other`'s curves, and its metrics: numbers_val_loss, numbers_exact_match (greedy),
+// numbers_exact_match_beam4 (alpha 0), numbers_exact_match_beam4_normalised, and the greedy exact
+// match of the shortest and the longest sixth of the test sources (numbers_exact_match_shortest,
+// numbers_exact_match_longest).
+TranslationSummary report_number_task(Run& run, const LessonCli& cli, nn::Module& module, models::EncoderDecoder& model,
+                                      const TranslationTask& numbers, const Tracker& training, const std::string& name,
+                                      const std::optional<OtherRun>& other);
 
 // Prints test pairs `rows` (indices): source, target, and each decoder's output with its sentence
 // BLEU (models::bleu_d2l, k = 2, as d2l prints its examples) and "ok" when exact.
