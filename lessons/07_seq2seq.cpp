@@ -12,6 +12,7 @@
 //     without length normalisation, on outputs of every length.
 // The note that goes with it: docs/07_seq2seq.md.
 #include <cstdio>
+#include <optional>
 
 #include "lessons/common/cli.h"
 #include "lessons/common/plot.h"
@@ -67,6 +68,7 @@ int main(int argc, char** argv) {
     if (cli.common.quick) task_flags.number_steps = std::min<int64_t>(task_flags.number_steps, 40);
 
     const lessons::TranslationTask task = lessons::load_translation_task(task_flags, cli.common, "07_seq2seq");
+    const std::optional<lessons::TranslationTask> numbers = lessons::load_number_task(task_flags, cli.common, "07_seq2seq");
     config = lessons::sized_for(config, task);
     models::check_config("07_seq2seq", config);
     lessons::Run run(cli);
@@ -113,17 +115,16 @@ int main(int argc, char** argv) {
     summary.notes["own_predictions_val_loss"] = "part 3: the model trained on its own predictions, teacher-forced validation loss";
     summary.notes["own_predictions_exact_match"] = "part 3: that model's greedy test exact match";
 
-    if (task_flags.number_steps > 0 && !task_flags.from_file()) {
+    if (numbers) {
       std::printf("\n== 5. the bottleneck: numbers in words to digits, %lld steps of %lld pairs ==\n",
                   static_cast<long long>(task_flags.number_steps), static_cast<long long>(cli.common.batch));
-      const lessons::TranslationTask numbers = lessons::load_number_task(task_flags, cli.common);
-      lessons::print_task(numbers);
+      lessons::print_task(*numbers);
       Generator number_init(cli.common.seed + 1);
-      models::Seq2Seq number_model(lessons::sized_for(config, numbers), number_init);
+      models::Seq2Seq number_model(lessons::sized_for(config, *numbers), number_init);
       lessons::CommonFlags budget = cli.common;
       budget.steps = task_flags.number_steps;
-      const lessons::Tracker counted = train(run, number_model, numbers, budget, "numbers", "metrics_numbers.csv");
-      summary.add(lessons::report_number_task(run, cli, number_model, number_model, numbers, counted,
+      const lessons::Tracker counted = train(run, number_model, *numbers, budget, "numbers", "metrics_numbers.csv");
+      summary.add(lessons::report_number_task(run, cli, number_model, number_model, *numbers, counted,
                                               "encoder-decoder (lesson 07)", std::nullopt));
     }
     run.finish(summary.metrics, summary.notes,

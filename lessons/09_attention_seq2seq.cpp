@@ -12,6 +12,7 @@
 // validation loss kept, examples with their sentence BLEU (docs/09_attention_seq2seq.md, section 6).
 // The note that goes with it: docs/09_attention_seq2seq.md.
 #include <cstdio>
+#include <optional>
 
 #include "core/autograd.h"
 #include "core/ops.h"
@@ -107,6 +108,7 @@ int main(int argc, char** argv) {
     if (cli.common.quick) task_flags.number_steps = std::min<int64_t>(task_flags.number_steps, 40);
 
     const lessons::TranslationTask task = lessons::load_translation_task(task_flags, cli.common, "09_attention_seq2seq");
+    const std::optional<lessons::TranslationTask> numbers = lessons::load_number_task(task_flags, cli.common, "09_attention_seq2seq");
     config = lessons::sized_for(config, task);
     models::check_config("09_attention_seq2seq", config);
     lessons::Run run(cli);
@@ -135,19 +137,18 @@ int main(int argc, char** argv) {
                                           "with attention (lesson 09)", lessons::OtherRun{compare, "lesson 07"});
 
     lessons::TranslationSummary summary = lessons::translation_summary(task, tracker, decoders);
-    if (task_flags.number_steps > 0 && !task_flags.from_file()) {
+    if (numbers) {
       std::printf("\n== 5. the bottleneck removed: numbers in words to digits, %lld steps of %lld pairs ==\n",
                   static_cast<long long>(task_flags.number_steps), static_cast<long long>(cli.common.batch));
-      const lessons::TranslationTask numbers = lessons::load_number_task(task_flags, cli.common);
-      lessons::print_task(numbers);
+      lessons::print_task(*numbers);
       Generator number_init(cli.common.seed + 1);
-      models::Seq2SeqAttention number_model(lessons::sized_for(config, numbers), number_init);
+      models::Seq2SeqAttention number_model(lessons::sized_for(config, *numbers), number_init);
       lessons::CommonFlags budget = cli.common;
       budget.steps = task_flags.number_steps;
-      const lessons::Tracker counted = train(run, number_model, numbers, budget, "numbers", "metrics_numbers.csv");
-      summary.add(lessons::report_number_task(run, cli, number_model, number_model, numbers, counted,
+      const lessons::Tracker counted = train(run, number_model, *numbers, budget, "numbers", "metrics_numbers.csv");
+      summary.add(lessons::report_number_task(run, cli, number_model, number_model, *numbers, counted,
                                               "with attention (lesson 09)", lessons::OtherRun{compare, "lesson 07"}));
-      save_maps(run, number_model, numbers, lessons::longest_test_pairs(numbers, 2), "attention_numbers_");
+      save_maps(run, number_model, *numbers, lessons::longest_test_pairs(*numbers, 2), "attention_numbers_");
       std::printf("attention maps of the two longest test numbers: attention_numbers_1.png, attention_numbers_2.png\n");
     }
     run.finish(summary.metrics, summary.notes,

@@ -18,6 +18,7 @@
 // The note that goes with it: docs/10_transformer.md.
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -207,10 +208,14 @@ int main(int argc, char** argv) {
     }
 
     const lessons::TranslationTask task = lessons::load_translation_task(task_flags, cli.common, kLesson);
+    const std::optional<lessons::TranslationTask> numbers = lessons::load_number_task(task_flags, cli.common, kLesson);
     const models::TransformerConfig config = model_config(flags, task, flags.pre_ln);
     models::check_config(kLesson, config);
     lessons::check_pattern_fits(kLesson, config.encoder_attention, task.source_width, /*causal=*/false,
                                 cat("the longest source (", task.source_width, " tokens)"));
+    if (numbers)
+      lessons::check_pattern_fits(kLesson, config.encoder_attention, numbers->source_width, /*causal=*/false,
+                                  cat("the longest number in words (", numbers->source_width, " tokens)"));
     lessons::Run run(cli);
     lessons::print_task(task);
 
@@ -253,17 +258,16 @@ int main(int argc, char** argv) {
         summary.notes[r.key] = "part 5, " + r.name + ": validation loss after --norm-steps steps";
       }
     }
-    if (task_flags.number_steps > 0 && !task_flags.from_file()) {
+    if (numbers) {
       std::printf("\n== 6. numbers in words to digits, %lld steps of %lld pairs ==\n",
                   static_cast<long long>(task_flags.number_steps), static_cast<long long>(cli.common.batch));
-      const lessons::TranslationTask numbers = lessons::load_number_task(task_flags, cli.common);
-      lessons::print_task(numbers);
+      lessons::print_task(*numbers);
       Generator number_init(cli.common.seed + 1);
-      models::Transformer number_model(model_config(flags, numbers, flags.pre_ln), number_init);
+      models::Transformer number_model(model_config(flags, *numbers, flags.pre_ln), number_init);
       lessons::CommonFlags budget = cli.common;
       budget.steps = task_flags.number_steps;
-      const lessons::Tracker counted = train(run, number_model, numbers, budget, flags.schedule, "numbers", "metrics_numbers.csv");
-      summary.add(lessons::report_number_task(run, cli, number_model, number_model, numbers, counted, "Transformer (lesson 10)",
+      const lessons::Tracker counted = train(run, number_model, *numbers, budget, flags.schedule, "numbers", "metrics_numbers.csv");
+      summary.add(lessons::report_number_task(run, cli, number_model, number_model, *numbers, counted, "Transformer (lesson 10)",
                                               lessons::OtherRun{compare, "lesson 09"}));
     }
     run.finish(summary.metrics, summary.notes, "docs/10_transformer.md, section 4 (Reading the attention maps); then lesson 11, a GPT");

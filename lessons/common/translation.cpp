@@ -159,13 +159,19 @@ TranslationTask load_translation_task(const TranslationFlags& flags, const Commo
   return task;
 }
 
-TranslationTask load_number_task(const TranslationFlags& flags, const CommonFlags& common) {
+std::optional<TranslationTask> load_number_task(const TranslationFlags& flags, const CommonFlags& common,
+                                                const std::string& lesson) {
+  if (flags.number_steps == 0 || flags.from_file()) return std::nullopt;
   const int64_t held_out = common.quick ? 200 : 1000;
-  data::PairSplits splits = data::make_number_task({.max_digits = static_cast<int>(flags.max_digits),
-                                                    .train = common.quick ? 2000 : 20000, .val = held_out,
-                                                    .test = held_out, .seed = common.seed});
+  data::PairSplits splits;
+  try {
+    splits = data::make_number_task({.max_digits = static_cast<int>(flags.max_digits), .train = common.quick ? 2000 : 20000,
+                                     .val = held_out, .test = held_out, .seed = common.seed});
+  } catch (const Error& e) {  // too few numbers of so few digits: name the flag
+    fail(lesson.c_str(), "--max-digits ", flags.max_digits, ": ", e.what());
+  }
   data::PairTokenizers tokenizers = data::pair_tokenizers(splits.train, data::PairLevel::word, data::PairLevel::chars);
-  return make_task(std::move(splits), std::move(tokenizers), /*bucketed=*/false, common, "the number task");
+  return make_task(std::move(splits), std::move(tokenizers), /*bucketed=*/false, common, lesson);
 }
 
 double translation_loss(models::EncoderDecoder& model, const TranslationTask& task, const std::vector<data::IdPair>& pairs) {

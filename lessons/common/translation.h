@@ -81,8 +81,10 @@ struct TranslationTask {
 TranslationTask load_translation_task(const TranslationFlags& flags, const CommonFlags& common, const std::string& lesson);
 // The number task (data/numbers.h): 20,000 training pairs, 1,000 validation and 1,000 test
 // (--quick: 2,000, 200, 200), numbers of 1 to --max-digits digits, seeded by --seed; padded as
-// the date task.
-TranslationTask load_number_task(const TranslationFlags& flags, const CommonFlags& common);
+// the date task. Nothing when its part is skipped (--number-steps 0, or a pairs file). Loaded
+// with the main task, so that a --max-digits too small for the pairs is refused before training.
+std::optional<TranslationTask> load_number_task(const TranslationFlags& flags, const CommonFlags& common,
+                                                const std::string& lesson);
 
 // The mean loss per target token over `pairs` (pairs of `task`), teacher forcing, without a graph.
 double translation_loss(models::EncoderDecoder& model, const TranslationTask& task, const std::vector<data::IdPair>& pairs);

@@ -166,6 +166,7 @@ TEST_CASE("lessons 07, 09 and 10: pairs files and task flags that cannot work ar
     check_refused(lesson, "--val " + small + to, {"--val", "with --data"});
     check_refused(lesson, "--max-len 5" + to, {"--max-len", "with --data"});
     check_refused(lesson, "--no-buckets" + to, {"--no-buckets", "with --data"});
+    check_refused(lesson, "--max-digits 2" + to, {"--max-digits 2", "distinct", "more digits"});  // before training
     check_refused(lesson, "--pairs 900000" + to, {"--pairs", "900000"});
     check_refused(lesson, "--data " + small + " --phrasebook " + (out.path / "p.tsv").string() + to, {"--phrasebook", "--data", "not both"});
     CHECK_FALSE(fs::exists(out.path));
