@@ -101,7 +101,7 @@ TranslationTask make_task(data::PairSplits splits, data::PairTokenizers tokenize
 void add_translation_options(LessonCli& cli, TranslationFlags& flags) {
   cli.option("--data", flags.data, "a pairs file, source<TAB>target a line (default: the generated date task)");
   cli.option("--phrasebook", flags.phrasebook,
-             "write a generated English-French pairs file (Tatoeba's format, about 4,000 lines) here and read it as --data");
+             "write a generated English-French pairs file (Tatoeba's format, about 3,500 lines) here and read it as --data");
   cli.option("--val", flags.val, "validation pairs for --data (default: held out from --data)");
   cli.option("--level", flags.level, "with --data: word or char tokens");
   cli.option("--max-len", flags.max_len, "with --data: drop pairs with more tokens on a side (0: keep all)",
