@@ -138,4 +138,45 @@ Seq2SeqBatch sample_pairs(const std::vector<IdPair>& pairs, int64_t batch, Gener
   return pad_pairs(some, source_width);
 }
 
+namespace {
+
+// Indices of pairs by source length: [length] -> the pairs that have it, in order.
+std::vector<std::vector<size_t>> indices_by_length(const std::vector<IdPair>& pairs) {
+  std::vector<std::vector<size_t>> by_length;
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    const size_t length = pairs[i].first.size();
+    if (by_length.size() <= length) by_length.resize(length + 1);
+    by_length[length].push_back(i);
+  }
+  return by_length;
+}
+
+}  // namespace
+
+SourceLengthBuckets::SourceLengthBuckets(std::vector<IdPair> pairs)
+    : pairs_(std::move(pairs)), by_length_(indices_by_length(pairs_)) {
+  if (pairs_.empty()) fail("SourceLengthBuckets", "no pairs given");
+  if (!by_length_[0].empty()) fail("SourceLengthBuckets", "pair ", by_length_[0].front(), " has an empty source");
+}
+
+Seq2SeqBatch SourceLengthBuckets::sample(int64_t batch, Generator& gen) const {
+  if (batch < 1) fail("SourceLengthBuckets", "batch must be at least 1, got ", batch);
+  const size_t length = pairs_[static_cast<size_t>(gen.randint(0, static_cast<int64_t>(pairs_.size())))].first.size();
+  const std::vector<size_t>& bucket = by_length_[length];
+  std::vector<IdPair> some;
+  some.reserve(static_cast<size_t>(batch));
+  for (int64_t r = 0; r < batch; ++r) some.push_back(pairs_[bucket[static_cast<size_t>(gen.randint(0, static_cast<int64_t>(bucket.size())))]]);
+  return pad_pairs(some);
+}
+
+std::vector<std::vector<size_t>> batches_by_source_length(const std::vector<IdPair>& pairs, size_t batch) {
+  if (batch < 1) fail("batches_by_source_length", "batch must be at least 1, got ", batch);
+  std::vector<std::vector<size_t>> batches;
+  for (const std::vector<size_t>& bucket : indices_by_length(pairs))
+    for (size_t begin = 0; begin < bucket.size(); begin += batch)
+      batches.emplace_back(bucket.begin() + static_cast<std::ptrdiff_t>(begin),
+                           bucket.begin() + static_cast<std::ptrdiff_t>(std::min(bucket.size(), begin + batch)));
+  return batches;
+}
+
 }  // namespace ladder::data

@@ -87,4 +87,28 @@ Seq2SeqBatch pad_pairs(const std::vector<IdPair>& pairs, int64_t source_width = 
 // `batch` pairs drawn at random (with replacement), padded.
 Seq2SeqBatch sample_pairs(const std::vector<IdPair>& pairs, int64_t batch, Generator& gen, int64_t source_width = 0);
 
+// Bucketing: batches whose sources all have one length, so that no source is padded and no step of
+// the encoder goes to padding. A recurrent encoder reads padding as input, so padding would make a
+// source's encoding depend on what else is in its batch; without it a source is encoded the same
+// in any batch. (Targets of one batch still differ in length and are padded at their end, which
+// the decoder's loss ignores.)
+class SourceLengthBuckets {
+ public:
+  // Throws ladder::Error when there are no pairs, or a source is empty.
+  explicit SourceLengthBuckets(std::vector<IdPair> pairs);
+  // A pair drawn at random decides the source length; the batch is `batch` pairs of that length,
+  // drawn at random (with replacement) from those that have it. Lengths come up in proportion to
+  // their pairs, so every pair is drawn equally often on average, as with sample_pairs.
+  Seq2SeqBatch sample(int64_t batch, Generator& gen) const;
+
+ private:
+  std::vector<IdPair> pairs_;
+  std::vector<std::vector<size_t>> by_length_;  // [source length] -> indices of pairs_
+};
+
+// The indices of `pairs` in batches of at most `batch` pairs of one source length: every length in
+// turn from the shortest, the pairs of a length in their order. For scoring without a graph, where
+// every pair is read once.
+std::vector<std::vector<size_t>> batches_by_source_length(const std::vector<IdPair>& pairs, size_t batch);
+
 }  // namespace ladder::data

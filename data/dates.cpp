@@ -19,8 +19,6 @@ const char* const kMonths[12] = {"January", "February", "March",     "April",   
                                  "July",    "August",   "September", "October", "November", "December"};
 const char* const kWeekdays[7] = {"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"};
 
-// The shares of the distinct sources that belong to the validation and test parts.
-constexpr float kValShare = 0.1f, kTestShare = 0.1f;
 constexpr int64_t kMaxPadWords = 500;
 
 chrono::year_month_day calendar_day(const Date& date) {
@@ -97,16 +95,8 @@ std::vector<Date> days_of(int first_year, int last_year) {
   return days;
 }
 
-enum Part { kTrain, kVal, kTest };
-
-// The part a source belongs to, from a seeded hash of the string: the same string always lands in the
-// same part, whichever date and format made it.
-Part part_of(const std::string& source, uint64_t seed) {
-  uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a
-  for (const char c : source) hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
-  const float u = Generator(hash ^ seed).uniform();  // the generator's seeding mixes the bits
-  return u < kTestShare ? kTest : u < kTestShare + kValShare ? kVal : kTrain;
-}
+// The part of a source, as an index of the arrays below.
+size_t part_of(const std::string& source, uint64_t seed) { return static_cast<size_t>(generated_part(source, seed)); }
 
 // The source at a random place among 0 to max_words filler words.
 std::string with_filler(const std::string& source, int64_t max_words, Generator& gen) {
@@ -194,12 +184,12 @@ DateSourceCounts count_date_sources(const DateTaskOptions& options) {
       std::string source = write_date(date, pattern);
       sources[part_of(source, options.seed)].push_back(std::move(source));
     }
-  const auto distinct = [&](Part part) {
-    std::vector<std::string>& all = sources[part];
+  const auto distinct = [&](PairPart part) {
+    std::vector<std::string>& all = sources[static_cast<size_t>(part)];
     std::sort(all.begin(), all.end());
     return static_cast<int64_t>(std::unique(all.begin(), all.end()) - all.begin());
   };
-  const int64_t train = distinct(kTrain), val = distinct(kVal), test = distinct(kTest);
+  const int64_t train = distinct(PairPart::train), val = distinct(PairPart::val), test = distinct(PairPart::test);
   return {train + val + test, train, val, test};
 }
 
@@ -219,16 +209,17 @@ PairSplits make_date_task(const DateTaskOptions& options) {
   Generator gen(options.seed);
   Generator filler = gen.child();  // its own sequence: padding does not change which sources are drawn
   const struct {
-    Part part;
+    PairPart part;
     const char* name;
     int64_t wanted;
     std::vector<TextPair>& pairs;
-  } parts[] = {{kTrain, "training", options.train, out.train}, {kVal, "validation", options.val, out.val},
-               {kTest, "test", options.test, out.test}};
+  } parts[] = {{PairPart::train, "training", options.train, out.train}, {PairPart::val, "validation", options.val, out.val},
+               {PairPart::test, "test", options.test, out.test}};
   for (const auto& [part, name, wanted, pairs] : parts) {
-    shuffle(candidates[part], gen);
+    std::vector<uint32_t>& mine = candidates[static_cast<size_t>(part)];
+    shuffle(mine, gen);
     std::unordered_set<std::string> seen;
-    for (const uint32_t index : candidates[part]) {
+    for (const uint32_t index : mine) {
       if (static_cast<int64_t>(pairs.size()) == wanted) break;
       const Date& date = days[index / F];
       const std::string source = write_date(date, formats[index % F]);

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "core/error.h"
+#include "core/file.h"
 #include "core/random.h"
 #include "data/text.h"
 
@@ -35,13 +36,57 @@ std::string trim(const std::string& text) {
   return first == std::string::npos ? "" : text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
 }
 
-// The pairs of a file in file order: source<TAB>target[<TAB>ignored], one a line; blank lines skipped.
+// "UTF-16" or "UTF-32" when the text starts with their byte order mark, else "".
+std::string wide_encoding(std::string_view text) {
+  using namespace std::string_view_literals;
+  if (text.starts_with("\xFF\xFE\0\0"sv) || text.starts_with("\0\0\xFE\xFF"sv)) return "UTF-32";
+  if (text.starts_with("\xFF\xFE"sv) || text.starts_with("\xFE\xFF"sv)) return "UTF-16";
+  return "";
+}
+
+// The bytes of a pairs file, without a UTF-8 byte order mark. Refuses what cannot be a pairs file
+// before looking at its lines: too large, empty, or UTF-16/UTF-32 (their byte order marks).
+std::string read_pairs_file(const std::string& path) {
+  const RegularFile file("load_pairs", path);
+  if (file.size() > kMaxTextBytes)
+    fail("load_pairs", path, ": the file holds ", file.size(), " bytes; ladder reads at most ", kMaxTextBytes >> 20,
+         " MiB of pairs (e.g. head -n 200000 FILE > part.txt)");
+  std::string text(file.size(), '\0');
+  file.read_at(0, text.data(), text.size());
+  if (const std::string wide = wide_encoding(text); !wide.empty())
+    fail("load_pairs", path, ": is ", wide, " (its byte order mark says so); pairs files are UTF-8: convert it, e.g. iconv -f ",
+         wide, " -t UTF-8 FILE > fixed.txt");
+  const auto starts = [&text](std::string_view mark) { return std::string_view(text).starts_with(mark); };
+  if (starts("\xEF\xBB\xBF")) text.erase(0, 3);  // a UTF-8 byte order mark: not part of the first source
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) fail("load_pairs", path, ": the file is empty");
+  return text;
+}
+
+// What is wrong with a line's bytes, or "" when nothing is: too long, a NUL byte, not UTF-8.
+std::string bad_bytes(const std::string& line) {
+  if (line.size() > kMaxPairLineBytes)
+    return cat("the line holds ", line.size(), " bytes, more than the ", kMaxPairLineBytes,
+               " a sentence pair could need (is the file a pairs file, with one pair a line?)");
+  for (size_t i = 0; i < line.size();) {
+    if (line[i] == '\0') return cat("a NUL byte at byte ", i + 1, " of the line: a binary file, or UTF-16 without its byte order mark?");
+    const size_t n = utf8_char_length(line, i);
+    if (n == 0)
+      return cat("byte ", i + 1, " of the line (value ", static_cast<int>(static_cast<unsigned char>(line[i])),
+                 ") is not UTF-8; convert the file to UTF-8, e.g. iconv -f LATIN1 -t UTF-8 FILE > fixed.txt");
+    i += n;
+  }
+  return "";
+}
+
+// The pairs of a file in file order: source<TAB>target[<TAB>ignored], one a line; blank lines
+// skipped. Every other bad line stops the reading, naming the file and the line.
 std::vector<TextPair> read_pairs(const std::string& path) {
-  std::istringstream in(read_text_file(path));
+  std::istringstream in(read_pairs_file(path));
   std::vector<TextPair> pairs;
   int64_t number = 0;
   for (std::string line; std::getline(in, line);) {
     ++number;
+    if (const std::string bad = bad_bytes(line); !bad.empty()) fail("load_pairs", path, ":", number, ": ", bad);
     if (trim(line).empty()) continue;
     const size_t tab = line.find('\t');
     if (tab == std::string::npos)
@@ -141,13 +186,22 @@ PairTokenizers PairTokenizers::from_metadata(const std::map<std::string, std::st
   return {get(kSourceKey), get(kTargetKey)};
 }
 
-PairTokenizers pair_tokenizers(const std::vector<TextPair>& train, PairLevel level, int64_t min_count) {
+PairTokenizers pair_tokenizers(const std::vector<TextPair>& train, PairLevel source_level, PairLevel target_level,
+                               int64_t min_count) {
   std::vector<std::string> sources, targets;
   for (const TextPair& pair : train) {
     sources.push_back(pair.source);
     targets.push_back(pair.target);
   }
-  return {level_tokenizer(sources, level, min_count), level_tokenizer(targets, level, min_count)};
+  return {level_tokenizer(sources, source_level, min_count), level_tokenizer(targets, target_level, min_count)};
+}
+
+PairPart generated_part(const std::string& source, uint64_t seed) {
+  constexpr float kValShare = 0.1f, kTestShare = 0.1f;
+  uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a
+  for (const char c : source) hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+  const float u = Generator(hash ^ seed).uniform();  // the generator's seeding mixes the bits
+  return u < kTestShare ? PairPart::test : u < kTestShare + kValShare ? PairPart::val : PairPart::train;
 }
 
 std::vector<IdPair> encode_pairs(const std::vector<TextPair>& pairs, const PairTokenizers& tokenizers) {

@@ -45,10 +45,16 @@ struct PairsOptions {
   uint64_t seed = 0;       // which sources are held out
 };
 
+// The longest line a pairs file may have. Tatoeba's longest sentence pairs, with their attribution,
+// take about 1,300 bytes; a line far longer is not a sentence pair (a file without line ends).
+inline constexpr size_t kMaxPairLineBytes = 10000;
+
 // Reads, checks and splits a pairs file (test always from `data`; validation from `val` when given).
-// Throws ladder::Error naming the file (and the line, for a line without a tab or with an empty side)
-// for a missing, empty, binary or non-UTF-8 file, a bad line, too few pairs to hold out, or fewer
-// training pairs than one batch.
+// Blank lines are skipped; every other bad line is refused, naming the file and the line: a line
+// without a tab, with an empty source or target, longer than kMaxPairLineBytes, with a NUL byte or
+// with bytes that are not UTF-8 (the message says how to convert the file). A UTF-8 byte order mark
+// is skipped; a UTF-16 or UTF-32 file is refused as such. Also throws ladder::Error for a missing or
+// empty file, too few pairs to hold out, or fewer training pairs than one batch.
 PairSplits load_pairs(const PairsOptions& options);
 
 // The source and the target vocabularies, built from the training pairs only.
@@ -59,8 +65,17 @@ struct PairTokenizers {
   // Throws ladder::Error when either is missing (the checkpoint was not written with them).
   static PairTokenizers from_metadata(const std::map<std::string, std::string>& metadata);
 };
-// Words seen fewer than min_count times become <unk> (min_count applies to word level only).
-PairTokenizers pair_tokenizers(const std::vector<TextPair>& train, PairLevel level, int64_t min_count = 1);
+// Each side at its own level (the number task reads words and writes digits). Words seen fewer than
+// min_count times in the training pairs are left out of the vocabulary and read as <unk>, as d2l's
+// min_freq (min_count applies to word level only: every character is kept).
+PairTokenizers pair_tokenizers(const std::vector<TextPair>& train, PairLevel source_level, PairLevel target_level,
+                               int64_t min_count = 1);
+
+// Which part a generated source belongs to (the date and number tasks): a seeded hash of the
+// string, about 80% train, 10% validation, 10% test. The same string always lands in the same
+// part, whichever date, format or number wrote it, so no source is in two parts.
+enum class PairPart { train, val, test };
+PairPart generated_part(const std::string& source, uint64_t seed);
 
 // Each pair as ids (source, target), without <bos> or <eos>: pad_pairs adds them.
 std::vector<IdPair> encode_pairs(const std::vector<TextPair>& pairs, const PairTokenizers& tokenizers);

@@ -6,15 +6,20 @@
 //     BLEU, with examples;
 //  3. training without teacher forcing, the decoder reading its own predictions: the two curves;
 //  4. exact match by source length: everything the decoder knows passes through one fixed-size
-//     vector (with --pad-words, long sources test it). Lesson 09 removes that bottleneck.
+//     vector, but a date holds as much however long it is written;
+//  5. the bottleneck: numbers written in words to digits, where every word adds information. Exact
+//     match falls as the sources grow (lesson 09 removes the bottleneck), and beam search with and
+//     without length normalisation, on outputs of every length.
 // The note that goes with it: docs/07_seq2seq.md.
 #include <cstdio>
+#include <optional>
 
 #include "lessons/common/cli.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/run.h"
 #include "lessons/common/tracker.h"
 #include "lessons/common/translation.h"
+#include "lessons/common/translation_report.h"
 #include "models/seq2seq.h"
 #include "optim/adam.h"
 #include "optim/train_step.h"
@@ -23,20 +28,26 @@ using namespace ladder;
 
 namespace {
 
-// The training loop of parts 1 and 3: Adam at --lr, the gradient clipped to norm 1, --steps random
-// batches of pairs; the model's loss feeds its decoder as model.feeding says.
+// The training loop of parts 1, 3 and 5: Adam at --lr, the gradient clipped to norm 1, --steps
+// random batches of pairs; the model's loss feeds its decoder as model.feeding says.
 lessons::Tracker train(lessons::Run& run, models::Seq2Seq& model, const lessons::TranslationTask& task,
                        const lessons::CommonFlags& flags, const std::string& name, const std::string& csv) {
   optim::Adam adam(model.named_parameters(), {.lr = flags.lr});
   lessons::Tracker tracker = lessons::translation_tracker(run, flags, name, csv);
+  lessons::BestWeights best(task);  // a pairs file's model ends with the weights of its lowest validation loss
   Generator batches(flags.seed + 11);  // the same batches for every model
   for (int64_t step = 1; step <= flags.steps; ++step) {
     model.train();
-    const data::Seq2SeqBatch batch = data::sample_pairs(task.train, flags.batch, batches, task.source_width);
+    const data::Seq2SeqBatch batch = task.training_batch(flags.batch, batches);
     tracker.step(step, optim::train_step(model, adam, batch, 1.0f), adam.lr());
-    if (tracker.evaluation_due(step)) tracker.evaluated(step, lessons::validation_figures(model, model, task));
+    if (tracker.evaluation_due(step)) {
+      const std::vector<double> figures = lessons::validation_figures(model, model, task);
+      tracker.evaluated(step, figures);
+      best.offer(model, step, figures[0]);
+    }
   }
   tracker.finish();
+  best.restore(model);
   return tracker;
 }
 
@@ -46,7 +57,7 @@ int main(int argc, char** argv) {
   return lessons::lesson_main([&] {
     lessons::LessonCli cli("07_seq2seq", "Lesson 07: a GRU encoder-decoder translates dates; greedy and beam search, BLEU.",
                            {.steps = 600, .lr = 3e-3f, .batch = 64});
-    lessons::TranslationFlags task_flags;
+    lessons::TranslationFlags task_flags{.number_steps = 1200};
     lessons::add_translation_options(cli, task_flags);
     models::Seq2SeqConfig config{.embed = 32, .hidden = 128, .layers = 2, .dropout = 0};
     bool skip_own_predictions = false;
@@ -54,10 +65,11 @@ int main(int argc, char** argv) {
     cli.flag("--no-part3", skip_own_predictions, "skip part 3 (training again without teacher forcing)");
     cli.parse(argc, argv);
     if (cli.common.quick) cli.common.steps = std::min<int64_t>(cli.common.steps, 40);
+    if (cli.common.quick) task_flags.number_steps = std::min<int64_t>(task_flags.number_steps, 40);
 
     const lessons::TranslationTask task = lessons::load_translation_task(task_flags, cli.common, "07_seq2seq");
-    config.src_vocab = task.tokenizers.source.vocab_size();
-    config.tgt_vocab = task.tokenizers.target.vocab_size();
+    const std::optional<lessons::TranslationTask> numbers = lessons::load_number_task(task_flags, cli.common, "07_seq2seq");
+    config = lessons::sized_for(config, task);
     models::check_config("07_seq2seq", config);
     lessons::Run run(cli);
     lessons::print_task(task);
@@ -67,6 +79,7 @@ int main(int argc, char** argv) {
     Generator init(cli.common.seed + 1);
     models::Seq2Seq model(config, init);
     std::printf("%s", model.summary().c_str());
+    lessons::print_time_estimate<models::Seq2Seq>(config, task, cli.common);
     const lessons::Tracker taught = train(run, model, task, cli.common, "teacher forcing", "metrics.csv");
     run.save_checkpoint(model, task.tokenizers.metadata());
 
@@ -94,12 +107,26 @@ int main(int argc, char** argv) {
                                                           "validation loss (nats, log scale)", curves, /*log_y=*/true}));
 
     std::printf("\n== 4. greedy exact match by source length ==\n");
-    lessons::report_exact_match_by_length(run, cli, task, decoders.greedy, "encoder-decoder (lesson 07)", std::nullopt);
+    lessons::report_exact_match_by_length(run, cli, lessons::main_task_chart(), task, decoders.greedy,
+                                          "encoder-decoder (lesson 07)", std::nullopt);
 
-    lessons::TranslationSummary summary = lessons::translation_summary(taught, decoders);
+    lessons::TranslationSummary summary = lessons::translation_summary(task, taught, decoders);
     if (!own_json.is_null()) summary.metrics.update(own_json);
     summary.notes["own_predictions_val_loss"] = "part 3: the model trained on its own predictions, teacher-forced validation loss";
     summary.notes["own_predictions_exact_match"] = "part 3: that model's greedy test exact match";
+
+    if (numbers) {
+      std::printf("\n== 5. the bottleneck: numbers in words to digits, %lld steps of %lld pairs ==\n",
+                  static_cast<long long>(task_flags.number_steps), static_cast<long long>(cli.common.batch));
+      lessons::print_task(*numbers);
+      Generator number_init(cli.common.seed + 1);
+      models::Seq2Seq number_model(lessons::sized_for(config, *numbers), number_init);
+      lessons::CommonFlags budget = cli.common;
+      budget.steps = task_flags.number_steps;
+      const lessons::Tracker counted = train(run, number_model, *numbers, budget, "numbers", "metrics_numbers.csv");
+      summary.add(lessons::report_number_task(run, cli, number_model, number_model, *numbers, counted,
+                                              "encoder-decoder (lesson 07)", std::nullopt));
+    }
     run.finish(summary.metrics, summary.notes,
                "docs/07_seq2seq.md, section 5 (Beam search); then exercise 3: --pad-words 8, and lesson 09 with\n"
                "      the same flags, to compare the two on long sources");

@@ -4,9 +4,15 @@
 //     at all the encoder's outputs and takes a weighted average of them (additive attention);
 //  2. translating: greedy decoding and beam search, exact match and BLEU, as in lesson 07;
 //  3. attention maps: which source characters each output character looked at;
-//  4. exact match by source length, beside lesson 07's when its run folder holds the same task.
+//  4. exact match by source length, beside lesson 07's when its run folder holds the same task;
+//  5. the bottleneck removed: lesson 07's numbers in words, where the plain model falls on long
+//     sources and this one holds; attention maps of long numbers; beam search with and without
+//     length normalisation.
+// With --data, a pairs file of real sentences: bucketed batches, the weights of the lowest
+// validation loss kept, examples with their sentence BLEU (docs/09_attention_seq2seq.md, section 6).
 // The note that goes with it: docs/09_attention_seq2seq.md.
 #include <cstdio>
+#include <optional>
 
 #include "core/autograd.h"
 #include "core/ops.h"
@@ -15,6 +21,7 @@
 #include "lessons/common/run.h"
 #include "lessons/common/tracker.h"
 #include "lessons/common/translation.h"
+#include "lessons/common/translation_report.h"
 #include "models/seq2seq_attention.h"
 #include "optim/adam.h"
 #include "optim/train_step.h"
@@ -28,17 +35,23 @@ constexpr size_t kMaps = 4;  // test examples drawn as attention maps
 // Lesson 07's training loop: Adam at --lr, the gradient clipped to norm 1, --steps random batches of
 // pairs (lesson 07's batches), teacher forcing.
 lessons::Tracker train(lessons::Run& run, models::Seq2SeqAttention& model, const lessons::TranslationTask& task,
-                       const lessons::CommonFlags& flags) {
+                       const lessons::CommonFlags& flags, const std::string& name, const std::string& csv) {
   optim::Adam adam(model.named_parameters(), {.lr = flags.lr});
-  lessons::Tracker tracker = lessons::translation_tracker(run, flags, "attention", "metrics.csv");
+  lessons::Tracker tracker = lessons::translation_tracker(run, flags, name, csv);
+  lessons::BestWeights best(task);  // a pairs file's model ends with the weights of its lowest validation loss
   Generator batches(flags.seed + 11);  // the same batches for every model
   for (int64_t step = 1; step <= flags.steps; ++step) {
     model.train();
-    const data::Seq2SeqBatch batch = data::sample_pairs(task.train, flags.batch, batches, task.source_width);
+    const data::Seq2SeqBatch batch = task.training_batch(flags.batch, batches);
     tracker.step(step, optim::train_step(model, adam, batch, 1.0f), adam.lr());
-    if (tracker.evaluation_due(step)) tracker.evaluated(step, lessons::validation_figures(model, model, task));
+    if (tracker.evaluation_due(step)) {
+      const std::vector<double> figures = lessons::validation_figures(model, model, task);
+      tracker.evaluated(step, figures);
+      best.offer(model, step, figures[0]);
+    }
   }
   tracker.finish();
+  best.restore(model);
   return tracker;
 }
 
@@ -48,7 +61,7 @@ lessons::Heatmap attention_map(models::Seq2SeqAttention& model, const lessons::T
                                const data::IdPair& pair, const std::string& title) {
   NoGradGuard no_grad;
   model.eval();
-  const data::Seq2SeqBatch b = data::pad_pairs({pair}, task.source_width);
+  const data::Seq2SeqBatch b = task.padded({pair});
   models::DecoderState state = model.encode(b.src, b.src_mask);
   const auto S = static_cast<int64_t>(b.src.size(1)), length = static_cast<int64_t>(pair.first.size());
   lessons::Heatmap map{title, "source", "output", "attention weight", {}, {}, {}};
@@ -57,7 +70,7 @@ lessons::Heatmap attention_map(models::Seq2SeqAttention& model, const lessons::T
   Tensor token = full({1}, static_cast<float>(data::Tokenizer::kBos));
   for (int64_t t = 0; t <= task.longest_target; ++t) {
     token = argmax(model.decode_step(state, token), 1);
-    // The weights are over the source as the encoder read it, padding first (pad_on_the_left):
+    // The weights are over the source as the encoder read it, any padding first (pad_on_the_left):
     // the real tokens are the last `length` columns.
     const float* w = model.last_weights().data() + (S - length);
     map.values.emplace_back(w, w + length);
@@ -68,6 +81,15 @@ lessons::Heatmap attention_map(models::Seq2SeqAttention& model, const lessons::T
   return map;
 }
 
+// Draws the attention maps of test pairs `rows` as attention_map_NAME_1.png, ...
+void save_maps(lessons::Run& run, models::Seq2SeqAttention& model, const lessons::TranslationTask& task,
+               const std::vector<size_t>& rows, const std::string& name) {
+  for (size_t k = 0; k < rows.size(); ++k) {
+    const std::string title = "Attention while translating \"" + task.test_text[rows[k]].source + "\"";
+    run.wrote(lessons::save_heatmap(run.path(name + std::to_string(k + 1)), attention_map(model, task, task.test[rows[k]], title)));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -75,18 +97,19 @@ int main(int argc, char** argv) {
     lessons::LessonCli cli("09_attention_seq2seq",
                            "Lesson 09: the encoder-decoder with Bahdanau attention on lesson 07's task; attention maps.",
                            {.steps = 600, .lr = 3e-3f, .batch = 64});
-    lessons::TranslationFlags task_flags;
+    lessons::TranslationFlags task_flags{.number_steps = 1200};
     lessons::add_translation_options(cli, task_flags);
     models::Seq2SeqConfig config{.embed = 32, .hidden = 128, .layers = 2, .dropout = 0};
     lessons::add_model_options(cli, config);
     std::string compare = "runs/07_seq2seq";
-    cli.option("--compare", compare, "lesson 07's run folder, whose exact match by length part 4 plots beside ours");
+    cli.option("--compare", compare, "lesson 07's run folder, whose exact match by length parts 4 and 5 plot beside ours");
     cli.parse(argc, argv);
     if (cli.common.quick) cli.common.steps = std::min<int64_t>(cli.common.steps, 40);
+    if (cli.common.quick) task_flags.number_steps = std::min<int64_t>(task_flags.number_steps, 40);
 
     const lessons::TranslationTask task = lessons::load_translation_task(task_flags, cli.common, "09_attention_seq2seq");
-    config.src_vocab = task.tokenizers.source.vocab_size();
-    config.tgt_vocab = task.tokenizers.target.vocab_size();
+    const std::optional<lessons::TranslationTask> numbers = lessons::load_number_task(task_flags, cli.common, "09_attention_seq2seq");
+    config = lessons::sized_for(config, task);
     models::check_config("09_attention_seq2seq", config);
     lessons::Run run(cli);
     lessons::print_task(task);
@@ -96,7 +119,8 @@ int main(int argc, char** argv) {
     Generator init(cli.common.seed + 1);
     models::Seq2SeqAttention model(config, init);
     std::printf("%s", model.summary().c_str());
-    const lessons::Tracker tracker = train(run, model, task, cli.common);
+    lessons::print_time_estimate<models::Seq2SeqAttention>(config, task, cli.common);
+    const lessons::Tracker tracker = train(run, model, task, cli.common, "attention", "metrics.csv");
     run.save_checkpoint(model, task.tokenizers.metadata());
     run.wrote(lessons::save_line_chart(run.path("loss"), {"Validation loss per target token", "step", "validation loss (nats, log scale)",
                                                           {tracker.curve("val_loss")}, /*log_y=*/true}));
@@ -105,18 +129,28 @@ int main(int argc, char** argv) {
     const lessons::DecoderComparison decoders = lessons::compare_decoders(run, model, model, task);
 
     std::printf("\n== 3. attention maps of %zu test translations ==\n", std::min(kMaps, task.test.size()));
-    for (size_t i = 0; i < std::min(kMaps, task.test.size()); ++i) {
-      const std::string title = "Attention while translating \"" + task.test_text[i].source + "\"";
-      run.wrote(lessons::save_heatmap(run.path("attention_map_" + std::to_string(i + 1)),
-                                      attention_map(model, task, task.test[i], title)));
-    }
+    save_maps(run, model, task, lessons::first_test_pairs(task, kMaps), "attention_map_");
     std::printf("each row: one output token; each column: one source token; a row sums to 1\n");
 
     std::printf("\n== 4. greedy exact match by source length ==\n");
-    lessons::report_exact_match_by_length(run, cli, task, decoders.greedy, "with attention (lesson 09)",
-                                          lessons::OtherRun{compare, "encoder-decoder (lesson 07)", "lesson 07"});
+    lessons::report_exact_match_by_length(run, cli, lessons::main_task_chart(), task, decoders.greedy,
+                                          "with attention (lesson 09)", lessons::OtherRun{compare, "lesson 07"});
 
-    const lessons::TranslationSummary summary = lessons::translation_summary(tracker, decoders);
+    lessons::TranslationSummary summary = lessons::translation_summary(task, tracker, decoders);
+    if (numbers) {
+      std::printf("\n== 5. the bottleneck removed: numbers in words to digits, %lld steps of %lld pairs ==\n",
+                  static_cast<long long>(task_flags.number_steps), static_cast<long long>(cli.common.batch));
+      lessons::print_task(*numbers);
+      Generator number_init(cli.common.seed + 1);
+      models::Seq2SeqAttention number_model(lessons::sized_for(config, *numbers), number_init);
+      lessons::CommonFlags budget = cli.common;
+      budget.steps = task_flags.number_steps;
+      const lessons::Tracker counted = train(run, number_model, *numbers, budget, "numbers", "metrics_numbers.csv");
+      summary.add(lessons::report_number_task(run, cli, number_model, number_model, *numbers, counted,
+                                              "with attention (lesson 09)", lessons::OtherRun{compare, "lesson 07"}));
+      save_maps(run, number_model, *numbers, lessons::longest_test_pairs(*numbers, 2), "attention_numbers_");
+      std::printf("attention maps of the two longest test numbers: attention_numbers_1.png, attention_numbers_2.png\n");
+    }
     run.finish(summary.metrics, summary.notes,
                "docs/09_attention_seq2seq.md, section 4 (Reading the attention maps); then exercise 2: lessons 07 and 09\n"
                "      with --pad-words 8");

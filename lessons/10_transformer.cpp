@@ -10,13 +10,15 @@
 //     masked self attention, cross attention;
 //  5. post-LN against pre-LN, each with and without warmup: four short runs of the same model and
 //     budget at a higher learning rate (--norm-lr), their training-loss curves in one plot and
-//     their final losses.
+//     their final losses;
+//  6. lesson 07's numbers in words: exact match by source length beside lessons 07 and 09, and beam
+//     search with and without length normalisation.
 // --attention full|linear|bigbird chooses the encoder's self attention (lessons/common/attention_flags.h);
 // the decoder's causal self attention and its cross attention stay full (its KV cache, its maps).
 // The note that goes with it: docs/10_transformer.md.
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,9 +28,11 @@
 #include "lessons/common/cli.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/run.h"
+#include "lessons/common/schedule_flags.h"
 #include "lessons/common/tracker.h"
+#include "lessons/common/transformer_maps.h"
 #include "lessons/common/translation.h"
-#include "models/decoding.h"
+#include "lessons/common/translation_report.h"
 #include "models/transformer.h"
 #include "nn/attention/positional_encoding.h"
 #include "optim/adam.h"
@@ -45,7 +49,7 @@ constexpr int64_t kTablePositions = 64;  // positions shown in part 1
 struct TransformerFlags {
   int64_t layers = 2, heads = 4, embed = 64, ff = 256;
   float dropout = 0;
-  int64_t warmup = 60;
+  lessons::ScheduleFlags schedule{.warmup = 60};  // the warmup of every run, parts 5 and 6 included
   bool pre_ln = false;
   int64_t norm_steps = 150;  // steps of each of part 5's four runs
   float norm_lr = 1e-2f;     // their peak learning rate
@@ -59,8 +63,7 @@ void add_transformer_options(lessons::LessonCli& cli, TransformerFlags& flags) {
   cli.option("--embed", flags.embed, "d_model: the width of every position's vector", {2, 1024});
   cli.option("--ff", flags.ff, "hidden width of the position-wise feed-forward blocks", {1, 8192});
   cli.option("--dropout", flags.dropout, "dropout on embeddings, attention weights and sublayer outputs", {0.0f, 0.9f});
-  cli.option("--warmup", flags.warmup, "steps of linear learning-rate warmup (0: none); fewer than --steps",
-             lessons::non_negative);
+  flags.schedule.add_to(cli);
   cli.flag("--pre-ln", flags.pre_ln, "train the main model pre-LN (norm_first) instead of post-LN");
   cli.option("--norm-steps", flags.norm_steps, "part 5: steps of each post-LN / pre-LN run (0: skip part 5)", {0, 100000});
   cli.option("--norm-lr", flags.norm_lr, "part 5: the peak learning rate of the four runs", {0.0f, 1.0f, /*above_min=*/true});
@@ -70,7 +73,7 @@ void add_transformer_options(lessons::LessonCli& cli, TransformerFlags& flags) {
                                  /*causal=*/false);
 }
 
-void check_flags(const TransformerFlags& flags, const lessons::CommonFlags& common) {
+void check_flags(const TransformerFlags& flags, const lessons::CommonFlags& common, int64_t number_steps) {
   if (flags.embed % flags.heads != 0) {
     std::string divisors;
     for (int64_t h = 1; h <= std::min<int64_t>(flags.embed, 16); ++h)
@@ -78,12 +81,11 @@ void check_flags(const TransformerFlags& flags, const lessons::CommonFlags& comm
     fail(kLesson, "--heads ", flags.heads, " does not divide --embed ", flags.embed,
          ": each head takes --embed / --heads features; choose --heads dividing --embed (up to 16: ", divisors, ")");
   }
-  if (flags.warmup >= common.steps)
-    fail(kLesson, "--warmup ", flags.warmup, " must be fewer than --steps ", common.steps,
-         "; the learning rate would never reach --lr");
-  if (flags.norm_steps > 0 && flags.warmup >= flags.norm_steps)
-    fail(kLesson, "--warmup ", flags.warmup, " must be fewer than --norm-steps ", flags.norm_steps,
-         " (part 5 warms up over the same steps); give a smaller --warmup or --norm-steps 0");
+  flags.schedule.check(kLesson, common.steps);
+  for (const auto& [part, steps] : {std::pair<const char*, int64_t>{"--norm-steps", flags.norm_steps}, {"--number-steps", number_steps}})
+    if (steps > 0 && flags.schedule.warmup >= steps)
+      fail(kLesson, "--warmup ", flags.schedule.warmup, " must be fewer than ", part, " ", steps,
+           " (that part warms up over the same steps); give a smaller --warmup or ", part, " 0");
 }
 
 models::TransformerConfig model_config(const TransformerFlags& flags, const lessons::TranslationTask& task, bool norm_first) {
@@ -94,22 +96,29 @@ models::TransformerConfig model_config(const TransformerFlags& flags, const less
           .encoder_attention = flags.encoder_attention};
 }
 
-// The training loop of parts 2 and 5: lesson 07's (Adam, the gradient clipped to norm 1, the same
+// The training loop of parts 2, 5 and 6: lesson 07's (Adam, the gradient clipped to norm 1, the same
 // random batches for every model) with a learning-rate schedule, step s (from 1) at rate lr(s - 1).
 lessons::Tracker train(lessons::Run& run, models::Transformer& model, const lessons::TranslationTask& task,
-                       const lessons::CommonFlags& flags, int64_t warmup, const std::string& name, const std::string& csv) {
-  const optim::Schedule lr = optim::cosine_lr(flags.lr, warmup, flags.steps, flags.lr / 10);  // warmup, then down to lr / 10
+                       const lessons::CommonFlags& flags, const lessons::ScheduleFlags& schedule, const std::string& name,
+                       const std::string& csv) {
+  const optim::Schedule lr = schedule.schedule(flags.lr, flags.steps);  // warmup, then down to lr / 10
   optim::Adam adam(model.named_parameters(), {.lr = flags.lr});
   lessons::Tracker tracker = lessons::translation_tracker(run, flags, name, csv);
+  lessons::BestWeights best(task);  // a pairs file's model ends with the weights of its lowest validation loss
   Generator batches(flags.seed + 11);  // the same batches for every model
   for (int64_t step = 1; step <= flags.steps; ++step) {
     model.train();
-    const data::Seq2SeqBatch batch = data::sample_pairs(task.train, flags.batch, batches, task.source_width);
+    const data::Seq2SeqBatch batch = task.training_batch(flags.batch, batches);
     adam.set_lr(lr(step - 1));
     tracker.step(step, optim::train_step(model, adam, batch, 1.0f), adam.lr());
-    if (tracker.evaluation_due(step)) tracker.evaluated(step, lessons::validation_figures(model, model, task));
+    if (tracker.evaluation_due(step)) {
+      const std::vector<double> figures = lessons::validation_figures(model, model, task);
+      tracker.evaluated(step, figures);
+      best.offer(model, step, figures[0]);
+    }
   }
   tracker.finish();
+  best.restore(model);
   return tracker;
 }
 
@@ -135,111 +144,10 @@ void show_positional_encoding(lessons::Run& run, int64_t dim) {
     std::printf("  k = %2lld: %7.2f %7.2f %7.2f\n", static_cast<long long>(k), dot(5, 5 + k), dot(20, 20 + k), dot(40, 40 + k));
 }
 
-// One test example as the model translates it greedily: source ids (1,S), the decoder's inputs
-// (1,T) (<bos> then its output) and the output tokens (the <eos> included, unless it was cut off).
-struct Example {
-  Tensor src, valid, tgt_in;
-  std::vector<std::string> source, inputs, outputs;
-};
-
-Example translate_example(models::Transformer& model, const lessons::TranslationTask& task, const data::IdPair& pair) {
-  Example ex;
-  const auto S = static_cast<int64_t>(pair.first.size());
-  ex.src = tensor(std::vector<float>(pair.first.begin(), pair.first.end()), {1, S});
-  ex.valid = ones({1, S});
-  const models::DecodeOptions options{.max_len = task.longest_target + 1};
-  std::vector<int> output = models::greedy_decode(model, ex.src, ex.valid, options).front();
-  if (static_cast<int64_t>(output.size()) < options.max_len) output.push_back(data::Tokenizer::kEos);  // else cut off
-  std::vector<float> in = {static_cast<float>(data::Tokenizer::kBos)};
-  ex.inputs.push_back("<bos>");
-  for (size_t t = 0; t < output.size(); ++t) {
-    const std::string token = output[t] == data::Tokenizer::kEos ? "<eos>" : task.tokenizers.target.token(output[t]);
-    ex.outputs.push_back(token);
-    if (t + 1 == output.size()) break;
-    in.push_back(static_cast<float>(output[t]));
-    ex.inputs.push_back(token);
-  }
-  ex.tgt_in = tensor(in, {1, static_cast<int64_t>(in.size())});
-  for (const int id : pair.first) ex.source.push_back(task.tokenizers.source.token(id));
-  return ex;
-}
-
-// Every layer (down) and head (across) of one attention kind on one page: weights (1,H,T,S) per
-// layer, each panel preceded by a labelled blank row and column.
-lessons::Heatmap layer_head_grid(const std::vector<Tensor>& layers, const std::string& title,
-                                 const std::vector<std::string>& rows, const std::vector<std::string>& cols,
-                                 const std::string& x_label, const std::string& y_label) {
-  const int64_t H = layers.front().size(1), T = layers.front().size(2), S = layers.front().size(3);
-  lessons::Heatmap map{title, x_label, y_label, "attention weight", {}, {}, {}};
-  map.scale_min = 0, map.scale_max = 1;
-  for (int64_t h = 0; h < H; ++h) {
-    map.col_labels.push_back("h" + std::to_string(h + 1));
-    map.col_labels.insert(map.col_labels.end(), cols.begin(), cols.end());
-  }
-  for (size_t l = 0; l < layers.size(); ++l) {
-    map.values.emplace_back(static_cast<size_t>(H * (S + 1)), 0.0);
-    map.row_labels.push_back("layer " + std::to_string(l + 1));
-    for (int64_t t = 0; t < T; ++t) {
-      std::vector<double> row;
-      for (int64_t h = 0; h < H; ++h) {
-        row.push_back(0.0);
-        const float* w = layers[l].data() + (h * T + t) * S;
-        row.insert(row.end(), w, w + S);
-      }
-      map.values.push_back(std::move(row));
-      map.row_labels.push_back(rows[static_cast<size_t>(t)]);
-    }
-  }
-  return map;
-}
-
-// For each head of the last layer's cross attention: the source token each output token weighs
-// most, and how many output digits look hardest at a source position holding the same digit.
-void print_cross_attention_peaks(const Tensor& cross, const Example& ex) {
-  const int64_t H = cross.size(1), T = cross.size(2), S = cross.size(3);
-  std::printf("the last layer's cross attention: the source token each output token weighs most, per head\n");
-  for (int64_t h = 0; h < H; ++h) {
-    std::string line;
-    int64_t digits = 0, same = 0;
-    for (int64_t t = 0; t < T; ++t) {
-      const float* w = cross.data() + (h * T + t) * S;
-      const auto peak = static_cast<size_t>(std::max_element(w, w + S) - w);
-      line += " " + ex.outputs[static_cast<size_t>(t)] + "<" + ex.source[peak];
-      if (ex.outputs[static_cast<size_t>(t)].size() == 1 && std::isdigit(static_cast<unsigned char>(ex.outputs[static_cast<size_t>(t)][0]))) {
-        ++digits;
-        same += ex.source[peak] == ex.outputs[static_cast<size_t>(t)];
-      }
-    }
-    std::printf("  head %lld:%s   (%lld of %lld output digits on the same digit)\n", static_cast<long long>(h + 1),
-                line.c_str(), static_cast<long long>(same), static_cast<long long>(digits));
-  }
-}
-
-// Part 4: the three attention kinds of one test example, every layer and head.
-// The encoder's maps show the matrix its kind implies (AttentionKind::implied_weights).
-void show_attention_maps(lessons::Run& run, models::Transformer& model, const lessons::TranslationTask& task) {
-  model.eval();
-  const Example ex = translate_example(model, task, task.test.front());
-  const models::TransformerAttentionMaps maps = model.attention_maps(ex.src, ex.valid, ex.tgt_in);
-  const std::string quoted = "\"" + task.test_text.front().source + "\"";
-  run.wrote(lessons::save_heatmap(run.path("attention_encoder"),
-                                  layer_head_grid(maps.encoder, "Encoder self attention (" + model.config().encoder_attention.kind + ") over " + quoted, ex.source,
-                                                  ex.source, "key: source token, one block per head (h1, h2, ...)", "query: source token")));
-  run.wrote(lessons::save_heatmap(run.path("attention_decoder"),
-                                  layer_head_grid(maps.decoder_self, "Decoder masked self attention, translating " + quoted,
-                                                  ex.outputs, ex.inputs, "key: decoder input, one block per head (h1, h2, ...)",
-                                                  "query: the token it writes")));
-  run.wrote(lessons::save_heatmap(run.path("attention_cross"),
-                                  layer_head_grid(maps.cross, "Cross attention, translating " + quoted, ex.outputs,
-                                                  ex.source, "key: source token, one block per head (h1, h2, ...)", "query: the token it writes")));
-  std::printf("rows: queries, one block per layer; columns: keys, one block per head; a row sums to 1\n");
-  print_cross_attention_peaks(maps.cross.back(), ex);
-}
-
 struct NormRun {
   std::string name, key, csv;  // key: its metric in summary.json
   bool norm_first;
-  int64_t warmup;
+  lessons::ScheduleFlags schedule;
   double train_loss = 0, val_loss = 0;
 };
 
@@ -249,16 +157,16 @@ std::vector<NormRun> compare_norms(lessons::Run& run, const TransformerFlags& fl
   lessons::CommonFlags budget = common;
   budget.steps = flags.norm_steps;
   budget.lr = flags.norm_lr;
-  std::vector<NormRun> runs = {{"post-LN with warmup", "val_loss_post_ln_warmup", "metrics_post_ln_warmup.csv", false, flags.warmup},
-                               {"post-LN without warmup", "val_loss_post_ln_no_warmup", "metrics_post_ln_no_warmup.csv", false, 0},
-                               {"pre-LN with warmup", "val_loss_pre_ln_warmup", "metrics_pre_ln_warmup.csv", true, flags.warmup},
-                               {"pre-LN without warmup", "val_loss_pre_ln_no_warmup", "metrics_pre_ln_no_warmup.csv", true, 0}};
+  std::vector<NormRun> runs = {{"post-LN with warmup", "val_loss_post_ln_warmup", "metrics_post_ln_warmup.csv", false, flags.schedule},
+                               {"post-LN without warmup", "val_loss_post_ln_no_warmup", "metrics_post_ln_no_warmup.csv", false, {.warmup = 0}},
+                               {"pre-LN with warmup", "val_loss_pre_ln_warmup", "metrics_pre_ln_warmup.csv", true, flags.schedule},
+                               {"pre-LN without warmup", "val_loss_pre_ln_no_warmup", "metrics_pre_ln_no_warmup.csv", true, {.warmup = 0}}};
   std::vector<lessons::Series> curves;
   for (NormRun& r : runs) {
     std::printf("%s:\n", r.name.c_str());
     Generator init(common.seed + 1);
     models::Transformer model(model_config(flags, task, r.norm_first), init);
-    const lessons::Tracker tracker = train(run, model, task, budget, r.warmup, r.name, r.csv);
+    const lessons::Tracker tracker = train(run, model, task, budget, r.schedule, r.name, r.csv);
     r.train_loss = tracker.train_loss(), r.val_loss = tracker.last("val_loss");
     curves.push_back(tracker.curve("train_loss"));
   }
@@ -283,26 +191,31 @@ int main(int argc, char** argv) {
   return lessons::lesson_main([&] {
     lessons::LessonCli cli(kLesson, "Lesson 10: the encoder-decoder Transformer on lesson 07's task; attention maps, post-LN vs pre-LN.",
                            {.steps = 600, .lr = 3e-3f, .batch = 64});
-    lessons::TranslationFlags task_flags;
+    lessons::TranslationFlags task_flags{.number_steps = 1200};
     lessons::add_translation_options(cli, task_flags);
     TransformerFlags flags;
     add_transformer_options(cli, flags);
     std::string compare = "runs/09_attention_seq2seq";
     cli.option("--compare", compare, "lesson 09's run folder, whose exact match by length part 3 plots beside ours");
     cli.parse(argc, argv);
-    check_flags(flags, cli.common);
+    check_flags(flags, cli.common, task_flags.number_steps);
     flags.encoder_attention = lessons::attention_settings(kLesson, cli, flags.attention, cli.common.seed);
     if (cli.common.quick) {  // the same parts, shorter; the warmup shrinks with the runs
       cli.common.steps = std::min<int64_t>(cli.common.steps, 40);
       flags.norm_steps = std::min<int64_t>(flags.norm_steps, 10);
-      flags.warmup = std::min({flags.warmup, cli.common.steps / 4, flags.norm_steps / 4});
+      task_flags.number_steps = std::min<int64_t>(task_flags.number_steps, 40);
+      flags.schedule.warmup = std::min({flags.schedule.warmup, cli.common.steps / 4, flags.norm_steps / 4});
     }
 
     const lessons::TranslationTask task = lessons::load_translation_task(task_flags, cli.common, kLesson);
+    const std::optional<lessons::TranslationTask> numbers = lessons::load_number_task(task_flags, cli.common, kLesson);
     const models::TransformerConfig config = model_config(flags, task, flags.pre_ln);
     models::check_config(kLesson, config);
     lessons::check_pattern_fits(kLesson, config.encoder_attention, task.source_width, /*causal=*/false,
                                 cat("the longest source (", task.source_width, " tokens)"));
+    if (numbers)
+      lessons::check_pattern_fits(kLesson, config.encoder_attention, numbers->source_width, /*causal=*/false,
+                                  cat("the longest number in words (", numbers->source_width, " tokens)"));
     lessons::Run run(cli);
     lessons::print_task(task);
 
@@ -312,13 +225,14 @@ int main(int argc, char** argv) {
 
     std::printf("\n== 2. the Transformer (%s), teacher forcing: %lld steps of %lld pairs, %lld of warmup ==\n",
                 flags.pre_ln ? "pre-LN" : "post-LN", static_cast<long long>(cli.common.steps),
-                static_cast<long long>(cli.common.batch), static_cast<long long>(flags.warmup));
+                static_cast<long long>(cli.common.batch), static_cast<long long>(flags.schedule.warmup));
     Generator init(cli.common.seed + 1);
     models::Transformer model(config, init);
     std::printf("encoder self attention: %s; the decoder's attention: full\n",
                 lessons::describe_attention(config.encoder_attention, /*causal=*/false).c_str());
     std::printf("%s", model.summary().c_str());
-    const lessons::Tracker tracker = train(run, model, task, cli.common, flags.warmup, "transformer", "metrics.csv");
+    lessons::print_time_estimate<models::Transformer>(config, task, cli.common);
+    const lessons::Tracker tracker = train(run, model, task, cli.common, flags.schedule, "transformer", "metrics.csv");
     run.save_checkpoint(model, task.tokenizers.metadata());
     run.wrote(lessons::save_line_chart(run.path("loss"), {"Validation loss per target token", "step", "validation loss (nats, log scale)",
                                                           {tracker.curve("val_loss")}, /*log_y=*/true}));
@@ -326,23 +240,35 @@ int main(int argc, char** argv) {
     std::printf("\n== 3. translating the %zu test sources: greedy and beam search ==\n", task.test.size());
     const lessons::DecoderComparison decoders = lessons::compare_decoders(run, model, model, task);
     std::printf("\ngreedy exact match by source length:\n");
-    lessons::report_exact_match_by_length(run, cli, task, decoders.greedy, "Transformer (lesson 10)",
-                                          lessons::OtherRun{compare, "GRU with attention (lesson 09)", "lesson 09"});
+    lessons::report_exact_match_by_length(run, cli, lessons::main_task_chart(), task, decoders.greedy, "Transformer (lesson 10)",
+                                          lessons::OtherRun{compare, "lesson 09"});
 
     std::printf("\n== 4. attention maps of every layer and head, test example \"%s\" ==\n",
                 task.test_text.front().source.c_str());
     show_attention_maps(run, model, task);
 
-    lessons::TranslationSummary summary = lessons::translation_summary(tracker, decoders);
+    lessons::TranslationSummary summary = lessons::translation_summary(task, tracker, decoders);
     summary.metrics["encoder_attention"] = config.encoder_attention.kind;
     summary.notes["encoder_attention"] = "the attention kind of the encoder's self attention (--attention)";
     if (flags.norm_steps > 0) {
       std::printf("\n== 5. post-LN and pre-LN, with and without %lld steps of warmup: %lld steps each at --norm-lr %g ==\n",
-                  static_cast<long long>(flags.warmup), static_cast<long long>(flags.norm_steps), flags.norm_lr);
+                  static_cast<long long>(flags.schedule.warmup), static_cast<long long>(flags.norm_steps), flags.norm_lr);
       for (const NormRun& r : compare_norms(run, flags, task, cli.common)) {
         summary.metrics[r.key] = r.val_loss;
         summary.notes[r.key] = "part 5, " + r.name + ": validation loss after --norm-steps steps";
       }
+    }
+    if (numbers) {
+      std::printf("\n== 6. numbers in words to digits, %lld steps of %lld pairs ==\n",
+                  static_cast<long long>(task_flags.number_steps), static_cast<long long>(cli.common.batch));
+      lessons::print_task(*numbers);
+      Generator number_init(cli.common.seed + 1);
+      models::Transformer number_model(model_config(flags, *numbers, flags.pre_ln), number_init);
+      lessons::CommonFlags budget = cli.common;
+      budget.steps = task_flags.number_steps;
+      const lessons::Tracker counted = train(run, number_model, *numbers, budget, flags.schedule, "numbers", "metrics_numbers.csv");
+      summary.add(lessons::report_number_task(run, cli, number_model, number_model, *numbers, counted, "Transformer (lesson 10)",
+                                              lessons::OtherRun{compare, "lesson 09"}));
     }
     run.finish(summary.metrics, summary.notes, "docs/10_transformer.md, section 4 (Reading the attention maps); then lesson 11, a GPT");
   });

@@ -1,10 +1,13 @@
-// The translation task of lessons 07, 09 and 10: its flags, its pairs (the generated date task or a
-// pairs file), the validation loss, and scoring what a model translates (exact match and BLEU,
-// greedy and beam search, by source length). Each lesson brings its model and shows its training
-// loop; the same task, budget, metric names and files make the lessons' summary.json files directly
-// comparable.
+// The translation tasks of lessons 07, 09 and 10: their flags, their pairs (the generated date
+// task, the generated number task, or a pairs file), batches, the validation loss, the weights to
+// keep, and translating (greedy and beam search) and scoring what a model writes. Each lesson
+// brings its model and shows its training loop; the same tasks, budgets, metric names and files
+// make the lessons' summary.json files directly comparable. What the lessons print and plot from
+// the translations is in translation_report.h.
 #pragma once
 
+#include <chrono>
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,28 +15,40 @@
 #include "data/batcher.h"
 #include "data/pairs.h"
 #include "lessons/common/cli.h"
-#include "lessons/common/plot.h"
 #include "lessons/common/run.h"
 #include "lessons/common/tracker.h"
 #include "models/encoder_decoder.h"
 #include "models/seq2seq.h"
 #include "nn/module.h"
+#include "optim/adam.h"
+#include "optim/train_step.h"
 
 namespace ladder::lessons {
 
 struct TranslationFlags {
   std::string data;           // a pairs file (source<TAB>target); empty: the generated date task
+  std::string phrasebook;     // write data/phrasebook.h's generated pairs file here and read it as --data
   std::string val;            // validation pairs; empty: held out from data
   std::string level = "word";  // pairs files: word or char (the date task is always characters)
   int64_t max_len = 0;        // pairs files: drop pairs longer than this many tokens (0: keep all)
+  int64_t min_freq = 2;       // pairs files at word level: rarer words read as <unk>
+  bool no_buckets = false;    // pairs files: pad every source to the longest instead of bucketing
   int64_t pad_words = 0;      // date task: up to this many filler words around each date
   int64_t pairs = 20000;      // date task: training pairs
+  int64_t number_steps = 0;   // the number task's part: training steps (0: skip it); the lesson's default
+  int64_t max_digits = 12;    // the number task: numbers of 1 to this many digits
+  bool from_file() const { return !data.empty() || !phrasebook.empty(); }  // else the date task
 };
-// --data, --val, --level, --max-len, --pad-words, --pairs.
+// --data, --phrasebook, --val, --level, --max-len, --min-freq, --no-buckets, --pad-words, --pairs, and the number task's
+// --number-steps and --max-digits.
 void add_translation_options(LessonCli& cli, TranslationFlags& flags);
 
 // --embed, --hidden, --layers, --dropout: the sizes of lessons 07's and 09's GRU encoder-decoders.
 void add_model_options(LessonCli& cli, models::Seq2SeqConfig& config);
+
+struct TranslationTask;
+// `config` with the vocabulary sizes of `task`'s tokenizers.
+models::Seq2SeqConfig sized_for(models::Seq2SeqConfig config, const TranslationTask& task);
 
 struct TranslationTask {
   std::string description;
@@ -41,19 +56,38 @@ struct TranslationTask {
   std::vector<data::TextPair> test_text;     // the test pairs as written, for the example table
   std::vector<data::IdPair> train, val, test;  // as token ids
   int64_t longest_target = 0;                // tokens, over every part: how long decoding may run
-  // Tokens, over every part: every batch pads its sources to this width. The recurrent encoders
-  // read the padding too, so with one width for all a source is encoded the same in any batch
-  // (and beam search of width 1 chooses what greedy decoding chooses).
-  int64_t source_width = 0;
-  int64_t dropped = 0;                       // pairs over --max-len
+  int64_t source_width = 0;                  // the longest source, in tokens, over every part
+  // How batches pad their sources. The recurrent encoders read padding as input, so a source must
+  // be padded alike in every batch for its encoding (and its translation) not to depend on the
+  // other sources of its batch. The generated tasks pad every source to source_width (short
+  // sources: little is wasted); pairs files are bucketed, each batch holding sources of one length
+  // (data::SourceLengthBuckets), so that no source is padded at all. Either way beam search of
+  // width 1 chooses what greedy decoding chooses. (Bucketed, the number task learned far slower:
+  // a batch of one source length is a batch of one digit count, and the steps pull in turns.)
+  bool bucketed = false;
+  // Translate with the weights of the lowest validation loss (BestWeights), not the last: a pairs
+  // file is small enough to overfit. The generated tasks draw 20,000 fresh pairs and do not.
+  bool keep_best = false;
+  int64_t dropped = 0;  // pairs over --max-len
+  std::optional<data::SourceLengthBuckets> buckets;  // the training pairs, when bucketed
+
+  // `batch` training pairs drawn at random, padded as the task pads.
+  data::Seq2SeqBatch training_batch(int64_t batch, Generator& gen) const;
+  // Pairs padded as the task pads (bucketed: all sources of one length).
+  data::Seq2SeqBatch padded(const std::vector<data::IdPair>& pairs) const;
 };
 // The date task or the pairs file, split, tokenized and checked against the batch size. --quick
 // keeps a small part of it. Throws ladder::Error for bad flags or data, before any training.
 TranslationTask load_translation_task(const TranslationFlags& flags, const CommonFlags& common, const std::string& lesson);
+// The number task (data/numbers.h): 20,000 training pairs, 1,000 validation and 1,000 test
+// (--quick: 2,000, 200, 200), numbers of 1 to --max-digits digits, seeded by --seed; padded as
+// the date task. Nothing when its part is skipped (--number-steps 0, or a pairs file). Loaded
+// with the main task, so that a --max-digits too small for the pairs is refused before training.
+std::optional<TranslationTask> load_number_task(const TranslationFlags& flags, const CommonFlags& common,
+                                                const std::string& lesson);
 
-// The mean loss per target token over `pairs` (sources padded to source_width), teacher forcing,
-// without a graph.
-double translation_loss(models::EncoderDecoder& model, const std::vector<data::IdPair>& pairs, int64_t source_width);
+// The mean loss per target token over `pairs` (pairs of `task`), teacher forcing, without a graph.
+double translation_loss(models::EncoderDecoder& model, const TranslationTask& task, const std::vector<data::IdPair>& pairs);
 
 // What the training loops of lessons 07, 09 and 10 record, alike in all three: an evaluation every
 // twentieth of the run into `csv` (validation_figures: val_loss, val_ppl), the progress in pairs per
@@ -62,70 +96,63 @@ Tracker translation_tracker(Run& run, const CommonFlags& flags, const std::strin
 // An evaluation of those loops, in eval mode: {the translation_loss of the validation pairs, its exp}.
 std::vector<double> validation_figures(nn::Module& module, models::EncoderDecoder& model, const TranslationTask& task);
 
+// The weights of the lowest validation loss seen, when the task keeps them (keep_best): offered at
+// every evaluation, restored after training. A task that does not keep them copies nothing and
+// restores nothing, and its model ends with its last weights.
+class BestWeights {
+ public:
+  explicit BestWeights(const TranslationTask& task) : keep_(task.keep_best) {}
+  void offer(const nn::Module& model, int64_t step, double val_loss);
+  // Loads the best weights into `model` and says which step they are from.
+  void restore(nn::Module& model) const;
+
+ private:
+  bool keep_;
+  int64_t step_ = 0;
+  double val_loss_ = 0;
+  std::map<std::string, Tensor> weights_;
+};
+
+// Prints, before a model trains, what --steps will take: the time of a few training steps of a
+// scratch model of the same config, with weights and batches of its own (the run's random draws do
+// not move), on this machine as loaded now.
+template <class Model, class Config>
+void print_time_estimate(const Config& config, const TranslationTask& task, const CommonFlags& flags) {
+  constexpr int64_t kTimed = 8;  // after one untimed step, which pays for first allocations
+  Generator init(flags.seed + 1000), batches(flags.seed + 1001);
+  Model scratch(config, init);
+  scratch.train();
+  optim::Adam adam(scratch.named_parameters(), {.lr = flags.lr});
+  std::chrono::steady_clock::time_point start;
+  for (int64_t step = 0; step <= kTimed; ++step) {
+    if (step == 1) start = std::chrono::steady_clock::now();
+    optim::train_step(scratch, adam, task.training_batch(flags.batch, batches), 1.0f);
+  }
+  const double per_step = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / kTimed;
+  const double total = per_step * static_cast<double>(flags.steps);
+  std::printf("time estimate: %.0f ms a step (%lld steps of a scratch copy, here and now): --steps %lld, about %.1f minutes\n",
+              1000 * per_step, static_cast<long long>(kTimed), static_cast<long long>(flags.steps), total / 60);
+}
+
 struct Translations {
   std::vector<std::vector<int>> outputs;  // one per pair, without <bos> and <eos>
   double seconds = 0;
 };
 // Translates the sources of `pairs` (pairs of `task`): beam = 0 greedy (in batches), else beam search
-// of that width, for at most the task's longest target. The model is put in eval mode.
+// of that width with length normalisation alpha (models::beam_search), for at most the task's
+// longest target. The model is put in eval mode.
 Translations translate(nn::Module& module, models::EncoderDecoder& model, const TranslationTask& task,
-                       const std::vector<data::IdPair>& pairs, int64_t beam);
+                       const std::vector<data::IdPair>& pairs, int64_t beam, float alpha = 0.75f);
 
+// Every target of a source in `pairs` is a reference for each of its outputs, as a pairs file lists
+// several translations of one sentence ("Go." -> "Va !", "Marche.", "Bouge !").
 struct TranslationScores {
-  double exact_match = 0;  // the share of outputs equal to their target, token for token
-  double bleu = 0;         // corpus BLEU-4 over the task's tokens (characters for the date task)
+  double exact_match = 0;  // the share of outputs equal to one of their references, token for token
+  double bleu = 0;         // corpus BLEU-4 over the task's tokens (characters for the date task), no smoothing
 };
 TranslationScores score(const Translations& translations, const std::vector<data::IdPair>& pairs);
 
-// Exact match by source length: the test pairs grouped into `bins` ranges of source tokens of about
-// equal counts. x: the mean source length of each bin, y: its exact match.
-Series exact_match_by_length(const Translations& translations, const std::vector<data::IdPair>& pairs,
-                             const std::string& name, int bins = 6);
-
-// The exact_match_by_length.csv of another lesson's run folder (lesson 09 reads lesson 07's), when
-// that run exists and translated the same task: its summary.json names the same task flags (and
-// seed) as `cli`. Else says why not in `why_not`.
-std::optional<Series> other_run_by_length(const std::string& folder, const LessonCli& cli, const std::string& name,
-                                          std::string& why_not);
-
 // What the task is: its source, the sizes of its parts and vocabularies, the pairs left out.
 void print_task(const TranslationTask& task);
-
-// Beam widths every translation lesson compares with greedy decoding.
-inline constexpr int64_t kBeamWidths[] = {1, 2, 4, 8};
-
-struct DecoderComparison {
-  Translations greedy;
-  TranslationScores greedy_scores;
-  Series seconds;                       // seconds to translate the test set, against beam width
-  nlohmann::ordered_json bleu_by_width;  // {"test_bleu_beam1": ..., ...}
-};
-// Greedy decoding and beam search of every kBeamWidths width on the test pairs: prints the table
-// and six examples, writes beam_search.png (exact match and BLEU against beam width).
-DecoderComparison compare_decoders(Run& run, nn::Module& module, models::EncoderDecoder& model, const TranslationTask& task);
-
-// Another lesson's run whose exact match by length is plotted beside ours: its folder, the name of
-// its curve, and the lesson as the messages call it ("lesson 07").
-struct OtherRun {
-  std::string folder, name, lesson;
-};
-// Prints the greedy exact match by source length of `greedy` (translations of the test pairs),
-// writes exact_match_by_length.csv and exact_match_by_length.png (named `name`), with `other`'s
-// curve beside it when that run translated the same task (else says why not).
-void report_exact_match_by_length(Run& run, const LessonCli& cli, const TranslationTask& task, const Translations& greedy,
-                                  const std::string& name, const std::optional<OtherRun>& other);
-
-// The metrics every translation lesson reports, in summary.json's order, and their notes:
-// train_loss, val_loss, val_ppl, test_exact_match, test_bleu, test_bleu_beam1 .. test_bleu_beam8.
-struct TranslationSummary {
-  nlohmann::ordered_json metrics;
-  MetricNotes notes;
-};
-// From the tracker of the model's training: its train_loss and its last val_loss.
-TranslationSummary translation_summary(const Tracker& training, const DecoderComparison& decoders);
-
-// Prints the first `rows` test pairs: source, target, and each decoder's output ("ok" when exact).
-void print_examples(const TranslationTask& task, const std::vector<std::pair<std::string, Translations>>& decoders,
-                    size_t rows);
 
 }  // namespace ladder::lessons

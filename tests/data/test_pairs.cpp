@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "data/pairs.h"
@@ -144,7 +145,7 @@ TEST_CASE("pairs files: a validation file, --max-len, and character level") {
   fs::remove(val);
 }
 
-TEST_CASE("pairs files: what is refused, naming the file and the line") {
+TEST_CASE("pairs files: every bad line is refused, naming the file and the line") {
   const std::string no_tab = temp_file("no_tab.txt", "Go.\tVa !\nHi. Salut !\n");
   check_error([&] { load_pairs({.data = no_tab}); },
               {"load_pairs", no_tab + ":2: no tab in \"Hi. Salut !\"", "source<TAB>target"});
@@ -154,16 +155,39 @@ TEST_CASE("pairs files: what is refused, naming the file and the line") {
   check_error([&] { load_pairs({.data = no_target}); }, {no_target + ":1: the target is empty"});
   const std::string long_line = temp_file("long_line.txt", std::string(100, 'x') + "\n");
   check_error([&] { load_pairs({.data = long_line}); }, {":1: no tab in \"" + std::string(57, 'x') + "...\""});
+  // A line of 10,001 bytes, tab included, is not a sentence pair; one of 10,000 is read.
+  const std::string huge = temp_file("huge.txt", "Go.\tVa !\n" + std::string(5000, 'a') + "\t" + std::string(5000, 'b') + "\n");
+  check_error([&] { load_pairs({.data = huge}); }, {huge + ":2:", "10001 bytes", "more than the 10000"});
+  const std::string just_fits = temp_file("just_fits.txt", "Go.\tVa !\nHi.\tSalut !\nRun!\tCours !\n" + std::string(4999, 'a') +
+                                                            "\t" + std::string(5000, 'b') + "\n");
+  CHECK(load_pairs({.data = just_fits, .val_fraction = 0.25f, .test_fraction = 0.25f}).dropped == 0);
+  // Encodings: a Latin-1 byte names its line and byte; UTF-16 is named by its byte order mark (or,
+  // without one, by its NUL bytes); a UTF-8 byte order mark is not part of the first source.
+  const std::string latin1 = temp_file("latin1.txt", "Go.\tVa !\nHi.\t\xC7" "a va\n");
+  check_error([&] { load_pairs({.data = latin1}); }, {"load_pairs", latin1 + ":2:", "byte 5", "not UTF-8", "iconv"});
+  const std::string utf16 = temp_file("utf16.txt", std::string("\xFF\xFEG\0o\0\t\0V\0a\0\n\0", 14));
+  check_error([&] { load_pairs({.data = utf16}); }, {"load_pairs", utf16, "is UTF-16", "iconv -f UTF-16"});
+  const std::string utf32 = temp_file("utf32.txt", std::string("\xFF\xFE\0\0G\0\0\0", 8));
+  check_error([&] { load_pairs({.data = utf32}); }, {"load_pairs", utf32, "is UTF-32"});
+  const std::string binary = temp_file("binary.txt", std::string("Go.\tVa !\n\0\x01", 11));
+  check_error([&] { load_pairs({.data = binary}); }, {"load_pairs", binary + ":2:", "NUL byte", "binary"});
+  const std::string bom = temp_file("bom.txt", "\xEF\xBB\xBFGo.\tVa !\nHi.\tSalut !\nRun!\tCours !\nWow!\tÇa alors !\n");
+  const PairSplits with_bom = load_pairs({.data = bom, .val_fraction = 0.25f, .test_fraction = 0.25f});
+  std::set<std::string> sources = sources_of(with_bom.train);
+  for (const auto* part : {&with_bom.val, &with_bom.test})
+    for (const TextPair& pair : *part) sources.insert(pair.source);
+  CHECK(sources == std::set<std::string>{"Go.", "Hi.", "Run!", "Wow!"});
 
   const std::string empty = temp_file("empty.txt", "\n \n");
-  check_error([&] { load_pairs({.data = empty}); }, {"read_text", empty, "the file is empty"});
-  const std::string binary = temp_file("binary.txt", std::string("Go.\tVa !\n\0\x01", 11));
-  check_error([&] { load_pairs({.data = binary}); }, {"read_text", binary, "binary"});
-  const std::string latin1 = temp_file("latin1.txt", "Go.\tVa !\nHi.\t\xC7" "a va\n");
-  check_error([&] { load_pairs({.data = latin1}); }, {"read_text", latin1, "not UTF-8"});
-  check_error([] { load_pairs({.data = "/nonexistent/fra.txt"}); }, {"read_text", "/nonexistent/fra.txt"});
+  check_error([&] { load_pairs({.data = empty}); }, {"load_pairs", empty, "the file is empty"});
+  check_error([] { load_pairs({.data = "/nonexistent/fra.txt"}); }, {"load_pairs", "/nonexistent/fra.txt", "cannot open"});
+  check_error([] { load_pairs({.data = "/tmp"}); }, {"load_pairs", "/tmp", "not a regular file"});
   check_error([] { load_pairs({}); }, {"load_pairs", "no pairs file given (--data)"});
+  for (const std::string& file : {no_tab, empty_side, no_target, long_line, huge, just_fits, latin1, utf16, utf32, binary, bom, empty})
+    fs::remove(file);
+}
 
+TEST_CASE("pairs files: sizes that cannot be split or batched are refused") {
   const std::string path = temp_file("fra.txt", kTatoeba);
   check_error([&] { load_pairs({.data = path, .batch = 64}); },
               {"load_pairs", path, "training pairs (of 18 kept, 0 dropped by --max-len) are fewer than one batch of 64",
@@ -178,12 +202,12 @@ TEST_CASE("pairs files: what is refused, naming the file and the line") {
   check_error([&] { load_pairs({.data = path, .val_fraction = 0.5f, .test_fraction = 0.5f}); },
               {"load_pairs", "add up to less than 1", "test 0.5 and validation 0.5"});
   check_error([&] { load_pairs({.data = path, .test_fraction = 0}); }, {"load_pairs", "above 0"});
-  for (const std::string& file : {no_tab, empty_side, no_target, long_line, empty, binary, latin1, path, two}) fs::remove(file);
+  for (const std::string& file : {path, two}) fs::remove(file);
 }
 
 TEST_CASE("seq2seq batches: <bos> + target in, target + <eos> out, <pad> that the loss ignores") {
   const std::vector<TextPair> train = {{"Go.", "Va !"}, {"I'm home.", "Je suis à la maison."}};
-  const PairTokenizers tokenizers = pair_tokenizers(train, PairLevel::word);
+  const PairTokenizers tokenizers = pair_tokenizers(train, PairLevel::word, PairLevel::word);
   const Tokenizer& src = tokenizers.source;
   const Tokenizer& tgt = tokenizers.target;
   CHECK(src.vocab_size() == 4 + 4);  // go . i'm home
@@ -229,9 +253,78 @@ TEST_CASE("seq2seq batches: <bos> + target in, target + <eos> out, <pad> that th
   check_error([&] { sample_pairs(ids, 0, g1); }, {"sample_pairs", "batch must be at least 1, got 0"});
 }
 
+TEST_CASE("pair vocabularies: words seen fewer than min_count times read as <unk>; each side at its own level") {
+  const std::vector<TextPair> train = {{"I see the cat.", "Je vois le chat."},
+                                       {"I see the dog.", "Je vois le chien."},
+                                       {"You see the cat!", "Tu vois le chat !"}};
+  const PairTokenizers twice = pair_tokenizers(train, PairLevel::word, PairLevel::word, 2);
+  CHECK(twice.source.vocab_size() == 4 + 5);  // i see the cat . ; not dog, you, !
+  CHECK(twice.target.vocab_size() == 4 + 5);  // je vois le chat . ; not chien, tu, !
+  const Tokenizer& src = twice.source;
+  CHECK(src.encode("I see the dog!") ==
+        std::vector<int>{src.id("i"), src.id("see"), src.id("the"), Tokenizer::kUnk, Tokenizer::kUnk});
+  CHECK(src.decode(src.encode("You see the dog.")) == "<unk> see the <unk> .");
+  CHECK(pair_tokenizers(train, PairLevel::word, PairLevel::word).source.vocab_size() == 4 + 8);  // every word once
+  check_error([&] { pair_tokenizers(train, PairLevel::word, PairLevel::word, 0); }, {"min_count must be at least 1, got 0"});
+
+  // The number task reads words and writes digits; min_count leaves characters alone.
+  const PairTokenizers numbers =
+      pair_tokenizers({{"three hundred twelve", "312"}, {"forty", "40"}}, PairLevel::word, PairLevel::chars, 2);
+  CHECK_FALSE(numbers.source.is_char_level());
+  CHECK(numbers.source.vocab_size() == 4);  // no word is seen twice
+  CHECK(numbers.target.is_char_level());
+  CHECK(numbers.target.vocab_size() == 4 + 5);  // 0 1 2 3 4
+  CHECK(numbers.target.encode("3120").size() == 4);
+}
+
+TEST_CASE("bucketing: every batch holds sources of one length, none padded, and every pair is drawn equally often") {
+  // 30 pairs: 1 of source length 1, 4 of length 2, 10 of length 3, 15 of length 5; targets of any length.
+  std::vector<IdPair> pairs;
+  for (const auto& [length, count] : std::vector<std::pair<int, int>>{{3, 10}, {1, 1}, {5, 15}, {2, 4}})
+    for (int i = 0; i < count; ++i)
+      pairs.emplace_back(std::vector<int>(static_cast<size_t>(length), 4 + static_cast<int>(pairs.size())),
+                         std::vector<int>(static_cast<size_t>(1 + i % 3), 5));
+  const SourceLengthBuckets buckets(pairs);
+  Generator gen(11), again(11);
+  std::map<int, int64_t> drawn;  // the first source id of a row names its pair
+  std::set<int64_t> widths;
+  const int64_t batches = 3000, batch = 8;
+  for (int64_t b = 0; b < batches; ++b) {
+    const Seq2SeqBatch one = buckets.sample(batch, gen);
+    REQUIRE(one.src.size(0) == batch);
+    widths.insert(one.src.size(1));
+    CHECK(sum(one.src_mask).item() == static_cast<float>(one.src.numel()));  // no source padding
+    for (int64_t r = 0; r < batch; ++r) ++drawn[static_cast<int>(one.src.at({r, 0}))];
+    if (b == 0) check_tensor(buckets.sample(batch, again).tgt_out, one.tgt_out.shape(),
+                             std::vector<float>(one.tgt_out.data(), one.tgt_out.data() + one.tgt_out.numel()));
+  }
+  CHECK(widths == std::set<int64_t>{1, 2, 3, 5});
+  REQUIRE(drawn.size() == pairs.size());
+  const double expected = static_cast<double>(batches * batch) / static_cast<double>(pairs.size());  // 800
+  for (const auto& [id, count] : drawn) CHECK_MESSAGE(std::abs(static_cast<double>(count) - expected) < 0.4 * expected, id, ": ", count);
+
+  // For scoring: each pair once, in batches of one source length, shortest first.
+  const std::vector<std::vector<size_t>> groups = batches_by_source_length(pairs, 4);
+  std::vector<size_t> seen, lengths;
+  for (const std::vector<size_t>& group : groups) {
+    CHECK(group.size() <= 4);
+    for (const size_t i : group) CHECK(pairs[i].first.size() == pairs[group.front()].first.size());
+    seen.insert(seen.end(), group.begin(), group.end());
+    lengths.push_back(pairs[group.front()].first.size());
+  }
+  CHECK(lengths == std::vector<size_t>{1, 2, 3, 3, 3, 5, 5, 5, 5});  // 1, 4, 10 and 15 pairs in fours
+  std::sort(seen.begin(), seen.end());
+  for (size_t i = 0; i < pairs.size(); ++i) CHECK(seen[i] == i);
+
+  check_error([] { SourceLengthBuckets({}); }, {"SourceLengthBuckets", "no pairs"});
+  check_error([] { SourceLengthBuckets({{{4}, {5}}, {{}, {5}}}); }, {"SourceLengthBuckets", "pair 1 has an empty source"});
+  check_error([&] { buckets.sample(0, gen); }, {"SourceLengthBuckets", "batch must be at least 1, got 0"});
+  check_error([&] { batches_by_source_length(pairs, 0); }, {"batches_by_source_length", "at least 1"});
+}
+
 TEST_CASE("the source and target tokenizers travel in a checkpoint's metadata") {
   const std::vector<TextPair> train = {{"Tuesday, March 3, 1998", "1998-03-03"}, {"3 mar 98", "1998-03-03"}};
-  const PairTokenizers tokenizers = pair_tokenizers(train, PairLevel::chars);
+  const PairTokenizers tokenizers = pair_tokenizers(train, PairLevel::chars, PairLevel::chars);
   CHECK(tokenizers.target.vocab_size() == 4 + 6);  // - 0 1 3 8 9
   nn::Linear model(2, 3);
   const std::string path = temp_file("model.safetensors", "");

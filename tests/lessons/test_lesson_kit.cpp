@@ -245,6 +245,7 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
       {"10_transformer", "--embed 48 --heads 5", {"--heads 5", "--embed 48", "1, 2, 3, 4, 6, 8, 12, 16"}},
       {"10_transformer", "--steps 50 --warmup 50", {"--warmup 50", "--steps 50"}},
       {"10_transformer", "--norm-steps 30 --warmup 30", {"--warmup 30", "--norm-steps 30"}},
+      {"10_transformer", "--number-steps 30 --warmup 30", {"--warmup 30", "--number-steps 30"}},
       {"10_transformer", "--data /nonexistent/pairs.tsv", {"/nonexistent/pairs.tsv"}},
       {"11_gpt", "--heads 3", {"--heads 3", "--embd 128"}},
       {"11_gpt", "--context 4000", {"12 rows", "window of 4000", "smaller --batch"}},

@@ -2,6 +2,8 @@
 // learns; bad flags and inputs are refused with status 2.
 #include "lessons/lesson_checks.h"
 
+#include <set>
+
 namespace fs = std::filesystem;
 using namespace ladder::testing;
 
@@ -12,7 +14,7 @@ TEST_CASE("lesson 07_seq2seq --quick: the encoder-decoder learns dates; greedy i
   REQUIRE(ran.status == 0);
   check_files(out.path, {"metrics.csv", "metrics_own_predictions.csv", "summary.json", "model.safetensors", "loss.png",
                          "loss.svg", "beam_search.png", "beam_seconds.png", "exact_match_by_length.png",
-                         "exact_match_by_length.csv"});
+                         "exact_match_by_length.csv", "metrics_numbers.csv", "numbers_by_length.csv", "numbers_by_length.png"});
   for (const char* csv : {"metrics.csv", "metrics_own_predictions.csv"}) {  // teacher forcing, own predictions
     const std::vector<double> val = column(out.path / csv, "val_loss");
     REQUIRE_MESSAGE(val.size() >= 5, csv);
@@ -23,15 +25,25 @@ TEST_CASE("lesson 07_seq2seq --quick: the encoder-decoder learns dates; greedy i
   // width 1 makes exactly the greedy choices.
   CHECK(m["test_bleu_beam1"].get<double>() == m["test_bleu"].get<double>());
   CHECK(m["test_bleu"].get<double>() > 0.1);
-  CHECK(ran.output.find("examples (ok: exactly the target):\n  ") != std::string::npos);
+  CHECK(ran.output.find("examples (ok: exactly the target; bleu: sentence BLEU):\n  ") != std::string::npos);
   check_ending(ran.output, out.path, {{"test_exact_match", "greedy decoding"}, {"test_bleu_beam8", "width 8"}});
   CHECK(rows(out.path / "exact_match_by_length.csv").size() == 6);
+  // Part 5, the number task: its own model learns, and is scored by length and by three decoders.
+  const std::vector<double> numbers = column(out.path / "metrics_numbers.csv", "val_loss");
+  REQUIRE(numbers.size() >= 5);
+  CHECK(numbers.back() < numbers.front() - 0.3);
+  CHECK(rows(out.path / "numbers_by_length.csv").size() == 6);
+  CHECK(ran.output.find("data: numbers of 1 to 12 digits in words (seed 0)") != std::string::npos);
+  for (const char* row : {"\ngreedy  ", "\nbeam 4, log P (alpha 0)  ", "\nbeam 4, log P / length^0.75  ", "\nthe targets  "})
+    CHECK_MESSAGE(ran.output.find(row) != std::string::npos, row);
+  CHECK(m.contains("numbers_exact_match_longest"));
+  CHECK(ran.output.find("time estimate: ") != std::string::npos);
 }
 
 TEST_CASE("lesson 09_attention_seq2seq --quick: attention maps; exact match by length beside lesson 07's run of the same task") {
   TempDir plain("lesson09_plain"), out("lesson09");
   // The run compared with only needs its summary: two steps of lesson 07 write one.
-  REQUIRE(run_lesson("07_seq2seq", "--quick --no-part3 --steps 2 --out " + plain.path.string()).status == 0);
+  REQUIRE(run_lesson("07_seq2seq", "--quick --no-part3 --steps 2 --number-steps 2 --out " + plain.path.string()).status == 0);
   const Ran ran = run_lesson("09_attention_seq2seq", "--quick --compare " + plain.path.string() + " --out " + out.path.string());
   INFO(ran.output);
   REQUIRE(ran.status == 0);
@@ -41,12 +53,20 @@ TEST_CASE("lesson 09_attention_seq2seq --quick: attention maps; exact match by l
   REQUIRE(val.size() >= 5);
   CHECK(val.back() < val.front() - 0.3);
   CHECK(ran.output.find("beside lesson 07's run in " + plain.path.string()) != std::string::npos);
+  // Both charts, the dates' and the numbers', hold lesson 07's curve and ours.
+  for (const char* csv : {"exact_match_by_length.csv", "numbers_by_length.csv"}) {
+    std::set<std::string> models;
+    for (const auto& row : rows(out.path / csv)) models.insert(row.at("model"));
+    const std::set<std::string> both = {"encoder-decoder (lesson 07)", "with attention (lesson 09)"};
+    CHECK_MESSAGE(models == both, csv);
+  }
+  check_files(out.path, {"attention_numbers_1.png", "attention_numbers_2.png", "numbers_by_length.png"});
   // The same metric names as lesson 07, so that the two summaries compare directly.
   const nlohmann::json ours = summary_of(out.path)["metrics"], theirs = summary_of(plain.path)["metrics"];
   for (const auto& [name, value] : ours.items()) CHECK_MESSAGE(theirs.contains(name), name);
   check_ending(ran.output, out.path, {{"test_exact_match", "greedy decoding"}});
   const Ran other = run_lesson("09_attention_seq2seq",
-                               "--quick --steps 2 --pad-words 2 --compare " + plain.path.string() + " --out " + out.path.string());
+                               "--quick --steps 2 --number-steps 0 --pad-words 2 --compare " + plain.path.string() + " --out " + out.path.string());
   CHECK(other.status == 0);
   CHECK(other.output.find("translated another task (its --pad-words differs)") != std::string::npos);
 }
@@ -54,7 +74,7 @@ TEST_CASE("lesson 09_attention_seq2seq --quick: attention maps; exact match by l
 TEST_CASE("lesson 10_transformer --quick: the Transformer learns dates; the table of 07 and 09; maps; post-LN and pre-LN") {
   TempDir gru("lesson10_gru"), out("lesson10");
   // The run compared with only needs its summary: two steps of lesson 09 write one.
-  REQUIRE(run_lesson("09_attention_seq2seq", "--quick --steps 2 --out " + gru.path.string()).status == 0);
+  REQUIRE(run_lesson("09_attention_seq2seq", "--quick --steps 2 --number-steps 2 --out " + gru.path.string()).status == 0);
   const Ran ran = run_lesson("10_transformer", "--quick --compare " + gru.path.string() + " --out " + out.path.string());
   INFO(ran.output);
   REQUIRE(ran.status == 0);
@@ -76,14 +96,17 @@ TEST_CASE("lesson 10_transformer --quick: the Transformer learns dates; the tabl
     CHECK(ran.output.find(std::string("\n") + run + " ") != std::string::npos);  // its row of the table
   }
   CHECK(ran.output.find("beside lesson 09's run in " + gru.path.string()) != std::string::npos);
-  CHECK(ran.output.find("examples (ok: exactly the target):\n  ") != std::string::npos);
+  CHECK(ran.output.find("examples (ok: exactly the target; bleu: sentence BLEU):\n  ") != std::string::npos);
   // The same metric names as lesson 09 (and 07), so that the summaries compare directly.
   const nlohmann::json ours = summary_of(out.path)["metrics"], theirs = summary_of(gru.path)["metrics"];
   for (const auto& [name, value] : theirs.items()) CHECK_MESSAGE(ours.contains(name), name);
   CHECK(ours["test_bleu_beam1"].get<double>() == ours["test_bleu"].get<double>());
   CHECK(ours["test_bleu"].get<double>() > 0.1);
   check_ending(ran.output, out.path, {{"test_exact_match", "greedy decoding"}, {"val_loss_pre_ln_no_warmup", "part 5"}});
-  CHECK(rows(out.path / "exact_match_by_length.csv").size() == 6);
+  CHECK(rows(out.path / "exact_match_by_length.csv").size() == 12);  // lesson 09's curve and ours
+  // Part 6: the numbers, beside lesson 09's curve.
+  CHECK(rows(out.path / "numbers_by_length.csv").size() == 12);
+  CHECK(column(out.path / "metrics_numbers.csv", "val_loss").size() >= 5);
 }
 
 TEST_CASE("lessons 07, 09 and 10 translate a pairs file at word level and at character level") {
@@ -114,6 +137,15 @@ TEST_CASE("lessons 07, 09 and 10 translate a pairs file at word level and at cha
       CHECK(ran.output.find(file) != std::string::npos);
       // Word level: the vocabulary is the six words, the punctuation and the four special tokens.
       if (std::string(level) == "word") CHECK(ran.output.find("vocabularies 12 (source) and 12 (target)") != std::string::npos);
+      CHECK(ran.output.find("batches hold sources of one length") != std::string::npos);
+      CHECK(ran.output.find("the number task") == std::string::npos);  // skipped with --data
+      if (std::string(lesson) == "09_attention_seq2seq") {  // without buckets: one width, as the date task
+        const Ran padded = run_lesson(lesson, std::string("--quick --steps 5 --batch 8 --no-buckets --level ") + level +
+                                                  " --data " + file + " --out " + out.path.string());
+        CHECK(padded.status == 0);
+        CHECK(padded.output.find("batches hold sources of one length") == std::string::npos);
+        CHECK(summary_of(out.path)["flags"]["no-buckets"] == true);
+      }
       check_files(out.path, {"summary.json", "model.safetensors", "exact_match_by_length.csv"});
     }
 }
@@ -133,9 +165,34 @@ TEST_CASE("lessons 07, 09 and 10: pairs files and task flags that cannot work ar
     check_refused(lesson, "--data " + small + " --level byte" + to, {"--level", "word or char", "'byte'"});
     check_refused(lesson, "--val " + small + to, {"--val", "with --data"});
     check_refused(lesson, "--max-len 5" + to, {"--max-len", "with --data"});
+    check_refused(lesson, "--no-buckets" + to, {"--no-buckets", "with --data"});
+    check_refused(lesson, "--max-digits 2" + to, {"--max-digits 2", "distinct", "more digits"});  // before training
     check_refused(lesson, "--pairs 900000" + to, {"--pairs", "900000"});
+    check_refused(lesson, "--data " + small + " --phrasebook " + (out.path / "p.tsv").string() + to, {"--phrasebook", "--data", "not both"});
     CHECK_FALSE(fs::exists(out.path));
   }
+}
+
+TEST_CASE("lesson 09 --phrasebook: a generated pairs file, bucketed, the best weights kept, BLEU and examples") {
+  TempDir out("lesson09_phrasebook");
+  const std::string file = (out.path / "phrasebook.tsv").string();
+  fs::create_directories(out.path);
+  const Ran ran = run_lesson("09_attention_seq2seq", "--quick --threads 1 --phrasebook " + file + " --out " + out.path.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  CHECK(ran.output.find("wrote " + file + ": ") != std::string::npos);
+  CHECK(ran.output.find("data: " + file + " (words, seed 0)") != std::string::npos);
+  CHECK(ran.output.find("batches hold sources of one length") != std::string::npos);
+  CHECK(ran.output.find("time estimate: ") < ran.output.find("step 1/40"));  // before training
+  CHECK(ran.output.find("kept the weights of step ") != std::string::npos);
+  CHECK(ran.output.find("the targets differ in length: beam search with and without length normalisation") != std::string::npos);
+  CHECK(ran.output.find("   bleu ") != std::string::npos);  // the examples' sentence BLEU
+  const nlohmann::json m = summary_of(out.path)["metrics"];
+  const std::vector<double> val = column(out.path / "metrics.csv", "val_loss");
+  REQUIRE(val.size() >= 5);
+  CHECK(val.back() < val.front() - 0.3);
+  // The kept weights are those of the lowest validation loss, and the summary reports that loss.
+  CHECK(m["val_loss"].get<double>() == doctest::Approx(*std::min_element(val.begin(), val.end())).epsilon(1e-6));
 }
 
 TEST_CASE("lesson 08_attention_pooling --quick: the kernel learns its width; scoring, the 1/sqrt(d) scale and masks") {
