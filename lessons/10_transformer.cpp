@@ -26,6 +26,7 @@
 #include "core/ops.h"
 #include "lessons/common/attention_flags.h"
 #include "lessons/common/cli.h"
+#include "lessons/common/model_printout.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/run.h"
 #include "lessons/common/schedule_flags.h"
@@ -197,6 +198,8 @@ int main(int argc, char** argv) {
     add_transformer_options(cli, flags);
     std::string compare = "runs/09_attention_seq2seq";
     cli.option("--compare", compare, "lesson 09's run folder, whose exact match by length part 3 plots beside ours");
+    lessons::ModelPrintout printout;
+    printout.add_to(cli);
     cli.parse(argc, argv);
     check_flags(flags, cli.common, task_flags.number_steps);
     flags.encoder_attention = lessons::attention_settings(kLesson, cli, flags.attention, cli.common.seed);
@@ -230,7 +233,7 @@ int main(int argc, char** argv) {
     models::Transformer model(config, init);
     std::printf("encoder self attention: %s; the decoder's attention: full\n",
                 lessons::describe_attention(config.encoder_attention, /*causal=*/false).c_str());
-    std::printf("%s", model.summary().c_str());
+    printout.print(model);
     lessons::print_time_estimate<models::Transformer>(config, task, cli.common);
     const lessons::Tracker tracker = train(run, model, task, cli.common, flags.schedule, "transformer", "metrics.csv");
     run.save_checkpoint(model, task.tokenizers.metadata());

@@ -27,6 +27,7 @@
 #include "lessons/common/attention_flags.h"
 #include "lessons/common/char_gpt.h"
 #include "lessons/common/cli.h"
+#include "lessons/common/model_printout.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/run.h"
 #include "lessons/common/tracker.h"
@@ -275,6 +276,8 @@ int main(int argc, char** argv) {
     cli.option("--sample-chars", sample_length, "with --load: how many characters to sample", {1, 100000});
     cli.option("--prompt", prompt, "the text samples continue (empty: the start of the validation text; with --load, a newline)");
     cli.option("--temperature", temperature, "with --load: the sampling temperature", {0.01f, 100.0f});
+    lessons::ModelPrintout printout;
+    printout.add_to(cli);
     cli.parse(argc, argv);
     if (!load.empty()) {
       refuse_training_flags(cli, attention);
@@ -303,7 +306,7 @@ int main(int argc, char** argv) {
     std::printf("attention: %s\n", lessons::describe_attention(config.attention, /*causal=*/true).c_str());
     Generator init(cli.common.seed);
     models::GPT model(config, init);
-    std::printf("%s", model.summary().c_str());
+    printout.print(model);
     const lessons::Tracker trained = train(run, cli.common, model, corpus, training);
     report_perplexity(run, trained, corpus, cli.common, config.block_size);
     samples(run, cli.common, model, corpus.tokenizer, prompt_start);

@@ -178,7 +178,7 @@ void LessonCli::parse(int argc, char** argv) {
         std::string list;
         for (const std::string& c : changed) list += (list.empty() ? "" : ", ") + c;
         fail("--resume", common.resume, ": ", list, ": a resumed run goes on with the model, data and training it started with; ",
-             "leave ", changed.size() == 1 ? "this flag" : "these flags", " out (only --threads and --stop-after may change)");
+             "leave ", changed.size() == 1 ? "this flag" : "these flags", " out (only --threads, --stop-after and --verbose may change)");
       }
     } catch (const Error& e) {
       std::fprintf(stderr, "error: %s\n", e.what());

@@ -110,7 +110,7 @@ void record_flags(const std::string& run_folder, const nlohmann::json& flags) {
 }
 
 bool free_to_change(const std::string& flag) {
-  return flag == "threads" || flag == "out" || flag == "resume" || flag == "stop-after";
+  return flag == "threads" || flag == "out" || flag == "resume" || flag == "stop-after" || flag == "verbose";
 }
 
 std::vector<std::string> arguments_for(const nlohmann::json& recorded, const nlohmann::json& defaults,

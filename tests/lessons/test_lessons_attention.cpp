@@ -19,6 +19,8 @@ TEST_CASE("lesson 11_gpt --quick: the GPT learns; samples at three temperatures;
   const std::vector<double> val = column(out.path / "metrics.csv", "val_loss");
   REQUIRE(val.size() == 6);  // evaluations at steps 10, 20, ..., 60
   CHECK(val.back() < val.front() - 0.3);
+  CHECK(says_all(ran.output, {"(0)-(3): 4 x GPTBlock()", "[198,272 each]", "--verbose"}));  // the outline, not every module
+  CHECK(ran.output.find("(c_fc): Linear") == std::string::npos);
   CHECK(column(out.path / "metrics.csv", "val_ppl").back() == doctest::Approx(std::exp(val.back())));
   const std::vector<double> lr = column(out.path / "metrics.csv", "lr");
   CHECK(lr.back() < lr[1]);  // the cosine decay, after the warmup

@@ -230,7 +230,7 @@ TEST_CASE("lesson 08_attention_pooling --quick: the kernel learns its width; sco
 TEST_CASE("lesson 10_transformer --attention linear: the encoder's self attention takes it, the decoder stays full") {
   TempDir out("lesson10_linear");
   const Ran ran = run_lesson("10_transformer", "--quick --threads 1 --attention linear --norm-steps 0 --steps 15 --warmup 2 "
-                                               "--layers 1 --pairs 300 --batch 32 --out " + out.path.string());
+                                               "--layers 1 --pairs 300 --batch 32 --verbose --out " + out.path.string());
   INFO(ran.output);
   REQUIRE(ran.status == 0);
   check_files(out.path, {"summary.json", "model.safetensors", "beam_search.png", "attention_encoder.png", "attention_decoder.png",
@@ -239,7 +239,8 @@ TEST_CASE("lesson 10_transformer --attention linear: the encoder's self attentio
   REQUIRE(val.size() == 15);
   CHECK(val.back() < val.front() - 0.3);
   CHECK(ran.output.find("encoder self attention: linear (feature map elu); the decoder's attention: full") != std::string::npos);
-  // One encoder layer of linear attention; the decoder's self and cross attention are full.
+  // One encoder layer of linear attention; the decoder's self and cross attention are full (the
+  // tree --verbose prints has every module).
   size_t linear_layers = 0;
   for (size_t at = ran.output.find("LinearAttention("); at != std::string::npos; at = ran.output.find("LinearAttention(", at + 1))
     ++linear_layers;
