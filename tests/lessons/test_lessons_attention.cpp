@@ -101,7 +101,7 @@ TEST_CASE("lesson 11_gpt --attention linear, bigbird and vq: it learns, says whi
   }
 }
 
-TEST_CASE("lesson 12_linear_attention --quick: one layer three ways agrees; the implied maps; GPTs per kind; cost against length") {
+TEST_CASE("lesson 12_linear_attention --quick: one layer three ways agrees; the implied maps and their rank; GPTs per kind; cost against length") {
   TempDir out("lesson12");
   const Ran ran = run_lesson("12_linear_attention", "--quick --out " + out.path.string());
   INFO(ran.output);
@@ -109,7 +109,8 @@ TEST_CASE("lesson 12_linear_attention --quick: one layer three ways agrees; the 
   check_files(out.path, {"summary.json", "implied_attention.png", "implied_attention.svg", "layer_cost.csv", "layer_time.png",
                          "layer_time.svg", "layer_memory.png", "generation.csv", "generation_time.png", "generation_time.svg",
                          "gpt_perplexity.png", "gpt_perplexity.svg", "gpt_softmax.csv", "gpt_elu.csv", "gpt_cos.csv",
-                         "gpt_double_softmax.csv", "gpt_favor.csv"});
+                         "gpt_double_softmax.csv", "gpt_favor.csv", "gpt_taylor.csv", "spectrum_bidirectional.png",
+                         "spectrum_bidirectional.svg", "spectrum_causal.png"});
   const nlohmann::json m = summary_of(out.path)["metrics"];
   CHECK(m["chunked_vs_quadratic"].get<double>() < 1e-5);
   CHECK(m["recurrent_vs_quadratic"].get<double>() < 1e-5);
@@ -119,13 +120,25 @@ TEST_CASE("lesson 12_linear_attention --quick: one layer three ways agrees; the 
   // Softmax puts most of each row on the key the query was built from; the feature maps spread it.
   CHECK(m["match_weight_softmax"].get<double>() > 0.8);
   CHECK(m["match_weight_softmax_causal"].get<double>() > 0.8);
-  for (const std::string map : {"elu", "cos", "double_softmax", "favor"}) {
+  for (const std::string map : {"elu", "cos", "double_softmax", "favor", "taylor"}) {
     CHECK(m["match_weight_" + map].get<double>() < m["match_weight_softmax"].get<double>());
     CHECK(m["entropy_" + map].get<double>() > m["entropy_softmax"].get<double>());
     CHECK(m["entropy_" + map + "_causal"].get<double>() > m["entropy_softmax_causal"].get<double>());
   }
-  // Part 3: every GPT learned something in its 60 steps (a uniform guess over ~80 characters: perplexity ~80).
-  for (const std::string kind : {"softmax", "elu", "cos", "double_softmax", "favor"}) {
+  // Part 3: 256 positions, heads of 16: each bidirectional linear map's rank is its features (Taylor's
+  // distinct ones: 1 + 16 + 136), Linformer's its 32 rows, softmax's full; causal lifts the bound.
+  CHECK(m["rank_softmax"] == 256);
+  CHECK(m["rank_elu"] == 16);
+  CHECK(m["rank_cos"] == 17);
+  CHECK(m["rank_double_softmax"] == 16);
+  CHECK(m["rank_favor"] == 44);  // 16 ln 16 random features
+  CHECK(m["rank_taylor"] == 153);
+  CHECK(m["rank_linformer"] == 32);
+  CHECK_FALSE(m.contains("rank_linformer_causal"));  // it attends both ways only
+  for (const std::string map : {"elu", "cos", "double_softmax", "favor", "taylor"}) CHECK(m["rank_" + map + "_causal"].get<int>() > 200);
+  CHECK(ran.output.find("Taylor (Based)            273            153") != std::string::npos);
+  // Part 4: every GPT learned something in its 60 steps (a uniform guess over ~80 characters: perplexity ~80).
+  for (const std::string kind : {"softmax", "elu", "cos", "double_softmax", "favor", "taylor"}) {
     INFO(kind);
     CHECK(m["gpt_val_ppl_" + kind].get<double>() < 30);
     const std::vector<double> val = column(out.path / ("gpt_" + kind + ".csv"), "val_loss");
