@@ -32,6 +32,7 @@
 #include "lessons/common/run.h"
 #include "lessons/common/tracker.h"
 #include "lessons/lesson_checks.h"
+#include "models/encoder_tagger.h"
 #include "models/lstm_classifier.h"
 #include "nn/attention/attention_registry.h"
 #include "nn/attention/bigbird_attention.h"
@@ -621,6 +622,40 @@ TEST_CASE("the classifiers' kit: predict in batches equals one forward; accuracy
 
   CHECK(lessons::majority_share(tensor({1, 1, 2}), tensor({1, 2, 2, 0}), 3) == 0.25);  // always 1: one test label of four
   CHECK_THROWS_WITH_AS(lessons::majority_share(tensor({1, 3}), tensor({1}), 3), doctest::Contains("label 3 is outside [0, 3)"), Error);
+}
+
+TEST_CASE("the classifiers' kit: a tagger's answers at the asked positions only, in batches as at once; standard errors") {
+  Generator gen(6);
+  models::EncoderTagger model({.vocab_size = 6, .num_classes = 3, .max_len = 7, .d_model = 8, .nhead = 2, .num_layers = 1,
+                               .dim_feedforward = 16},
+                              gen);
+  const Tensor ids = randint(0, 6, {5, 7}, gen);  // (N,T)
+  Tensor labels = full({5, 7}, static_cast<float>(data::kNoAnswer));
+  const std::vector<std::pair<int64_t, float>> asked = {{3, 2}, {9, 0}, {12, 1}, {20, 1}, {33, 2}, {34, 0}};  // (row*7 + t, class)
+  for (const auto& [at, label] : asked) labels.data()[at] = label;
+  Tensor logits;  // (N,T,classes), all at once
+  {
+    NoGradGuard no_grad;
+    logits = model.forward(ids);
+  }
+  const lessons::Predictions p = lessons::predict(model, {ids, labels, Tensor()}, 2);  // batches of 2, 2 and 1
+  REQUIRE(p.classes.size() == asked.size());
+  CHECK(p.loss == doctest::Approx(cross_entropy(logits, labels).item()).epsilon(1e-5));
+  const Tensor best = argmax(reshape(logits, {35, 3}), 1);
+  double right = 0;
+  for (size_t i = 0; i < asked.size(); ++i) {
+    const auto predicted = static_cast<int64_t>(best.data()[asked[i].first]);
+    CHECK(p.classes[i] == predicted);
+    right += predicted == static_cast<int64_t>(asked[i].second) ? 1 : 0;
+  }
+  CHECK(p.accuracy == right / 6);
+  CHECK_THROWS_WITH_AS(lessons::predict(model, {ids, tensor({0, 1, 2, 1, 0}), Tensor()}, 2),
+                       doctest::Contains("a tagger's labels must be (N,T)"), Error);
+
+  CHECK(lessons::standard_error(0.5, 100) == doctest::Approx(0.05));
+  CHECK(lessons::standard_error(0.9, 1000) == doctest::Approx(std::sqrt(0.09 / 1000)));
+  CHECK(lessons::standard_error(1.0, 10) == 0);
+  CHECK_THROWS_WITH_AS(lessons::standard_error(0.5, 0), doctest::Contains("at least one answer"), Error);
 }
 
 TEST_CASE("the classifiers' tracker: validation loss and accuracy at ten evaluations, examples per second") {
