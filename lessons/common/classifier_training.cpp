@@ -87,13 +87,18 @@ double majority_share(const Tensor& train_labels, const Tensor& test_labels, int
   std::vector<int64_t> counts(static_cast<size_t>(classes));
   for (int64_t n = 0; n < train_labels.numel(); ++n) {
     const auto label = static_cast<int64_t>(train_labels.data()[n]);
+    if (label == data::kNoAnswer) continue;
     if (label < 0 || label >= classes) fail("majority_share", "label ", label, " is outside [0, ", classes, ")");
     ++counts[static_cast<size_t>(label)];
   }
   const auto most = static_cast<float>(std::max_element(counts.begin(), counts.end()) - counts.begin());
-  int64_t right = 0;
-  for (int64_t n = 0; n < test_labels.numel(); ++n) right += test_labels.data()[n] == most;
-  return static_cast<double>(right) / static_cast<double>(std::max<int64_t>(1, test_labels.numel()));
+  int64_t right = 0, asked = 0;
+  for (int64_t n = 0; n < test_labels.numel(); ++n) {
+    if (test_labels.data()[n] == static_cast<float>(data::kNoAnswer)) continue;
+    ++asked;
+    right += test_labels.data()[n] == most;
+  }
+  return static_cast<double>(right) / static_cast<double>(std::max<int64_t>(1, asked));
 }
 
 std::vector<double> accuracy_by_group(const Predictions& p, const Tensor& labels, const std::vector<int64_t>& group,

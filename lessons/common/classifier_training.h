@@ -39,7 +39,8 @@ Predictions predict(models::EncoderTagger& model, const data::LabelledBatch& set
 double standard_error(double p, int64_t n);
 
 // What always answering the most common label of `train_labels` (N) scores on `test_labels` (M): the
-// share of the test set that carries it. Labels are classes in [0, classes).
+// share of the test set that carries it. Labels are classes in [0, classes); data::kNoAnswer (a
+// position where nothing is asked) is left out of both.
 double majority_share(const Tensor& train_labels, const Tensor& test_labels, int64_t classes);
 
 // The accuracy of `p` within each group of sequences, group[n] in [0, groups) naming sequence n's

@@ -621,6 +621,8 @@ TEST_CASE("the classifiers' kit: predict in batches equals one forward; accuracy
   CHECK_THROWS_WITH_AS(lessons::accuracy_by_group(answers, set.labels, {0, 0, 4, 0, 0}, 4), doctest::Contains("group 4 is outside [0, 4)"), Error);
 
   CHECK(lessons::majority_share(tensor({1, 1, 2}), tensor({1, 2, 2, 0}), 3) == 0.25);  // always 1: one test label of four
+  const float none = static_cast<float>(data::kNoAnswer);  // positions where nothing is asked count for nothing
+  CHECK(lessons::majority_share(tensor({2, none, none, 2, 1}), tensor({none, 2, 1, none}), 3) == 0.5);
   CHECK_THROWS_WITH_AS(lessons::majority_share(tensor({1, 3}), tensor({1}), 3), doctest::Contains("label 3 is outside [0, 3)"), Error);
 }
 
@@ -700,27 +702,31 @@ TEST_CASE("a summary keeps its metrics in the order reported, each with its note
   CHECK(summary.notes.at("alpha") == "the second");
 }
 
-TEST_CASE("the benchmark's report: a row per contender and task, the metrics, two charts per task") {
+TEST_CASE("the benchmark's report: a row per contender and task with standard errors, the metrics, two charts per task") {
   TempDir out("kit_benchmark");
   ParsedCli parsed({"--out", out.path.string()});
   lessons::Run run(parsed.cli);
   const auto contender = [](const std::string& name, double acc) {
-    return lessons::ContenderResult{name, acc, 10, 2, 100, {name, {1, 2}, {2, 1}}};
+    return lessons::ContenderResult{name, acc, 10, 2, 100, {name, {1, 2}, {2, 1}}, 400};
   };
   const std::vector<lessons::TaskResults> tasks = {{"a", "Task A", 0.1, 0.2, {contender("full", 0.5), contender("lstm", 0.25)}},
-                                                   {"b", "Task B", 0.5, 0.5, {contender("full", 1), contender("lstm", 0.75)}}};
+                                                   {"b", "Task B", 0.5, 0.5, {contender("full", 1)}}};
   lessons::Summary summary;
   const std::string printed = captured_stdout([&] { lessons::report_benchmark(run, tasks, summary); });
   const auto table = rows(out.path / "results.csv");
-  REQUIRE(table.size() == 4);
-  CHECK(table[1].at("task") == "b");  // contender by contender, each on every task
+  REQUIRE(table.size() == 3);  // the LSTM left task B out
+  CHECK(table[1].at("task") == "b");  // contender by contender, each on every task that has it
   CHECK(table[1].at("kind") == "full");
   CHECK(std::stod(table[1].at("test_acc")) == 1);
+  CHECK(std::stod(table[0].at("test_se")) == doctest::Approx(0.025));  // sqrt(0.5 * 0.5 / 400)
+  CHECK(table[2].at("kind") == "lstm");
   CHECK(summary.metrics.dump() ==
-        R"({"test_acc_a_full":0.5,"test_acc_b_full":1.0,"test_acc_a_lstm":0.25,"test_acc_b_lstm":0.75,)"
+        R"({"test_acc_a_full":0.5,"test_se_a_full":0.025,"test_acc_b_full":1.0,"test_se_b_full":0.0,)"
+        R"("test_acc_a_lstm":0.25,"test_se_a_lstm":0.021650635094610966,)"
         R"("a_chance":0.1,"a_majority":0.2,"b_chance":0.5,"b_majority":0.5})");
   check_files(out.path, {"accuracy_speed_a.png", "accuracy_speed_b.svg", "loss_a.png", "loss_b.svg"});
   CHECK(printed.find("Task A: chance 10.0%, the most common answer 20.0%") != std::string::npos);
-  const std::vector<lessons::TaskResults> uneven = {tasks[0], {"c", "Task C", 0.5, 0.5, {contender("full", 1)}}};
-  CHECK_THROWS_WITH_AS(lessons::report_benchmark(run, uneven, summary), doctest::Contains("c has 1 contenders, a 2"), Error);
+  CHECK(printed.find("50.0% +- 2.5") != std::string::npos);
+  CHECK(printed.find("25.0% +- 2.2") != std::string::npos);
+  CHECK_THROWS_WITH_AS(lessons::report_benchmark(run, {}, summary), doctest::Contains("no tasks to report"), Error);
 }
