@@ -4,16 +4,17 @@
 //  1. the tasks (lessons/common/long_range_tasks.h): ListOps (data/listops.h), nested MIN, MAX, MED
 //     and SM expressions over digits whose answer is one digit; and multi-query associative recall
 //     (data/mqar.h, Zoology's MQAR): key-value pairs, then queries, each answered where it stands,
-//     with two tokens per pair (an induction circuit of two layers) and one (a single attention hop);
+//     with one token per pair (a single attention hop) and two (an induction circuit of two layers);
 //  2. one encoder per attention kind (models/encoder_classifier.h for ListOps, models/encoder_tagger.h
-//     for recall), and a baseline without attention (models/lstm_classifier.h) on ListOps, each
-//     trained by the same loop (train, below) with the same steps, batch, learning rate and batches;
+//     for recall, one token per pair), and a baseline without attention (models/lstm_classifier.h) on
+//     ListOps, each trained by the same loop (train, below) with the same steps, batch and batches;
 //  3. the results as the LRA shows them (lessons/common/benchmark_report.h): a table of accuracy with
 //     its standard error per task, training steps per second and the memory a training step adds at
 //     its peak, and charts of accuracy against speed in which the size of a marker shows the memory;
 //  4. how many pairs fit a state, Zoology's figure (lessons/common/recall_capacity.h): each kind's
 //     recall against the number of pairs, and against the numbers its state holds;
-//  5. the circuit: the attention maps of both layers of full attention on recall, two tokens per pair.
+//  5. the circuit: full attention learns recall with two tokens per pair, its loss on a plateau
+//     then dropping, and the attention maps of both layers that do it.
 // The note that goes with it: docs/15_long_range.md.
 #include <algorithm>
 #include <cstdio>
@@ -33,6 +34,7 @@
 #include "lessons/common/benchmark_report.h"
 #include "lessons/common/classifier_training.h"
 #include "lessons/common/cli.h"
+#include "lessons/common/long_range_models.h"
 #include "lessons/common/long_range_tasks.h"
 #include "lessons/common/recall_capacity.h"
 #include "lessons/common/recall_maps.h"
@@ -55,80 +57,13 @@ namespace {
 
 constexpr const char* kLesson = "15_long_range";
 
-// ---- 1. the tasks ----
-
-struct Task {
-  std::string name, title;  // "listops", "ListOps"
-  data::LabelledBatch train, val, test;
-  int64_t vocabulary = 0, classes = 0, length = 0;
-  bool tagged = false;  // answered at every asked position (recall) rather than once per sequence (ListOps)
-  double chance = 0;    // guessing uniformly
-  double majority = 0;  // always answering the training set's most common answer, on the test set
-};
-
-Task listops_task(const data::ListOpsOptions& o) {
-  const data::ListOpsSplits splits = data::make_listops(o);
-  lessons::print_listops(o, splits);
-  const auto labelled = [](const data::ListOpsSet& set) { return data::LabelledBatch{set.tokens, set.answers, set.valid}; };
-  return {"listops", "ListOps", labelled(splits.train), labelled(splits.val), labelled(splits.test),
-          data::kListOpsVocabulary, data::kListOpsClasses, o.max_len, false, 1.0 / data::kListOpsClasses};
-}
-
-Task recall_task(const data::MqarOptions& o, const std::string& name, const std::string& title) {
-  const data::MqarSplits splits = data::make_mqar(o);
-  return {name, title, splits.train, splits.val, splits.test, data::mqar_vocabulary(o), o.values, o.tokens(), true,
-          data::mqar_chance(o)};
-}
+// ---- 1. the tasks: lessons/common/long_range_tasks.h ----
+using Task = lessons::LongRangeTask;
 
 // ---- 2. the contenders and their training ----
 
-// What --kinds names: an attention kind for the encoder, or the baseline without one.
-struct Contender {
-  std::string name;                                // as --kinds writes it
-  std::optional<nn::AttentionSettings> attention;  // none: the LSTM baseline
-  // Every position sees only those before it (ListOps reads the answer at the last real token, the
-  // one that has seen them all): for the kinds that attend no other way (the registry's causal_only).
-  bool causal = false;
-};
-
-// Every attention kind of the registry (nn/attention/attention_registry.h: linear once per feature
-// map, each causal-only kind causal), then the baseline: a kind registered there joins without a
-// change here. `seed` draws BigBird's random blocks, FAVOR+'s features and VQ's initial codes.
-std::vector<Contender> all_contenders(const lessons::LessonCli& cli, const lessons::AttentionFlags& attention,
-                                      uint64_t seed) {
-  std::vector<Contender> list;
-  for (const lessons::KindRun& kind : lessons::every_kind(cli, attention, seed))
-    list.push_back({kind.name, kind.settings, kind.causal});
-  list.push_back({"lstm", std::nullopt});
-  return list;
-}
-
-std::vector<std::string> names_of(const std::vector<Contender>& list) {
-  std::vector<std::string> names;
-  for (const Contender& c : list) names.push_back(c.name);
-  return names;
-}
-
-struct ModelSize {
-  int64_t d_model, layers;
-};
-
-models::EncoderClassifierConfig encoder_config(const Contender& c, const Task& task, ModelSize size) {
-  return {.vocab_size = task.vocabulary, .num_classes = task.classes, .max_len = task.length, .d_model = size.d_model,
-          .nhead = 4, .num_layers = size.layers, .dim_feedforward = 2 * size.d_model,
-          .pooling = c.causal ? models::Pooling::last : models::Pooling::mean, .attention = *c.attention,
-          .causal = c.causal};
-}
-
-std::unique_ptr<models::SequenceClassifier> make_classifier(const Contender& c, const Task& task, ModelSize size,
-                                                            Generator& gen) {
-  if (!c.attention)
-    return std::make_unique<models::LstmClassifier>(
-        models::LstmClassifierConfig{.vocab_size = task.vocabulary, .num_classes = task.classes, .width = size.d_model,
-                                     .pooling = models::Pooling::mean},
-        gen);
-  return std::make_unique<models::EncoderClassifier>(encoder_config(c, task, size), gen);
-}
+// The contenders and their models: lessons/common/long_range_models.h.
+using lessons::Contender, lessons::ModelSize;
 
 struct Budget {
   int64_t steps, batch;
@@ -179,27 +114,41 @@ lessons::ContenderResult train(lessons::Run& run, Model& model, const Task& task
   return result;
 }
 
-// ---- 5. the circuit: test sequence 0 through the trained tagger, each layer's maps drawn ----
-void draw_circuit(lessons::Run& run, models::EncoderTagger& model, const Task& task, const data::MqarOptions& o) {
+// ---- 5. the circuit: a causal tagger on recall with two tokens per pair, its loss and its maps ----
+double circuit(lessons::Run& run, const Contender& c, const data::MqarOptions& o, ModelSize size, Budget budget,
+             const lessons::ScheduleFlags& warmup, uint64_t seed) {
+  const Task task = lessons::recall_task(o, "circuit", "recall, two tokens per pair");
+  lessons::print_mqar("5. the circuit: multi-query recall", o, task);
+  std::printf("   %s, causal (each position reads those before it), %lld steps\n", c.name.c_str(),
+              static_cast<long long>(budget.steps));
+  Contender causal = c;  // each query comes after its pair: reading left to right loses nothing
+  causal.causal = true;
+  Generator init(seed + 3);
+  models::EncoderTagger model(lessons::encoder_config(causal, task, size), init);
+  const lessons::ContenderResult r = train(run, model, task, c.name, budget, warmup, seed);
+  run.wrote(lessons::save_line_chart(
+      run.path(cat("circuit_loss_", c.name)),
+      {cat("Recall, two tokens per pair: ", c.name, "'s training loss"), "step", "cross-entropy (nats)", {r.curve}}));
   NoGradGuard no_grad;
   nn::EvalModeGuard eval(model);
   std::vector<Tensor> maps;
   model.forward(narrow(task.test.inputs, 0, 0, 1), Tensor(), &maps);
   std::istringstream text(data::mqar_text(task.test, 0, o));
-  std::vector<std::string> words{std::istream_iterator<std::string>(text), std::istream_iterator<std::string>()};
-  std::printf("\n== 5. the circuit: full attention's maps on test sequence 0, two tokens per pair ==\n"
-              "   layer 1: each value reads the key just before it; layer 2: each query reads the value whose key it\n"
-              "   matches (recall_maps_layer1, recall_maps_layer2)\n");
-  lessons::save_recall_maps(run, maps, words);
+  const std::vector<std::string> words{std::istream_iterator<std::string>(text), std::istream_iterator<std::string>()};
+  lessons::save_recall_maps(run, maps, words, c.name);
+  return r.test_acc;
 }
 
 // ---- the lesson's own flags ----
 struct Flags {
   data::ListOpsOptions listops{.min_len = 0, .max_len = 128, .train = 5000, .val = 200, .test = 500};
-  data::MqarOptions recall{.pairs = 16, .queries = 16, .keys = 64, .values = 16, .length = 128, .train = 5000, .val = 200, .test = 500};
+  data::MqarOptions recall{.pairs = 16, .queries = 16, .keys = 64, .values = 16, .length = 128, .one_hop = true,
+                           .train = 5000, .val = 200, .test = 500};
   std::vector<int64_t> capacity_pairs{4, 8, 16, 32, 64};
   int64_t capacity_steps = 300;
-  std::string kinds = "all";
+  data::MqarOptions two_tokens{.pairs = 8, .queries = 8, .keys = 32, .values = 16, .train = 20000, .val = 200, .test = 500};
+  int64_t circuit_steps = 1500;
+  std::string kinds = "all", parts = "all", circuit_kinds = "full";
   ModelSize size{64, 2};
   // BigBird's blocks of 16 positions with 2 random blocks, VQ's of 32 with 64 codes per head.
   lessons::AttentionFlags attention{.defaults = {{"block", 16}, {"random_blocks", 2}, {"codes", 64}},
@@ -208,9 +157,10 @@ struct Flags {
 
   void add_to(lessons::LessonCli& cli) {
     cli.option("--kinds", kinds,
-               "which to train, separated by commas, or all: " + nn::joined_names(names_of(all_contenders(cli, attention, 0)))
+               "which to train, separated by commas, or all: " + nn::joined_names(lessons::names_of(lessons::all_contenders(cli, attention, 0)))
                    + " (linear_* is linear attention with that feature map; a kind that attends causally only runs "
                      "causal; lstm has no attention and runs ListOps only)");
+    cli.option("--tasks", parts, "which to run, separated by commas, or all: listops, recall, capacity, circuit");
     cli.option("--max-len", listops.max_len, "ListOps: the longest expression in tokens (the LRA: 2000)", {4, 1 << 15});
     cli.option("--min-len", listops.min_len, "ListOps: the shortest expression in tokens; 0: a quarter of --max-len",
                lessons::non_negative);
@@ -225,6 +175,9 @@ struct Flags {
     cli.option("--values", recall.values, "recall: distinct values (the classes)", {2, 1 << 14});
     cli.option("--capacity-pairs", capacity_pairs, "part 4: the counts of pairs, separated by commas")->delimiter(',');
     cli.option("--capacity-steps", capacity_steps, "part 4: training steps of each model", lessons::positive);
+    cli.option("--circuit-kinds", circuit_kinds, "part 5: the kinds that learn two tokens per pair (as --kinds)");
+    cli.option("--circuit-pairs", two_tokens.pairs, "part 5: key-value pairs per sequence, each asked", {1, 1 << 14});
+    cli.option("--circuit-steps", circuit_steps, "part 5: training steps", lessons::positive);
     cli.option("--train", listops.train, "examples in each task's training set", lessons::positive);
     cli.option("--val", listops.val, "examples in each task's validation set (the loss curves)", lessons::positive);
     cli.option("--test", listops.test, "examples in each task's test set", lessons::positive);
@@ -241,6 +194,7 @@ struct Flags {
     tiny("--keys", recall.keys, 8), tiny("--values", recall.values, 4), tiny("--recall-len", recall.length, 64);
     tiny("--train", listops.train, 300), tiny("--val", listops.val, 50), tiny("--test", listops.test, 100);
     tiny("--d-model", size.d_model, 16), tiny("--capacity-steps", capacity_steps, 20);
+    tiny("--circuit-pairs", two_tokens.pairs, 4), tiny("--circuit-steps", circuit_steps, 20);
     if (!cli.given("--capacity-pairs")) capacity_pairs = {2, 4};
     attention.defaults["block"] = attention.kind_defaults[nn::VQAttention::kName]["block"] = 8;
     attention.defaults["codes"] = 16;
@@ -251,8 +205,9 @@ struct Flags {
   // The tasks' options the flags imply: the same sizes and seed for every task.
   void complete(uint64_t seed) {
     if (listops.min_len == 0) listops.min_len = std::max<int64_t>(4, listops.max_len / 4);
-    listops.seed = recall.seed = seed;
+    listops.seed = recall.seed = two_tokens.seed = seed;
     recall.train = listops.train, recall.val = listops.val, recall.test = listops.test;
+    two_tokens.queries = two_tokens.pairs, two_tokens.test = listops.test;
   }
 
   // part 4's recall at `pairs` pairs, one token each, each pair asked, every count in sequences of one length.
@@ -264,7 +219,8 @@ struct Flags {
   }
 
   // Refuses what cannot run, before any work.
-  void check(const lessons::CommonFlags& common, const std::vector<Contender>& contenders) const {
+  void check(const lessons::CommonFlags& common, const std::vector<Contender>& contenders,
+             const std::vector<Contender>& circuit_kinds) const {
     if (size.d_model % 4 != 0)
       fail(kLesson, "--d-model ", size.d_model, " must be a multiple of the 4 heads; give ", size.d_model / 4 * 4 + 4);
     if (listops.min_len > listops.max_len)
@@ -279,7 +235,10 @@ struct Flags {
       lessons::check_pattern_fits(kLesson, *c.attention, recall.tokens(), false, cat("--recall-len ", recall.tokens()));
       lessons::check_pattern_fits(kLesson, *c.attention, longest, false, cat("part 4's ", longest, " tokens"));
     }
-    listops.check(), recall.check();
+    for (const Contender& c : circuit_kinds)
+      if (!c.attention || nn::registered_kind(c.attention->kind).directions == nn::Directions::bidirectional_only)
+        fail(kLesson, "--circuit-kinds ", c.name, " cannot attend causally; part 5 reads left to right");
+    listops.check(), recall.check(), two_tokens.check();
   }
 };
 
@@ -290,33 +249,32 @@ int main(int argc, char** argv) {
     lessons::LessonCli cli(kLesson,
                            "Lesson 15: a long-range benchmark: every attention kind in the same encoder, trained on\n"
                            "ListOps and multi-query recall with the same budget; accuracy, speed, memory, recall's capacity.",
-                           {.steps = 500, .lr = 2e-3f, .batch = 16});
+                           {.steps = 1000, .lr = 3e-3f, .batch = 32});
     Flags flags;
     flags.add_to(cli);
     cli.parse(argc, argv);
     if (cli.common.quick) flags.shrink_for_quick(cli);
     if (!cli.given("--warmup")) flags.warmup.warmup = std::min(flags.warmup.warmup, cli.common.steps / 10);
-    const std::vector<Contender> every = all_contenders(cli, flags.attention, cli.common.seed);
-    std::vector<Contender> contenders;  // those --kinds names, in its order
-    for (const std::string& name : lessons::chosen_names(kLesson, "--kinds", flags.kinds, names_of(every), "kind"))
-      contenders.push_back(*std::find_if(every.begin(), every.end(), [&](const Contender& c) { return c.name == name; }));
+    const std::vector<Contender> every = lessons::all_contenders(cli, flags.attention, cli.common.seed);
+    const auto chosen_contenders = [&](const std::string& flag, const std::string& given) {
+      std::vector<Contender> list;  // those the flag names, in its order
+      for (const std::string& name : lessons::chosen_names(kLesson, flag, given, lessons::names_of(every), "kind"))
+        list.push_back(*std::find_if(every.begin(), every.end(), [&](const Contender& c) { return c.name == name; }));
+      return list;
+    };
+    const std::vector<Contender> contenders = chosen_contenders("--kinds", flags.kinds);
+    const std::vector<Contender> circuit_kinds = chosen_contenders("--circuit-kinds", flags.circuit_kinds);
+    const std::vector<std::string> parts = lessons::chosen_names(
+        kLesson, "--tasks", flags.parts, {"listops", "recall", "capacity", "circuit"}, "task");
+    const auto chosen = [&](const std::string& part) { return std::find(parts.begin(), parts.end(), part) != parts.end(); };
     flags.complete(cli.common.seed);
-    flags.check(cli.common, contenders);
+    flags.check(cli.common, contenders, circuit_kinds);
     lessons::Run run(cli);
     lessons::Summary summary;
 
-    Task listops = listops_task(flags.listops);
-    listops.majority = lessons::majority_share(listops.train.labels, listops.test.labels, listops.classes);
-    std::printf("   chance: guessing %.1f%%, always the most common answer %.1f%% (of the test set)\n",
-                100 * listops.chance, 100 * listops.majority);
-    data::MqarOptions one_hop = flags.recall;
-    one_hop.one_hop = true;
-    std::vector<Task> tasks = {listops, recall_task(flags.recall, "mqar", "recall, two tokens per pair"),
-                               recall_task(one_hop, "mqar_one_hop", "recall, one token per pair")};
-    lessons::print_mqar(flags.recall, tasks[1].train, tasks[2].train);
-    for (Task& t : tasks) t.majority = lessons::majority_share(t.train.labels, t.test.labels, t.classes);
-    std::printf("   chance: guessing %.1f%% per query, always the most common answer %.1f%%\n", 100 * tasks[1].chance,
-                100 * tasks[1].majority);
+    const Task listops = lessons::listops_task(flags.listops);
+    const Task recall = lessons::recall_task(flags.recall, "recall", "recall, one token per pair");
+    lessons::print_mqar("1b. multi-query associative recall", flags.recall, recall);
 
     const nn::AttentionSettings bigbird =
         lessons::kind_settings(cli, flags.attention, nn::BigBirdAttention::kName, cli.common.seed);
@@ -335,41 +293,49 @@ int main(int argc, char** argv) {
                     nn::registered_kind(c.attention->kind).why_one_way.c_str());
     const Budget budget{cli.common.steps, cli.common.batch, cli.common.lr};
     std::vector<lessons::TaskResults> results;
-    for (const Task& task : tasks) {
-      results.push_back({task.name, task.title, task.chance, task.majority, {}});
+    for (const Task* task : {&listops, &recall}) {
+      if (!chosen(task->name)) continue;
+      results.push_back({task->name, task->title, task->chance, task->majority, {}});
       for (const Contender& c : contenders) {
         Generator init(cli.common.seed + 3);  // every contender starts from the same generator
-        if (!task.tagged) {
-          const auto model = make_classifier(c, task, flags.size, init);
-          results.back().contenders.push_back(train(run, *model, task, c.name, budget, flags.warmup, cli.common.seed));
-          continue;
+        if (!task->tagged) {
+          const auto model = lessons::make_classifier(c, *task, flags.size, init);
+          results.back().contenders.push_back(train(run, *model, *task, c.name, budget, flags.warmup, cli.common.seed));
+        } else if (c.attention) {  // the LSTM classifier answers once per sequence
+          models::EncoderTagger model(lessons::encoder_config(c, *task, flags.size), init);
+          results.back().contenders.push_back(train(run, model, *task, c.name, budget, flags.warmup, cli.common.seed));
         }
-        if (!c.attention) continue;  // the LSTM classifier answers once per sequence
-        models::EncoderTagger model(encoder_config(c, task, flags.size), init);
-        results.back().contenders.push_back(train(run, model, task, c.name, budget, flags.warmup, cli.common.seed));
-        if (task.name == "mqar" && c.attention->kind == nn::FullAttention::kName) draw_circuit(run, model, task, flags.recall);
       }
     }
-    lessons::report_benchmark(run, results, summary);
+    if (!results.empty()) lessons::report_benchmark(run, results, summary);
 
-    std::printf("\n== 4. training for the capacity: %lld steps at each count of pairs, one token per pair ==\n",
-                static_cast<long long>(flags.capacity_steps));
     std::vector<lessons::KindCapacity> capacity;
+    if (chosen("capacity"))
+      std::printf("\n== 4. training for the capacity: %lld steps at each count of pairs, one token per pair, one layer ==\n",
+                  static_cast<long long>(flags.capacity_steps));
     for (const Contender& c : contenders) {
-      if (!c.attention) continue;
+      if (!c.attention || !chosen("capacity")) continue;
       capacity.push_back({c.name, {}});
       for (const int64_t pairs : flags.capacity_pairs) {
         const data::MqarOptions o = flags.capacity(pairs);
-        const Task task = recall_task(o, cat("capacity_", pairs), cat("recall, ", pairs, " pairs"));
+        const Task task = lessons::recall_task(o, cat("capacity_", pairs), cat("recall, ", pairs, " pairs"));
         Generator init(cli.common.seed + 3);
-        models::EncoderTagger model(encoder_config(c, task, flags.size), init);
+        models::EncoderTagger model(lessons::encoder_config(c, task, {flags.size.d_model, 1}), init);
         const lessons::ContenderResult r =
             train(run, model, task, c.name, {flags.capacity_steps, budget.batch, budget.lr}, flags.warmup, cli.common.seed);
         const int64_t state = lessons::state_numbers(*c.attention, o.length, flags.size.d_model / 4);
         capacity.back().points.push_back({pairs, o.length, state, r.test_acc, r.answers});
       }
     }
-    if (!capacity.empty()) lessons::report_capacity(run, capacity, 1.0 / static_cast<double>(flags.recall.values), summary);
+    if (!capacity.empty()) lessons::report_capacity(run, capacity, data::mqar_chance(flags.recall), summary);
+
+    if (chosen("circuit")) {
+      for (const Contender& c : circuit_kinds)
+        summary.report(cat("circuit_acc_", c.name),
+                       circuit(run, c, flags.two_tokens, flags.size, {flags.circuit_steps, budget.batch, budget.lr},
+                               flags.warmup, cli.common.seed),
+                       "part 5: recall with two tokens per pair, test accuracy");
+    }
     run.finish(summary.metrics, summary.notes,
                "docs/15_long_range.md, section 3 (The results); then exercise 1: --max-len 2000");
   });

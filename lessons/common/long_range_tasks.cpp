@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "lessons/common/classifier_training.h"
+
 namespace ladder::lessons {
 
 namespace {
@@ -29,7 +31,8 @@ std::string cut(const std::string& text, size_t most) { return text.size() > mos
 
 }  // namespace
 
-void print_listops(const data::ListOpsOptions& o, const data::ListOpsSplits& splits) {
+LongRangeTask listops_task(const data::ListOpsOptions& o) {
+  const data::ListOpsSplits splits = data::make_listops(o);
   std::printf("\n== 1a. ListOps: %lld to %lld tokens, trees of up to %lld levels (operators nested up to %lld deep), "
               "2 to %lld arguments ==\n",
               static_cast<long long>(o.min_len), static_cast<long long>(o.max_len), static_cast<long long>(o.max_depth),
@@ -57,21 +60,38 @@ void print_listops(const data::ListOpsOptions& o, const data::ListOpsSplits& spl
     std::printf(" %lld:%.1f%%", static_cast<long long>(a),
                 100.0 * static_cast<double>(counts[static_cast<size_t>(a)]) / static_cast<double>(o.train));
   std::printf("\n");
+  const auto labelled = [](const data::ListOpsSet& set) { return data::LabelledBatch{set.tokens, set.answers, set.valid}; };
+  LongRangeTask task{"listops", "ListOps", labelled(splits.train), labelled(splits.val), labelled(splits.test),
+                     data::kListOpsVocabulary, data::kListOpsClasses, o.max_len, false, 1.0 / data::kListOpsClasses};
+  task.majority = majority_share(task.train.labels, task.test.labels, task.classes);
+  std::printf("   chance: guessing %.1f%%, always the most common answer %.1f%% (of the test set)\n", 100 * task.chance,
+              100 * task.majority);
+  return task;
 }
 
-void print_mqar(const data::MqarOptions& o, const data::LabelledBatch& two_tokens, const data::LabelledBatch& one_token) {
-  std::printf("\n== 1b. multi-query associative recall: %lld key-value pairs (of %lld keys, %lld values), then %lld "
-              "queries among %lld tokens ==\n",
-              static_cast<long long>(o.pairs), static_cast<long long>(o.keys), static_cast<long long>(o.values),
+LongRangeTask recall_task(const data::MqarOptions& o, const std::string& name, const std::string& title) {
+  const data::MqarSplits splits = data::make_mqar(o);
+  LongRangeTask task{name, title, splits.train, splits.val, splits.test, data::mqar_vocabulary(o), o.values, o.tokens(),
+                     true, data::mqar_chance(o)};
+  task.majority = majority_share(task.train.labels, task.test.labels, task.classes);
+  return task;
+}
+
+void print_mqar(const std::string& heading, const data::MqarOptions& o, const LongRangeTask& task) {
+  std::printf("\n== %s: %lld key-value pairs (of %lld keys, %lld values), %s, then %lld queries among %lld tokens ==\n",
+              heading.c_str(), static_cast<long long>(o.pairs), static_cast<long long>(o.keys),
+              static_cast<long long>(o.values), o.one_hop ? "one token each" : "two tokens each",
               static_cast<long long>(o.queries), static_cast<long long>(o.tokens()));
-  std::printf("   (kK a key, vV a value, '.' filler; a query is a key with '?', answered where it stands by its pair's value)\n");
-  std::printf("   two tokens per pair:  %s\n", cut(data::mqar_text(two_tokens, 0, o), 150).c_str());
-  std::printf("   one token per pair:   %s\n", cut(data::mqar_text(one_token, 0, o), 150).c_str());
+  std::printf("   (kK a key, vV a value%s, '.' filler; a query is a key with '?', answered where it stands by its pair's value)\n",
+              o.one_hop ? ", kK=V a pair" : "");
+  std::printf("   %s\n", cut(data::mqar_text(task.test, 0, o), 150).c_str());
   std::string answers;
-  for (int64_t t = 0; t < two_tokens.labels.size(1); ++t)
-    if (const float label = two_tokens.labels.data()[t]; label != static_cast<float>(data::kNoAnswer))
+  for (int64_t t = 0; t < task.test.labels.size(1); ++t)
+    if (const float label = task.test.labels.data()[t]; label != static_cast<float>(data::kNoAnswer))
       answers += (answers.empty() ? "" : " ") + std::to_string(static_cast<int>(label));
   std::printf("   the answers, in the order asked: %s\n", cut(answers, 150).c_str());
+  std::printf("   chance: guessing %.1f%% per query, always the most common answer %.1f%%\n", 100 * task.chance,
+              100 * task.majority);
 }
 
 }  // namespace ladder::lessons

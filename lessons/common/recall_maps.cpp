@@ -5,7 +5,8 @@
 
 namespace ladder::lessons {
 
-void save_recall_maps(Run& run, const std::vector<Tensor>& maps, const std::vector<std::string>& words) {
+void save_recall_maps(Run& run, const std::vector<Tensor>& maps, const std::vector<std::string>& words,
+                      const std::string& kind) {
   for (size_t layer = 0; layer < maps.size(); ++layer) {
     const Tensor& m = maps[layer];  // (B,H,T,T)
     const int64_t heads = m.size(1), T = m.size(2);
@@ -22,8 +23,8 @@ void save_recall_maps(Run& run, const std::vector<Tensor>& maps, const std::vect
     std::vector<std::string> rows{""};
     rows.insert(rows.end(), words.begin(), words.end());
     rows.emplace_back("");
-    run.wrote(save_heatmap(run.path(cat("recall_maps_layer", layer + 1)),
-                           {cat("Multi-query recall: layer ", layer + 1, "'s attention, heads 1 to ", heads, " left to right"),
+    run.wrote(save_heatmap(run.path(cat("recall_maps_", kind, "_layer", layer + 1)),
+                           {cat("Multi-query recall: ", kind, ", layer ", layer + 1, "'s attention, heads 1 to ", heads, " left to right"),
                             "key (the token attended to)", "query (the token attending)", "weight",
                             tile(tiles, static_cast<int>(heads), 0.0), rows, columns}));
   }

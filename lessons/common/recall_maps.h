@@ -13,7 +13,9 @@
 namespace ladder::lessons {
 
 // maps: a (B,H,T,T) tensor per layer (models::EncoderTagger::forward's); words: sequence 0's T
-// tokens as text. Writes recall_maps_layer<L> for each layer, heads left to right.
-void save_recall_maps(Run& run, const std::vector<Tensor>& maps, const std::vector<std::string>& words);
+// tokens as text; kind: the attention kind's name. Writes recall_maps_<kind>_layer<L> for each layer,
+// heads left to right.
+void save_recall_maps(Run& run, const std::vector<Tensor>& maps, const std::vector<std::string>& words,
+                      const std::string& kind);
 
 }  // namespace ladder::lessons
