@@ -14,9 +14,8 @@ void save_recall_maps(Run& run, const std::vector<Tensor>& maps, const std::vect
       fail("save_recall_maps", "layer ", layer + 1, " has ", T, " positions, the sequence ", words.size(), " words");
     std::vector<std::vector<std::vector<double>>> tiles;
     for (int64_t h = 0; h < heads; ++h) tiles.push_back(matrix_rows(m.data() + h * T * T, T, T));
-    std::vector<std::string> columns;  // the words under each head's tile, with the tiles' borders blank
+    std::vector<std::string> columns{""};  // the words under each head's tile, the borders between tiles blank
     for (int64_t h = 0; h < heads; ++h) {
-      columns.emplace_back("");
       columns.insert(columns.end(), words.begin(), words.end());
       columns.emplace_back("");
     }
