@@ -93,7 +93,7 @@ Batch sample_rows(const Batch& all, int64_t batch, Generator& gen) {
 }
 
 LabelledBatch sample_examples(const LabelledBatch& all, int64_t batch, Generator& gen) {
-  const int64_t n = all.labels.numel();
+  const int64_t n = all.labels.dim() ? all.labels.size(0) : 0;
   if (n == 0) fail("sample_examples", "there are no examples to sample from");
   if (batch < 1) fail("sample_examples", "batch must be at least 1, got ", batch);
   const Tensor rows = randint(0, n, {batch}, gen);  // (batch)

@@ -57,11 +57,15 @@ Batch context_windows(const std::vector<std::vector<int>>& sequences, int64_t co
 // A random subset of rows of a Batch.
 Batch sample_rows(const Batch& all, int64_t batch, Generator& gen);
 
+// The label of a position where nothing is asked: cross_entropy's default ignore_index, so it adds nothing.
+inline constexpr int64_t kNoAnswer = -100;
+
 // Labelled examples, one class each: points (N,2), images (N,1,H,W), or sequences of token ids
-// (N,T) with a mask of their real positions. What a classifier's loss(batch) reads.
+// (N,T) with a mask of their real positions (and a class per sequence, or per position). What a
+// classifier's loss(batch) reads.
 struct LabelledBatch {
   Tensor inputs;  // (N, ...)
-  Tensor labels;  // (N) class ids
+  Tensor labels;  // (N) class ids, one per example; or (N,T), one per position (data::kNoAnswer where none is asked)
   Tensor valid;   // sequences: (N,T) 1 on real positions, 0 on padding; undefined: every position is real
 };
 // `batch` examples drawn at random (with replacement), their rows of inputs, labels and valid.

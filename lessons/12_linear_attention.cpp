@@ -5,10 +5,13 @@
 //     recurrent form (a state of fixed size, stepped one position at a time), side by side;
 //  2. the attention matrices that elu+1, 1+cos and double softmax imply, next to softmax's, for
 //     queries that each match one key well: what is lost when the exponential goes;
-//  3. character GPTs, one with softmax attention and one with each feature map, trained on the
+//  3. the rank of those matrices: their singular values, for softmax, each feature map and
+//     Linformer, bidirectional and causal, on one input: a bidirectional linear map's matrix has
+//     rank at most its M features, softmax's does not, and the causal mask lifts the bound;
+//  4. character GPTs, one with softmax attention and one with each feature map, trained on the
 //     same text with the same budget and the same initial weights by the loop in train_per_kind:
 //     perplexity curves and a table;
-//  4. time and peak memory of one attention layer (forward + backward) against the length n,
+//  5. time and peak memory of one attention layer (forward + backward) against the length n,
 //     softmax against linear, and the time of a generated token against the context: full
 //     attention's growing KV cache against linear attention's fixed state.
 // The kinds are nn/attention (linear_attention.h, full_attention.h); the note that goes with it:
@@ -23,6 +26,7 @@
 #include "core/ops.h"
 #include "data/batcher.h"
 #include "lessons/common/attention_cost.h"
+#include "lessons/common/attention_spectra.h"
 #include "lessons/common/attention_flags.h"
 #include "lessons/common/char_gpt.h"
 #include "lessons/common/cli.h"
@@ -36,6 +40,7 @@
 #include "nn/attention/feature_map.h"
 #include "nn/attention/full_attention.h"
 #include "nn/attention/linear_attention.h"
+#include "nn/attention/linformer_attention.h"
 #include "optim/adam.h"
 #include "optim/train_step.h"
 
@@ -44,12 +49,14 @@ using namespace ladder;
 namespace {
 
 constexpr const char* kLesson = "12_linear_attention";
-// Part 3: training steps of each of the four GPTs (the rest of the run takes about 20 seconds).
+// Part 4: training steps of each GPT (the rest of the run takes about 20 seconds).
 constexpr int64_t kDefaultSteps = 600;
 constexpr int64_t kDim = 4;  // part 1: the size of a head, small enough to print
 // Part 2: positions and head size of the maps; each query is kMatch times one key plus noise.
 constexpr int64_t kMapLength = 16, kMapDim = 16;
 constexpr float kMatch = 2.0f, kMapNoise = 0.3f;
+// Part 3: positions and head size of the matrices whose spectra are taken.
+constexpr int64_t kSpectrumLength = 256, kSpectrumDim = 16;
 // ---- 1. three ways to compute one causal layer ----
 
 struct ThreeWays {
@@ -111,7 +118,7 @@ ThreeWays three_ways(const std::string& feature_map, int64_t length, int64_t chu
 
 // Softmax attention, then linear attention with each feature map (nn/attention/feature_map.h). A
 // map's name is its --feature-map value, double softmax's "double_softmax", not to be taken for
-// softmax attention itself. Part 3 trains a GPT with each.
+// softmax attention itself. Part 3 takes their spectra, part 4 trains a GPT with each.
 std::vector<lessons::AttentionVariant> map_kinds() {
   std::vector<lessons::AttentionVariant> kinds = {{nn::FullAttention::kLabel, nn::FullAttention::kLabel, nn::full_attention()}};
   for (const std::string& name : nn::feature_map_names()) {
@@ -199,14 +206,32 @@ MapSharpness implied_maps(lessons::Run& run, Generator& gen) {
   return result;
 }
 
-// ---- 3. character GPTs with each kind ----
+// ---- 3. the rank of the implied matrices (lessons/common/attention_spectra.h) ----
+
+// Softmax, each feature map with its M features, and Linformer with its k projected rows.
+std::vector<lessons::Spectrum> implied_ranks(lessons::Run& run, Generator& gen) {
+  std::printf("\n== 3. The rank of the implied matrices: %lld positions, heads of %lld, q and k of N(0, 1) entries ==\n",
+              static_cast<long long>(kSpectrumLength), static_cast<long long>(kSpectrumDim));
+  std::vector<lessons::SpectrumKind> kinds;
+  for (const lessons::AttentionVariant& kind : kMapKinds) {
+    const bool linear = kind.attention.kind == nn::LinearAttention::kName;
+    kinds.push_back({kind.name, kind.label, kind.attention,
+                     linear ? nn::make_feature_map(kind.attention.word("feature_map"))->features(kSpectrumDim) : 0});
+  }
+  const nn::AttentionSettings linformer{.kind = nn::LinformerAttention::kName, .max_length = kSpectrumLength};
+  kinds.push_back({nn::LinformerAttention::kName, "Linformer", linformer, linformer.number("k")});
+  const Tensor q = randn({1, 1, kSpectrumLength, kSpectrumDim}, gen), k = randn(q.shape(), gen);
+  return lessons::attention_spectra(run, kinds, q, k);
+}
+
+// ---- 4. character GPTs with each kind ----
 
 // One GPT per kind of kMapKinds, each from the same initial weights (the attention kinds have no
 // parameters), trained on the same batches for the same steps: lesson 11's loop, in each kind's
 // gpt_NAME.csv.
 lessons::GPTComparison train_per_kind(lessons::Run& run, const lessons::CommonFlags& flags, const lessons::CharCorpus& corpus,
                                       models::GPTConfig gpt, const lessons::GPTTraining& training) {
-  std::printf("\n== 3. Character GPTs: softmax attention against each feature map, same text and budget ==\n");
+  std::printf("\n== 4. Character GPTs: softmax attention against each feature map, same text and budget ==\n");
   lessons::print_compared_gpts(gpt, flags, corpus);
   lessons::GPTComparison comparison;
   for (const lessons::AttentionVariant& kind : kMapKinds) {
@@ -233,14 +258,14 @@ lessons::GPTComparison train_per_kind(lessons::Run& run, const lessons::CommonFl
   return comparison;
 }
 
-// ---- 4. cost against length (lessons/common/attention_cost.h) ----
+// ---- 5. cost against length (lessons/common/attention_cost.h) ----
 
 const std::vector<lessons::CostKind> kCostKinds = {
     {nn::FullAttention::kName, "softmax (full, fused)", "KV cache", nn::full_attention()},
     {nn::LinearAttention::kName, "linear elu+1 (chunk 64)", "recurrent state", nn::linear_attention_settings(nn::EluFeatures::kName)}};
 
 lessons::Costs cost_against_length(lessons::Run& run, int64_t max_n, Generator& gen) {
-  std::printf("\n== 4. Cost against length: one causal layer, B=1 H=%lld D=%lld ==\n",
+  std::printf("\n== 5. Cost against length: one causal layer, B=1 H=%lld D=%lld ==\n",
               static_cast<long long>(nn::kWorkloadHeads), static_cast<long long>(nn::kWorkloadHeadDim));
   return lessons::cost_against_length(run, kCostKinds, max_n, gen);
 }
@@ -251,7 +276,7 @@ int main(int argc, char** argv) {
   return lessons::lesson_main([&] {
     lessons::LessonCli cli(kLesson,
                            "Lesson 12: linear attention. One causal layer three ways (quadratic, chunked, recurrent); the "
-                           "attention matrices of elu+1, 1+cos and double softmax next to softmax's; character GPTs with "
+                           "attention matrices of each feature map next to softmax's, and their rank; character GPTs with "
                            "each, on the same text and budget; time and memory against length, and per generated token.",
                            {.steps = kDefaultSteps, .lr = 2e-3f, .batch = 12});
     lessons::TextFlags text;
@@ -265,8 +290,8 @@ int main(int argc, char** argv) {
         ->type_name("MAP");
     cli.option("--length", length, "part 1: positions of the sequence", {2, 64});
     cli.option("--chunk", chunk, "part 1: positions per chunk of the chunked product", {1, 64});
-    lessons::add_max_n_option(cli, max_n, "part 4: ");
-    lessons::add_gpt_shape_options(cli, gpt, "part 3: ");
+    lessons::add_max_n_option(cli, max_n, "part 5: ");
+    lessons::add_gpt_shape_options(cli, gpt, "part 4: ");
     training.add_to(cli);
     cli.parse(argc, argv);
     lessons::check_feature_map(kLesson, feature_map);
@@ -280,6 +305,8 @@ int main(int argc, char** argv) {
 
     const ThreeWays ways = three_ways(feature_map, length, chunk, gen);
     const MapSharpness maps_sharpness = implied_maps(run, gen);
+    Generator spectrum_inputs = gen.child();  // its own draws: the later parts' stay as they were
+    const std::vector<lessons::Spectrum> spectra = implied_ranks(run, spectrum_inputs);
     const lessons::GPTComparison gpts = train_per_kind(run, cli.common, corpus, gpt, training);
     const lessons::Costs costs = cost_against_length(run, max_n, gen);
 
@@ -299,8 +326,14 @@ int main(int argc, char** argv) {
       metrics["entropy_" + name] = s.entropy;
       notes["entropy_" + name] = "part 2: mean row entropy in nats (uniform over 16 keys: 2.773)";
     }
-    gpts.add_metrics(metrics, notes, "part 3: ");
-    lessons::add_cost_metrics(metrics, notes, costs, kCostKinds, "part 4: ");
+    for (const lessons::Spectrum& s : spectra) {
+      const std::string name = "rank_" + s.name + (s.causal ? "_causal" : "");
+      metrics[name] = s.rank;
+      notes[name] = cat("part 3: numerical rank of the implied (", kSpectrumLength, ",", kSpectrumLength, ") matrix",
+                        s.causal ? ", causal" : ", bidirectional");
+    }
+    gpts.add_metrics(metrics, notes, "part 4: ");
+    lessons::add_cost_metrics(metrics, notes, costs, kCostKinds, "part 5: ");
     run.finish(metrics, notes,
                "docs/12_linear_attention.md, section 1 (Transformers are RNNs); then exercise 1: --feature-map softmax\n"
                "      and --chunk 1, and compare the three columns");

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/error.h"
+#include "lessons/common/classifier_training.h"
 
 namespace ladder::lessons {
 
@@ -35,22 +36,33 @@ void charts(Run& run, const TaskResults& task) {
 
 void report_benchmark(Run& run, const std::vector<TaskResults>& tasks, Summary& summary) {
   if (tasks.empty()) fail("report_benchmark", "no tasks to report");
+  std::vector<std::string> names;  // every contender, in the order they first appear
   for (const TaskResults& task : tasks)
-    if (task.contenders.size() != tasks.front().contenders.size())
-      fail("report_benchmark", task.name, " has ", task.contenders.size(), " contenders, ", tasks.front().name, " ",
-           tasks.front().contenders.size(), "; every task needs the same");
-  std::printf("\n== 3. results (test accuracy; steps/s and peak MiB of a training step) ==\n   %-16s", "kind");
-  for (const TaskResults& task : tasks) std::printf(" %20s %8s %9s", task.title.c_str(), "steps/s", "peak MiB");
+    for (const ContenderResult& r : task.contenders)
+      if (std::find(names.begin(), names.end(), r.name) == names.end()) names.push_back(r.name);
+  std::printf("\n== 3. results (test accuracy with its standard error; steps/s and peak MiB of a training step) ==\n"
+              "   %-16s", "kind");
+  for (const TaskResults& task : tasks) std::printf(" %24s %8s %9s", task.title.c_str(), "steps/s", "peak MiB");
   std::printf("\n");
-  CsvWriter table(run.file("results.csv"), {"task", "kind", "test_acc", "steps_per_s", "peak_mib", "parameters"});
-  for (size_t k = 0; k < tasks.front().contenders.size(); ++k) {
-    std::printf("   %-16s", tasks.front().contenders[k].name.c_str());
+  CsvWriter table(run.file("results.csv"),
+                  {"task", "kind", "test_acc", "test_se", "answers", "steps_per_s", "peak_mib", "parameters"});
+  for (const std::string& name : names) {
+    std::printf("   %-16s", name.c_str());
     for (const TaskResults& task : tasks) {
-      const ContenderResult& r = task.contenders[k];
-      std::printf(" %19.1f%% %8.2f %9.1f", 100 * r.test_acc, r.steps_per_s, r.peak_mib);
-      table.row(std::vector<std::string>{task.name, r.name, std::to_string(r.test_acc), std::to_string(r.steps_per_s),
-                                         std::to_string(r.peak_mib), std::to_string(r.parameters)});
-      summary.report(cat("test_acc_", task.name, "_", r.name), r.test_acc, task.title + ", test accuracy");
+      const auto r = std::find_if(task.contenders.begin(), task.contenders.end(),
+                                  [&](const ContenderResult& c) { return c.name == name; });
+      if (r == task.contenders.end()) {
+        std::printf(" %24s %8s %9s", "-", "-", "-");
+        continue;
+      }
+      const double se = standard_error(r->test_acc, r->answers);
+      std::printf(" %16.1f%% +-%4.1f %8.2f %9.1f", 100 * r->test_acc, 100 * se, r->steps_per_s, r->peak_mib);
+      table.row(std::vector<std::string>{task.name, r->name, std::to_string(r->test_acc), std::to_string(se),
+                                         std::to_string(r->answers), std::to_string(r->steps_per_s),
+                                         std::to_string(r->peak_mib), std::to_string(r->parameters)});
+      summary.report(cat("test_acc_", task.name, "_", r->name), r->test_acc, task.title + ", test accuracy");
+      summary.report(cat("test_se_", task.name, "_", r->name), se,
+                     cat(task.title, ", its standard error over ", r->answers, " test answers"));
     }
     std::printf("\n");
   }

@@ -1,13 +1,17 @@
 // BigBird's block-sparse attention as an attention kind (Zaheer et al. 2020): softmax attention in
 // which each query block sees only the key blocks of its pattern (nn/attention/bigbird_pattern.h:
 // global, window and random blocks), computed by core's fused attention visiting those blocks alone
-// (SdpaOptions::block_sparsity): time and memory grow as T * (listed blocks) * b, not T * T.
+// (SdpaOptions::block_sparsity): time and memory grow as T * (listed blocks) * b, not T * T. Each
+// head draws its own random blocks (per_head, the default), so a layer's heads see different blocks
+// far away; the fused op then runs once per head, each with its pattern.
 // Self attention only (the pattern is over one sequence: T = S). A sequence of few blocks has
 // fewer random blocks to draw from and becomes full attention (documented, not an error).
 #pragma once
 
 #include <map>
 #include <memory>
+#include <tuple>
+#include <vector>
 
 #include "core/ops.h"
 #include "nn/attention/attention_kind.h"
@@ -19,8 +23,9 @@ namespace ladder::nn {
 class BigBirdAttention : public AttentionKind {
  public:
   static constexpr const char* kName = "bigbird";
-  // Settings: block (b, positions per block), random_blocks (r per query block) and global_blocks
-  // (false: no global first and last blocks); seed and layer draw the random blocks.
+  // Settings: block (b, positions per block), random_blocks (r per query block), global_blocks
+  // (false: no global first and last blocks) and per_head (false: the heads share one draw); seed,
+  // layer and head draw the random blocks.
   explicit BigBirdAttention(const AttentionSettings& settings, Generator& gen = default_generator());
   Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v, const AttendMasks& masks) override;
   std::unique_ptr<AttentionState> start() const override;  // a KeyValueState
@@ -29,18 +34,23 @@ class BigBirdAttention : public AttentionKind {
   Tensor step(const Tensor& q, const Tensor& k, const Tensor& v, AttentionState& state) override;
   Tensor implied_weights(const Tensor& q, const Tensor& k, const AttendMasks& masks) override;
 
-  // The pattern this layer uses for a sequence of `length` positions.
-  BlockPattern pattern(int64_t length, bool causal) const;
+  // The pattern head `head` of this layer uses for a sequence of `length` positions.
+  BlockPattern pattern(int64_t length, bool causal, int64_t head = 0) const;
 
  protected:
   std::string describe() const override;
 
  private:
-  SdpaOptions sdpa_options(const Tensor& q, const Tensor& k, const AttendMasks& masks);
+  // The fused op's options for each head (one for all when the heads share their draw).
+  std::vector<SdpaOptions> sdpa_options(const Tensor& q, const Tensor& k, const AttendMasks& masks);
+  // op(q, k, [v,] options) for each head's slice of q, k and v, concatenated over the heads.
+  template <class Op>
+  Tensor per_head(const Tensor& q, const Tensor& k, const Tensor& v, const AttendMasks& masks, Op op);
   BigBirdSettings settings_;  // the causal flag is set per call
   float dropout_;
   Generator gen_;  // draws the dropout masks
-  std::map<std::pair<int64_t, bool>, std::shared_ptr<const BlockSparsity>> patterns_;  // by (length, causal)
+  // Each head's blocks, by (length, causal, heads).
+  std::map<std::tuple<int64_t, bool, int64_t>, std::vector<std::shared_ptr<const BlockSparsity>>> patterns_;
 };
 
 KindDescription bigbird_attention_kind();  // its line in the registry

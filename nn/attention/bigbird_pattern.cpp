@@ -20,6 +20,7 @@ BlockPattern bigbird_pattern(int64_t length, const BigBirdSettings& s) {
   if (length < 1) fail(op, "the sequence must have at least one position, got ", length);
   if (s.block < 1) fail(op, "the block size must be >= 1, got ", s.block);
   if (s.random_blocks < 0) fail(op, "the number of random blocks must be >= 0, got ", s.random_blocks);
+  if (s.head < 0) fail(op, "the head must be >= 0, got ", s.head);
   BlockPattern p;
   p.block = s.block;
   p.causal = s.causal;
@@ -42,8 +43,8 @@ BlockPattern bigbird_pattern(int64_t length, const BigBirdSettings& s) {
       std::vector<int64_t> candidates;
       for (int64_t j = 0; j < n; ++j)
         if (!seen.count(j) && (!s.causal || j < i)) candidates.push_back(j);
-      // One generator per (seed, layer, query block): changing one block's draw moves no other.
-      Generator gen(layer_seed(s.seed, s.layer, static_cast<uint64_t>(i)));
+      // One generator per (seed, layer, head, query block): changing one block's draw moves no other.
+      Generator gen(layer_seed(s.seed, s.layer, (static_cast<uint64_t>(s.head) << 32) + static_cast<uint64_t>(i)));
       shuffle(candidates, gen);
       for (int64_t r = 0; r < std::min<int64_t>(s.random_blocks, candidates.size()); ++r)
         add(candidates[r], BlockRole::random);
@@ -58,6 +59,17 @@ BlockPattern bigbird_pattern(int64_t length, const BigBirdSettings& s) {
     p.roles.push_back(std::move(roles));
   }
   return p;
+}
+
+std::vector<BlockPattern> bigbird_head_patterns(int64_t length, int64_t heads, const BigBirdSettings& settings) {
+  if (heads < 1) fail("bigbird_head_patterns", "heads must be >= 1, got ", heads);
+  std::vector<BlockPattern> patterns;
+  for (int64_t h = 0; h < heads; ++h) {
+    BigBirdSettings head = settings;
+    head.head = settings.per_head ? h : 0;
+    patterns.push_back(bigbird_pattern(length, head));
+  }
+  return patterns;
 }
 
 Tensor pattern_mask(const BlockPattern& p, int64_t length) {

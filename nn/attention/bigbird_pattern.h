@@ -2,7 +2,8 @@
 // attends to. The sequence is cut into blocks of b positions; query block i sees
 //   global blocks  the first and the last block, and every block when i itself is one of them;
 //   the window     blocks i-1, i, i+1;
-//   random blocks  r more, drawn per (seed, layer, query block) from the blocks not already listed.
+//   random blocks  r more, drawn per (seed, layer, head, query block) from the blocks not already
+//                  listed: each head of a layer draws its own, as the Hugging Face implementation does.
 // Causal: only blocks <= i; block 0 is the one global block, the window is i-1 and i, the random
 // blocks come from the past, and inside block i positions see only earlier ones (the kernel's job).
 // When fewer than r blocks are left to draw from, a query block gets as many as there are (short
@@ -24,8 +25,11 @@ struct BigBirdSettings {
   int64_t random_blocks = 3;  // r per query block
   bool global_blocks = true;  // false: no global blocks, only the window (and the random blocks)
   bool causal = false;
-  uint64_t seed = 0;  // with the layer: the same pair gives the same random blocks
+  uint64_t seed = 0;  // with the layer and the head: the same three give the same random blocks
   int64_t layer = 0;
+  // true: every head of a layer draws its own random blocks; false: the heads share head 0's.
+  bool per_head = true;
+  int64_t head = 0;  // the head whose pattern bigbird_pattern draws
 };
 
 enum class BlockRole { global, window, random };
@@ -40,8 +44,11 @@ struct BlockPattern {
   int64_t visible_blocks() const;  // the sum of keys[i].size(): the work, in (b,b) tiles
 };
 
-// The pattern of a sequence of `length` positions (length >= 1).
+// The pattern of a sequence of `length` positions (length >= 1), for the head settings.head.
 BlockPattern bigbird_pattern(int64_t length, const BigBirdSettings& settings);
+// One pattern per head of a layer of `heads` heads: head h's own draw, or head 0's for all when
+// the heads share (per_head false).
+std::vector<BlockPattern> bigbird_head_patterns(int64_t length, int64_t heads, const BigBirdSettings& settings);
 
 // The (T,T) matrix of 0 and 1 the pattern means, position by position (1: query i sees key j),
 // including the causal mask inside blocks: for tests and for drawing.

@@ -4,6 +4,7 @@
 #include "core/ops.h"
 #include "nn/attention/attention_kind.h"
 #include "nn/attention/favor_features.h"
+#include "nn/attention/taylor_features.h"
 
 namespace ladder::nn {
 
@@ -23,7 +24,8 @@ const std::vector<std::pair<std::string, MakeMap>>& registered_maps() {
   static const std::vector<std::pair<std::string, MakeMap>> maps = {{EluFeatures::kName, make_plain<EluFeatures>},
                                                                     {CosFeatures::kName, make_plain<CosFeatures>},
                                                                     {DoubleSoftmaxFeatures::kName, make_plain<DoubleSoftmaxFeatures>},
-                                                                    {FavorFeatures::kName, make_favor}};
+                                                                    {FavorFeatures::kName, make_favor},
+                                                                    {TaylorFeatures::kName, make_plain<TaylorFeatures>}};
   return maps;
 }
 

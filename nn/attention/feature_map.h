@@ -8,6 +8,8 @@
 //            exp and normalised over the positions the query sees (linear attention's own path)   M = D
 //   favor    FAVOR+ (Performer): positive random features estimating exp(q.k / sqrt(D))
 //            (nn/attention/favor_features.h)                       M = D ln D, or a setting
+//   taylor   Based's 2nd-order Taylor expansion of exp: [1; x'; x' x'^T / sqrt(2)], x' = x / D^(1/4)
+//            (nn/attention/taylor_features.h)                      M = 1 + D + D^2
 #pragma once
 
 #include <cstdint>

@@ -219,6 +219,10 @@ TEST_CASE("labelled examples: sample_examples keeps each row's inputs, label and
     CHECK(i == static_cast<float>(same.randint(0, 6)));  // the rows a Batch's sample_rows would draw
   }
   CHECK_FALSE(sample_examples({all.inputs, all.labels, Tensor()}, 2, gen).valid.defined());
+  // A label per position, (N,T): rows are drawn from the N examples, not from the N*T labels.
+  const LabelledBatch per_position = sample_examples({all.inputs, all.valid, Tensor()}, 50, gen);
+  CHECK(per_position.labels.shape() == Shape{50, 2});
+  for (int64_t r = 0; r < 50; ++r) CHECK(per_position.labels.at({r, 1}) == std::fmod(per_position.inputs.at({r, 0, 0}), 2.0f));
   check_error([&] { sample_examples({zeros({0, 3}), zeros({0}), Tensor()}, 4, gen); }, {"sample_examples", "no examples"});
   check_error([&] { sample_examples(all, 0, gen); }, {"sample_examples", "batch must be at least 1", "0"});
 }

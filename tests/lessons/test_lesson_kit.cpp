@@ -30,13 +30,17 @@
 #include "lessons/common/classifier_training.h"
 #include "lessons/common/cli.h"
 #include "lessons/common/run.h"
+#include "lessons/common/recall_capacity.h"
 #include "lessons/common/tracker.h"
 #include "lessons/lesson_checks.h"
+#include "models/encoder_tagger.h"
 #include "models/lstm_classifier.h"
 #include "nn/attention/attention_registry.h"
 #include "nn/attention/bigbird_attention.h"
 #include "nn/attention/feature_map.h"
 #include "nn/attention/full_attention.h"
+#include "nn/attention/linear_attention.h"
+#include "nn/attention/linformer_attention.h"
 #include "nn/attention/vq_attention.h"
 #include "nn/linear.h"
 
@@ -204,11 +208,12 @@ TEST_CASE("every lesson refuses each bad flag value in one line, with status 2, 
       {"14_transformer_vq", "--eval-every", "0"}, {"14_transformer_vq", "--codes", "0"},
       {"14_transformer_vq", "--attention-block", "0"},
       {"15_long_range", "--max-len", "3"}, {"15_long_range", "--min-len", "-1"}, {"15_long_range", "--max-depth", "1"},
-      {"15_long_range", "--max-args", "1"}, {"15_long_range", "--recall-len", "15"}, {"15_long_range", "--train", "0"},
+      {"15_long_range", "--max-args", "1"}, {"15_long_range", "--recall-len", "-1"}, {"15_long_range", "--train", "0"},
       {"15_long_range", "--test", "0"}, {"15_long_range", "--d-model", "2"}, {"15_long_range", "--layers", "0"},
       {"15_long_range", "--attention-block", "0"}, {"15_long_range", "--random-blocks", "-1"},
       {"15_long_range", "--pairs", "0"}, {"15_long_range", "--val", "0"}, {"15_long_range", "--warmup", "-1"},
-      {"15_long_range", "--codes", "0"}};
+      {"15_long_range", "--codes", "0"}, {"15_long_range", "--capacity-steps", "0"},
+      {"15_long_range", "--circuit-steps", "0"}, {"15_long_range", "--circuit-pairs", "0"}};
   std::vector<std::tuple<std::string, std::string, std::string>> cases = own;
   for (const std::string& lesson : kLessons)
     for (const auto& [flag, value] : common) cases.emplace_back(lesson, flag, value);
@@ -301,7 +306,9 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
       {"15_long_range", "--kinds full,bigbird --attention-block 16", {"--attention-block 16", "--max-len 64", "full attention", "--attention-block 10"}},
       {"15_long_range", "--kinds bigbird --max-len 256 --recall-len 32", {"--recall-len 32", "every key block"}},
       {"15_long_range", "--steps 50 --warmup 50", {"--warmup 50", "--steps 50"}},
-      {"15_long_range", "--recall-len 64 --pairs 20", {"--pairs 20", "--recall-len 64", "at most 15"}}};
+      {"15_long_range", "--kinds full --recall-len 40 --pairs 20 --keys 20", {"length 40", "20 pairs", "at least 44"}},
+      {"15_long_range", "--circuit-kinds linformer", {"--circuit-kinds linformer", "cannot attend causally"}},
+      {"15_long_range", "--capacity-pairs 0,4", {"--capacity-pairs", "at least 1 pair"}}};
   for (const auto& [lesson, args, words] : cases) {
     const Ran ran = run_lesson(lesson, "--quick --threads 1 " + args + to);
     INFO(lesson, " ", args, ":\n", ran.output);
@@ -626,7 +633,43 @@ TEST_CASE("the classifiers' kit: predict in batches equals one forward; accuracy
   CHECK_THROWS_WITH_AS(lessons::accuracy_by_group(answers, set.labels, {0, 0, 4, 0, 0}, 4), doctest::Contains("group 4 is outside [0, 4)"), Error);
 
   CHECK(lessons::majority_share(tensor({1, 1, 2}), tensor({1, 2, 2, 0}), 3) == 0.25);  // always 1: one test label of four
+  const float none = static_cast<float>(data::kNoAnswer);  // positions where nothing is asked count for nothing
+  CHECK(lessons::majority_share(tensor({2, none, none, 2, 1}), tensor({none, 2, 1, none}), 3) == 0.5);
   CHECK_THROWS_WITH_AS(lessons::majority_share(tensor({1, 3}), tensor({1}), 3), doctest::Contains("label 3 is outside [0, 3)"), Error);
+}
+
+TEST_CASE("the classifiers' kit: a tagger's answers at the asked positions only, in batches as at once; standard errors") {
+  Generator gen(6);
+  models::EncoderTagger model({.vocab_size = 6, .num_classes = 3, .max_len = 7, .d_model = 8, .nhead = 2, .num_layers = 1,
+                               .dim_feedforward = 16},
+                              gen);
+  const Tensor ids = randint(0, 6, {5, 7}, gen);  // (N,T)
+  Tensor labels = full({5, 7}, static_cast<float>(data::kNoAnswer));
+  const std::vector<std::pair<int64_t, float>> asked = {{3, 2}, {9, 0}, {12, 1}, {20, 1}, {33, 2}, {34, 0}};  // (row*7 + t, class)
+  for (const auto& [at, label] : asked) labels.data()[at] = label;
+  Tensor logits;  // (N,T,classes), all at once
+  {
+    NoGradGuard no_grad;
+    logits = model.forward(ids);
+  }
+  const lessons::Predictions p = lessons::predict(model, {ids, labels, Tensor()}, 2);  // batches of 2, 2 and 1
+  REQUIRE(p.classes.size() == asked.size());
+  CHECK(p.loss == doctest::Approx(cross_entropy(logits, labels).item()).epsilon(1e-5));
+  const Tensor best = argmax(reshape(logits, {35, 3}), 1);
+  double right = 0;
+  for (size_t i = 0; i < asked.size(); ++i) {
+    const auto predicted = static_cast<int64_t>(best.data()[asked[i].first]);
+    CHECK(p.classes[i] == predicted);
+    right += predicted == static_cast<int64_t>(asked[i].second) ? 1 : 0;
+  }
+  CHECK(p.accuracy == right / 6);
+  CHECK_THROWS_WITH_AS(lessons::predict(model, {ids, tensor({0, 1, 2, 1, 0}), Tensor()}, 2),
+                       doctest::Contains("a tagger's labels must be (N,T)"), Error);
+
+  CHECK(lessons::standard_error(0.5, 100) == doctest::Approx(0.05));
+  CHECK(lessons::standard_error(0.9, 1000) == doctest::Approx(std::sqrt(0.09 / 1000)));
+  CHECK(lessons::standard_error(1.0, 10) == 0);
+  CHECK_THROWS_WITH_AS(lessons::standard_error(0.5, 0), doctest::Contains("at least one answer"), Error);
 }
 
 TEST_CASE("the classifiers' tracker: validation loss and accuracy at ten evaluations, examples per second") {
@@ -671,27 +714,66 @@ TEST_CASE("a summary keeps its metrics in the order reported, each with its note
   CHECK(summary.notes.at("alpha") == "the second");
 }
 
-TEST_CASE("the benchmark's report: a row per contender and task, the metrics, two charts per task") {
+TEST_CASE("the benchmark's report: a row per contender and task with standard errors, the metrics, two charts per task") {
   TempDir out("kit_benchmark");
   ParsedCli parsed({"--out", out.path.string()});
   lessons::Run run(parsed.cli);
   const auto contender = [](const std::string& name, double acc) {
-    return lessons::ContenderResult{name, acc, 10, 2, 100, {name, {1, 2}, {2, 1}}};
+    return lessons::ContenderResult{name, acc, 10, 2, 100, {name, {1, 2}, {2, 1}}, 400};
   };
   const std::vector<lessons::TaskResults> tasks = {{"a", "Task A", 0.1, 0.2, {contender("full", 0.5), contender("lstm", 0.25)}},
-                                                   {"b", "Task B", 0.5, 0.5, {contender("full", 1), contender("lstm", 0.75)}}};
+                                                   {"b", "Task B", 0.5, 0.5, {contender("full", 1)}}};
   lessons::Summary summary;
   const std::string printed = captured_stdout([&] { lessons::report_benchmark(run, tasks, summary); });
   const auto table = rows(out.path / "results.csv");
-  REQUIRE(table.size() == 4);
-  CHECK(table[1].at("task") == "b");  // contender by contender, each on every task
+  REQUIRE(table.size() == 3);  // the LSTM left task B out
+  CHECK(table[1].at("task") == "b");  // contender by contender, each on every task that has it
   CHECK(table[1].at("kind") == "full");
   CHECK(std::stod(table[1].at("test_acc")) == 1);
+  CHECK(std::stod(table[0].at("test_se")) == doctest::Approx(0.025));  // sqrt(0.5 * 0.5 / 400)
+  CHECK(table[2].at("kind") == "lstm");
   CHECK(summary.metrics.dump() ==
-        R"({"test_acc_a_full":0.5,"test_acc_b_full":1.0,"test_acc_a_lstm":0.25,"test_acc_b_lstm":0.75,)"
+        R"({"test_acc_a_full":0.5,"test_se_a_full":0.025,"test_acc_b_full":1.0,"test_se_b_full":0.0,)"
+        R"("test_acc_a_lstm":0.25,"test_se_a_lstm":0.021650635094610966,)"
         R"("a_chance":0.1,"a_majority":0.2,"b_chance":0.5,"b_majority":0.5})");
   check_files(out.path, {"accuracy_speed_a.png", "accuracy_speed_b.svg", "loss_a.png", "loss_b.svg"});
   CHECK(printed.find("Task A: chance 10.0%, the most common answer 20.0%") != std::string::npos);
-  const std::vector<lessons::TaskResults> uneven = {tasks[0], {"c", "Task C", 0.5, 0.5, {contender("full", 1)}}};
-  CHECK_THROWS_WITH_AS(lessons::report_benchmark(run, uneven, summary), doctest::Contains("c has 1 contenders, a 2"), Error);
+  CHECK(printed.find("50.0% +- 2.5") != std::string::npos);
+  CHECK(printed.find("25.0% +- 2.2") != std::string::npos);
+  CHECK_THROWS_WITH_AS(lessons::report_benchmark(run, {}, summary), doctest::Contains("no tasks to report"), Error);
+}
+
+TEST_CASE("the state a query reads: every key and value for full attention, M (D + 1) for a linear map, the listed blocks for BigBird") {
+  constexpr int64_t D = 16;
+  CHECK(lessons::state_numbers(nn::full_attention(), 100, D) == 2 * 100 * D);
+  CHECK(lessons::state_numbers(nn::linear_attention_settings("elu"), 100, D) == D * (D + 1));  // M = D
+  CHECK(lessons::state_numbers(nn::linear_attention_settings("taylor"), 100, D) == (1 + D + D * D) * (D + 1));
+  // 8 blocks of 8, no random blocks: blocks 0 and 7 see all 8, blocks 1 and 6 four (0, i-1..i+1, 7
+  // less the window's overlap), blocks 2-5 five: 44 blocks of 8 keys over 8 query blocks of 8.
+  const nn::AttentionSettings window_global = nn::bigbird_attention_settings({.block = 8, .random_blocks = 0});
+  CHECK(lessons::state_numbers(window_global, 64, D) == 2 * D * 44);
+  const nn::AttentionSettings linformer{.kind = nn::LinformerAttention::kName, .max_length = 64};
+  CHECK(lessons::state_numbers(linformer, 64, D) == 2 * linformer.number("k") * D);
+  nn::AttentionSettings vq{.kind = nn::VQAttention::kName};
+  CHECK(lessons::state_numbers(vq, 1000, D) == 2 * D * 2 * vq.number("block") + vq.number("codes") * (2 * D + 1));
+}
+
+TEST_CASE("the capacity's report: a row per kind and count of pairs, the metrics, both charts") {
+  TempDir out("kit_capacity");
+  ParsedCli parsed({"--out", out.path.string()});
+  lessons::Run run(parsed.cli);
+  const std::vector<lessons::KindCapacity> kinds = {{"full", {{4, 64, 2048, 1.0, 400}, {64, 192, 6144, 0.99, 6400}}},
+                                                    {"linear_elu", {{4, 64, 272, 0.9, 400}, {64, 192, 272, 0.3, 6400}}}};
+  lessons::Summary summary;
+  const std::string printed = captured_stdout([&] { lessons::report_capacity(run, kinds, 0.0625, summary); });
+  const auto table = rows(out.path / "capacity.csv");
+  REQUIRE(table.size() == 4);
+  CHECK(table[3].at("kind") == "linear_elu");
+  CHECK(table[3].at("pairs") == "64");
+  CHECK(std::stod(table[3].at("test_se")) == doctest::Approx(std::sqrt(0.3 * 0.7 / 6400)));
+  CHECK(summary.metrics["recall_acc_linear_elu_64"].get<double>() == 0.3);
+  CHECK(printed.find("30.0% +-0.6") != std::string::npos);
+  check_files(out.path, {"recall_pairs.png", "recall_pairs.svg", "recall_state.png", "recall_state.svg"});
+  const std::vector<lessons::KindCapacity> uneven = {kinds[0], {"vq", {{4, 64, 100, 0.5, 400}}}};
+  CHECK_THROWS_WITH_AS(lessons::report_capacity(run, uneven, 0.1, summary), doctest::Contains("vq has 1 counts of pairs, full 2"), Error);
 }

@@ -18,6 +18,7 @@
 #include "nn/attention/favor_features.h"
 #include "nn/attention/full_attention.h"
 #include "nn/attention/linear_attention.h"
+#include "nn/attention/taylor_features.h"
 #include "nn/attention/vq_attention.h"
 
 using namespace ladder;
@@ -242,6 +243,19 @@ TEST_CASE("feature maps: 1 + cos, elu + 1 never negative, double-softmax rows th
   }
 }
 
+TEST_CASE("taylor: phi(q) . phi(k) = 1 + s + s^2 / 2 with s = q . k / sqrt(D), M = 1 + D + D^2") {
+  const Heads h = random_heads(2, 3, 5, 7, 4, 14);
+  const TaylorFeatures taylor;
+  const Tensor features = taylor.query_features(h.q);
+  CHECK(features.shape() == Shape{2, 3, 5, 1 + 4 + 16});
+  const Tensor s = matmul(h.q, h.k, {.transpose_b = true}) / 2.0f;  // sqrt(D) = 2
+  const Tensor dots = matmul(features, taylor.key_features(h.k), {.transpose_b = true});
+  check_close(dots, 1.0f + s + s * s / 2.0f, 1e-4f);
+  // Never below 1/2, the smallest value of 1 + s + s^2 / 2, however large the scores.
+  const Tensor large = matmul(taylor.query_features(h.q * 30.0f), taylor.key_features(h.k), {.transpose_b = true});
+  for (int64_t i = 0; i < large.numel(); ++i) REQUIRE(large.data()[i] >= 0.5f - 1e-3f * std::fabs(large.data()[i]));
+}
+
 TEST_CASE("favor: positive random features whose dot products approach softmax's weights as M grows") {
   // Small queries and keys: the estimate's relative variance grows as exp(|q + k|^2 / sqrt(D)) / M.
   Heads h = random_heads(1, 2, 12, 12, 8, 12);
@@ -329,8 +343,8 @@ TEST_CASE("attention kind errors name the setting and the choices") {
   check_error([] { make_attention({.kind = "sparse"}); },
               {"unknown attention kind 'sparse'", joined_names(attention_kind_names())});
   check_error([] { make_attention(linear_attention_settings("relu")); },
-              {"linear attention", "unknown feature_map 'relu'", "elu, cos, softmax, favor"});
-  check_error([] { make_feature_map("relu"); }, {"unknown feature map 'relu'", "elu, cos, softmax, favor"});
+              {"linear attention", "unknown feature_map 'relu'", "elu, cos, softmax, favor, taylor"});
+  check_error([] { make_feature_map("relu"); }, {"unknown feature map 'relu'", "elu, cos, softmax, favor, taylor"});
   check_error([] { make_attention({.kind = LinearAttention::kName, .values = {{"random_features", -1}}}); },
               {"random_features must be >= 0", "-1"});
   check_error([] { LinearAttention(linear_attention_settings(EluFeatures::kName)).redraw_features(); },

@@ -1,9 +1,10 @@
 // BigBird (nn/attention/bigbird_pattern.h, bigbird_attention.h). The pattern: which key blocks each
-// query block sees, bidirectional and causal; no block twice, the same blocks for the same seed and
-// layer, random blocks never where the window or the global blocks already are, short sequences
-// fully visible, the position mask when the length is not a multiple of the block. The attention:
-// equal to dense softmax attention masked by that pattern (values and gradients, with padding and
-// a short last block), full attention when every block is visible, the errors. The interface's
+// query block sees, bidirectional and causal; no block twice, the same blocks for the same seed,
+// layer and head, each head its own random blocks (and their spread over the blocks allowed),
+// random blocks never where the window or the global blocks already are, short sequences fully
+// visible, the position mask when the length is not a multiple of the block. The attention: equal to
+// dense softmax attention masked by each head's pattern (values and gradients, with padding and a
+// short last block), full attention when every block is visible, the errors. The interface's
 // other promises (stepping, causality, gradient check, large inputs): tests/nn/test_attention_kinds.cpp.
 #include "helpers.h"
 
@@ -18,6 +19,7 @@
 using namespace ladder;
 using namespace ladder::nn;
 using ladder::testing::check_error;
+using ladder::testing::max_abs;
 
 namespace {
 
@@ -61,6 +63,53 @@ TEST_CASE("the random blocks depend on the seed and the layer only") {
   other_seed.seed = 4;
   CHECK(bigbird_pattern(640, other_layer).keys != a.keys);
   CHECK(bigbird_pattern(640, other_seed).keys != a.keys);
+}
+
+TEST_CASE("random blocks per head: each head of a layer draws its own, the same seed draws them again") {
+  const BigBirdSettings s{.block = 16, .random_blocks = 2, .seed = 3, .layer = 1};
+  const std::vector<BlockPattern> heads = bigbird_head_patterns(640, 4, s), again = bigbird_head_patterns(640, 4, s);
+  REQUIRE(heads.size() == 4);
+  CHECK(heads[0].keys == bigbird_pattern(640, s).keys);  // head 0 is the layer's draw of one head
+  for (size_t h = 0; h < 4; ++h) {
+    CHECK(heads[h].keys == again[h].keys);
+    for (size_t other = 0; other < h; ++other) CHECK(heads[h].keys != heads[other].keys);
+    for (int64_t i = 1; i < 39; ++i) CHECK(with_role(heads[h], i, BlockRole::random).size() == 2);
+    // Only the random blocks differ: the global and window blocks are every head's.
+    for (int64_t i = 0; i < 40; ++i) {
+      CHECK(with_role(heads[h], i, BlockRole::global) == with_role(heads[0], i, BlockRole::global));
+      CHECK(with_role(heads[h], i, BlockRole::window) == with_role(heads[0], i, BlockRole::window));
+    }
+  }
+  BigBirdSettings shared = s;
+  shared.per_head = false;
+  for (const BlockPattern& p : bigbird_head_patterns(640, 4, shared)) CHECK(p.keys == heads[0].keys);
+  BigBirdSettings other_seed = s;
+  other_seed.seed = 4;
+  CHECK(bigbird_head_patterns(640, 4, other_seed)[2].keys != heads[2].keys);
+  check_error([&] { bigbird_head_patterns(640, 0, s); }, {"heads must be >= 1, got 0"});
+}
+
+TEST_CASE("random blocks per head: over many heads every block outside the window and the globals is drawn equally often") {
+  // 20 blocks: query block 9 draws 2 of the 15 blocks that are neither global (0, 19) nor its window (8-10).
+  const std::vector<BlockPattern> heads = bigbird_head_patterns(320, 3000, {.block = 16, .random_blocks = 2, .seed = 8});
+  std::vector<double> count(20);
+  for (const BlockPattern& p : heads)
+    for (const int64_t j : with_role(p, 9, BlockRole::random)) ++count[static_cast<size_t>(j)];
+  for (const int64_t never : {0, 8, 9, 10, 19}) CHECK(count[static_cast<size_t>(never)] == 0);
+  // Each of the 15 is drawn with probability 2/15: 400 of 3000 heads, standard deviation about 19.
+  double chi_square = 0;
+  for (int64_t j = 0; j < 20; ++j) {
+    if (j == 0 || (j >= 8 && j <= 10) || j == 19) continue;
+    CHECK(count[static_cast<size_t>(j)] > 400 - 5 * 19);
+    CHECK(count[static_cast<size_t>(j)] < 400 + 5 * 19);
+    chi_square += (count[static_cast<size_t>(j)] - 400) * (count[static_cast<size_t>(j)] - 400) / 400;
+  }
+  CHECK(chi_square < 36.1);  // the 0.999 quantile of chi-square with 14 degrees of freedom
+  // Two heads' draws for a query block are independent: they share both blocks about 1 time in C(15,2) = 105.
+  int64_t same = 0;
+  for (size_t h = 1; h < heads.size(); ++h)
+    same += with_role(heads[h], 9, BlockRole::random) == with_role(heads[h - 1], 9, BlockRole::random);
+  CHECK(same < 3000 / 105 * 2);
 }
 
 TEST_CASE("causal pattern: block 0 global, the window and the random blocks from the past") {
@@ -144,24 +193,32 @@ Tensor dense_reference(const Tensor& q, const Tensor& k, const Tensor& v, const 
 
 }  // namespace
 
-TEST_CASE("BigBird attention equals dense softmax attention masked by its block pattern") {
-  // Each direction with the full pattern, and with the window alone (no global, no random blocks).
+TEST_CASE("BigBird attention equals dense softmax attention masked by each head's block pattern") {
+  // Each direction with the full pattern drawn per head and shared by the heads, and with the window
+  // alone (no global, no random blocks).
   for (const bool causal : {false, true})
-    for (const bool global_blocks : {true, false}) {
-      SUBCASE((std::string(causal ? "causal" : "bidirectional") + (global_blocks ? "" : ", window alone")).c_str()) {
+    for (const int variant : {0, 1, 2}) {
+      const bool global_blocks = variant < 2, per_head = variant == 0;
+      SUBCASE((std::string(causal ? "causal" : "bidirectional") +
+               (variant == 0 ? ", per head" : variant == 1 ? ", one draw per layer" : ", window alone")).c_str()) {
         BigBirdAttention bigbird(bigbird_attention_settings({.block = 8,
                                                              .random_blocks = global_blocks ? 2 : 0,
                                                              .global_blocks = global_blocks,
                                                              .seed = 5,
-                                                             .layer = 1}));
-        const int64_t T = 77;  // 10 blocks, the last of 5 positions
+                                                             .layer = 1,
+                                                             .per_head = per_head}));
+        const int64_t T = 77, H = 3;  // 10 blocks, the last of 5 positions
         Generator gen(12);
-        const Tensor q = randn({2, 2, T, 6}, gen), k = randn(q.shape(), gen), v = randn(q.shape(), gen);
+        const Tensor q = randn({2, H, T, 6}, gen), k = randn(q.shape(), gen), v = randn(q.shape(), gen);
         const Tensor gout = randn(q.shape(), gen);
         Tensor padding = ones({2, T});
         for (int64_t j = T - 9; j < T; ++j) padding.data()[T + j] = 0;
-        const Tensor mask = pattern_mask(bigbird.pattern(T, causal), T) * reshape(padding, {2, 1, 1, T});
-        CHECK(sum(mask).item() < 0.7f * 2 * T * T);  // the pattern really leaves blocks out
+        std::vector<Tensor> heads;  // each head's (T,T) mask
+        for (int64_t h = 0; h < H; ++h) heads.push_back(pattern_mask(bigbird.pattern(T, causal, h), T));
+        const Tensor mask = reshape(stack(heads, 0), {1, H, T, T}) * reshape(padding, {2, 1, 1, T});
+        CHECK(sum(mask).item() < 0.7f * 2 * H * T * T);  // the pattern really leaves blocks out
+        if (variant == 1) CHECK(max_abs(heads[1] - heads[0]) == 0);
+        if (variant == 0) CHECK(max_abs(heads[1] - heads[0]) > 0);
         const auto fast = [&](const Tensor& a, const Tensor& b, const Tensor& c) {
           return bigbird.attend(a, b, c, {.causal = causal, .key_padding_mask = padding});
         };
@@ -170,6 +227,8 @@ TEST_CASE("BigBird attention equals dense softmax attention masked by its block 
         };
         ladder::testing::check_runs_agree(ladder::testing::run_attention(fast, q, k, v, gout),
                                           ladder::testing::run_attention(dense, q, k, v, gout));
+        const Tensor weights = bigbird.implied_weights(q, k, {.causal = causal, .key_padding_mask = padding});
+        CHECK(max_abs(weights * (1.0f - mask)) == 0);  // no weight outside each head's pattern
       }
     }
 }
