@@ -25,7 +25,7 @@ void save_recall_maps(Run& run, const std::vector<Tensor>& maps, const std::vect
     run.wrote(save_heatmap(run.path(cat("recall_maps_", kind, "_layer", layer + 1)),
                            {cat("Multi-query recall: ", kind, ", layer ", layer + 1, "'s attention, heads 1 to ", heads, " left to right"),
                             "key (the token attended to)", "query (the token attending)", "weight",
-                            tile(tiles, static_cast<int>(heads), 0.0), rows, columns}));
+                            tile(tiles, static_cast<int>(heads)), rows, columns}));
   }
 }
 
