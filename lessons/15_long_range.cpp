@@ -148,7 +148,7 @@ struct Flags {
   int64_t capacity_steps = 300;
   data::MqarOptions two_tokens{.pairs = 8, .queries = 8, .keys = 32, .values = 16, .train = 20000, .val = 200, .test = 500};
   int64_t circuit_steps = 3000;
-  std::string kinds = "all", parts = "all", circuit_kinds = "full";
+  std::string kinds = "all", parts = "all", circuit_kinds = nn::FullAttention::kName;
   ModelSize size{64, 2};
   // BigBird's blocks of 8 positions with 2 random blocks, VQ's of 16 with 64 codes per head.
   lessons::AttentionFlags attention{.defaults = {{"block", 8}, {"random_blocks", 2}, {"codes", 64}},
