@@ -94,9 +94,11 @@ Costs cost_against_length(Run& run, const std::vector<CostKind>& kinds, int64_t 
     layer_csv.row(row);
   }
 
-  LineChart time_chart{"One attention layer, forward + backward (causal)", "n (positions)", "milliseconds (log scale)",
-                       {}, /*log_y=*/true};
-  LineChart memory_chart{"Memory its peak adds (forward + backward)", "n (positions)", "MiB", {}};
+  // Lengths double: both axes of the time chart are logarithmic, so that a slope of 1 is linear and 2 quadratic.
+  LineChart time_chart{.title = "One attention layer, forward + backward (causal)", .x_label = "n (positions; k = 1024)",
+                       .y_label = "milliseconds (log scale)", .log_y = true, .log2_x = true};
+  LineChart memory_chart{.title = "Memory its peak adds (forward + backward)", .x_label = "n (positions; k = 1024)",
+                         .y_label = "MiB", .log2_x = true};
   std::printf("  time growth from n = %lld to %lld:", static_cast<long long>(lengths.back() / 2),
               static_cast<long long>(lengths.back()));
   for (const CostKind& kind : kinds) {
@@ -123,8 +125,8 @@ Costs cost_against_length(Run& run, const std::vector<CostKind>& kinds, int64_t 
   for (const CostKind& kind : kinds) std::printf(" %20s", (kind.state + " ms/token").c_str());
   for (size_t i = 1; i < kinds.size(); ++i) std::printf(" %12s", (first.name + "/" + kinds[i].name).c_str());
   std::printf("\n");
-  LineChart token_chart{"One generated token against the context already read", "context (positions)",
-                        "milliseconds per token", {}};
+  LineChart token_chart{.title = "One generated token against the context already read",
+                        .x_label = "context (positions; k = 1024)", .y_label = "milliseconds per token", .log2_x = true};
   for (const CostKind& kind : kinds) token_chart.series.push_back({kind.label + ": " + kind.state, {}, {}});
   for (const int64_t context : lengths) {
     std::vector<double> row = {static_cast<double>(context)};

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <vector>
@@ -75,17 +74,15 @@ void time_against_length(Run& run, int64_t max_n, uint64_t seed, Summary& summar
   else std::printf("   BigBird is not faster by over 10%% at any length measured: try a larger --max-n\n");
   std::printf("   memory: the fused op keeps the same for both (out and log-sum-exp, linear in n); what BigBird\n"
               "   saves is the work of the tiles it skips (computed, not measured here)\n");
-  std::vector<double> doublings;  // log2 n: the lengths evenly spaced
-  for (const double n : t.lengths) doublings.push_back(std::log2(n));
   run.wrote(save_line_chart(
       run.path("attention_time"),
       {.title = "One attention layer, forward + backward (B=1, H=4, D=64)",
-       .x_label = "log2 of the sequence length n (8: n = 256, 13: n = 8192)",
+       .x_label = "sequence length n (k = 1024)",
        .y_label = "milliseconds (best of up to 3)",
-       .series = {{.name = nn::FullAttention::kName, .x = doublings, .y = t.full_ms},
-                  {.name = "BigBird b=64 r=3", .x = doublings, .y = t.bigbird_ms}},
+       .series = {{.name = nn::FullAttention::kName, .x = t.lengths, .y = t.full_ms},
+                  {.name = "BigBird b=64 r=3", .x = t.lengths, .y = t.bigbird_ms}},
        .log_y = true,
-       .x_tick = 1}));
+       .log2_x = true}));
   summary.report("longest_n_timed", static_cast<int64_t>(t.lengths.back()), "part 3: the longest sequence timed");
   summary.report("full_ms_longest", t.full_ms.back(), "full attention at that length, forward + backward, ms");
   summary.report("bigbird_ms_longest", t.bigbird_ms.back(), "BigBird (b=64, r=3) at that length, ms");
