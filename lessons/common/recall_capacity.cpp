@@ -48,10 +48,11 @@ void report_capacity(Run& run, const std::vector<KindCapacity>& kinds, double ch
   for (const CapacityPoint& p : first) std::printf(" %13lld", static_cast<long long>(p.pairs));
   std::printf("\n");
   CsvWriter csv(run.file("capacity.csv"), {"kind", "pairs", "length", "state_numbers", "test_acc", "test_se", "answers"});
-  LineChart by_pairs{"Multi-query recall: test accuracy against the key-value pairs", "key-value pairs per sequence",
-                     "test accuracy (%)", {}};
-  LineChart by_state{"Multi-query recall: test accuracy against the state a query reads", "numbers per head",
-                     "test accuracy (%)", {}};
+  // The pairs double, and the states span decades: both on a log2 axis.
+  LineChart by_pairs{.title = "Multi-query recall: test accuracy against the key-value pairs",
+                     .x_label = "key-value pairs per sequence", .y_label = "test accuracy (%)", .log2_x = true};
+  LineChart by_state{.title = "Multi-query recall: test accuracy against the state a query reads",
+                     .x_label = "numbers per head (k = 1024)", .y_label = "test accuracy (%)", .log2_x = true};
   for (const KindCapacity& kind : kinds) {
     std::printf("   %-16s", kind.name.c_str());
     Series line{kind.name}, dots{kind.name, {}, {}, true};
@@ -78,8 +79,8 @@ void report_capacity(Run& run, const std::vector<KindCapacity>& kinds, double ch
     for (const CapacityPoint& p : kind.points) std::printf(" %13lld", static_cast<long long>(p.state));
     std::printf("\n");
   }
-  const double most = static_cast<double>(first.back().pairs);
-  by_pairs.series.push_back({cat("chance, ", std::round(1000 * chance) / 10, "%"), {0, most}, {100 * chance, 100 * chance}});
+  const double fewest = static_cast<double>(first.front().pairs), most = static_cast<double>(first.back().pairs);
+  by_pairs.series.push_back({cat("chance, ", std::round(1000 * chance) / 10, "%"), {fewest, most}, {100 * chance, 100 * chance}});
   run.wrote(save_line_chart(run.path("recall_pairs"), by_pairs));
   run.wrote(save_line_chart(run.path("recall_state"), by_state));
 }
