@@ -1,6 +1,7 @@
 #include "lessons/common/resume.h"
 
 #include <algorithm>
+#include <bit>
 #include <filesystem>
 #include <fstream>
 
@@ -30,6 +31,22 @@ std::string flag_text(const nlohmann::json& value) {
 }
 
 }  // namespace
+
+Tensor exact_integer_tensor(uint64_t value) {
+  Tensor pieces = empty({4});
+  for (int64_t i = 0; i < 4; ++i) pieces.data()[i] = static_cast<float>((value >> (16 * i)) & 0xffff);
+  return pieces;
+}
+
+uint64_t exact_integer(const Tensor& pieces) {
+  if (pieces.numel() != 4) fail("resume", "an exact value is 4 pieces, got ", pieces.numel());
+  uint64_t value = 0;
+  for (int64_t i = 0; i < 4; ++i) value |= static_cast<uint64_t>(pieces.data()[i]) << (16 * i);
+  return value;
+}
+
+Tensor exact_double_tensor(double value) { return exact_integer_tensor(std::bit_cast<uint64_t>(value)); }
+double exact_double(const Tensor& pieces) { return std::bit_cast<double>(exact_integer(pieces)); }
 
 Carried bptt_carried(models::CharRNN& model, data::ContiguousBatcher& windows) {
   return {[&model, &windows] {

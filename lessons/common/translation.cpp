@@ -209,6 +209,23 @@ void BestWeights::restore(nn::Module& model) const {
   std::printf("kept the weights of step %lld, the lowest validation loss (%.4f)\n", static_cast<long long>(step_), val_loss_);
 }
 
+Carried BestWeights::carried() {
+  return {[this] {
+            std::map<std::string, Tensor> state = {{"best_step", exact_integer_tensor(static_cast<uint64_t>(step_))},
+                                                   {"best_val_loss", exact_double_tensor(val_loss_)}};
+            for (const auto& [name, tensor] : weights_) state["best." + name] = tensor;
+            return state;
+          },
+          [this](const std::map<std::string, Tensor>& state) {
+            if (!state.count("best_step") || !state.count("best_val_loss")) fail("BestWeights", "the checkpoint has no best weights");
+            step_ = static_cast<int64_t>(exact_integer(state.at("best_step")));
+            val_loss_ = exact_double(state.at("best_val_loss"));
+            weights_.clear();
+            for (const auto& [name, tensor] : state)
+              if (name.starts_with("best.")) weights_[name.substr(5)] = tensor;
+          }};
+}
+
 Translations translate(nn::Module& module, models::EncoderDecoder& model, const TranslationTask& task,
                        const std::vector<data::IdPair>& pairs, int64_t beam, float alpha) {
   module.eval();
