@@ -32,21 +32,26 @@ std::string flag_text(const nlohmann::json& value) {
 
 }  // namespace
 
-Tensor exact_integer_tensor(uint64_t value) {
-  Tensor pieces = empty({4});
-  for (int64_t i = 0; i < 4; ++i) pieces.data()[i] = static_cast<float>((value >> (16 * i)) & 0xffff);
+Tensor exact_tensor(const std::vector<double>& values) {
+  const int64_t n = static_cast<int64_t>(values.size());
+  Tensor pieces = empty({n, 4});
+  for (int64_t v = 0; v < n; ++v) {
+    const uint64_t bits = std::bit_cast<uint64_t>(values[static_cast<size_t>(v)]);
+    for (int64_t i = 0; i < 4; ++i) pieces.data()[v * 4 + i] = static_cast<float>((bits >> (16 * i)) & 0xffff);
+  }
   return pieces;
 }
 
-uint64_t exact_integer(const Tensor& pieces) {
-  if (pieces.numel() != 4) fail("resume", "an exact value is 4 pieces, got ", pieces.numel());
-  uint64_t value = 0;
-  for (int64_t i = 0; i < 4; ++i) value |= static_cast<uint64_t>(pieces.data()[i]) << (16 * i);
-  return value;
+std::vector<double> exact_values(const Tensor& pieces) {
+  if (pieces.dim() != 2 || pieces.size(1) != 4) fail("resume", "exact values are (n, 4) pieces, got ", shape_str(pieces.shape()));
+  std::vector<double> values;
+  for (int64_t v = 0; v < pieces.size(0); ++v) {
+    uint64_t bits = 0;
+    for (int64_t i = 0; i < 4; ++i) bits |= static_cast<uint64_t>(pieces.data()[v * 4 + i]) << (16 * i);
+    values.push_back(std::bit_cast<double>(bits));
+  }
+  return values;
 }
-
-Tensor exact_double_tensor(double value) { return exact_integer_tensor(std::bit_cast<uint64_t>(value)); }
-double exact_double(const Tensor& pieces) { return std::bit_cast<double>(exact_integer(pieces)); }
 
 Carried bptt_carried(models::CharRNN& model, data::ContiguousBatcher& windows) {
   return {[&model, &windows] {

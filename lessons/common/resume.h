@@ -42,12 +42,10 @@ struct LoopState {
   Carried carried = {};
 };
 
-// A 64-bit value (an integer, or a double's bits) as a tensor that gives it back exact: a float32
-// holds integers exactly only to 2^24, so the value goes in as four 16-bit pieces.
-Tensor exact_integer_tensor(uint64_t value);
-uint64_t exact_integer(const Tensor& pieces);
-Tensor exact_double_tensor(double value);
-double exact_double(const Tensor& pieces);
+// Doubles (integers too: a double holds them exactly below 2^53) as a float32 tensor that gives
+// them back bit for bit: a float32 is exact only to 2^24, so each double's 64 bits go in as four 16-bit pieces.
+Tensor exact_tensor(const std::vector<double>& values);  // (n, 4)
+std::vector<double> exact_values(const Tensor& pieces);
 
 // The state a character RNN carries into its next window and the window the batcher reads next.
 Carried bptt_carried(models::CharRNN& model, data::ContiguousBatcher& windows);

@@ -211,15 +211,14 @@ void BestWeights::restore(nn::Module& model) const {
 
 Carried BestWeights::carried() {
   return {[this] {
-            std::map<std::string, Tensor> state = {{"best_step", exact_integer_tensor(static_cast<uint64_t>(step_))},
-                                                   {"best_val_loss", exact_double_tensor(val_loss_)}};
+            std::map<std::string, Tensor> state = {{"best_step_and_loss", exact_tensor({static_cast<double>(step_), val_loss_})}};
             for (const auto& [name, tensor] : weights_) state["best." + name] = tensor;
             return state;
           },
           [this](const std::map<std::string, Tensor>& state) {
-            if (!state.count("best_step") || !state.count("best_val_loss")) fail("BestWeights", "the checkpoint has no best weights");
-            step_ = static_cast<int64_t>(exact_integer(state.at("best_step")));
-            val_loss_ = exact_double(state.at("best_val_loss"));
+            if (!state.count("best_step_and_loss")) fail("BestWeights", "the checkpoint has no best weights");
+            const std::vector<double> step_and_loss = exact_values(state.at("best_step_and_loss"));
+            step_ = static_cast<int64_t>(step_and_loss.at(0)), val_loss_ = step_and_loss.at(1);
             weights_.clear();
             for (const auto& [name, tensor] : state)
               if (name.starts_with("best.")) weights_[name.substr(5)] = tensor;
