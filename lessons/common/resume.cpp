@@ -53,6 +53,14 @@ std::vector<double> exact_values(const Tensor& pieces) {
   return values;
 }
 
+Carried carried_integer(const std::string& name, int64_t& value) {
+  return {[name, &value] { return std::map<std::string, Tensor>{{name, exact_tensor({static_cast<double>(value)})}}; },
+          [name, &value](const std::map<std::string, Tensor>& state) {
+            if (!state.count(name)) fail("resume", "the checkpoint has no '", name, "'");
+            value = static_cast<int64_t>(exact_values(state.at(name)).at(0));
+          }};
+}
+
 Carried bptt_carried(models::CharRNN& model, data::ContiguousBatcher& windows) {
   return {[&model, &windows] {
             std::map<std::string, Tensor> state = {{"position", scalar(static_cast<float>(windows.position()))}};

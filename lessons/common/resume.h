@@ -47,6 +47,9 @@ struct LoopState {
 Tensor exact_tensor(const std::vector<double>& values);  // (n, 4)
 std::vector<double> exact_values(const Tensor& pieces);
 
+// An integer the loop sets once and reports at the end (lesson 15's peak memory of step 1), exact.
+Carried carried_integer(const std::string& name, int64_t& value);
+
 // The state a character RNN carries into its next window and the window the batcher reads next.
 Carried bptt_carried(models::CharRNN& model, data::ContiguousBatcher& windows);
 
