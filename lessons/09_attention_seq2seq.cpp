@@ -40,14 +40,14 @@ lessons::Tracker train(lessons::Run& run, models::Seq2SeqAttention& model, const
   lessons::Tracker tracker = lessons::translation_tracker(run, flags, name, csv);
   lessons::BestWeights best(task);  // a pairs file's model ends with the weights of its lowest validation loss
   Generator batches(flags.seed + 11);  // the same batches for every model
-  for (int64_t step = 1; step <= flags.steps; ++step) {
+  for (int64_t step = tracker.resume({model, adam, {&batches}, best.carried()}); step <= flags.steps; ++step) {  // 1, or after --resume's checkpoint
     model.train();
     const data::Seq2SeqBatch batch = task.training_batch(flags.batch, batches);
     tracker.step(step, optim::train_step(model, adam, batch, 1.0f), adam.lr());
     if (tracker.evaluation_due(step)) {
       const std::vector<double> figures = lessons::validation_figures(model, model, task);
+      best.offer(model, step, figures[0]);  // before the checkpoint, which keeps it
       tracker.evaluated(step, figures);
-      best.offer(model, step, figures[0]);
     }
   }
   tracker.finish();

@@ -245,7 +245,7 @@ lessons::GPTComparison train_per_kind(lessons::Run& run, const lessons::CommonFl
     Generator batches(flags.seed + 1);  // the same batches for every kind
     lessons::Tracker tracker = training.tracker(run, flags, gpt.block_size, "gpt_" + kind.name + ".csv", kind.label);
     model.train();
-    for (int64_t step = 1; step <= flags.steps; ++step) {
+    for (int64_t step = tracker.resume({model, adamw, {&batches}}); step <= flags.steps; ++step) {  // 1, or after --resume's checkpoint
       adamw.set_lr(lr(step - 1));
       const data::Batch batch = windows.sample(flags.batch, batches);  // x, y (B,T)
       tracker.step(step, optim::train_step(model, adamw, batch, 1.0f), adamw.lr());

@@ -207,7 +207,7 @@ lessons::Tracker train(lessons::Run& run, models::EncoderClassifier& model, cons
       lessons::classifier_tracker(run, common.steps, common.batch, v.label, cat("train_", v.name, ".csv"));
   Generator batches(common.seed + 1);
   model.train();
-  for (int64_t step = 1; step <= common.steps; ++step) {
+  for (int64_t step = tracker.resume({model, adamw, {&batches}}); step <= common.steps; ++step) {  // 1, or after --resume's checkpoint
     adamw.set_lr(schedule(step - 1));
     const data::LabelledBatch batch = data::sample_examples(train_set, common.batch, batches);
     tracker.step(step, optim::train_step(model, adamw, batch, 1.0f), adamw.lr());

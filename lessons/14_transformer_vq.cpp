@@ -247,13 +247,14 @@ TrainedGPTs train_per_kind(lessons::Run& run, const lessons::CommonFlags& flags,
     Generator batches(flags.seed + 1);  // the same batches for every kind
     lessons::Tracker tracker = training.tracker(run, flags, gpt.block_size, "gpt_" + kind.name + ".csv", kind.label);
     model.train();
-    for (int64_t step = 1; step <= flags.steps; ++step) {
+    for (int64_t step = tracker.resume({model, adamw, {&batches}, lessons::codebook_carried(history)}); step <= flags.steps; ++step) {
       adamw.set_lr(lr(step - 1));
       const data::Batch batch = windows.sample(flags.batch, batches);  // x, y (B,T)
       tracker.step(step, optim::train_step(model, adamw, batch, 1.0f), adamw.lr());
       if (!tracker.evaluation_due(step)) continue;
-      tracker.evaluated(step, lessons::validation_figures(model, corpus, flags));
-      if (followed) lessons::record_codebooks(model, step, history);
+      const std::vector<double> figures = lessons::validation_figures(model, corpus, flags);
+      if (followed) lessons::record_codebooks(model, step, history);  // before the checkpoint, which keeps the history
+      tracker.evaluated(step, figures);
     }
     tracker.finish();
     trained.comparison.add(kind, tracker);

@@ -85,7 +85,7 @@ lessons::ContenderResult train(lessons::Run& run, Model& model, const Task& task
   Generator batches(seed + 2);
   int64_t peak_bytes = 0;
   model.train();
-  for (int64_t step = 1; step <= budget.steps; ++step) {
+  for (int64_t step = tracker.resume({model, adamw, {&batches}, lessons::carried_integer("peak_bytes", peak_bytes)}); step <= budget.steps; ++step) {
     adamw.set_lr(schedule(step - 1));
     const data::LabelledBatch batch = data::sample_examples(task.train, budget.batch, batches);
     optim::StepResult stepped;

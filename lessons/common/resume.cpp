@@ -1,6 +1,7 @@
 #include "lessons/common/resume.h"
 
 #include <algorithm>
+#include <bit>
 #include <filesystem>
 #include <fstream>
 
@@ -30,6 +31,35 @@ std::string flag_text(const nlohmann::json& value) {
 }
 
 }  // namespace
+
+Tensor exact_tensor(const std::vector<double>& values) {
+  const int64_t n = static_cast<int64_t>(values.size());
+  Tensor pieces = empty({n, 4});
+  for (int64_t v = 0; v < n; ++v) {
+    const uint64_t bits = std::bit_cast<uint64_t>(values[static_cast<size_t>(v)]);
+    for (int64_t i = 0; i < 4; ++i) pieces.data()[v * 4 + i] = static_cast<float>((bits >> (16 * i)) & 0xffff);
+  }
+  return pieces;
+}
+
+std::vector<double> exact_values(const Tensor& pieces) {
+  if (pieces.dim() != 2 || pieces.size(1) != 4) fail("resume", "exact values are (n, 4) pieces, got ", shape_str(pieces.shape()));
+  std::vector<double> values;
+  for (int64_t v = 0; v < pieces.size(0); ++v) {
+    uint64_t bits = 0;
+    for (int64_t i = 0; i < 4; ++i) bits |= static_cast<uint64_t>(pieces.data()[v * 4 + i]) << (16 * i);
+    values.push_back(std::bit_cast<double>(bits));
+  }
+  return values;
+}
+
+Carried carried_integer(const std::string& name, int64_t& value) {
+  return {[name, &value] { return std::map<std::string, Tensor>{{name, exact_tensor({static_cast<double>(value)})}}; },
+          [name, &value](const std::map<std::string, Tensor>& state) {
+            if (!state.count(name)) fail("resume", "the checkpoint has no '", name, "'");
+            value = static_cast<int64_t>(exact_values(state.at(name)).at(0));
+          }};
+}
 
 Carried bptt_carried(models::CharRNN& model, data::ContiguousBatcher& windows) {
   return {[&model, &windows] {

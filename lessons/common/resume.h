@@ -42,6 +42,14 @@ struct LoopState {
   Carried carried = {};
 };
 
+// Doubles (integers too: a double holds them exactly below 2^53) as a float32 tensor that gives
+// them back bit for bit: a float32 is exact only to 2^24, so each double's 64 bits go in as four 16-bit pieces.
+Tensor exact_tensor(const std::vector<double>& values);  // (n, 4)
+std::vector<double> exact_values(const Tensor& pieces);
+
+// An integer the loop sets once and reports at the end (lesson 15's peak memory of step 1), exact.
+Carried carried_integer(const std::string& name, int64_t& value);
+
 // The state a character RNN carries into its next window and the window the batcher reads next.
 Carried bptt_carried(models::CharRNN& model, data::ContiguousBatcher& windows);
 

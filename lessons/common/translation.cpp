@@ -209,6 +209,22 @@ void BestWeights::restore(nn::Module& model) const {
   std::printf("kept the weights of step %lld, the lowest validation loss (%.4f)\n", static_cast<long long>(step_), val_loss_);
 }
 
+Carried BestWeights::carried() {
+  return {[this] {
+            std::map<std::string, Tensor> state = {{"best_step_and_loss", exact_tensor({static_cast<double>(step_), val_loss_})}};
+            for (const auto& [name, tensor] : weights_) state["best." + name] = tensor;
+            return state;
+          },
+          [this](const std::map<std::string, Tensor>& state) {
+            if (!state.count("best_step_and_loss")) fail("BestWeights", "the checkpoint has no best weights");
+            const std::vector<double> step_and_loss = exact_values(state.at("best_step_and_loss"));
+            step_ = static_cast<int64_t>(step_and_loss.at(0)), val_loss_ = step_and_loss.at(1);
+            weights_.clear();
+            for (const auto& [name, tensor] : state)
+              if (name.starts_with("best.")) weights_[name.substr(5)] = tensor;
+          }};
+}
+
 Translations translate(nn::Module& module, models::EncoderDecoder& model, const TranslationTask& task,
                        const std::vector<data::IdPair>& pairs, int64_t beam, float alpha) {
   module.eval();

@@ -105,6 +105,8 @@ class BestWeights {
   void offer(const nn::Module& model, int64_t step, double val_loss);
   // Loads the best weights into `model` and says which step they are from.
   void restore(nn::Module& model) const;
+  // The best so far, for the loop's checkpoints (offer before the evaluation is recorded).
+  Carried carried();
 
  private:
   bool keep_;

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/autograd.h"
+#include "core/error.h"
 #include "core/ops.h"
 #include "lessons/common/plot.h"
 #include "nn/attention/vq_attention.h"
@@ -108,6 +109,30 @@ void record_codebooks(models::GPT& model, int64_t step, CodebookHistory& history
   history.steps.push_back(static_cast<double>(step));
   const std::vector<Tensor> keys = keys_of(model, history.windows);
   for (size_t l = 0; l < layers.size(); ++l) history.layers[l].push_back(codebook_state(*layers[l], keys[l]));
+}
+
+Carried codebook_carried(CodebookHistory& history) {
+  return {[&history] {
+            std::map<std::string, Tensor> state;
+            if (history.steps.empty()) return state;  // a loop before the VQ model's: nothing recorded yet
+            state["codebook.steps"] = exact_tensor(history.steps);
+            for (size_t l = 0; l < history.layers.size(); ++l) {
+              std::vector<double> values;  // used, perplexity, error per evaluation
+              for (const CodebookState& c : history.layers[l]) values.insert(values.end(), {c.used, c.perplexity, c.error});
+              state["codebook.layer" + std::to_string(l)] = exact_tensor(values);
+            }
+            return state;
+          },
+          [&history](const std::map<std::string, Tensor>& state) {
+            history.steps.clear(), history.layers.clear();
+            if (!state.count("codebook.steps")) return;
+            history.steps = exact_values(state.at("codebook.steps"));
+            for (size_t l = 0; state.count("codebook.layer" + std::to_string(l)); ++l) {
+              const std::vector<double> values = exact_values(state.at("codebook.layer" + std::to_string(l)));
+              history.layers.emplace_back();
+              for (size_t e = 0; e + 2 < values.size(); e += 3) history.layers[l].push_back({values[e], values[e + 1], values[e + 2]});
+            }
+          }};
 }
 
 CodebookSummary codebook_report(Run& run, models::GPT& model, const CodebookHistory& history) {

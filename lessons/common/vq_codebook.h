@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "lessons/common/resume.h"
 #include "lessons/common/run.h"
 #include "models/gpt.h"
 #include "nn/attention/vq_attention.h"
@@ -36,6 +37,10 @@ Tensor first_windows(const std::vector<int>& ids, int64_t context, int64_t count
 
 // Adds the state of every VQ layer of `model` at `step` to `history`; nothing when the model has no VQ layer.
 void record_codebooks(models::GPT& model, int64_t step, CodebookHistory& history);
+
+// The history so far, for the loop's checkpoints: without it a resumed run's plots would lose the
+// evaluations before the interruption (record before the evaluation is recorded, which saves it).
+Carried codebook_carried(CodebookHistory& history);
 
 struct CodebookSummary {
   CodebookState first_layer;  // at the end of training

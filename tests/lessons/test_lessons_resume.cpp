@@ -1,7 +1,7 @@
 // Runs stopped and resumed: a run stopped after a checkpoint (--stop-after) and finished with
 // --resume ends with every figure and weight of the run never interrupted (at one thread); flags
 // that would change the run are refused, naming them; the kit's pieces (the flags a resumed run
-// takes, truncated BPTT's carried state) on their own.
+// takes, truncated BPTT's carried state, the exact values a loop carries) on their own.
 #include "lessons/lesson_checks.h"
 
 #include "core/error.h"
@@ -10,6 +10,9 @@
 #include "lessons/common/resume.h"
 #include "models/char_rnn.h"
 #include "lessons/common/tracker.h"
+#include "lessons/common/translation.h"
+#include "lessons/common/vq_codebook.h"
+#include "nn/linear.h"
 #include "nn/sequential.h"
 #include "optim/sgd.h"
 
@@ -135,6 +138,52 @@ TEST_CASE("truncated BPTT's carried state and stream position go into a checkpoi
   CHECK(fresh.position() == 3);
   CHECK(other.loss(fresh.next()).item() == next_loss);
   CHECK_THROWS_WITH_AS(fresh.seek(windows.windows()), doctest::Contains("out of range"), Error);
+}
+
+TEST_CASE("what a loop carries comes back bit for bit: doubles, integers past 2^24, the codebook history") {
+  const std::vector<double> values = {0.1, -1.0 / 3.0, 16777217.0, 1e300, 0.0};  // 2^24 + 1: a float32 would round it
+  const Tensor pieces = lessons::exact_tensor(values);
+  CHECK(pieces.shape() == Shape{5, 4});
+  CHECK(lessons::exact_values(pieces) == values);
+  CHECK_THROWS_WITH_AS(lessons::exact_values(zeros({2, 3})), doctest::Contains("(n, 4) pieces"), Error);
+
+  int64_t peak = (int64_t{1} << 40) + 3, back = 0;
+  const std::map<std::string, Tensor> saved = lessons::carried_integer("peak_bytes", peak).save();
+  lessons::carried_integer("peak_bytes", back).restore(saved);
+  CHECK(back == peak);
+  CHECK_THROWS_WITH_AS(lessons::carried_integer("other", back).restore(saved), doctest::Contains("no 'other'"), Error);
+
+  lessons::CodebookHistory history{.steps = {10, 20}, .layers = {{{1.5, 2.25, 0.1}, {3, 4, 0.2}}, {{5, 6, 0.3}, {7, 8, 0.4}}}};
+  lessons::CodebookHistory restored{.steps = {99}, .layers = {{{9, 9, 9}}}};
+  lessons::codebook_carried(restored).restore(lessons::codebook_carried(history).save());
+  CHECK(restored.steps == history.steps);
+  REQUIRE(restored.layers.size() == 2);
+  CHECK(restored.layers[1][1].perplexity == 8);
+  CHECK(restored.layers[0][0].error == 0.1);
+  lessons::CodebookHistory none;
+  CHECK(lessons::codebook_carried(none).save().empty());  // a zero-element tensor does not load back: none is saved
+  lessons::codebook_carried(restored).restore({});
+  CHECK(restored.steps.empty());
+}
+
+TEST_CASE("the best weights a pairs file's loop keeps go into its checkpoint and come back, with their step and loss") {
+  lessons::TranslationTask task =
+      lessons::load_number_task({.number_steps = 1}, {.quick = true}, "test").value();  // any task: the kept weights are the model's
+  task.keep_best = true;
+  Generator init(1);
+  nn::Linear model(3, 2, {}, init);
+  const float at_step_4 = model.weight.data()[0];
+  lessons::BestWeights best(task);
+  best.offer(model, 4, 0.75);
+  const std::map<std::string, Tensor> saved = best.carried().save();
+  model.weight.data()[0] += 1;  // training moves on
+
+  lessons::BestWeights resumed(task);
+  resumed.carried().restore(saved);
+  resumed.offer(model, 6, 0.80);  // worse than step 4's: not taken
+  resumed.restore(model);
+  CHECK(model.weight.data()[0] == at_step_4);
+  CHECK_THROWS_WITH_AS(resumed.carried().restore({}), doctest::Contains("no best weights"), Error);
 }
 
 TEST_CASE("the tracker rewrites its loop's checkpoint at each evaluation, keeps none when told not to, and a finished run none at all") {
