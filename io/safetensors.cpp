@@ -194,7 +194,9 @@ TensorFile load_safetensors(const std::string& path, Checksum verify) {
                " bytes but data_offsets give ", end - begin);
     spans.push_back({begin, end, name, shape});
   }
-  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.begin < b.begin; });
+  // An empty tensor's span [x, x] goes before a tensor that starts at x, not after it.
+  std::sort(spans.begin(), spans.end(),
+            [](const Span& a, const Span& b) { return std::pair(a.begin, a.end) < std::pair(b.begin, b.end); });
   uint64_t covered = 0;
   for (const Span& s : spans) {
     if (s.begin < covered) bad_file(path, "tensor '", s.name, "' overlaps the tensor before it");

@@ -106,6 +106,20 @@ TEST_CASE("round trip: tensors and metadata come back bit for bit") {
   check_same(load_safetensors(dir.file("m.safetensors")), tensors, {{"tokenizer", "{\"a\": 1}"}});
 }
 
+TEST_CASE("round trip: empty tensors among many come back (an empty span [x, x] starts where the next tensor does)") {
+  TempDir dir;
+  std::map<std::string, Tensor> tensors;  // enough of them that the loader's sort is not an insertion sort
+  for (int i = 0; i < 40; ++i) {
+    const std::string name = (i < 10 ? "t0" : "t") + std::to_string(i);
+    tensors[name] = i % 3 == 1 ? zeros({0, 4}) : full({2}, static_cast<float>(i));
+  }
+  save_safetensors(dir.file("e.safetensors"), tensors);
+  const auto loaded = load_safetensors(dir.file("e.safetensors")).tensors;
+  REQUIRE(loaded.size() == 40);
+  CHECK(loaded.at("t01").shape() == Shape{0, 4});
+  CHECK(loaded.at("t39").data()[1] == 39);
+}
+
 TEST_CASE("a file from another tool, without the checksum, loads when the checksum is not required") {
   TempDir dir;
   write_bytes(dir.file("p.safetensors"),
