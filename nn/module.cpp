@@ -189,7 +189,7 @@ std::string with_commas(int64_t n) {
 
 namespace {
 
-// "  [198,272 each]", "  [0; weight tied to transformer.wte.weight]": what a line of the outline holds.
+// "  [198,272 each]", "  [weight tied to transformer.wte.weight]": what a line of the outline holds.
 std::string held_note(const std::pair<int64_t, std::vector<std::string>>& held, bool each) {
   std::string note = held.first > 0 ? with_commas(held.first) + (each ? " each" : "") : "";
   for (const std::string& tied : held.second) note += (note.empty() ? "" : "; ") + tied;
@@ -256,7 +256,7 @@ void Module::print_layers(std::string& out, const std::string& prefix, int depth
   for (size_t i = 0; i < children_.size();) {
     const Module& layer = *children_[i].second;
     const auto held = layer.held_parameters(prefix + children_[i].first + ".", first_name);
-    size_t j = i + 1;  // past the run of layers identical to this one: same type, settings, parts and size
+    size_t j = i + 1;  // past the run of layers like this one: same type, settings and parameter count
     while (j < children_.size() && children_[j].second->repr() == layer.repr() &&
            children_[j].second->held_parameters(prefix + children_[j].first + ".", first_name).first == held.first)
       ++j;
