@@ -15,6 +15,7 @@ class Dropout : public Module {
   // weights with or without it.
   explicit Dropout(float p, Generator& gen = default_generator()) : Module("Dropout"), p_(p), gen_(gen.child()) {
     if (!(p >= 0 && p <= 1)) fail("Dropout", "p must be in [0, 1], got ", p);
+    register_generator(gen_);
   }
   Tensor forward(const Tensor& x) override { return dropout(x, p_, is_training(), gen_); }
 

@@ -167,6 +167,13 @@ void Module::forget_auxiliary_losses() {
   for (const auto& [name, child] : children_) child->forget_auxiliary_losses();
 }
 
+std::vector<Generator*> Module::generators() {
+  std::vector<Generator*> all = generators_;
+  for (const auto& [name, child] : children_)
+    for (Generator* gen : child->generators()) all.push_back(gen);
+  return all;
+}
+
 void Module::after_optimizer_step() {
   apply_optimizer_step();
   auxiliary_loss_ = Tensor();  // a loss nobody took: its graph goes now rather than pile up

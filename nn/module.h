@@ -51,6 +51,11 @@ class Module {
   //   head->weight = head->share_parameter("weight", embedding->weight);
   Tensor share_parameter(const std::string& name, const Tensor& shared);
 
+  // The generators of this module and those below it (dropout masks, a codebook's restarts), own
+  // before children's, in registration order: the random state a training loop's checkpoint keeps,
+  // so that a resumed run draws the masks the uninterrupted one would.
+  std::vector<Generator*> generators();
+
   void train(bool on = true);  // recursive, like PyTorch
   void eval() { train(false); }
   bool is_training() const { return training_; }
@@ -85,6 +90,7 @@ class Module {
   // parameter of another module is registered as it is: the two modules then share it (tying).
   Tensor register_parameter(const std::string& name, const Tensor& value, ParamKind kind = ParamKind::weight);
   Tensor register_buffer(const std::string& name, const Tensor& value);  // state without gradients
+  void register_generator(Generator& gen) { generators_.push_back(&gen); }  // a member generator the module draws from
   template <class M>
   std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
     check_new_name(name);
@@ -119,6 +125,7 @@ class Module {
   Tensor auxiliary_loss_;  // the sum record_auxiliary_loss kept since the last take or optimiser step
   std::vector<NamedParameter> parameters_;
   std::vector<std::pair<std::string, Tensor>> buffers_;
+  std::vector<Generator*> generators_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
 };
 

@@ -116,6 +116,7 @@ Recurrent::Recurrent(CellKind kind, int64_t input, int64_t hidden, RecurrentOpti
   check_sizes(op, input, hidden);
   if (options.num_layers < 1) fail(op, "num_layers must be at least 1, got ", options.num_layers);
   if (!(options.dropout >= 0 && options.dropout <= 1)) fail(op, "dropout must be in [0, 1], got ", options.dropout);
+  register_generator(dropout_gen_);
   if (options.dropout > 0 && options.num_layers == 1)
     fail(op, "dropout acts between stacked layers; with num_layers = 1 it would do nothing");
   for (int64_t layer = 0; layer < options.num_layers; ++layer)

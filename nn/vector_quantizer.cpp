@@ -26,6 +26,7 @@ VectorQuantizer::VectorQuantizer(int64_t codes_per_head, int64_t width, VectorQu
                                  Generator& gen)
     : Module("VectorQuantizer"), options_(options), gen_(gen.child()) {
   const char* op = "VectorQuantizer";
+  register_generator(gen_);
   if (codes_per_head < 1 || width < 1 || options.heads < 1)
     fail(op, "needs at least one code, one head and width >= 1, got S = ", codes_per_head, ", heads = ",
          options.heads, ", width = ", width);

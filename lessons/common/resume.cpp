@@ -89,18 +89,20 @@ void save_loop_checkpoint(const std::string& path, const std::string& lesson, co
   for (const auto& [name, tensor] : state.optimizer.state_dict()) tensors["optimizer." + name] = tensor;
   if (state.carried.save)
     for (const auto& [name, tensor] : state.carried.save()) tensors["carried." + name] = tensor;
-  nlohmann::json generators = nlohmann::json::array();
+  nlohmann::json generators = nlohmann::json::array(), model_generators = nlohmann::json::array();
   for (const Generator* gen : state.generators) generators.push_back(gen->state());
+  for (const Generator* gen : state.model.generators()) model_generators.push_back(gen->state());
   io::save_safetensors(path, tensors,
                        {{"lesson", lesson}, {"step", std::to_string(step)}, {"generators", generators.dump()},
-                        {"default_generator", default_generator().state()}, {"records", records.dump()}});
+                        {"model_generators", model_generators.dump()}, {"default_generator", default_generator().state()},
+                        {"records", records.dump()}});
 }
 
 std::pair<int64_t, nlohmann::json> load_loop_checkpoint(const std::string& path, const std::string& lesson,
                                                         LoopState& state) {
   const io::TensorFile file = io::load_safetensors(path);
   const auto& meta = file.metadata;
-  for (const char* key : {"lesson", "step", "generators", "default_generator", "records"})
+  for (const char* key : {"lesson", "step", "generators", "model_generators", "default_generator", "records"})
     if (!meta.count(key)) fail("resume", path, " has no '", key, "': it is not a checkpoint of a training loop");
   if (meta.at("lesson") != lesson) fail("resume", path, " is a checkpoint of lesson ", meta.at("lesson"), ", not of ", lesson);
   try {
@@ -111,6 +113,11 @@ std::pair<int64_t, nlohmann::json> load_loop_checkpoint(const std::string& path,
     if (generators.size() != state.generators.size())
       fail("resume", "the checkpoint holds ", generators.size(), " generators, the loop draws from ", state.generators.size());
     for (size_t i = 0; i < generators.size(); ++i) state.generators[i]->set_state(generators[i].get<std::string>());
+    const nlohmann::json model_generators = nlohmann::json::parse(meta.at("model_generators"));
+    const std::vector<Generator*> own = state.model.generators();
+    if (model_generators.size() != own.size())
+      fail("resume", "the checkpoint holds ", model_generators.size(), " generators of the model, the model has ", own.size());
+    for (size_t i = 0; i < own.size(); ++i) own[i]->set_state(model_generators[i].get<std::string>());
     default_generator().set_state(meta.at("default_generator"));
     return {std::stoll(meta.at("step")), nlohmann::json::parse(meta.at("records"))};
   } catch (const nlohmann::json::exception& e) {

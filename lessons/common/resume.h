@@ -61,7 +61,8 @@ std::string checkpoint_file(const std::string& run_folder, const std::string& lo
 // keeps the checkpoint before).
 void save_loop_checkpoint(const std::string& path, const std::string& lesson, const LoopState& state, int64_t step,
                           const nlohmann::json& records);
-// Puts `state` back from the file (the default generator too) and returns {step, records}.
+// Puts `state` back from the file (the model's own generators, its dropout masks', and the default
+// generator too) and returns {step, records}.
 std::pair<int64_t, nlohmann::json> load_loop_checkpoint(const std::string& path, const std::string& lesson,
                                                         LoopState& state);
 

@@ -10,6 +10,7 @@ namespace ladder::nn {
 BigBirdAttention::BigBirdAttention(const AttentionSettings& s, Generator& gen)
     : AttentionKind("BigBirdAttention"), settings_(bigbird_pattern_settings(s)), dropout_(s.dropout), gen_(gen.child()) {
   if (!(dropout_ >= 0 && dropout_ < 1)) fail("BigBirdAttention", "dropout must be in [0, 1), got ", dropout_);
+  register_generator(gen_);
 }
 
 BlockPattern BigBirdAttention::pattern(int64_t length, bool causal, int64_t head) const {

@@ -8,6 +8,7 @@ namespace ladder::nn {
 FullAttention::FullAttention(const AttentionSettings& settings, Generator& gen)
     : AttentionKind("FullAttention"), dropout_(settings.dropout), gen_(gen.child()) {
   if (!(dropout_ >= 0 && dropout_ < 1)) fail("FullAttention", "dropout must be in [0, 1), got ", dropout_);
+  register_generator(gen_);
 }
 
 SdpaOptions FullAttention::sdpa_options(const AttendMasks& masks) {

@@ -21,6 +21,7 @@ const char* kWhyBidirectional =
 
 LinformerAttention::LinformerAttention(const AttentionSettings& settings, Generator& gen)
     : AttentionKind("LinformerAttention"), dropout_(settings.dropout), gen_(gen.child()) {
+  register_generator(gen_);
   const int64_t rows = settings.number("k"), longest = settings.max_length;
   if (longest < 1)
     fail("LinformerAttention", "needs the longest sequence it will see to size E and F (k, n), got max_length = ",

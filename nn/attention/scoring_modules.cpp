@@ -9,6 +9,7 @@ namespace ladder::nn {
 ScoringModule::ScoringModule(std::string type_name, float dropout, Generator& gen)
     : Module(std::move(type_name)), dropout_(dropout), gen_(gen.child()) {
   if (!(dropout >= 0 && dropout < 1)) fail(this->type_name().c_str(), "dropout must be in [0, 1), got ", dropout);
+  register_generator(gen_);
 }
 
 AttentionOptions ScoringModule::options(const KeyMask& mask) {

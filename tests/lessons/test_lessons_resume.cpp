@@ -12,6 +12,7 @@
 #include "lessons/common/tracker.h"
 #include "lessons/common/translation.h"
 #include "lessons/common/vq_codebook.h"
+#include "nn/dropout.h"
 #include "nn/linear.h"
 #include "nn/sequential.h"
 #include "optim/sgd.h"
@@ -217,4 +218,30 @@ TEST_CASE("the tracker rewrites its loop's checkpoint at each evaluation, keeps 
   CHECK_THROWS_WITH_AS(twin.resume({*model, sgd}), doctest::Contains("two training loops keep their checkpoints as 'metrics'"), Error);
   run.finish({{"loss", 0.25}}, {}, "");
   CHECK_FALSE(fs::exists(out.path / "resume"));
+}
+
+TEST_CASE("a loop's checkpoint keeps the model's own generators: after resuming, dropout draws the masks it would have") {
+  TempDir out("resume_dropout");
+  fs::create_directories(out.path);
+  Generator init(3);
+  nn::Sequential model{std::make_shared<nn::Linear>(4, 8, nn::LinearOptions{}, init), std::make_shared<nn::Dropout>(0.5f, init),
+                       std::make_shared<nn::Dropout>(0.5f, init)};
+  REQUIRE(model.generators().size() == 2);  // each dropout layer's own
+  optim::SGD sgd(model.named_parameters(), {.lr = 0.1f});
+  const Tensor x = ones({3, 4});
+  const auto values = [](const Tensor& t) { return std::vector<float>(t.data(), t.data() + t.numel()); };
+  model.forward(x);  // the masks have moved on from their seeds
+  const std::string path = (out.path / "loop.safetensors").string();
+  lessons::save_loop_checkpoint(path, "99_kit", {model, sgd}, 1, nlohmann::json::object());
+  const std::vector<float> masked = values(model.forward(x));  // what the uninterrupted run draws next
+  model.forward(x);                                              // draws past it
+  lessons::LoopState state{model, sgd};
+  lessons::load_loop_checkpoint(path, "99_kit", state);
+  CHECK(values(model.forward(x)) == masked);
+  // A model with another number of generators than the checkpoint's is refused, naming both.
+  nn::Sequential fewer{std::make_shared<nn::Linear>(4, 8, nn::LinearOptions{}, init), std::make_shared<nn::Dropout>(0.5f, init)};
+  fewer.load_state_dict(model.state_dict());
+  lessons::LoopState other{fewer, sgd};
+  CHECK_THROWS_WITH_AS(lessons::load_loop_checkpoint(path, "99_kit", other), doctest::Contains("2 generators of the model, the model has 1"),
+                       Error);
 }

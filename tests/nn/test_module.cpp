@@ -4,6 +4,7 @@
 
 #include "nn/activation.h"
 #include "nn/conv.h"
+#include "nn/dropout.h"
 #include "nn/embedding.h"
 #include "nn/linear.h"
 #include "nn/norm.h"
@@ -240,4 +241,20 @@ TEST_CASE("the outline: a line per block, identical neighbours folded, each with
   // Every module is in the summary; the outline is shorter.
   CHECK(model.summary().find("(inner): Linear") != std::string::npos);
   CHECK(model.outline().find("(inner)") == std::string::npos);
+}
+
+TEST_CASE("generators(): each module's own, then its children's, so that a checkpoint can keep them all") {
+  Generator init(5);
+  nn::Sequential plain{std::make_shared<Linear>(2, 2, LinearOptions{}, init)};
+  CHECK(plain.generators().empty());
+  auto first = std::make_shared<nn::Dropout>(0.5f, init), second = std::make_shared<nn::Dropout>(0.5f, init);
+  nn::Sequential model{first, std::make_shared<Linear>(2, 2, LinearOptions{}, init), second};
+  const std::vector<Generator*> gens = model.generators();
+  REQUIRE(gens.size() == 2);
+  // The first is the first dropout layer's: putting back its state gives back its mask.
+  const std::string state = gens[0]->state();
+  const Tensor x = ones({4, 8});
+  const Tensor mask = first->forward(x);
+  gens[0]->set_state(state);
+  CHECK(ladder::testing::max_abs(first->forward(x) - mask) == 0);
 }
