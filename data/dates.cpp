@@ -208,14 +208,7 @@ PairSplits make_date_task(const DateTaskOptions& options) {
                         options.pad_words > 0 ? cat(", up to ", options.pad_words, " filler words") : "", ")");
   Generator gen(options.seed);
   Generator filler = gen.child();  // its own sequence: padding does not change which sources are drawn
-  const struct {
-    PairPart part;
-    const char* name;
-    int64_t wanted;
-    std::vector<TextPair>& pairs;
-  } parts[] = {{PairPart::train, "training", options.train, out.train}, {PairPart::val, "validation", options.val, out.val},
-               {PairPart::test, "test", options.test, out.test}};
-  for (const auto& [part, name, wanted, pairs] : parts) {
+  for (const auto& [part, name, wanted, pairs] : parts_to_fill(out, options.train, options.val, options.test)) {
     std::vector<uint32_t>& mine = candidates[static_cast<size_t>(part)];
     shuffle(mine, gen);
     std::unordered_set<std::string> seen;

@@ -82,14 +82,7 @@ PairSplits make_number_task(const NumberTaskOptions& options) {
   PairSplits out;
   out.description = cat("numbers of 1 to ", options.max_digits, " digits in words (seed ", options.seed, ")");
   Generator root(options.seed);
-  const struct {
-    PairPart part;
-    const char* name;
-    int64_t wanted;
-    std::vector<TextPair>& pairs;
-  } parts[] = {{PairPart::train, "training", options.train, out.train}, {PairPart::val, "validation", options.val, out.val},
-               {PairPart::test, "test", options.test, out.test}};
-  for (const auto& [part, name, wanted, pairs] : parts) {
+  for (const auto& [part, name, wanted, pairs] : parts_to_fill(out, options.train, options.val, options.test)) {
     Generator gen = root.child();
     std::unordered_set<uint64_t> seen;
     // Draws that land in another part or repeat a number are drawn again; past this many the

@@ -204,6 +204,12 @@ PairPart generated_part(const std::string& source, uint64_t seed) {
   return u < kTestShare ? PairPart::test : u < kTestShare + kValShare ? PairPart::val : PairPart::train;
 }
 
+std::array<PartToFill, 3> parts_to_fill(PairSplits& out, int64_t train, int64_t val, int64_t test) {
+  return {{{PairPart::train, "training", train, out.train},
+           {PairPart::val, "validation", val, out.val},
+           {PairPart::test, "test", test, out.test}}};
+}
+
 std::vector<IdPair> encode_pairs(const std::vector<TextPair>& pairs, const PairTokenizers& tokenizers) {
   std::vector<IdPair> ids;
   ids.reserve(pairs.size());

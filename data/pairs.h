@@ -7,6 +7,7 @@
 //   Go.<TAB>Va !<TAB>CC-BY 2.0 (France) Attribution: tatoeba.org #2877272 (CM) & #1158250 (Wittydev)
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -76,6 +77,16 @@ PairTokenizers pair_tokenizers(const std::vector<TextPair>& train, PairLevel sou
 // part, whichever date, format or number wrote it, so no source is in two parts.
 enum class PairPart { train, val, test };
 PairPart generated_part(const std::string& source, uint64_t seed);
+
+// The three parts a generated task fills, in order, each with its name in messages ("training")
+// and the number of pairs wanted: a task's loop over them draws each part's pairs into `out`.
+struct PartToFill {
+  PairPart part;
+  const char* name;
+  int64_t wanted;
+  std::vector<TextPair>& pairs;
+};
+std::array<PartToFill, 3> parts_to_fill(PairSplits& out, int64_t train, int64_t val, int64_t test);
 
 // Each pair as ids (source, target), without <bos> or <eos>: pad_pairs adds them.
 std::vector<IdPair> encode_pairs(const std::vector<TextPair>& pairs, const PairTokenizers& tokenizers);
