@@ -30,6 +30,21 @@ std::string flag_text(const nlohmann::json& value) {
   return value.is_string() ? value.get<std::string>() : value.dump();
 }
 
+// Generators' states as a JSON array of Generator::state lines, and back (`whose`: what the
+// message says of a count that differs, "generators of the model, the model has").
+std::string states_of(const std::vector<Generator*>& generators) {
+  nlohmann::json states = nlohmann::json::array();
+  for (const Generator* gen : generators) states.push_back(gen->state());
+  return states.dump();
+}
+
+void set_states(const std::string& saved, const std::vector<Generator*>& generators, const char* whose) {
+  const nlohmann::json states = nlohmann::json::parse(saved);
+  if (states.size() != generators.size())
+    fail("resume", "the checkpoint holds ", states.size(), " ", whose, " ", generators.size());
+  for (size_t i = 0; i < generators.size(); ++i) generators[i]->set_state(states[i].get<std::string>());
+}
+
 }  // namespace
 
 Tensor exact_tensor(const std::vector<double>& values) {
@@ -89,12 +104,9 @@ void save_loop_checkpoint(const std::string& path, const std::string& lesson, co
   for (const auto& [name, tensor] : state.optimizer.state_dict()) tensors["optimizer." + name] = tensor;
   if (state.carried.save)
     for (const auto& [name, tensor] : state.carried.save()) tensors["carried." + name] = tensor;
-  nlohmann::json generators = nlohmann::json::array(), model_generators = nlohmann::json::array();
-  for (const Generator* gen : state.generators) generators.push_back(gen->state());
-  for (const Generator* gen : state.model.generators()) model_generators.push_back(gen->state());
   io::save_safetensors(path, tensors,
-                       {{"lesson", lesson}, {"step", std::to_string(step)}, {"generators", generators.dump()},
-                        {"model_generators", model_generators.dump()}, {"default_generator", default_generator().state()},
+                       {{"lesson", lesson}, {"step", std::to_string(step)}, {"generators", states_of(state.generators)},
+                        {"model_generators", states_of(state.model.generators())}, {"default_generator", default_generator().state()},
                         {"records", records.dump()}});
 }
 
@@ -109,15 +121,8 @@ std::pair<int64_t, nlohmann::json> load_loop_checkpoint(const std::string& path,
     state.model.load_state_dict(part(file.tensors, "model."));
     state.optimizer.load_state_dict(part(file.tensors, "optimizer."));
     if (state.carried.restore) state.carried.restore(part(file.tensors, "carried."));
-    const nlohmann::json generators = nlohmann::json::parse(meta.at("generators"));
-    if (generators.size() != state.generators.size())
-      fail("resume", "the checkpoint holds ", generators.size(), " generators, the loop draws from ", state.generators.size());
-    for (size_t i = 0; i < generators.size(); ++i) state.generators[i]->set_state(generators[i].get<std::string>());
-    const nlohmann::json model_generators = nlohmann::json::parse(meta.at("model_generators"));
-    const std::vector<Generator*> own = state.model.generators();
-    if (model_generators.size() != own.size())
-      fail("resume", "the checkpoint holds ", model_generators.size(), " generators of the model, the model has ", own.size());
-    for (size_t i = 0; i < own.size(); ++i) own[i]->set_state(model_generators[i].get<std::string>());
+    set_states(meta.at("generators"), state.generators, "generators, the loop draws from");
+    set_states(meta.at("model_generators"), state.model.generators(), "generators of the model, the model has");
     default_generator().set_state(meta.at("default_generator"));
     return {std::stoll(meta.at("step")), nlohmann::json::parse(meta.at("records"))};
   } catch (const nlohmann::json::exception& e) {
