@@ -2,6 +2,7 @@
 // --resume ends with every figure and weight of the run never interrupted (at one thread); flags
 // that would change the run are refused, naming them; the kit's pieces (the flags a resumed run
 // takes, truncated BPTT's carried state, the exact values a loop carries) on their own.
+#include "lessons/kit_fixtures.h"
 #include "lessons/lesson_checks.h"
 
 #include "core/error.h"
@@ -189,12 +190,8 @@ TEST_CASE("the best weights a pairs file's loop keeps go into its checkpoint and
 
 TEST_CASE("the tracker rewrites its loop's checkpoint at each evaluation, keeps none when told not to, and a finished run none at all") {
   TempDir out("resume_kit");
-  std::vector<std::string> args = {"lesson_99_kit", "--out", out.path.string()};
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  lessons::LessonCli cli("99_kit", "kit test", {.steps = 4, .lr = 0.5f});
-  cli.parse(static_cast<int>(argv.size()), argv.data());
-  lessons::Run run(cli);
+  ParsedCli parsed({"--out", out.path.string(), "--steps", "4"});
+  lessons::Run run(parsed.cli);
   Generator init(1);
   const auto model = nn::mlp({2, 1}, {}, init);
   optim::SGD sgd(model->named_parameters(), {.lr = 0.1f});
