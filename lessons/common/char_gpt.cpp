@@ -7,6 +7,7 @@
 #include "core/autograd.h"
 #include "core/error.h"
 #include "core/ops.h"
+#include "nn/attention/vq_attention.h"
 
 namespace ladder::lessons {
 
@@ -37,6 +38,9 @@ Tracker GPTTraining::tracker(Run& run, const CommonFlags& flags, int64_t context
 
 void check_gpt_shape(const std::string& lesson, const TextFlags& text, const models::GPTConfig& config, bool reads_lines) {
   if (text.lines && !reads_lines) fail(lesson.c_str(), "a character GPT reads one character stream; --lines does not apply");
+  if (text.lines && config.attention.kind == nn::VQAttention::kName)
+    fail(lesson.c_str(), "--attention vq learns its codebook from the keys of every position, the padding of --lines too; "
+                         "give --stream, or another --attention");
   if (config.n_embd % config.n_head != 0)
     fail(lesson.c_str(), "--heads ", config.n_head, " does not divide --embd ", config.n_embd,
          "; each head takes --embd / --heads features: choose --heads dividing --embd");
@@ -44,34 +48,40 @@ void check_gpt_shape(const std::string& lesson, const TextFlags& text, const mod
 
 namespace {
 
-// Lines mode: the context every line needs with its start marker, refusing a longer line than a
-// given context holds; counts the empty lines of the files.
-int64_t line_context(const std::string& lesson, const TextFlags& text, int64_t context, bool context_given,
-                     int64_t& empty_lines) {
-  int64_t needed = 2;  // a one-character line and its start marker
+// Lines mode: what the files' lines are like, checked against a given context (a line longer than
+// it holds is refused with its number); `needed` is the context every line fits, with its start marker.
+struct FileLines {
+  int64_t lines = 0, empty = 0, needed = 2;  // the lines of --data, the empty ones of both files
+};
+FileLines check_lines(const std::string& lesson, const TextFlags& text, int64_t context, bool context_given) {
+  FileLines all;
   for (const std::string& file : {text.data, text.val}) {
     if (file.empty()) continue;
     const data::LineShape shape = data::line_shape(data::read_text_file(file));
-    empty_lines += shape.empty;
+    if (file == text.data) all.lines = shape.lines - shape.empty;
+    all.empty += shape.empty;
     if (context_given && shape.longest + 1 > context)
       fail(lesson.c_str(), file, " line ", shape.longest_line, " has ", shape.longest, " characters: with its start marker it needs --context ",
            shape.longest + 1, " or more; give that, or leave --context out to fit the longest line");
-    needed = std::max(needed, shape.longest + 1);
+    all.needed = std::max(all.needed, shape.longest + 1);
   }
-  return context_given ? context : needed;
+  return all;
 }
 
 }  // namespace
 
 CharCorpus load_char_corpus(const std::string& lesson, const CommonFlags& flags, const TextFlags& text, int64_t context,
                             bool context_given) {
-  int64_t empty_lines = 0;
-  if (text.lines) context = line_context(lesson, text, context, context_given, empty_lines);
-  data::TextData sides = data::load_text(
-      {.data = text.data, .val = text.val, .lines = text.lines, .keep_empty_lines = !text.lines, .seed = flags.seed});
+  FileLines file_lines;
+  if (text.lines) file_lines = check_lines(lesson, text, context, context_given);
+  if (text.lines && !context_given) context = file_lines.needed;
+  // Lines hold out min(1000, 10%) of them, as makemore does; a stream holds out 10% of its blocks.
+  const float val_fraction = text.lines ? std::min(0.1f, 1000.0f / static_cast<float>(std::max<int64_t>(file_lines.lines, 1))) : 0.1f;
+  data::TextData sides = data::load_text({.data = text.data, .val = text.val, .lines = text.lines,
+                                          .keep_empty_lines = !text.lines, .val_fraction = val_fraction, .seed = flags.seed});
   if (flags.quick) data::keep_first(sides, 250, 60);
   CharCorpus c{.tokenizer = data::char_tokenizer(sides, text.lines), .lines = text.lines, .source = sides.train_source,
-               .empty_lines = empty_lines, .context = context};
+               .empty_lines = file_lines.empty, .context = context};
   data::EncodedText ids = data::encode_text(sides, c.tokenizer, text.lines);
   c.dropped = data::drop_unknown(ids.val);
   if (text.lines) {

@@ -43,8 +43,9 @@ struct GPTTraining {
                   const std::string& name = "train") const;
 };
 
-// After parse(): refuses --lines unless the lesson reads lines (`reads_lines`), and --heads that does
-// not divide --embd.
+// After parse(): refuses --lines unless the lesson reads lines (`reads_lines`) and its attention
+// never reads a padded position (vq's commitment loss and codebook read every key), and --heads
+// that does not divide --embd.
 void check_gpt_shape(const std::string& lesson, const TextFlags& text, const models::GPTConfig& config,
                      bool reads_lines = false);
 
