@@ -239,7 +239,7 @@ std::string line_samples(models::GPT& model, const CharCorpus& corpus, const std
     text += corpus.tokenizer.decode(line.ids) + "\n";
   }
   return cat(text, in_training, " of ", count, " are lines of the training text",
-             unended ? cat("; ", unended, " filled the context without <eos>") : "");
+             unended ? cat("; ", unended, " filled the context without an end marker") : "");
 }
 
 }  // namespace ladder::lessons
