@@ -108,7 +108,7 @@ TEST_CASE("lesson 11_gpt --attention linear, bigbird and vq: it learns, says whi
 // One word a line, from the system's word list in a fixed shuffled order (a names file of the
 // learner's reads the same way), with `empty` empty lines among them.
 std::string words_file(size_t count, int empty) {
-  std::ifstream dict("/usr/share/dict/words");
+  std::ifstream dict("/usr/share/dict/american-english");
   std::vector<std::string> all;
   for (std::string word; std::getline(dict, word);)
     if (!word.empty() && word.size() <= 12 && std::all_of(word.begin(), word.end(), [](char c) { return c >= 'a' && c <= 'z'; }))
