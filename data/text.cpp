@@ -83,13 +83,13 @@ std::vector<std::string> utf8_chars(const std::string& text) {
   return chars;
 }
 
-std::vector<std::string> split_lines(const std::string& text) {
+std::vector<std::string> split_lines(const std::string& text, bool keep_empty) {
   std::vector<std::string> lines;
   std::istringstream in(text);
   std::string line;
   while (std::getline(in, line)) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (!line.empty()) lines.push_back(line);
+    if (keep_empty || !line.empty()) lines.push_back(line);
   }
   return lines;
 }
@@ -112,7 +112,7 @@ TextData load_text(const TextOptions& options) {
   if (options.data.empty()) fail("load_text", "no training file given (--data)");
   if (!(options.val_fraction > 0 && options.val_fraction < 1))
     fail("load_text", "val_fraction must be in (0, 1), got ", options.val_fraction);
-  std::vector<std::string> lines = split_lines(read_text_file(options.data));
+  std::vector<std::string> lines = split_lines(read_text_file(options.data), options.keep_empty_lines);
   const std::set<std::string> distinct = [&] {
     std::set<std::string> s;
     for (const std::string& line : lines)
@@ -127,7 +127,7 @@ TextData load_text(const TextOptions& options) {
   out.train_source = options.data;
   if (!options.val.empty()) {
     out.train = std::move(lines);
-    out.val = split_lines(read_text_file(options.val));
+    out.val = split_lines(read_text_file(options.val), options.keep_empty_lines);
     out.val_source = options.val;
     return out;
   }

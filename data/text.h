@@ -39,13 +39,14 @@ void for_each_char(std::string_view text, Visit&& visit) {
 // The characters (Unicode code points, each as its UTF-8 bytes) of valid UTF-8 text.
 std::vector<std::string> utf8_chars(const std::string& text);
 
-// The lines of a text without their line endings, empty ones dropped.
-std::vector<std::string> split_lines(const std::string& text);
+// The lines of a text without their line endings, empty ones dropped unless `keep_empty`.
+std::vector<std::string> split_lines(const std::string& text, bool keep_empty = false);
 
 struct TextOptions {
   std::string data;           // training text: a file, or a folder of them
   std::string val;            // validation text; empty: split `data` instead
   bool lines = false;         // lines mode (each line its own sequence) or one stream
+  bool keep_empty_lines = false;  // keep empty lines, so that a stream is the text as it is
   float val_fraction = 0.1f;  // the share of `data` held out when there is no `val`
   uint64_t seed = 0;          // which lines (or blocks of lines) are held out
 };

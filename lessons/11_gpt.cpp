@@ -1,10 +1,12 @@
 // Lesson 11: a GPT, a decoder-only Transformer, as a character language model.
 //
 //  1. Training: nanoGPT's CPU configuration (4 layers, 4 heads, 128 wide, context 64, batch 12) on
-//     random windows of a text stream. The loop is `train` below: each step sets the learning rate
+//     random windows of a text stream, or with --lines on random lines, each framed <bos> line <eos>
+//     and padded (makemore's way). The loop is `train` below: each step sets the learning rate
 //     (a linear warmup, then a cosine decay) and takes optim::train_step with AdamW (no decay on
-//     biases, norms and embeddings) and the gradient clipped to norm 1;
-//  2. samples at temperatures 0.5, 1.0 and 1.5, and the checkpoint that `--load` samples from later;
+//     biases, norms and embeddings) and the gradient clipped to norm 1 (--clip);
+//  2. samples at temperatures 0.5, 1.0 and 1.5 (with --lines, whole lines), and the checkpoint that
+//     `--load` samples from later;
 //  3. generation speed with and without the KV cache against the context length;
 //  4. the attention of every head of the first and the last layer over a validation passage.
 // --attention chooses every block's attention, any attention kind (lessons/common/attention_flags.h);
@@ -44,39 +46,23 @@ constexpr const char* kLesson = "11_gpt";
 // nanoGPT's CPU example: 2000 steps, about 95 s for the whole run on an idle 2-core machine.
 constexpr int64_t kDefaultSteps = 2000;
 
-// The prompt as ids. Every character must be in the vocabulary (an unknown one would be fed as
-// <unk>, which the model never saw). An empty prompt starts from a newline, or from the first
-// character of the vocabulary when the text had no newline.
-std::vector<int> prompt_ids(const data::Tokenizer& tokenizer, const std::string& prompt) {
-  if (prompt.empty()) {
-    const int newline = tokenizer.id("\n");
-    return {newline != data::Tokenizer::kUnk ? newline : data::Tokenizer::kUnk + 1};
-  }
-  std::string unknown;
-  for (const std::string& piece : tokenizer.split(prompt))
-    if (tokenizer.id(piece) == data::Tokenizer::kUnk && unknown.find(piece) == std::string::npos) unknown += piece;
-  if (!unknown.empty())
-    fail(kLesson, "--prompt '", prompt, "' has characters the model's vocabulary lacks: '", unknown,
-         "'; write the prompt with characters of the training text");
-  return tokenizer.encode(prompt);
-}
-
 // ---- 1. training ----
-// The training loop: --steps random windows of the training text, the rate warmed up then decayed,
-// AdamW, the gradient clipped to norm 1; the validation windows every --eval-every steps.
+// The training loop: --steps batches of random windows of the training text (or of random lines),
+// the rate warmed up then decayed, AdamW, the gradient clipped to --clip; the validation loss over
+// the whole validation text every --eval-every steps.
 lessons::Tracker train(lessons::Run& run, const lessons::CommonFlags& flags, models::GPT& model,
                        const lessons::CharCorpus& corpus, const lessons::GPTTraining& training) {
   const int64_t context = model.config().block_size;
   optim::AdamW adamw = training.optimizer(model, flags.lr);
   const optim::Schedule lr = training.schedule.schedule(flags.lr, flags.steps);
-  const data::StreamBatcher windows(corpus.train_ids, context);
+  const lessons::TrainingBatches batches_of(corpus, context);
   Generator batches(flags.seed + 1);
   lessons::Tracker tracker = training.tracker(run, flags, context, "metrics.csv");
   model.train();
   for (int64_t step = tracker.resume({model, adamw, {&batches}}); step <= flags.steps; ++step) {  // 1, or after --resume's checkpoint
     adamw.set_lr(lr(step - 1));
-    const data::Batch batch = windows.sample(flags.batch, batches);  // x, y (B,T)
-    tracker.step(step, optim::train_step(model, adamw, batch, 1.0f), adamw.lr());
+    const data::Batch batch = batches_of.sample(flags.batch, batches);  // x, y (B,T)
+    tracker.step(step, optim::train_step(model, adamw, batch, training.clip), adamw.lr());
     if (tracker.evaluation_due(step)) tracker.evaluated(step, lessons::validation_figures(model, corpus, flags));
   }
   tracker.finish();
@@ -84,12 +70,10 @@ lessons::Tracker train(lessons::Run& run, const lessons::CommonFlags& flags, mod
 }
 
 // Prints the last validation loss and draws the training and validation perplexity against step.
-void report_perplexity(lessons::Run& run, const lessons::Tracker& tracker, const lessons::CharCorpus& corpus,
-                     const lessons::CommonFlags& flags, int64_t context) {
+void report_perplexity(lessons::Run& run, const lessons::Tracker& tracker, const lessons::CharCorpus& corpus, int64_t context) {
   const double val_loss = tracker.last("val_loss");
-  std::printf("validation perplexity %.2f (%.4f nats per character, over %lld windows of %lld)\n", std::exp(val_loss),
-              val_loss, static_cast<long long>(lessons::validation_windows(corpus, context, flags)),
-              static_cast<long long>(context));
+  std::printf("validation perplexity %.2f (%.4f nats per character, over %s)\n", std::exp(val_loss), val_loss,
+              lessons::validation_extent(corpus, context).c_str());
   lessons::Series train_curve = tracker.curve("train_loss"), val_curve = tracker.curve("val_ppl");
   for (double& loss : train_curve.y) loss = std::exp(loss);  // perplexity
   val_curve.name = "validation";
@@ -98,21 +82,23 @@ void report_perplexity(lessons::Run& run, const lessons::Tracker& tracker, const
 }
 
 // ---- 2. samples and the checkpoint ----
-void samples(lessons::Run& run, const lessons::CommonFlags& flags, models::GPT& model, const data::Tokenizer& tokenizer,
+void samples(lessons::Run& run, const lessons::CommonFlags& flags, models::GPT& model, const lessons::CharCorpus& corpus,
              const std::vector<int>& prompt) {
   std::printf("\n== 2. samples ==\n");
-  const int64_t length = flags.quick ? 80 : 300;
+  const int64_t length = flags.quick ? 80 : 300, lines = flags.quick ? 5 : 10;
   std::FILE* out = std::fopen(run.file("samples.txt").c_str(), "w");
   if (!out) fail(kLesson, "cannot write samples.txt");
   for (const float temperature : {0.5f, 1.0f, 1.5f}) {
     Generator gen(flags.seed + 2);
-    const std::string text = lessons::sample_text(model, tokenizer, prompt, length, temperature, gen);
+    const std::string text = corpus.lines ? lessons::line_samples(model, corpus, prompt, lines, temperature, gen)
+                                          : lessons::sample_text(model, corpus.tokenizer, prompt, length, temperature, gen);
     std::printf("-- temperature %.1f:\n%s\n", temperature, text.c_str());
     std::fprintf(out, "-- temperature %.1f:\n%s\n", temperature, text.c_str());
   }
   std::fclose(out);
-  const std::string file = run.save_checkpoint(
-      model, {{"tokenizer", tokenizer.to_json()}, {"gpt_config", models::gpt_config_to_json(model.config())}});
+  const std::string file = run.save_checkpoint(model, {{"tokenizer", corpus.tokenizer.to_json()},
+                                                       {"gpt_config", models::gpt_config_to_json(model.config())},
+                                                       {"lines", corpus.lines ? "true" : "false"}});
   std::printf("saved with its tokenizer and settings (the attention kind too): sample from it with --load %s --sample-chars 500 --prompt \"...\"\n",
               file.c_str());
 }
@@ -173,12 +159,17 @@ std::vector<Tensor> attention_of(models::GPT& model, const Tensor& ids, const st
 
 // The maps show the matrix each kind implies (AttentionKind::implied_weights): linear attention
 // never builds it when it trains, BigBird leaves the blocks out of its pattern at zero.
-void attention_maps(lessons::Run& run, models::GPT& model, const data::Tokenizer& tokenizer, const std::vector<int>& val_ids) {
-  const int64_t T = std::min<int64_t>(model.config().block_size, 48);
+// The passage: the first 48 validation characters, or with lines, the first validation line framed.
+void attention_maps(lessons::Run& run, models::GPT& model, const lessons::CharCorpus& corpus) {
+  const std::vector<int>& first = corpus.lines ? corpus.val_lines.front() : corpus.val_ids;
+  std::vector<int> passage(first.begin(), first.begin() + std::min<int64_t>(std::ssize(first), 48));
+  if (corpus.lines) passage.insert(passage.begin(), data::Tokenizer::kBos);
+  passage.resize(std::min<size_t>(passage.size(), static_cast<size_t>(model.config().block_size)));
+  const auto T = std::ssize(passage);
+  const data::Tokenizer& tokenizer = corpus.tokenizer;
   const std::string kind = model.config().attention.kind;
   std::printf("\n== 4. %s attention of every head over the first %lld validation characters ==\n", kind.c_str(),
               static_cast<long long>(T));
-  const std::vector<int> passage(val_ids.begin(), val_ids.begin() + T);
   std::vector<std::string> labels;
   for (const int id : passage) labels.push_back(tokenizer.token(id));  // the heatmap shows a space as ␣, a newline as ⏎
   const size_t last = model.transformer->h.size() - 1;
@@ -205,7 +196,7 @@ void attention_maps(lessons::Run& run, models::GPT& model, const data::Tokenizer
 // trained or written: a flag that would change any of that is refused rather than ignored.
 void refuse_training_flags(const lessons::LessonCli& cli, const lessons::AttentionFlags& attention) {
   std::vector<std::string> flags = {"--steps", "--lr",      "--batch",      "--layers", "--heads", "--embd",  "--dropout", "--weight-decay",
-                                    "--warmup", "--eval-every", "--data", "--val",    "--lines", "--out", "--quick",
+                                    "--warmup", "--lr-floor", "--clip", "--eval-every", "--data", "--val", "--lines", "--out", "--quick",
                                     "--resume", "--stop-after"};
   flags.insert(flags.end(), attention.added.begin(), attention.added.end());
   std::string given;
@@ -240,14 +231,24 @@ void sample_from(const std::string& file, std::optional<int64_t> shorter, const 
   if (context < learned && wpe != checkpoint.tensors.end()) wpe->second = narrow(wpe->second, 0, 0, context);
   models::GPT model(config);
   model.load_state_dict(checkpoint.tensors);
-  const std::vector<int> ids = prompt_ids(tokenizer, prompt);
+  const bool lines = metadata.count("lines") && metadata.at("lines") == "true";  // older checkpoints read a stream
   std::printf("%s: a GPT of %s parameters, %lld layers, %lld heads, %lld wide, context %s, %s attention\n", file.c_str(),
               nn::with_commas(model.num_parameters()).c_str(), static_cast<long long>(config.n_layer),
               static_cast<long long>(config.n_head), static_cast<long long>(config.n_embd),
               (context < learned ? cat(context, " of the ", learned, " it learned") : cat(learned)).c_str(),
               lessons::describe_attention(config.attention, /*causal=*/true).c_str());
   Generator gen(seed);
-  std::printf("%s\n", lessons::sample_text(model, tokenizer, ids, length, temperature, gen).c_str());
+  if (!lines) {
+    std::printf("%s\n", lessons::sample_text(model, tokenizer, lessons::prompt_ids(kLesson, tokenizer, prompt), length, temperature, gen).c_str());
+    return;
+  }
+  const std::vector<int> start = prompt.empty() ? std::vector<int>{} : lessons::prompt_ids(kLesson, tokenizer, prompt);
+  for (int64_t printed = 0; printed < length;)  // whole lines until --sample-chars characters are out
+    for (const lessons::SampledLine& line : lessons::sample_lines(model, start, 10, temperature, gen)) {
+      if (printed >= length) break;
+      std::printf("%s\n", tokenizer.decode(line.ids).c_str());
+      printed += std::ssize(line.ids) + 1;
+    }
 }
 
 }  // namespace
@@ -267,14 +268,17 @@ int main(int argc, char** argv) {
     cli.option("--heads", config.n_head, "attention heads per block, dividing --embd (n_head)", {1, 64});
     cli.option("--embd", config.n_embd, "width of the residual stream (n_embd)", {1, 4096});
     cli.option("--context", config.block_size,
-               "context length: the positions the model learns (block_size); with --load, at most the checkpoint's", {1, 4096});
+               "context length: the positions the model learns (block_size); with --lines, unless given, the longest line + 1; "
+               "with --load, at most the checkpoint's", {1, 4096});
     cli.option("--dropout", config.dropout, "dropout on embeddings, residual branches and full attention's weights (the other kinds form no weights)", {0.0f, 0.9f});
     training.add_to(cli);
+    cli.option("--clip", training.clip, "the gradient norm each step clips to (0: no clip, as makemore)", lessons::non_negative);
     lessons::AttentionFlags attention{.defaults = {{"block", 8}, {"random_blocks", 2}}};  // 8 blocks in the default context of 64
     lessons::add_attention_options(cli, attention, "every block's causal self attention", /*causal=*/true);
     cli.option("--load", load, "a checkpoint of this lesson to sample from, instead of training");
     cli.option("--sample-chars", sample_length, "with --load: how many characters to sample", {1, 100000});
-    cli.option("--prompt", prompt, "the text samples continue (empty: the start of the validation text; with --load, a newline)");
+    cli.option("--prompt", prompt, "the text samples continue (empty: the start of the validation text; with --load, a newline; "
+                                   "with --lines, the start of every sampled line)");
     cli.option("--temperature", temperature, "with --load: the sampling temperature", {0.01f, 100.0f});
     lessons::ModelPrintout printout;
     printout.add_to(cli);
@@ -287,38 +291,46 @@ int main(int argc, char** argv) {
     }
     for (const char* flag : {"--sample-chars", "--temperature"})
       if (cli.given(flag)) fail(kLesson, flag, " applies to sampling from a checkpoint: give it with --load FILE");
-    lessons::check_gpt_shape(kLesson, text, config);
     config.attention = lessons::attention_settings(kLesson, cli, attention, cli.common.seed);
-    lessons::check_pattern_fits(kLesson, config.attention, config.block_size, /*causal=*/true, cat("--context ", config.block_size));
+    lessons::check_gpt_shape(kLesson, text, config, /*reads_lines=*/true);
     training.settle(kLesson, cli.common);
-    const lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, config.block_size);
+    const lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, config.block_size, cli.given("--context"));
+    config.block_size = corpus.context;
+    lessons::check_pattern_fits(kLesson, config.attention, config.block_size, /*causal=*/true, cat("--context ", config.block_size));
     config.vocab_size = corpus.tokenizer.vocab_size();
-    // Without --prompt, the samples continue the start of the validation text.
+    // Without --prompt, the samples continue the start of the validation text (lines: start from <bos> alone).
     const std::vector<int> prompt_start =
-        prompt.empty() ? std::vector<int>(corpus.val_ids.begin(), corpus.val_ids.begin() + std::min<int64_t>(32, config.block_size))
-                       : prompt_ids(corpus.tokenizer, prompt);
+        !prompt.empty() ? lessons::prompt_ids(kLesson, corpus.tokenizer, prompt)
+        : corpus.lines  ? std::vector<int>{}
+                        : std::vector<int>(corpus.val_ids.begin(), corpus.val_ids.begin() + std::min<int64_t>(32, config.block_size));
     lessons::Run run(cli);
 
     std::printf("== 1. a character GPT ==\n");
-    std::printf("data: %s: %zu training and %zu validation characters, vocabulary %lld\n", corpus.source.c_str(),
-                corpus.train_ids.size(), corpus.val_ids.size(), static_cast<long long>(config.vocab_size));
+    if (corpus.lines)
+      std::printf("data: %s: %zu training and %zu validation lines, vocabulary %lld; context %lld%s\n%s", corpus.source.c_str(),
+                  corpus.train_lines.size(), corpus.val_lines.size(), static_cast<long long>(config.vocab_size),
+                  static_cast<long long>(config.block_size), cli.given("--context") ? "" : ": the longest line and its start marker",
+                  corpus.empty_lines ? cat(corpus.empty_lines, " empty lines skipped\n").c_str() : "");
+    else
+      std::printf("data: %s: %zu training and %zu validation characters, vocabulary %lld\n", corpus.source.c_str(),
+                  corpus.train_ids.size(), corpus.val_ids.size(), static_cast<long long>(config.vocab_size));
     if (corpus.dropped.unknown > 0) std::printf("%s\n", corpus.dropped.describe("character").c_str());
     std::printf("attention: %s\n", lessons::describe_attention(config.attention, /*causal=*/true).c_str());
     Generator init(cli.common.seed);
     models::GPT model(config, init);
     printout.print(model);
     const lessons::Tracker trained = train(run, cli.common, model, corpus, training);
-    report_perplexity(run, trained, corpus, cli.common, config.block_size);
-    samples(run, cli.common, model, corpus.tokenizer, prompt_start);
+    report_perplexity(run, trained, corpus, config.block_size);
+    samples(run, cli.common, model, corpus, prompt_start);
     nlohmann::ordered_json metrics = {{"attention", config.attention.kind}, {"train_loss", trained.train_loss()},
                                       {"val_loss", trained.last("val_loss")}, {"val_ppl", trained.last("val_ppl")},
                                       {"val_tokens", corpus.dropped.total()}, {"val_unknown_tokens", corpus.dropped.unknown}};
-    generation_speed(run, cli.common, model, prompt_start.front(), metrics);
-    attention_maps(run, model, corpus.tokenizer, corpus.val_ids);
+    generation_speed(run, cli.common, model, corpus.lines ? data::Tokenizer::kBos : prompt_start.front(), metrics);
+    attention_maps(run, model, corpus);
     run.finish(metrics,
                {{"attention", "the attention kind of every block (--attention)"},
                 {"train_loss", "mean training loss since the last evaluation, nats per character"},
-                {"val_loss", "the GPT on windows of the validation text, nats per character"},
+                {"val_loss", "the GPT over the whole validation text, nats per character (lines: <eos> counted as one)"},
                 {"val_ppl", "exp(val_loss)"},
                 {"val_tokens", "characters of the validation text, known or not"},
                 {"val_unknown_tokens", "validation characters not in the training text, left out of val_loss"},

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "core/autograd.h"
 #include "core/error.h"
 #include "core/ops.h"
+#include "nn/attention/vq_attention.h"
 
 namespace ladder::lessons {
 
@@ -34,19 +36,59 @@ Tracker GPTTraining::tracker(Run& run, const CommonFlags& flags, int64_t context
                        .unit = "tok", .items_per_step = flags.batch * context, .name = name});
 }
 
-void check_gpt_shape(const std::string& lesson, const TextFlags& text, const models::GPTConfig& config) {
-  if (text.lines) fail(lesson.c_str(), "a character GPT reads one character stream; --lines does not apply");
+void check_gpt_shape(const std::string& lesson, const TextFlags& text, const models::GPTConfig& config, bool reads_lines) {
+  if (text.lines && !reads_lines) fail(lesson.c_str(), "a character GPT reads one character stream; --lines does not apply");
+  if (text.lines && config.attention.kind == nn::VQAttention::kName)
+    fail(lesson.c_str(), "--attention vq learns its codebook from the keys of every position, the padding of --lines too; "
+                         "give --stream, or another --attention");
   if (config.n_embd % config.n_head != 0)
     fail(lesson.c_str(), "--heads ", config.n_head, " does not divide --embd ", config.n_embd,
          "; each head takes --embd / --heads features: choose --heads dividing --embd");
 }
 
-CharCorpus load_char_corpus(const std::string& lesson, const CommonFlags& flags, const TextFlags& text, int64_t context) {
-  data::TextData lines = data::load_text({.data = text.data, .val = text.val, .lines = false, .seed = flags.seed});
-  if (flags.quick) data::keep_first(lines, 250, 60);
-  CharCorpus c{data::char_tokenizer(lines, false), {}, {}, lines.train_source, {}};
-  data::EncodedText ids = data::encode_text(lines, c.tokenizer, false);
+namespace {
+
+// Lines mode: what the files' lines are like, checked against a given context (a line longer than
+// it holds is refused with its number); `needed` is the context every line fits, with its start marker.
+struct FileLines {
+  int64_t lines = 0, empty = 0, needed = 2;  // the lines of --data, the empty ones of both files
+};
+FileLines check_lines(const std::string& lesson, const TextFlags& text, int64_t context, bool context_given) {
+  FileLines all;
+  for (const std::string& file : {text.data, text.val}) {
+    if (file.empty()) continue;
+    const data::LineShape shape = data::line_shape(data::read_text_file(file));
+    if (file == text.data) all.lines = shape.lines - shape.empty;
+    all.empty += shape.empty;
+    if (context_given && shape.longest + 1 > context)
+      fail(lesson.c_str(), file, " line ", shape.longest_line, " has ", shape.longest, " characters: with its start marker it needs --context ",
+           shape.longest + 1, " or more; give that, or leave --context out to fit the longest line");
+    all.needed = std::max(all.needed, shape.longest + 1);
+  }
+  return all;
+}
+
+}  // namespace
+
+CharCorpus load_char_corpus(const std::string& lesson, const CommonFlags& flags, const TextFlags& text, int64_t context,
+                            bool context_given) {
+  FileLines file_lines;
+  if (text.lines) file_lines = check_lines(lesson, text, context, context_given);
+  if (text.lines && !context_given) context = file_lines.needed;
+  // Lines hold out min(1000, 10%) of them, as makemore does; a stream holds out 10% of its blocks.
+  const float val_fraction = text.lines ? std::min(0.1f, 1000.0f / static_cast<float>(std::max<int64_t>(file_lines.lines, 1))) : 0.1f;
+  data::TextData sides = data::load_text({.data = text.data, .val = text.val, .lines = text.lines,
+                                          .keep_empty_lines = !text.lines, .val_fraction = val_fraction, .seed = flags.seed});
+  if (flags.quick) data::keep_first(sides, 250, 60);
+  CharCorpus c{.tokenizer = data::char_tokenizer(sides, text.lines), .lines = text.lines, .source = sides.train_source,
+               .empty_lines = file_lines.empty, .context = context};
+  data::EncodedText ids = data::encode_text(sides, c.tokenizer, text.lines);
   c.dropped = data::drop_unknown(ids.val);
+  if (text.lines) {
+    c.train_lines = std::move(ids.train);
+    c.val_lines = std::move(ids.val);
+    return c;
+  }
   c.train_ids = std::move(ids.train[0]);
   c.val_ids = std::move(ids.val[0]);
   check_windows_fit(lesson, c.train_ids, "the training text", flags.batch, context,
@@ -55,36 +97,100 @@ CharCorpus load_char_corpus(const std::string& lesson, const CommonFlags& flags,
   return c;
 }
 
-double stream_loss(models::GPT& model, const std::vector<int>& ids, int64_t context, int64_t batch, int64_t max_windows) {
+TrainingBatches::TrainingBatches(const CharCorpus& corpus, int64_t context) {
+  if (corpus.lines) lines_.emplace(corpus.train_lines, context);
+  else windows_.emplace(corpus.train_ids, context);
+}
+
+data::Batch TrainingBatches::sample(int64_t batch, Generator& gen) const {
+  return lines_ ? lines_->sample(batch, gen) : windows_->sample(batch, gen);
+}
+
+namespace {
+
+// The summed cross-entropy of a batch over its targets that are not data::kNoAnswer, and their number.
+std::pair<double, int64_t> summed_loss(models::GPT& model, const data::Batch& batch) {
+  int64_t targets = 0;
+  for (const float y : batch.y.to_vector()) targets += y != static_cast<float>(data::kNoAnswer);
+  return {model.loss(batch).item() * static_cast<double>(targets), targets};
+}
+
+}  // namespace
+
+double stream_loss(models::GPT& model, const std::vector<int>& ids, int64_t context, int64_t batch,
+                   std::optional<int64_t> max_windows) {
   NoGradGuard no_grad;
   nn::EvalModeGuard eval(model);
-  const int64_t windows = std::min<int64_t>(max_windows, (static_cast<int64_t>(ids.size()) - 1) / context);
+  const auto n = static_cast<int64_t>(ids.size());
+  const int64_t every = (n - 1 + context - 1) / context;  // the last one possibly shorter
+  const int64_t windows = max_windows ? std::min(*max_windows, (n - 1) / context) : every;
   double total = 0;
+  int64_t targets = 0;
   for (int64_t first = 0; first < windows; first += batch) {
     const int64_t rows = std::min(batch, windows - first);
     std::vector<float> x, y;
     for (int64_t r = 0; r < rows; ++r) {
-      const auto start = ids.begin() + (first + r) * context;
-      x.insert(x.end(), start, start + context);
-      y.insert(y.end(), start + 1, start + context + 1);
+      const int64_t scored_from = (first + r) * context;          // the targets before it belong to earlier windows
+      const int64_t start = std::min(scored_from, n - 1 - context);  // a short last window reads back instead
+      for (int64_t t = start; t < start + context; ++t) {
+        x.push_back(static_cast<float>(ids[static_cast<size_t>(t)]));
+        y.push_back(t >= scored_from ? static_cast<float>(ids[static_cast<size_t>(t + 1)]) : static_cast<float>(data::kNoAnswer));
+      }
     }
-    total += model.loss({tensor(x, {rows, context}), tensor(y, {rows, context})}).item() * static_cast<double>(rows);
+    const auto [sum, count] = summed_loss(model, {tensor(x, {rows, context}), tensor(y, {rows, context})});
+    total += sum, targets += count;
   }
-  return total / static_cast<double>(windows);
+  return total / static_cast<double>(targets);
 }
 
-int64_t validation_windows(const CharCorpus& corpus, int64_t context, const CommonFlags& flags) {
-  return std::min<int64_t>(flags.quick ? 8 : 48, (static_cast<int64_t>(corpus.val_ids.size()) - 1) / context);
+double lines_loss(models::GPT& model, const std::vector<std::vector<int>>& lines, int64_t context, int64_t batch) {
+  NoGradGuard no_grad;
+  nn::EvalModeGuard eval(model);
+  double total = 0;
+  int64_t targets = 0;
+  for (size_t first = 0; first < lines.size(); first += static_cast<size_t>(batch)) {
+    const std::vector<std::vector<int>> some(lines.begin() + static_cast<std::ptrdiff_t>(first),
+                                             lines.begin() + static_cast<std::ptrdiff_t>(std::min(lines.size(), first + static_cast<size_t>(batch))));
+    const auto [sum, count] = summed_loss(model, data::frame_lines(some, context));
+    total += sum, targets += count;
+  }
+  return total / static_cast<double>(targets);
 }
 
-std::vector<double> validation_figures(models::GPT& model, const CharCorpus& corpus, const CommonFlags& flags) {
+namespace {
+constexpr int64_t kEvaluationRows = 64;  // rows per forward when scoring: the result does not depend on it
+}  // namespace
+
+std::vector<double> validation_figures(models::GPT& model, const CharCorpus& corpus, const CommonFlags&) {
   const int64_t context = model.config().block_size;
-  const double loss = stream_loss(model, corpus.val_ids, context, flags.batch, validation_windows(corpus, context, flags));
+  const double loss = corpus.lines ? lines_loss(model, corpus.val_lines, context, kEvaluationRows)
+                                   : stream_loss(model, corpus.val_ids, context, kEvaluationRows);
   return {loss, std::exp(loss)};
 }
 
-std::vector<int64_t> special_ids() {
+std::string validation_extent(const CharCorpus& corpus, int64_t context) {
+  if (corpus.lines) return cat("every one of the ", nn::with_commas(static_cast<int64_t>(corpus.val_lines.size())), " validation lines");
+  const auto n = static_cast<int64_t>(corpus.val_ids.size());
+  return cat("every one of the ", nn::with_commas((n - 1 + context - 1) / context), " windows of ", context, " characters");
+}
+
+std::vector<int64_t> special_ids(bool lines) {
+  if (lines) return {data::Tokenizer::kPad, data::Tokenizer::kBos, data::Tokenizer::kUnk};
   return {data::Tokenizer::kPad, data::Tokenizer::kBos, data::Tokenizer::kEos, data::Tokenizer::kUnk};
+}
+
+std::vector<int> prompt_ids(const std::string& lesson, const data::Tokenizer& tokenizer, const std::string& prompt) {
+  if (prompt.empty()) {
+    const int newline = tokenizer.id("\n");
+    return {newline != data::Tokenizer::kUnk ? newline : data::Tokenizer::kUnk + 1};
+  }
+  std::string unknown;
+  for (const std::string& piece : tokenizer.split(prompt))
+    if (tokenizer.id(piece) == data::Tokenizer::kUnk && unknown.find(piece) == std::string::npos) unknown += piece;
+  if (!unknown.empty())
+    fail(lesson.c_str(), "--prompt '", prompt, "' has characters the model's vocabulary lacks: '", unknown,
+         "'; write the prompt with characters of the training text");
+  return tokenizer.encode(prompt);
 }
 
 std::string sample_text(models::GPT& model, const data::Tokenizer& tokenizer, const std::vector<int>& prompt,
@@ -92,7 +198,48 @@ std::string sample_text(models::GPT& model, const data::Tokenizer& tokenizer, co
   const Tensor ids = tensor(std::vector<float>(prompt.begin(), prompt.end()), {1, static_cast<int64_t>(prompt.size())});
   const std::vector<float> out =
       model.generate(ids, length, {.temperature = temperature, .never_sample = special_ids()}, gen).to_vector();
-  return tokenizer.decode(std::vector<int>(out.begin(), out.end()));
+  std::string text = tokenizer.decode(std::vector<int>(out.begin(), out.end()));
+  text.erase(text.find_last_not_of(" \t\r\n") + 1);  // a cold sample can end in hundreds of spaces
+  return text;
+}
+
+std::vector<SampledLine> sample_lines(models::GPT& model, const std::vector<int>& prompt, int64_t count, float temperature,
+                                      Generator& gen) {
+  const int64_t context = model.config().block_size, start = 1 + static_cast<int64_t>(prompt.size());
+  if (start >= context)
+    fail("sample_lines", "a prompt of ", prompt.size(), " characters leaves no room in a context of ", context);
+  std::vector<float> first;
+  for (int64_t r = 0; r < count; ++r) {
+    first.push_back(static_cast<float>(data::Tokenizer::kBos));
+    first.insert(first.end(), prompt.begin(), prompt.end());
+  }
+  // Every row runs to the full context, as makemore samples; each is cut at its first <eos>.
+  const Tensor out = model.generate(tensor(first, {count, start}), context - start,
+                                    {.temperature = temperature, .never_sample = special_ids(/*lines=*/true)}, gen);  // (count, context)
+  std::vector<SampledLine> lines(static_cast<size_t>(count));
+  for (int64_t r = 0; r < count; ++r) {
+    SampledLine& line = lines[static_cast<size_t>(r)];
+    line.ended = false;
+    for (int64_t t = 1; t < context && !line.ended; ++t) {
+      const int id = static_cast<int>(out.data()[r * context + t]);
+      if (id == data::Tokenizer::kEos) line.ended = true;
+      else line.ids.push_back(id);
+    }
+  }
+  return lines;
+}
+
+std::string line_samples(models::GPT& model, const CharCorpus& corpus, const std::vector<int>& prompt, int64_t count,
+                         float temperature, Generator& gen) {
+  const std::set<std::vector<int>> seen(corpus.train_lines.begin(), corpus.train_lines.end());
+  int64_t in_training = 0, unended = 0;
+  std::string text;
+  for (const SampledLine& line : sample_lines(model, prompt, count, temperature, gen)) {
+    in_training += seen.count(line.ids) > 0, unended += !line.ended;
+    text += corpus.tokenizer.decode(line.ids) + "\n";
+  }
+  return cat(text, in_training, " of ", count, " are lines of the training text",
+             unended ? cat("; ", unended, " filled the context without an end marker") : "");
 }
 
 }  // namespace ladder::lessons

@@ -1,15 +1,18 @@
 // What the character GPTs of lessons 11, 12 and 14 share, so that runs on the same text and budget
-// compare directly: the text as one character stream, the model's shape checks, how it trains
-// (the flags, AdamW's groups, the warmup-then-cosine schedule, what the tracker records), its loss
-// over validation windows, and samples that never draw the tokenizer's special tokens. Each lesson
-// shows its own training loop (optim::train_step): the model's auxiliary loss and
-// after_optimizer_step() go through it, so vq attention's commitment loss and EMA codebook train
-// with no code of their own.
+// compare directly: the text as one character stream or as lines, the model's shape checks, how it
+// trains (the flags, AdamW's groups, the warmup-then-cosine schedule, what the tracker records), its
+// loss over the whole validation text, and samples that never draw the tokenizer's special tokens
+// (lines: every line until its end marker). Each lesson shows its own training loop
+// (optim::train_step): the model's auxiliary loss and after_optimizer_step() go through it, so vq
+// attention's commitment loss and EMA codebook train with no code of their own.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "data/batcher.h"
+#include "data/line_batch.h"
 #include "data/text.h"
 #include "data/tokenizer.h"
 #include "lessons/common/cli.h"
@@ -24,10 +27,11 @@ namespace ladder::lessons {
 // How the GPTs train, as flags with nanoGPT's names.
 struct GPTTraining {
   float weight_decay = 0.1f;
-  ScheduleFlags schedule;  // --warmup, then a cosine decay to a tenth of --lr
+  ScheduleFlags schedule;  // --warmup, then a cosine decay to --lr-floor of --lr
   int64_t eval_every = 100;
+  float clip = 1.0f;  // the gradient norm train_step clips to; 0: no clip (lesson 11's --clip)
 
-  void add_to(LessonCli& cli);  // --weight-decay, --warmup, --eval-every
+  void add_to(LessonCli& cli);  // --weight-decay, --warmup, --lr-floor, --eval-every
   // Refuses a --warmup that leaves no step for the decay; --quick shortens the run. After cli.parse().
   void settle(const std::string& lesson, CommonFlags& common);
   // AdamW at `lr` without decay on biases, norms and embeddings, and nanoGPT's beta2 for its
@@ -39,33 +43,78 @@ struct GPTTraining {
                   const std::string& name = "train") const;
 };
 
-// After parse(): refuses --lines (a GPT reads one stream) and --heads that does not divide --embd.
-void check_gpt_shape(const std::string& lesson, const TextFlags& text, const models::GPTConfig& config);
+// After parse(): refuses --lines unless the lesson reads lines (`reads_lines`) and its attention
+// never reads a padded position (vq's commitment loss and codebook read every key), and --heads
+// that does not divide --embd.
+void check_gpt_shape(const std::string& lesson, const TextFlags& text, const models::GPTConfig& config,
+                     bool reads_lines = false);
 
 struct CharCorpus {
   data::Tokenizer tokenizer;
-  std::vector<int> train_ids, val_ids;
+  bool lines = false;
+  std::vector<int> train_ids, val_ids;                   // a stream: the text as it is, empty lines too
+  std::vector<std::vector<int>> train_lines, val_lines;  // lines: one sequence per line, without markers
   std::string source;
   data::DroppedUnknown dropped;  // validation characters not in the training text
+  int64_t empty_lines = 0;       // lines: the empty lines of the files, skipped
+  int64_t context = 0;           // the model's: the one given, or with lines and none given, the longest line + 1
 };
 // The text as characters, read before anything runs: a bad --data or --val, or a text too short
-// for --batch and --context, fails at once. --quick keeps a small part of it.
-CharCorpus load_char_corpus(const std::string& lesson, const CommonFlags& flags, const TextFlags& text, int64_t context);
+// for --batch and --context, fails at once. --quick keeps a small part of it. In lines mode
+// `context` holds each line with its start marker: when it was given (`context_given`) a longer
+// line is refused with its number, else the context becomes the longest line + 1 (as makemore's).
+CharCorpus load_char_corpus(const std::string& lesson, const CommonFlags& flags, const TextFlags& text, int64_t context,
+                            bool context_given = true);
 
-// The mean cross-entropy over up to `max_windows` consecutive windows of `context` tokens of the
-// stream, each predicting the token after every position; in eval mode, without a graph.
-double stream_loss(models::GPT& model, const std::vector<int>& ids, int64_t context, int64_t batch, int64_t max_windows);
-// The windows every evaluation reads: the first 48 (--quick: 8) of the validation text, or as many as it holds.
-int64_t validation_windows(const CharCorpus& corpus, int64_t context, const CommonFlags& flags);
-// An evaluation of the GPT loops: {the stream_loss of the validation windows, its exp, the perplexity}.
+// What a training step reads: `batch` random windows of the stream, or `batch` random lines framed
+// and padded (data/line_batch.h).
+class TrainingBatches {
+ public:
+  TrainingBatches(const CharCorpus& corpus, int64_t context);
+  data::Batch sample(int64_t batch, Generator& gen) const;  // x, y (batch, context)
+
+ private:
+  std::optional<data::StreamBatcher> windows_;
+  std::optional<data::LineBatcher> lines_;
+};
+
+// The mean cross-entropy per character of the stream, in eval mode and without a graph: consecutive
+// windows of `context` tokens, `batch` at a time, each predicting the token after every position;
+// every token after the first is predicted once (the last window ends at the stream's end, and
+// predicts only the tokens the others left). With max_windows, only the first max_windows windows.
+double stream_loss(models::GPT& model, const std::vector<int>& ids, int64_t context, int64_t batch,
+                   std::optional<int64_t> max_windows = std::nullopt);
+// The mean cross-entropy per character of every line, its end marker counted as a character (as
+// makemore counts it), the lines framed and padded to `context` (data::frame_lines).
+double lines_loss(models::GPT& model, const std::vector<std::vector<int>>& lines, int64_t context, int64_t batch);
+// An evaluation of the GPT loops, over the whole validation text: {the loss, its exp, the perplexity}.
 std::vector<double> validation_figures(models::GPT& model, const CharCorpus& corpus, const CommonFlags& flags);
+// What validation_figures covers: "every one of the 1,734 windows of 64 characters" or "every one of the 3,203 validation lines".
+std::string validation_extent(const CharCorpus& corpus, int64_t context);
 
 // The tokenizer's special tokens (<pad>, <bos>, <eos>, <unk>) are no characters of the text: the
 // model never saw one as a next character, and whatever probability it gives them is an accident
-// of its weights, so samples never draw them.
-std::vector<int64_t> special_ids();
-// `length` characters sampled after `prompt` at this temperature, decoded with the prompt.
+// of its weights, so samples never draw them; lines let <eos> be drawn, as it ends each line.
+std::vector<int64_t> special_ids(bool lines = false);
+// The prompt as ids. Every character must be in the vocabulary (an unknown one would be fed as
+// <unk>, which the model never saw): fails naming `lesson` otherwise. An empty prompt starts a
+// stream from a newline, or from the first character of the vocabulary when the text had none.
+std::vector<int> prompt_ids(const std::string& lesson, const data::Tokenizer& tokenizer, const std::string& prompt);
+// `length` characters sampled after `prompt` at this temperature, decoded with the prompt, the
+// white space it ends in trimmed.
 std::string sample_text(models::GPT& model, const data::Tokenizer& tokenizer, const std::vector<int>& prompt,
                         int64_t length, float temperature, Generator& gen);
+// `count` lines sampled at this temperature, each from <bos> and `prompt` until the model draws
+// <eos>; a line that fills the context without it ends there (`ended` false).
+struct SampledLine {
+  std::vector<int> ids;  // the prompt and what followed, without markers
+  bool ended = true;     // closed by <eos>
+};
+std::vector<SampledLine> sample_lines(models::GPT& model, const std::vector<int>& prompt, int64_t count, float temperature,
+                                      Generator& gen);
+// sample_lines as text, one line each, then how many are lines of the training text (makemore
+// counts them too: a model that only memorised would make nothing new) and how many filled the context.
+std::string line_samples(models::GPT& model, const CharCorpus& corpus, const std::vector<int>& prompt, int64_t count,
+                         float temperature, Generator& gen);
 
 }  // namespace ladder::lessons

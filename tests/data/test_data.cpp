@@ -1,4 +1,4 @@
-// Text loading, tokenizers, batchers, and lesson 05's N-vs-1 task.
+// Text loading, tokenizers, batchers (lines framed and padded too), and lesson 05's N-vs-1 task.
 #include "helpers.h"
 
 #include <sys/stat.h>
@@ -10,6 +10,7 @@
 #include <set>
 
 #include "data/batcher.h"
+#include "data/line_batch.h"
 #include "data/symbol_sequences.h"
 #include "data/text.h"
 #include "data/tokenizer.h"
@@ -140,6 +141,54 @@ TEST_CASE("the train/validation split is seeded, disjoint and complete") {
   CHECK(v.train.size() == 200);
   CHECK(v.val == std::vector<std::string>{"hello", "world"});
   CHECK(join_lines({"a", "b"}) == "a\nb\n");
+}
+
+TEST_CASE("a stream that keeps its empty lines is the text as it is; without, they are dropped") {
+  const std::string text = "one\n\ntwo\r\n\n\nthree\n";
+  CHECK(split_lines(text) == std::vector<std::string>{"one", "two", "three"});
+  CHECK(join_lines(split_lines(text, /*keep_empty=*/true)) == "one\n\ntwo\n\n\nthree\n");
+  const TextData kept = load_text({.data = temp_file("empty_lines.txt", text), .val = temp_file("val_empty.txt", "a\n\nb\n"),
+                                   .keep_empty_lines = true});
+  CHECK(kept.train.size() == 6);
+  CHECK(kept.val == std::vector<std::string>{"a", "", "b"});
+}
+
+TEST_CASE("lines framed for a decoder: <bos> line, then <pad>; targets line <eos>, then no answer") {
+  const Batch b = frame_lines({{5, 6, 7}, {8}, {}}, 5);
+  const float pad = Tokenizer::kPad, bos = Tokenizer::kBos, eos = Tokenizer::kEos, none = kNoAnswer;
+  check_tensor(b.x, {3, 5}, {bos, 5, 6, 7, pad, /**/ bos, 8, pad, pad, pad, /**/ bos, pad, pad, pad, pad});
+  check_tensor(b.y, {3, 5}, {5, 6, 7, eos, none, /**/ 8, eos, none, none, none, /**/ eos, none, none, none, none});
+  CHECK(frame_lines({{5, 6, 7, 8}}, 5).y.data()[4] == eos);  // a line of width - 1 fills its row exactly
+  check_error([] { frame_lines({{5, 6, 7, 8, 9}}, 5); }, {"frame_lines", "5 tokens", "6 positions", "5 wide"});
+  check_error([] { frame_lines({}, 5); }, {"frame_lines", "no lines"});
+}
+
+TEST_CASE("line batcher: random whole lines, framed; a line too long for the rows is refused with its number") {
+  const std::vector<std::vector<int>> lines = {{4, 5}, {6}, {7, 8, 9}};
+  const LineBatcher batcher(lines, 4);
+  Generator gen(3);
+  const Batch b = batcher.sample(50, gen);
+  REQUIRE(b.x.shape() == Shape{50, 4});
+  std::set<int> first_chars;
+  for (int64_t r = 0; r < 50; ++r) {
+    const float* y = b.y.data() + r * 4;
+    std::vector<int> line;
+    for (int64_t t = 0; y[t] != Tokenizer::kEos; ++t) line.push_back(static_cast<int>(y[t]));
+    CHECK(std::find(lines.begin(), lines.end(), line) != lines.end());
+    first_chars.insert(line.front());
+  }
+  CHECK(first_chars.size() == 3);  // every line comes up
+  check_error([] { LineBatcher({{4}, {5, 6, 7, 8}}, 4); }, {"LineBatcher", "line 2", "4 tokens", "5 positions"});
+  check_error([] { LineBatcher({}, 4); }, {"LineBatcher", "no lines"});
+}
+
+TEST_CASE("line shape: lines numbered from 1, empty ones counted, the longest in characters") {
+  const LineShape shape = line_shape("ab\n\r\n\xc3\xa9t\xc3\xa9s\n\nabcd\r\nlast");
+  CHECK(shape.lines == 6);
+  CHECK(shape.empty == 2);
+  CHECK(shape.longest == 4);  // "\xc3\xa9t\xc3\xa9s" is 4 characters in 6 bytes, as long as "abcd"
+  CHECK(shape.longest_line == 3);
+  CHECK(line_shape("one line").lines == 1);
 }
 
 TEST_CASE("character tokenizer: specials first, round trip, unknowns, saved as JSON") {

@@ -2,6 +2,8 @@
 // learns; bad flags and inputs are refused with status 2.
 #include "lessons/lesson_checks.h"
 
+#include <random>
+
 #include "io/safetensors.h"
 #include "nn/attention/attention_registry.h"
 
@@ -101,6 +103,47 @@ TEST_CASE("lesson 11_gpt --attention linear, bigbird and vq: it learns, says whi
     check_refused("11_gpt", "--load " + model + " --attention full --random-blocks 1",
                   {"--load", "--attention, --random-blocks", "ignored"});
   }
+}
+
+// One word a line, from the system's word list in a fixed shuffled order (a names file of the
+// learner's reads the same way), with `empty` empty lines among them.
+std::string words_file(size_t count, int empty) {
+  std::ifstream dict("/usr/share/dict/american-english");
+  std::vector<std::string> all;
+  for (std::string word; std::getline(dict, word);)
+    if (!word.empty() && word.size() <= 12 && std::all_of(word.begin(), word.end(), [](char c) { return c >= 'a' && c <= 'z'; }))
+      all.push_back(word);
+  std::shuffle(all.begin(), all.end(), std::mt19937(1));
+  std::string text;
+  for (size_t n = 0; n < std::min(count, all.size()); ++n) text += all[n] + (n % 500 == 0 && empty-- > 0 ? "\n\n" : "\n");
+  return write_file("words.txt", text);
+}
+
+TEST_CASE("lesson 11_gpt --lines: one word a sequence, makemore's recipe, whole-line samples; bad line files refused") {
+  const std::string words = words_file(2000, 3);
+  TempDir out("lesson11_lines");
+  const Ran ran = run_lesson("11_gpt", "--quick --threads 1 --lines --data " + words + " --layers 2 --embd 64 --batch 32 --lr 2e-3 "
+                                       "--weight-decay 0.01 --warmup 0 --lr-floor 1 --clip 0 --out " + out.path.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  CHECK(says_all(ran.output, {"validation lines", "the longest line and its start marker", "3 empty lines skipped",
+                              "over every one of the 60 validation lines"}));
+  const std::vector<double> val = column(out.path / "metrics.csv", "val_loss");
+  CHECK(val.back() < val.front() - 0.3);
+  for (const double lr : column(out.path / "metrics.csv", "lr")) CHECK(lr == doctest::Approx(2e-3));  // --lr-floor 1: constant
+  const std::string samples = read_text(out.path / "samples.txt");
+  CHECK(samples.find("<") == std::string::npos);  // no marker is ever printed
+  CHECK(samples.find(" of 5 are lines of the training text") != std::string::npos);
+  const Ran sampled = run_lesson("11_gpt", "--load " + (out.path / "model.safetensors").string() + " --sample-chars 30 --prompt b");
+  INFO(sampled.output);
+  REQUIRE(sampled.status == 0);
+  const std::string printed = sampled.output.substr(sampled.output.find("attention\n") + 10);
+  CHECK(printed.size() >= 30);
+  for (size_t start = 0; start < printed.size(); start = printed.find('\n', start) + 1) CHECK(printed[start] == 'b');
+
+  check_refused("11_gpt", "--lines --context 6 --data " + write_file("long.txt", "ab\ncd\nabcdefgh\nx\n"),
+                {"line 3", "8 characters", "--context 9"});
+  check_refused("11_gpt", "--lines --data " + write_file("one.txt", "abc\n"), {"too short to split", "1 line"});
 }
 
 TEST_CASE("lesson 12_linear_attention --quick: one layer three ways agrees; the implied maps and their rank; GPTs per kind; cost against length") {

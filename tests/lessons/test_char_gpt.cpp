@@ -1,0 +1,96 @@
+// What the character GPTs share (lessons/common/char_gpt.h): the validation loss over the whole
+// text, stream or lines, and line samples that stop at the end marker.
+#include "models/gpt_fixtures.h"
+#include "helpers.h"
+
+#include <cmath>
+
+#include "core/autograd.h"
+#include "core/ops.h"
+#include "data/line_batch.h"
+#include "data/tokenizer.h"
+#include "lessons/common/char_gpt.h"
+
+using namespace ladder;
+using ladder::testing::sharpen;
+using ladder::testing::tiny_gpt_config;
+
+namespace {
+
+// The loss of every target of (x, y) one position at a time, by hand: the sum of -log p(target).
+double summed_by_hand(models::GPT& model, const std::vector<int>& x, const std::vector<int>& y) {
+  NoGradGuard no_grad;
+  nn::EvalModeGuard eval(model);
+  const auto T = static_cast<int64_t>(x.size());
+  const Tensor log_p = log_softmax(model.forward(tensor(std::vector<float>(x.begin(), x.end()), {1, T})), -1);  // (1,T,V)
+  const int64_t V = log_p.size(2);
+  double sum = 0;
+  for (int64_t t = 0; t < T; ++t)
+    if (y[static_cast<size_t>(t)] != data::kNoAnswer) sum -= log_p.data()[t * V + y[static_cast<size_t>(t)]];
+  return sum;
+}
+
+}  // namespace
+
+TEST_CASE("stream_loss predicts every character after the first once, the last window reading back") {
+  Generator gen(4);
+  models::GPT model(tiny_gpt_config(), gen);  // context 8
+  sharpen(model);
+  std::vector<int> ids;
+  for (int i = 0; i < 20; ++i) ids.push_back(4 + (i * 5) % 7);  // 20 ids: windows [0,8), [8,16), then [11,19) for targets 17..19
+  const auto at = [&](int64_t from, int64_t n) { return std::vector<int>(ids.begin() + from, ids.begin() + from + n); };
+  std::vector<int> tail_targets = at(12, 8);
+  for (int t = 0; t < 5; ++t) tail_targets[static_cast<size_t>(t)] = data::kNoAnswer;  // 12..16: read back, scored before
+  const double by_hand = (summed_by_hand(model, at(0, 8), at(1, 8)) + summed_by_hand(model, at(8, 8), at(9, 8)) +
+                          summed_by_hand(model, at(11, 8), tail_targets)) / 19;
+  for (const int64_t batch : {1, 2, 64}) CHECK(lessons::stream_loss(model, ids, 8, batch) == doctest::Approx(by_hand).epsilon(1e-5));
+  // max_windows: only the first whole windows.
+  const double first = summed_by_hand(model, at(0, 8), at(1, 8)) / 8;
+  CHECK(lessons::stream_loss(model, ids, 8, 4, 1) == doctest::Approx(first).epsilon(1e-5));
+}
+
+TEST_CASE("lines_loss: per character over every line, each line's end marker counted as one") {
+  Generator gen(5);
+  models::GPT model(tiny_gpt_config(), gen);
+  sharpen(model);
+  const std::vector<std::vector<int>> lines = {{4, 5, 6}, {7}, {8, 9, 10, 4, 5, 6, 7}};  // 11 characters, 3 end markers
+  double sum = 0;
+  for (const std::vector<int>& line : lines) {
+    std::vector<int> x = {data::Tokenizer::kBos}, y = line;
+    x.insert(x.end(), line.begin(), line.end());
+    y.push_back(data::Tokenizer::kEos);
+    sum += summed_by_hand(model, x, y);
+  }
+  for (const int64_t batch : {1, 2, 64}) CHECK(lessons::lines_loss(model, lines, 8, batch) == doctest::Approx(sum / 14).epsilon(1e-5));
+}
+
+TEST_CASE("sample_lines: each line is what generate drew after <bos> and the prompt, up to its first <eos>") {
+  models::GPTConfig config = tiny_gpt_config();  // context 8
+  config.vocab_size = 7;  // 4 specials and 3 characters: an untrained model draws <eos> often
+  Generator init(6);
+  models::GPT model(config, init);
+  Generator gen(7), twin_gen(7);
+  const int64_t count = 40;
+  const std::vector<lessons::SampledLine> lines = lessons::sample_lines(model, {5}, count, 1.0f, gen);
+  std::vector<float> prompt;
+  for (int64_t r = 0; r < count; ++r) prompt.insert(prompt.end(), {static_cast<float>(data::Tokenizer::kBos), 5.0f});
+  const Tensor drawn = model.generate(tensor(prompt, {count, 2}), 6, {.never_sample = lessons::special_ids(/*lines=*/true)}, twin_gen);
+  REQUIRE(lines.size() == static_cast<size_t>(count));
+  int64_t cut = 0, unended = 0;
+  for (int64_t r = 0; r < count; ++r) {
+    CAPTURE(r);
+    std::vector<int> expected;
+    bool ended = false;
+    for (int64_t t = 1; t < 8 && !ended; ++t) {
+      const int id = static_cast<int>(drawn.data()[r * 8 + t]);
+      ended = id == data::Tokenizer::kEos;
+      if (!ended) expected.push_back(id);
+    }
+    CHECK(lines[static_cast<size_t>(r)].ids == expected);
+    CHECK(lines[static_cast<size_t>(r)].ended == ended);
+    CHECK(lines[static_cast<size_t>(r)].ids.front() == 5);  // the prompt starts every line
+    cut += ended && expected.size() < 6, unended += !ended;
+  }
+  CHECK(cut > 0);  // lines whose <eos> came before the context was full: what followed it is left out
+  CHECK(unended > 0);  // and lines that filled the context say so
+}
