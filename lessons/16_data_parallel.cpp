@@ -272,6 +272,7 @@ void what_breaks(const Setup& s, const Trained& averaged, float trained_spread, 
                   {"spread_no_all_reduce", apart.spreads.back()}});
   if (!s.run) return;
   s.run->wrote(lessons::save_line_chart(s.run->path("summed"), {"Summing instead of averaging, plain SGD", "step", "training loss (log scale)", curves, true}));
+  if (all.size() == 1) return;  // one process has no spread: all zeros, nothing on a log scale
   s.run->wrote(lessons::save_line_chart(s.run->path("spread"), {"Parameters' spread across processes", "step", "largest difference (log scale)",
                                                                  {lessons::per_step("a seed per process, no broadcast", seeds.spreads),
                                                                   lessons::per_step("no all-reduce", apart.spreads)}, true}));
