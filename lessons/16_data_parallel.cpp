@@ -23,6 +23,7 @@
 #include "lessons/common/cli.h"
 #include "lessons/common/data_parallel_cost.h"
 #include "lessons/common/plot.h"
+#include "lessons/common/resume.h"
 #include "lessons/common/run.h"
 #include "lessons/common/tracker.h"
 #include "models/gpt.h"
@@ -118,19 +119,21 @@ Trained train(const Setup& s, models::GPT& model, const dist::Communicator& comm
     tracker.emplace(*s.run, lessons::TrackerOptions{.steps = s.flags.steps, .eval_every = s.training.eval_every, .csv = csv,
                                                     .items_per_step = s.flags.batch * s.config.block_size, .name = name});
   Trained out;
-  for (int64_t step = 1; step <= s.flags.steps; ++step) {
+  // Every process restores the same model, AdamW, batches and losses: rank 0 through its Tracker, the others from its file.
+  const lessons::LoopState state{model, adamw, {&data.gen}, lessons::carried_values("losses", out.losses)};
+  const int64_t first = tracker ? tracker->resume(state) : lessons::resume_without_run(s.flags.resume, kLesson, csv, state);
+  for (int64_t step = first; step <= s.flags.steps; ++step) {
     adamw.set_lr(schedule(step - 1));
     const data::Batch mine = dist::take_shard(data.next(), shard);
     optim::StepResult result = optim::train_step(model, adamw, mine, 1.0f, [&] { dist::all_reduce_gradients(model, comm, shard.share); });
     result.loss = comm.sum(shard.share * result.loss);  // the whole batch's loss, the same on every process
     out.losses.push_back(result.loss);
-    if (!tracker) continue;
-    tracker->step(step, result, adamw.lr());
-    if (tracker->evaluation_due(step))
+    lessons::stop_together(comm, [&] { if (tracker) tracker->step(step, result, adamw.lr()); });
+    if (tracker && tracker->evaluation_due(step))
       tracker->evaluated(step, {lessons::stream_loss(model, s.corpus.val_ids, s.config.block_size, 12, s.flags.quick ? 8 : 48)});
   }
+  lessons::stop_together(comm, [&] { if (tracker) tracker->finish(); });
   if (!tracker) return out;
-  tracker->finish();
   out.val = tracker->curve("val_loss");
   out.step_seconds = tracker->mean_step_seconds();
   return out;
@@ -152,8 +155,7 @@ Trained train_both(const Setup& s, models::GPT& model, nlohmann::ordered_json& m
   const Trained shared = train(s, model, all, cat(all.size(), " processes"), "metrics.csv");
   const dist::Communicator alone = all.first(1);
   Trained one;
-  if (all.rank() == 0) one = train(s, *same_model(s, alone), alone, "1 process", "metrics_one_process.csv");
-  all.barrier();
+  lessons::stop_together(all, [&] { if (all.rank() == 0) one = train(s, *same_model(s, alone), alone, "1 process", "metrics_one_process.csv"); });
   if (!s.run) return shared;
   const size_t steps = shared.losses.size();
   const double first10 = largest_difference(shared.losses, one.losses, 10), every = largest_difference(shared.losses, one.losses, steps);
@@ -270,6 +272,7 @@ void what_breaks(const Setup& s, const Trained& averaged, float trained_spread, 
                   {"spread_no_all_reduce", apart.spreads.back()}});
   if (!s.run) return;
   s.run->wrote(lessons::save_line_chart(s.run->path("summed"), {"Summing instead of averaging, plain SGD", "step", "training loss (log scale)", curves, true}));
+  if (all.size() == 1) return;  // one process has no spread: all zeros, nothing on a log scale
   s.run->wrote(lessons::save_line_chart(s.run->path("spread"), {"Parameters' spread across processes", "step", "largest difference (log scale)",
                                                                  {lessons::per_step("a seed per process, no broadcast", seeds.spreads),
                                                                   lessons::per_step("no all-reduce", apart.spreads)}, true}));

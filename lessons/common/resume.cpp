@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "io/atomic_file.h"
 #include "io/safetensors.h"
+#include "lessons/common/run.h"
 
 namespace fs = std::filesystem;
 
@@ -68,12 +69,24 @@ std::vector<double> exact_values(const Tensor& pieces) {
   return values;
 }
 
+namespace {
+
+// The exact values a checkpoint carries under `name`; fails in one line when it has none.
+std::vector<double> values_carried(const std::map<std::string, Tensor>& state, const std::string& name) {
+  if (!state.count(name)) fail("resume", "the checkpoint has no '", name, "'");
+  return exact_values(state.at(name));
+}
+
+}  // namespace
+
 Carried carried_integer(const std::string& name, int64_t& value) {
   return {[name, &value] { return std::map<std::string, Tensor>{{name, exact_tensor({static_cast<double>(value)})}}; },
-          [name, &value](const std::map<std::string, Tensor>& state) {
-            if (!state.count(name)) fail("resume", "the checkpoint has no '", name, "'");
-            value = static_cast<int64_t>(exact_values(state.at(name)).at(0));
-          }};
+          [name, &value](const std::map<std::string, Tensor>& state) { value = static_cast<int64_t>(values_carried(state, name).at(0)); }};
+}
+
+Carried carried_values(const std::string& name, std::vector<double>& values) {
+  return {[name, &values] { return std::map<std::string, Tensor>{{name, exact_tensor(values)}}; },
+          [name, &values](const std::map<std::string, Tensor>& state) { values = values_carried(state, name); }};
 }
 
 Carried bptt_carried(models::CharRNN& model, data::ContiguousBatcher& windows) {
@@ -130,6 +143,23 @@ std::pair<int64_t, nlohmann::json> load_loop_checkpoint(const std::string& path,
   } catch (const Error& e) {
     throw Error(cat(e.what(), " (checkpoint ", path, ")"));
   }
+}
+
+int64_t resume_without_run(const std::string& resumed, const std::string& lesson, const std::string& csv, LoopState state) {
+  if (resumed.empty()) return 1;
+  const std::string checkpoint = checkpoint_file(resumed, fs::path(csv).stem().string());
+  if (!fs::exists(checkpoint)) return 1;
+  return load_loop_checkpoint(checkpoint, lesson, state).first + 1;
+}
+
+void stop_together(const dist::Communicator& comm, const std::function<void()>& part) {
+  std::string stopped;
+  try {
+    part();
+  } catch (const Stopped& e) {
+    stopped = e.what();
+  }
+  if (comm.sum(stopped.empty() ? 0 : 1) > 0) throw Stopped(stopped);  // empty on the others, who print nothing
 }
 
 nlohmann::json recorded_flags(const std::string& run_folder) {

@@ -21,6 +21,7 @@
 #include "core/random.h"
 #include "core/tensor.h"
 #include "data/batcher.h"
+#include "dist/communicator.h"
 #include "models/char_rnn.h"
 #include "nn/module.h"
 #include "optim/optimizer.h"
@@ -49,6 +50,8 @@ std::vector<double> exact_values(const Tensor& pieces);
 
 // An integer the loop sets once and reports at the end (lesson 15's peak memory of step 1), exact.
 Carried carried_integer(const std::string& name, int64_t& value);
+// Numbers the loop appends to at every step (lesson 16's training loss per step), exact.
+Carried carried_values(const std::string& name, std::vector<double>& values);
 
 // The state a character RNN carries into its next window and the window the batcher reads next.
 Carried bptt_carried(models::CharRNN& model, data::ContiguousBatcher& windows);
@@ -65,6 +68,15 @@ void save_loop_checkpoint(const std::string& path, const std::string& lesson, co
 // generator too) and returns {step, records}.
 std::pair<int64_t, nlohmann::json> load_loop_checkpoint(const std::string& path, const std::string& lesson,
                                                         LoopState& state);
+
+// Lesson 16's processes, of which rank 0 alone has a Run and a Tracker, resume and stop together:
+// a process without a Run puts back the checkpoint of the loop that writes `csv` (after which the
+// Tracker names it) from the run folder `resumed` (--resume's; empty: not resuming), as it read the
+// run's flags from there, and returns the step after it; 1 when there is none.
+int64_t resume_without_run(const std::string& resumed, const std::string& lesson, const std::string& csv, LoopState state);
+// Runs `part` on every process of `comm`, then stops them all (Stopped) if it stopped one of them:
+// --stop-after stops rank 0 alone (its Tracker throws), and the others would wait for it forever.
+void stop_together(const dist::Communicator& comm, const std::function<void()>& part);
 
 // The flags a run folder's resume/flags.json recorded; fails in one line when the folder has none.
 nlohmann::json recorded_flags(const std::string& run_folder);

@@ -113,9 +113,7 @@ void record_codebooks(models::GPT& model, int64_t step, CodebookHistory& history
 
 Carried codebook_carried(CodebookHistory& history) {
   return {[&history] {
-            std::map<std::string, Tensor> state;
-            if (history.steps.empty()) return state;  // a loop before the VQ model's: nothing recorded yet
-            state["codebook.steps"] = exact_tensor(history.steps);
+            std::map<std::string, Tensor> state = {{"codebook.steps", exact_tensor(history.steps)}};
             for (size_t l = 0; l < history.layers.size(); ++l) {
               std::vector<double> values;  // used, perplexity, error per evaluation
               for (const CodebookState& c : history.layers[l]) values.insert(values.end(), {c.used, c.perplexity, c.error});
@@ -124,9 +122,7 @@ Carried codebook_carried(CodebookHistory& history) {
             return state;
           },
           [&history](const std::map<std::string, Tensor>& state) {
-            history.steps.clear(), history.layers.clear();
-            if (!state.count("codebook.steps")) return;
-            history.steps = exact_values(state.at("codebook.steps"));
+            history.steps = exact_values(state.at("codebook.steps")), history.layers.clear();
             for (size_t l = 0; state.count("codebook.layer" + std::to_string(l)); ++l) {
               const std::vector<double> values = exact_values(state.at("codebook.layer" + std::to_string(l)));
               history.layers.emplace_back();

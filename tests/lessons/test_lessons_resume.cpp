@@ -142,7 +142,7 @@ TEST_CASE("truncated BPTT's carried state and stream position go into a checkpoi
   CHECK_THROWS_WITH_AS(fresh.seek(windows.windows()), doctest::Contains("out of range"), Error);
 }
 
-TEST_CASE("what a loop carries comes back bit for bit: doubles, integers past 2^24, the codebook history") {
+TEST_CASE("what a loop carries comes back bit for bit: doubles, integers past 2^24, the codebook history, empty too") {
   const std::vector<double> values = {0.1, -1.0 / 3.0, 16777217.0, 1e300, 0.0};  // 2^24 + 1: a float32 would round it
   const Tensor pieces = lessons::exact_tensor(values);
   CHECK(pieces.shape() == Shape{5, 4});
@@ -154,6 +154,10 @@ TEST_CASE("what a loop carries comes back bit for bit: doubles, integers past 2^
   lessons::carried_integer("peak_bytes", back).restore(saved);
   CHECK(back == peak);
   CHECK_THROWS_WITH_AS(lessons::carried_integer("other", back).restore(saved), doctest::Contains("no 'other'"), Error);
+  std::vector<double> losses = values, losses_back = {7.0};
+  lessons::carried_values("losses", losses_back).restore(lessons::carried_values("losses", losses).save());
+  CHECK(losses_back == values);
+  CHECK_THROWS_WITH_AS(lessons::carried_values("other", losses_back).restore(saved), doctest::Contains("no 'other'"), Error);
 
   lessons::CodebookHistory history{.steps = {10, 20}, .layers = {{{1.5, 2.25, 0.1}, {3, 4, 0.2}}, {{5, 6, 0.3}, {7, 8, 0.4}}}};
   lessons::CodebookHistory restored{.steps = {99}, .layers = {{{9, 9, 9}}}};
@@ -162,10 +166,21 @@ TEST_CASE("what a loop carries comes back bit for bit: doubles, integers past 2^
   REQUIRE(restored.layers.size() == 2);
   CHECK(restored.layers[1][1].perplexity == 8);
   CHECK(restored.layers[0][0].error == 0.1);
+  // An empty history (a loop before the VQ model's has recorded none) goes through a checkpoint file as a
+  // zero-element tensor and comes back empty.
+  TempDir out("resume_codebook");
+  fs::create_directories(out.path);
+  const std::string path = (out.path / "loop.safetensors").string();
+  Generator init(1);
+  nn::Linear model(3, 2, {}, init);
+  optim::SGD sgd(model.named_parameters(), {.lr = 0.1f});
   lessons::CodebookHistory none;
-  CHECK(lessons::codebook_carried(none).save().empty());  // a zero-element tensor does not load back: none is saved
-  lessons::codebook_carried(restored).restore({});
+  lessons::save_loop_checkpoint(path, "99_kit", {model, sgd, {}, lessons::codebook_carried(none)}, 1, nlohmann::json::object());
+  CHECK(io::load_safetensors(path).tensors.at("carried.codebook.steps").shape() == Shape{0, 4});
+  lessons::LoopState state{model, sgd, {}, lessons::codebook_carried(restored)};
+  lessons::load_loop_checkpoint(path, "99_kit", state);
   CHECK(restored.steps.empty());
+  CHECK(restored.layers.empty());
 }
 
 TEST_CASE("the best weights a pairs file's loop keeps go into its checkpoint and come back, with their step and loss") {
@@ -188,7 +203,7 @@ TEST_CASE("the best weights a pairs file's loop keeps go into its checkpoint and
   CHECK_THROWS_WITH_AS(resumed.carried().restore({}), doctest::Contains("no best weights"), Error);
 }
 
-TEST_CASE("the tracker rewrites its loop's checkpoint at each evaluation, keeps none when told not to, and a finished run none at all") {
+TEST_CASE("the tracker rewrites its loop's checkpoint at each evaluation, which a process without a Run finds, keeps none when told not to, and a finished run none at all") {
   TempDir out("resume_kit");
   ParsedCli parsed({"--out", out.path.string(), "--steps", "4"});
   lessons::Run run(parsed.cli);
@@ -208,6 +223,10 @@ TEST_CASE("the tracker rewrites its loop's checkpoint at each evaluation, keeps 
   CHECK(fs::exists(out.path / "resume" / "flags.json"));
   CHECK(io::load_safetensors(checkpoint.string()).metadata.at("step") == "4");
   CHECK(io::load_safetensors(checkpoint.string()).tensors.count("model.0.weight") == 1);
+  // A process without a Run (lesson 16's others) finds the same checkpoint by the loop's CSV.
+  CHECK(lessons::resume_without_run(out.path.string(), run.lesson(), "metrics.csv", {*model, sgd}) == 5);
+  CHECK(lessons::resume_without_run(out.path.string(), run.lesson(), "other.csv", {*model, sgd}) == 1);
+  CHECK(lessons::resume_without_run("", run.lesson(), "metrics.csv", {*model, sgd}) == 1);
   lessons::Tracker skipped(run, {.steps = 4, .eval_every = 1, .csv = "", .name = "demo", .progress = false, .checkpoints = false});
   train(skipped);
   CHECK_FALSE(fs::exists(out.path / "resume" / "demo.safetensors"));
