@@ -335,7 +335,7 @@ int main(int argc, char** argv) {
     gpts.add_metrics(metrics, notes, "part 4: ");
     lessons::add_cost_metrics(metrics, notes, costs, kCostKinds, "part 5: ");
     run.finish(metrics, notes,
-               "docs/12_linear_attention.md, section 1 (Transformers are RNNs); then exercise 1: --feature-map softmax\n"
+               "docs/12_linear_attention.md, section 4 (Causal: the chunked product); then exercise 1: --feature-map softmax\n"
                "      and --chunk 1, and compare the three columns");
   });
 }

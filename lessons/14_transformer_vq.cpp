@@ -335,7 +335,7 @@ int main(int argc, char** argv) {
     metrics["vq_key_error"] = codebook.first_layer.error;
     notes["vq_key_error"] = "part 3: layer 1's mean |k - code|^2 over the keys' spread mean |k - mean k|^2";
     run.finish(metrics, notes,
-               "docs/14_transformer_vq.md, section 2 (why rounded keys make attention linear); then exercise 1:\n"
+               "docs/14_transformer_vq.md, section 2 (Why rounded keys make attention linear); then exercise 1:\n"
                "      --small-block 1 and --small-block 16, and compare the columns");
   });
 }
