@@ -107,11 +107,7 @@ lessons::ContenderResult train(lessons::Run& run, Model& model, const Task& task
                                         .parameters = model.num_parameters(),
                                         .curve = tracker.curve("train_loss"),
                                         .answers = static_cast<int64_t>(test.classes.size())};
-  std::printf("   %-16s %-26s test accuracy %5.1f%% +-%4.1f  %6.2f steps/s  peak %7.1f MiB  %7lld parameters\n",
-              name.c_str(), task.title.c_str(), 100 * result.test_acc,
-              100 * lessons::standard_error(result.test_acc, result.answers), result.steps_per_s, result.peak_mib,
-              static_cast<long long>(result.parameters));
-  return result;
+  return result;  // printed once, in the tables of parts 3 and 4 (part 5 prints its own)
 }
 
 // ---- 5. the circuit: a causal tagger on recall with two tokens per pair, its loss and its maps ----
@@ -126,6 +122,8 @@ double circuit(lessons::Run& run, const Contender& c, const data::MqarOptions& o
   Generator init(seed + 3);
   models::EncoderTagger model(lessons::encoder_config(causal, task, size), init);
   const lessons::ContenderResult r = train(run, model, task, c.name, budget, warmup, seed);
+  std::printf("   %s: test accuracy %.1f%% +- %.1f\n", c.name.c_str(), 100 * r.test_acc,
+              100 * lessons::standard_error(r.test_acc, r.answers));
   run.wrote(lessons::save_line_chart(
       run.path(cat("circuit_loss_", c.name)),
       {cat("Recall, two tokens per pair: ", c.name, "'s training loss"), "step", "cross-entropy (nats)", {r.curve}}));
