@@ -13,6 +13,7 @@
 #include "docs/next_pointers.h"
 #include "docs/rules.h"
 #include "docs/snippets.h"
+#include "markers.h"
 #include "docs/source_index.h"
 #include "lessons/lesson_runner.h"
 
@@ -272,6 +273,18 @@ TEST_CASE("a next: line with a wrong section number or title is caught") {
   CHECK(problems(R"src(f("docs/10_transformer.md, section 1 (Transformers are RNNs)");)src").find("is \"Attention\"") != std::string::npos);
   CHECK(problems(R"src(f("docs/10_transformer.md, \"Exercises\"; then");)src") == "");
   CHECK(problems(R"src(f("docs/10_transformer.md, \"Exorcises\"; then");)src").find("no section \"Exorcises\"") != std::string::npos);
+}
+
+TEST_CASE("every figure marker of the lesson notes follows its figure and names a key (docs/architecture.md)") {
+  size_t markers = 0;
+  for (const Note& note : notes()) {
+    const std::string stem = fs::path(note.path).stem().string();
+    if (!note.path.starts_with("docs/") || stem.size() < 3 || !std::isdigit(static_cast<unsigned char>(stem[0]))) continue;
+    const ladder::check_notes::Markers found = ladder::check_notes::read_markers(note.path, read(kRoot / note.path));
+    markers += found.found.size();
+    for (const std::string& problem : found.problems) FAIL_CHECK(problem);
+  }
+  CHECK(markers > 50);  // the notes carry markers
 }
 
 TEST_CASE("./ladder's usage text gives its commands and benchmark names") {

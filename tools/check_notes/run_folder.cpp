@@ -137,7 +137,7 @@ std::vector<std::string> non_default_flags(const nlohmann::json& summary, const 
     const std::string type = m[2].str().substr(0, m[2].str().find("  "));  // "INT in [0, 1024]=0", " TEXT", ""
     const size_t equals = type.rfind('=');
     if (type.empty()) defaults[m[1].str()] = "false";  // a flag without a value is off unless given
-    else if (equals != std::string::npos && type.find('{') == std::string::npos) defaults[m[1].str()] = type.substr(equals + 1);
+    else if (equals != std::string::npos && !type.starts_with(",")) defaults[m[1].str()] = type.substr(equals + 1);  // not "--lines,--stream{false}"
   }
   std::vector<std::string> differ;
   for (const auto& [name, value] : summary.at("flags").items()) {
