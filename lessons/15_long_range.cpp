@@ -36,6 +36,7 @@
 #include "lessons/common/cli.h"
 #include "lessons/common/long_range_models.h"
 #include "lessons/common/long_range_tasks.h"
+#include "lessons/common/part_flag.h"
 #include "lessons/common/recall_capacity.h"
 #include "lessons/common/recall_maps.h"
 #include "lessons/common/run.h"
@@ -250,6 +251,7 @@ int main(int argc, char** argv) {
                            {.steps = 1000, .lr = 3e-3f, .batch = 32});
     Flags flags;
     flags.add_to(cli);
+    lessons::PartFlag part(cli, 5);  // part 1 alone prints the tasks
     cli.parse(argc, argv);
     if (cli.common.quick) flags.shrink_for_quick(cli);
     if (!cli.given("--warmup")) flags.warmup.warmup = std::min(flags.warmup.warmup, cli.common.steps / 10);
@@ -264,11 +266,15 @@ int main(int argc, char** argv) {
     const std::vector<Contender> circuit_kinds = chosen_contenders("--circuit-kinds", flags.circuit_kinds);
     const std::vector<std::string> parts = lessons::chosen_names(
         kLesson, "--tasks", flags.parts, {"listops", "recall", "capacity", "circuit"}, "task");
-    const auto chosen = [&](const std::string& part) { return std::find(parts.begin(), parts.end(), part) != parts.end(); };
+    if (cli.given("--part") && cli.given("--tasks")) fail(kLesson, "--part and --tasks both choose what runs; give one of them");
+    const auto chosen = [&](const std::string& task) {  // parts 2 and 3 are the training on listops and recall, and its table
+      const int number = task == "capacity" ? 4 : task == "circuit" ? 5 : 2;
+      return (part.runs(number) || (number == 2 && part.runs(3))) && std::find(parts.begin(), parts.end(), task) != parts.end();
+    };
     flags.complete(cli.common.seed);
     flags.check(cli.common, contenders, circuit_kinds);
     lessons::Run run(cli);
-    lessons::Summary summary;
+    lessons::Summary summary{nlohmann::ordered_json::object(), {}};  // part 1 alone reports no metrics
 
     const Task listops = lessons::listops_task(flags.listops);
     const Task recall = lessons::recall_task(flags.recall, "recall", "recall, one token per pair");
