@@ -72,7 +72,7 @@ std::pair<int, std::string> run_command(const std::string& command) {
 void run_lesson(const Options& o, const std::string& name, const fs::path& folder) {
   std::string command = (o.lessons / ("lesson_" + name)).string() + " --out " + folder.string() + (o.quick ? " --quick" : "");
   if (name.starts_with("16_"))
-    command = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -q --oversubscribe -np 2 " + command;
+    command = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -q --oversubscribe -np 2 " + command + " --procs 2";
   std::printf("   running %s ...\n", command.c_str());
   std::fflush(stdout);
   Timing timing{.load_before = load_average(), .cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN))};
