@@ -52,6 +52,14 @@ TEST_CASE("a marker gives the figure before it, its key and its tolerance") {
   CHECK(m.found[5].tolerance == doctest::Approx(5e-6));
 }
 
+TEST_CASE("a note's run-quick lines give the flags its --quick twin adds") {
+  const Markers m = read("text\n<!-- run-quick: --capacity-pairs 4,8 -->\n0.9<!-- run: acc -->\n<!-- run-quick: --circuit-steps 3 -->\n");
+  CHECK(m.problems.empty());
+  CHECK(m.found.size() == 1);
+  CHECK(m.quick_flags == "--capacity-pairs 4,8 --circuit-steps 3");
+  CHECK(read("0.9<!-- run: acc -->\n").quick_flags.empty());
+}
+
 TEST_CASE("the default tolerance is the figure's rounding; drift is a larger difference") {
   CHECK(rounding_tolerance("0.935") == doctest::Approx(0.0005));
   CHECK(rounding_tolerance("21.7") == doctest::Approx(0.05));

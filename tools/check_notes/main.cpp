@@ -69,8 +69,9 @@ std::pair<int, std::string> run_command(const std::string& command) {
 
 // Runs lesson `name` into `folder` (lesson 16 on two processes, as ./ladder lesson 16 does) and
 // records its time and the load around it.
-void run_lesson(const Options& o, const std::string& name, const fs::path& folder) {
-  std::string command = (o.lessons / ("lesson_" + name)).string() + " --out " + folder.string() + (o.quick ? " --quick" : "");
+void run_lesson(const Options& o, const std::string& name, const fs::path& folder, const std::string& quick_flags) {
+  std::string command = (o.lessons / ("lesson_" + name)).string() + " --out " + folder.string();
+  if (o.quick) command += " --quick " + quick_flags;
   if (name.starts_with("16_"))
     command = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -q --oversubscribe -np 2 " + command + " --procs 2";
   std::printf("   running %s ...\n", command.c_str());
@@ -80,17 +81,21 @@ void run_lesson(const Options& o, const std::string& name, const fs::path& folde
   const auto [status, output] = run_command(command);
   timing.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   timing.load_after = load_average();
-  if (status != 0) ladder::fail("check-notes", "lesson ", name, " failed (exit status ", status, "):\n", output.substr(output.size() > 2000 ? output.size() - 2000 : 0));
+  if (status != 0)  // the end of its output says why
+    ladder::fail("check-notes", "lesson ", name, " failed (exit status ", status, "):\n",
+                 output.substr(output.size() > 2000 ? output.size() - 2000 : 0));
   write_timing(folder, timing);
-  std::printf("   ran in %.1f s; load %.1f before, %.1f after, on %d cores\n", timing.seconds, timing.load_before, timing.load_after, timing.cores);
+  std::printf("   ran in %.1f s; load %.1f before, %.1f after, on %d cores\n", timing.seconds, timing.load_before,
+              timing.load_after, timing.cores);
 }
 
-// The run folder to read for lesson `name`: a default run, run first when needed.
-fs::path default_run(const Options& o, const std::string& name) {
+// The run folder to read for lesson `name`: a default run, run first when needed (or a --quick run
+// given `quick_flags`).
+fs::path default_run(const Options& o, const std::string& name, const std::string& quick_flags) {
   if (o.quick) {
     const fs::path folder = o.out / name;
     fs::remove_all(folder);
-    run_lesson(o, name, folder);
+    run_lesson(o, name, folder, quick_flags);
     return folder;
   }
   const fs::path folder = o.runs / name;
@@ -109,7 +114,7 @@ fs::path default_run(const Options& o, const std::string& name) {
       return folder;
     }
   }
-  run_lesson(o, name, folder);
+  run_lesson(o, name, folder, "");
   return folder;
 }
 
@@ -125,7 +130,7 @@ void check_note(const Options& o, const fs::path& note, Tally& tally) {
   for (const std::string& problem : markers.problems) std::printf("   marker: %s\n", problem.c_str()), ++tally.failed;
   if (markers.found.empty()) return;
   try {
-    const RunFolder run(default_run(o, name));
+    const RunFolder run(default_run(o, name, markers.quick_flags));
     for (const Marker& m : markers.found) {
       try {
         if (o.quick) {

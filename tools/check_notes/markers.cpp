@@ -87,6 +87,11 @@ Markers read_markers(const std::string& note_path, const std::string& markdown) 
       out.problems.push_back(note_path + ":" + std::to_string(line_number) + ": a marker inside a fenced block shows as text: put the figure in the prose");
       continue;
     }
+    const size_t quick = line.find("<!-- run-quick:");
+    if (quick != std::string::npos && line.find("-->", quick) != std::string::npos) {
+      const size_t begin = quick + std::string("<!-- run-quick:").size();
+      out.quick_flags += (out.quick_flags.empty() ? "" : " ") + trim(line.substr(begin, line.find("-->", quick) - begin));
+    }
     for (size_t open = line.find("<!-- run:"); open != std::string::npos; open = line.find("<!-- run:", open + 1)) {
       const std::string where = note_path + ":" + std::to_string(line_number) + ": ";
       const size_t close = line.find("-->", open);

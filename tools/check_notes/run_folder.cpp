@@ -63,13 +63,16 @@ double RunFolder::value(const Source& source) const {
   if (!source.file.empty()) return csv_value(source);
   if (source.key == "seconds") return as_number(timing_.is_null() ? summary_.at("seconds") : timing_.at("seconds"), "seconds");
   if (source.key == "load" || source.key == "cores") {
-    if (timing_.is_null()) fail("check-notes", folder_.string(), " has no timing.json: check-notes did not start this run, so its ", source.key, " is unknown");
+    if (timing_.is_null())
+      fail("check-notes", folder_.string(), " has no timing.json: check-notes did not start this run, so its ", source.key,
+           " is unknown");
     return as_number(timing_.at(source.key == "load" ? "load_before" : "cores"), source.key);
   }
   const nlohmann::json* at = &summary_.at("metrics");
   std::stringstream path(source.key);
   for (std::string part; std::getline(path, part, '.');) {
-    if (at->is_array() && !part.empty() && std::all_of(part.begin(), part.end(), ::isdigit) && std::stoul(part) < at->size()) at = &(*at)[std::stoul(part)];
+    const bool index = !part.empty() && std::all_of(part.begin(), part.end(), ::isdigit);
+    if (at->is_array() && index && std::stoul(part) < at->size()) at = &(*at)[std::stoul(part)];
     else if (at->is_object() && at->contains(part)) at = &(*at)[part];
     else fail("check-notes", "summary.json has no metric '", source.key, "'");
   }
@@ -118,10 +121,15 @@ double RunFolder::csv_value(const Source& source) const {
     if (matches) chosen = cells;  // the last row that matches: a condition-less source reads the last row
     if (matches && !conditions.empty()) break;
   }
-  if (chosen.empty()) fail("check-notes", source.file, " has no row where ", source.where.empty() ? std::string("(it is empty)") : source.where.front().first + " = " + source.where.front().second);
+  if (chosen.empty()) {
+    std::string where;
+    for (const auto& [name, value] : source.where) where += (where.empty() ? "" : " and ") + name + " = " + value;
+    fail("check-notes", source.file, where.empty() ? " has no rows" : " has no row where " + where);
+  }
   char* end = nullptr;
   const double value = std::strtod(chosen[wanted].c_str(), &end);
-  if (chosen[wanted].empty() || *end != '\0') fail("check-notes", source.file, "'s ", source.key, " is '", chosen[wanted], "', not a number");
+  if (chosen[wanted].empty() || *end != '\0')
+    fail("check-notes", source.file, "'s ", source.key, " is '", chosen[wanted], "', not a number");
   return value;
 }
 
