@@ -273,6 +273,6 @@ int main(int argc, char** argv) {
       summary.add(lessons::report_number_task(run, cli, number_model, number_model, *numbers, counted, "Transformer (lesson 10)",
                                               lessons::OtherRun{compare, "lesson 09"}));
     }
-    run.finish(summary.metrics, summary.notes, "docs/10_transformer.md, section 4 (Reading the attention maps); then lesson 11, a GPT");
+    run.finish(summary.metrics, summary.notes, "docs/10_transformer.md, section 7 (Reading the attention maps); then lesson 11, a GPT");
   });
 }

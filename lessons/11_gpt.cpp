@@ -336,6 +336,7 @@ int main(int argc, char** argv) {
                 {"val_unknown_tokens", "validation characters not in the training text, left out of val_loss"},
                 {"cached_tokens_per_s", "part 3: generating a full context with the KV cache"},
                 {"uncached_tokens_per_s", "part 3: the same without it, the whole context run again for every token"}},
-               "docs/11_gpt.md; then try --layers 6 --heads 6 --embd 384 --context 256, nanoGPT's Shakespeare model");
+               "docs/11_gpt.md, section 8 (Choosing the attention kind); then exercise 7: --attention linear and\n"
+               "      --attention bigbird, each with its own --out");
   });
 }

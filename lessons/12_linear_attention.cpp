@@ -31,6 +31,7 @@
 #include "lessons/common/char_gpt.h"
 #include "lessons/common/cli.h"
 #include "lessons/common/gpt_comparison.h"
+#include "lessons/common/part_flag.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/run.h"
 #include "lessons/common/tracker.h"
@@ -293,6 +294,7 @@ int main(int argc, char** argv) {
     lessons::add_max_n_option(cli, max_n, "part 5: ");
     lessons::add_gpt_shape_options(cli, gpt, "part 4: ");
     training.add_to(cli);
+    lessons::PartFlag part(cli, 5);
     cli.parse(argc, argv);
     lessons::check_feature_map(kLesson, feature_map);
     lessons::check_gpt_shape(kLesson, text, gpt);
@@ -303,20 +305,18 @@ int main(int argc, char** argv) {
     lessons::Run run(cli);
     Generator gen(cli.common.seed);
 
-    const ThreeWays ways = three_ways(feature_map, length, chunk, gen);
-    const MapSharpness maps_sharpness = implied_maps(run, gen);
-    Generator spectrum_inputs = gen.child();  // its own draws: the later parts' stay as they were
-    const std::vector<lessons::Spectrum> spectra = implied_ranks(run, spectrum_inputs);
-    const lessons::GPTComparison gpts = train_per_kind(run, cli.common, corpus, gpt, training);
-    const lessons::Costs costs = cost_against_length(run, max_n, gen);
-
-    nlohmann::ordered_json metrics = {{"chunked_vs_quadratic", ways.chunked_vs_quadratic},
-                                      {"recurrent_vs_quadratic", ways.recurrent_vs_quadratic},
-                                      {"state_floats", ways.state_floats}};
-    lessons::MetricNotes notes = {
-        {"chunked_vs_quadratic", "part 1: largest difference, chunked product against the masked (T,T) matrix @ v"},
-        {"recurrent_vs_quadratic", "part 1: the same for the recurrent form, one position at a time"},
-        {"state_floats", "part 1: floats in the recurrent state, after every position alike"}};
+    nlohmann::ordered_json metrics;
+    lessons::MetricNotes notes;
+    if (part.runs(1)) {
+      const ThreeWays ways = three_ways(feature_map, length, chunk, gen);
+      metrics = {{"chunked_vs_quadratic", ways.chunked_vs_quadratic},
+                 {"recurrent_vs_quadratic", ways.recurrent_vs_quadratic},
+                 {"state_floats", ways.state_floats}};
+      notes = {{"chunked_vs_quadratic", "part 1: largest difference, chunked product against the masked (T,T) matrix @ v"},
+               {"recurrent_vs_quadratic", "part 1: the same for the recurrent form, one position at a time"},
+               {"state_floats", "part 1: floats in the recurrent state, after every position alike"}};
+    }
+    const MapSharpness maps_sharpness = part.runs(2) ? implied_maps(run, gen) : MapSharpness{};
     for (const auto& [name, s] : maps_sharpness) {
       const std::string causal = name.ends_with("_causal") ? ", causal" : ", non-causal";
       metrics["match_weight_" + name] = s.on_match;
@@ -326,16 +326,17 @@ int main(int argc, char** argv) {
       metrics["entropy_" + name] = s.entropy;
       notes["entropy_" + name] = "part 2: mean row entropy in nats (uniform over 16 keys: 2.773)";
     }
-    for (const lessons::Spectrum& s : spectra) {
+    Generator spectrum_inputs = gen.child();  // its own draws: the later parts' stay as they were
+    for (const lessons::Spectrum& s : part.runs(3) ? implied_ranks(run, spectrum_inputs) : std::vector<lessons::Spectrum>{}) {
       const std::string name = "rank_" + s.name + (s.causal ? "_causal" : "");
       metrics[name] = s.rank;
       notes[name] = cat("part 3: numerical rank of the implied (", kSpectrumLength, ",", kSpectrumLength, ") matrix",
                         s.causal ? ", causal" : ", bidirectional");
     }
-    gpts.add_metrics(metrics, notes, "part 4: ");
-    lessons::add_cost_metrics(metrics, notes, costs, kCostKinds, "part 5: ");
+    if (part.runs(4)) train_per_kind(run, cli.common, corpus, gpt, training).add_metrics(metrics, notes, "part 4: ");
+    if (part.runs(5)) lessons::add_cost_metrics(metrics, notes, cost_against_length(run, max_n, gen), kCostKinds, "part 5: ");
     run.finish(metrics, notes,
-               "docs/12_linear_attention.md, section 1 (Transformers are RNNs); then exercise 1: --feature-map softmax\n"
+               "docs/12_linear_attention.md, section 4 (Causal: the chunked product); then exercise 1: --feature-map softmax\n"
                "      and --chunk 1, and compare the three columns");
   });
 }

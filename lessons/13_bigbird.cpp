@@ -23,6 +23,7 @@
 #include "lessons/common/block_pattern_plot.h"
 #include "lessons/common/classifier_training.h"
 #include "lessons/common/cli.h"
+#include "lessons/common/part_flag.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/run.h"
 #include "lessons/common/schedule_flags.h"
@@ -165,8 +166,7 @@ void show_task(const Flags& f, lessons::Summary& summary) {
               cat(nearest / f.block, " to ", farthest / f.block).c_str(), static_cast<long long>(f.block));
   std::printf("   a sliding window of 3 blocks moves information one block per layer: %lld layer(s) before the\n"
               "   question can reach the nearest key; with global blocks 1 is enough, the question being in the\n"
-              "   last block, which is global and sees every block\n",
-              static_cast<long long>(window_layers));
+              "   last block, which is global and sees every block\n", static_cast<long long>(window_layers));
   std::printf("   chance level: 1 / %lld values = %.3f\n", static_cast<long long>(o.values), data::retrieval_chance(o));
   summary.report("task_chance", data::retrieval_chance(o), "part 2: accuracy of guessing, 1 / --values");
   summary.report("task_nearest_key", nearest, "the smallest distance from the asked key to the question's key, positions");
@@ -251,8 +251,7 @@ std::vector<PatternResult> compare_patterns(lessons::Run& run, const data::Retri
                                      .max_len = o.length, .d_model = f.width, .nhead = f.heads,
                                      .num_layers = f.layers, .dim_feedforward = 2 * f.width,
                                      .pooling = models::Pooling::last,  // the question's key, which sees the asked pair
-                                     .attention = attention_of(v, f.block, f.random, common.seed)},
-                                    init);
+                                     .attention = attention_of(v, f.block, f.random, common.seed)}, init);
     const lessons::Tracker tracker = train(run, model, train_set, val, f, common, v);
     const lessons::Predictions test = lessons::predict(model, test_set, common.batch);
     results.push_back({v.label, test.accuracy, 1000 * tracker.mean_step_seconds(),
@@ -306,8 +305,7 @@ void report_comparison(lessons::Run& run, const std::vector<PatternResult>& resu
     std::printf("\n");
   }
   by_distance.push_back({.name = "chance", .x = {0, static_cast<double>(blocks - 1)}, .y = {chance, chance}});
-  run.wrote(lessons::save_line_chart(
-      run.path("accuracy_by_distance"),
+  run.wrote(lessons::save_line_chart(run.path("accuracy_by_distance"),
       {.title = cat("Test accuracy by the asked key's distance (n = ", f.task.length, ", blocks of ", f.block, ")"),
        .x_label = "blocks between the asked key and the question", .y_label = "test accuracy", .series = by_distance,
        .x_tick = blocks <= 20 ? 1.0 : 0.0}));
@@ -327,6 +325,7 @@ int main(int argc, char** argv) {
                            {.steps = 600, .lr = 1.5e-3f, .batch = 32});
     Flags flags;
     flags.add_to(cli);
+    lessons::PartFlag part(cli, 4);
     cli.parse(argc, argv);
     if (!cli.given("--warmup")) flags.schedule.warmup = std::min(flags.schedule.warmup, cli.common.steps / 10);
     if (cli.common.quick) flags.shrink_for_quick(cli);
@@ -335,13 +334,14 @@ int main(int argc, char** argv) {
     lessons::Run run(cli);
     lessons::Summary summary;
 
-    show_pattern(run, flags, cli.common.seed, summary);
-    show_task(flags, summary);
-    lessons::time_against_length(run, flags.max_n, cli.common.seed, summary);
-    const data::RetrievalSplits task = data::make_retrieval_task(flags.task);
-    const std::vector<int64_t> back = data::key_distances(task.test, flags.block).blocks;  // per test sequence
-    const std::vector<PatternResult> patterns = compare_patterns(run, task, back, flags, cli.common);
-    report_comparison(run, patterns, back, flags, cli.common.steps, summary);
+    if (part.runs(1)) show_pattern(run, flags, cli.common.seed, summary);
+    if (part.runs(2)) show_task(flags, summary);
+    if (part.runs(3)) lessons::time_against_length(run, flags.max_n, cli.common.seed, summary);
+    if (part.runs(4)) {
+      const data::RetrievalSplits task = data::make_retrieval_task(flags.task);
+      const std::vector<int64_t> back = data::key_distances(task.test, flags.block).blocks;  // per test sequence
+      report_comparison(run, compare_patterns(run, task, back, flags, cli.common), back, flags, cli.common.steps, summary);
+    }
     run.finish(summary.metrics, summary.notes,
                "docs/13_bigbird.md, section 5 (Which patterns find the key); then exercise 6: --layers 3, and watch "
                "window only's reach");

@@ -31,6 +31,7 @@
 #include "lessons/common/char_gpt.h"
 #include "lessons/common/cli.h"
 #include "lessons/common/gpt_comparison.h"
+#include "lessons/common/part_flag.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/run.h"
 #include "lessons/common/tracker.h"
@@ -302,6 +303,7 @@ int main(int argc, char** argv) {
     lessons::add_gpt_shape_options(cli, gpt, "part 3: ");
     vq.add_to(cli);
     training.add_to(cli);
+    lessons::PartFlag part(cli, 3);
     cli.parse(argc, argv);
     lessons::check_gpt_shape(kLesson, text, gpt);
     vq.check(gpt.block_size);
@@ -312,30 +314,27 @@ int main(int argc, char** argv) {
     lessons::Run run(cli);
     Generator gen(cli.common.seed);
 
-    const SmallLayer small = exact_where_it_matters(run, length, small_block, gen);
-    const lessons::Costs costs = cost_against_length(run, max_n, gen);
-    const TrainedGPTs gpts = train_per_kind(run, cli.common, corpus, gpt, training, vq);
-    gradient_modes(costs, gpts.comparison);
-
-    nlohmann::ordered_json metrics = {{"blockwise_vs_quadratic", small.output_difference},
-                                      {"blockwise_vs_quadratic_grad", small.gradient_difference},
-                                      {"exact_codebook_vs_full", small.exact_codebook_difference}};
-    lessons::MetricNotes notes = {
-        {"blockwise_vs_quadratic", "part 1: largest difference, block-wise VQ attention against the (T,T) weights @ v"},
-        {"blockwise_vs_quadratic_grad", "part 1: the same for the gradients of q, khat and v"},
-        {"exact_codebook_vs_full", "part 1: VQ attention with a codebook of every key against full attention"}};
-    lessons::add_cost_metrics(metrics, notes, costs, cost_kinds(), "part 2: ");
-    gpts.comparison.add_metrics(metrics, notes, "part 3: ");
-    const lessons::CodebookSummary& codebook = gpts.codebook;
-    const std::string of_codes = " (of " + std::to_string(codebook.codes) + " per head, mean over heads)";
-    metrics["vq_codes_used"] = codebook.first_layer.used;
-    notes["vq_codes_used"] = "part 3: codes the VQ GPT's validation keys take in layer 1" + of_codes;
-    metrics["vq_codebook_perplexity"] = codebook.first_layer.perplexity;
-    notes["vq_codebook_perplexity"] = "part 3: layer 1's codes in effective use by its EMA counts" + of_codes;
-    metrics["vq_key_error"] = codebook.first_layer.error;
-    notes["vq_key_error"] = "part 3: layer 1's mean |k - code|^2 over the keys' spread mean |k - mean k|^2";
+    nlohmann::ordered_json metrics;
+    lessons::MetricNotes notes;
+    if (part.runs(1)) {
+      const SmallLayer small = exact_where_it_matters(run, length, small_block, gen);
+      metrics = {{"blockwise_vs_quadratic", small.output_difference},
+                 {"blockwise_vs_quadratic_grad", small.gradient_difference},
+                 {"exact_codebook_vs_full", small.exact_codebook_difference}};
+      notes = {{"blockwise_vs_quadratic", "part 1: largest difference, block-wise VQ attention against the (T,T) weights @ v"},
+               {"blockwise_vs_quadratic_grad", "part 1: the same for the gradients of q, khat and v"},
+               {"exact_codebook_vs_full", "part 1: VQ attention with a codebook of every key against full attention"}};
+    }
+    const lessons::Costs costs = part.runs(2) ? cost_against_length(run, max_n, gen) : lessons::Costs{};
+    if (part.runs(2)) lessons::add_cost_metrics(metrics, notes, costs, cost_kinds(), "part 2: ");
+    if (part.runs(3)) {
+      const TrainedGPTs gpts = train_per_kind(run, cli.common, corpus, gpt, training, vq);
+      if (part.all()) gradient_modes(costs, gpts.comparison);  // part 2's layer beside part 3's GPTs
+      gpts.comparison.add_metrics(metrics, notes, "part 3: ");
+      lessons::add_codebook_metrics(gpts.codebook, metrics, notes, "part 3: ");
+    }
     run.finish(metrics, notes,
-               "docs/14_transformer_vq.md, section 2 (why rounded keys make attention linear); then exercise 1:\n"
+               "docs/14_transformer_vq.md, section 2 (Why rounded keys make attention linear); then exercise 1:\n"
                "      --small-block 1 and --small-block 16, and compare the columns");
   });
 }

@@ -36,6 +36,7 @@
 #include "lessons/common/cli.h"
 #include "lessons/common/long_range_models.h"
 #include "lessons/common/long_range_tasks.h"
+#include "lessons/common/part_flag.h"
 #include "lessons/common/recall_capacity.h"
 #include "lessons/common/recall_maps.h"
 #include "lessons/common/run.h"
@@ -107,11 +108,7 @@ lessons::ContenderResult train(lessons::Run& run, Model& model, const Task& task
                                         .parameters = model.num_parameters(),
                                         .curve = tracker.curve("train_loss"),
                                         .answers = static_cast<int64_t>(test.classes.size())};
-  std::printf("   %-16s %-26s test accuracy %5.1f%% +-%4.1f  %6.2f steps/s  peak %7.1f MiB  %7lld parameters\n",
-              name.c_str(), task.title.c_str(), 100 * result.test_acc,
-              100 * lessons::standard_error(result.test_acc, result.answers), result.steps_per_s, result.peak_mib,
-              static_cast<long long>(result.parameters));
-  return result;
+  return result;  // printed once, in the tables of parts 3 and 4 (part 5 prints its own)
 }
 
 // ---- 5. the circuit: a causal tagger on recall with two tokens per pair, its loss and its maps ----
@@ -126,6 +123,8 @@ double circuit(lessons::Run& run, const Contender& c, const data::MqarOptions& o
   Generator init(seed + 3);
   models::EncoderTagger model(lessons::encoder_config(causal, task, size), init);
   const lessons::ContenderResult r = train(run, model, task, c.name, budget, warmup, seed);
+  std::printf("   %s: test accuracy %.1f%% +- %.1f\n", c.name.c_str(), 100 * r.test_acc,
+              100 * lessons::standard_error(r.test_acc, r.answers));
   run.wrote(lessons::save_line_chart(
       run.path(cat("circuit_loss_", c.name)),
       {cat("Recall, two tokens per pair: ", c.name, "'s training loss"), "step", "cross-entropy (nats)", {r.curve}}));
@@ -252,6 +251,7 @@ int main(int argc, char** argv) {
                            {.steps = 1000, .lr = 3e-3f, .batch = 32});
     Flags flags;
     flags.add_to(cli);
+    lessons::PartFlag part(cli, 5);  // part 1 alone prints the tasks
     cli.parse(argc, argv);
     if (cli.common.quick) flags.shrink_for_quick(cli);
     if (!cli.given("--warmup")) flags.warmup.warmup = std::min(flags.warmup.warmup, cli.common.steps / 10);
@@ -266,11 +266,15 @@ int main(int argc, char** argv) {
     const std::vector<Contender> circuit_kinds = chosen_contenders("--circuit-kinds", flags.circuit_kinds);
     const std::vector<std::string> parts = lessons::chosen_names(
         kLesson, "--tasks", flags.parts, {"listops", "recall", "capacity", "circuit"}, "task");
-    const auto chosen = [&](const std::string& part) { return std::find(parts.begin(), parts.end(), part) != parts.end(); };
+    if (cli.given("--part") && cli.given("--tasks")) fail(kLesson, "--part and --tasks both choose what runs; give one of them");
+    const auto chosen = [&](const std::string& task) {  // parts 2 and 3 are the training on listops and recall, and its table
+      const int number = task == "capacity" ? 4 : task == "circuit" ? 5 : 2;
+      return (part.runs(number) || (number == 2 && part.runs(3))) && std::find(parts.begin(), parts.end(), task) != parts.end();
+    };
     flags.complete(cli.common.seed);
     flags.check(cli.common, contenders, circuit_kinds);
     lessons::Run run(cli);
-    lessons::Summary summary;
+    lessons::Summary summary{nlohmann::ordered_json::object(), {}};  // part 1 alone reports no metrics
 
     const Task listops = lessons::listops_task(flags.listops);
     const Task recall = lessons::recall_task(flags.recall, "recall", "recall, one token per pair");

@@ -12,7 +12,7 @@ namespace ladder::lessons {
 namespace {
 
 // Accuracy against speed, a dot per contender whose area grows with the memory it used, and the
-// chance level as a line; and the training losses.
+// chance and most-common-answer levels as lines; and the training losses.
 void charts(Run& run, const TaskResults& task) {
   double most_memory = 0, fastest = 0;
   for (const ContenderResult& r : task.contenders)
@@ -26,8 +26,7 @@ void charts(Run& run, const TaskResults& task) {
                             {100 * r.test_acc}, true, std::max(1.0, size)});
     losses.series.push_back(r.curve);
   }
-  chart.series.push_back(
-      {cat("chance, ", std::lround(100 * task.chance), "%"), {0, fastest}, {100 * task.chance, 100 * task.chance}});
+  for (Series& level : baseline_lines(task.chance, task.majority, 0, fastest)) chart.series.push_back(level);
   run.wrote(save_line_chart(run.path("accuracy_speed_" + task.name), chart));
   run.wrote(save_line_chart(run.path("loss_" + task.name), losses));
 }

@@ -129,6 +129,14 @@ int64_t lies_on(const std::vector<Series>& series, size_t k, bool log_y, double 
   return -1;
 }
 
+std::vector<Series> baseline_lines(double chance, double majority, double x_from, double x_to) {
+  const auto level = [&](const std::string& name, double share) {
+    const double percent = 100 * share;
+    return Series{cat(name, ", ", std::round(10 * percent) / 10, "%"), {x_from, x_to}, {percent, percent}};
+  };
+  return {level("chance", chance), level("the most common answer", majority)};
+}
+
 std::vector<OffScale> off_scale(const Series& s, bool log_y) {
   std::vector<OffScale> runs;
   const size_t n = std::min(s.x.size(), s.y.size());

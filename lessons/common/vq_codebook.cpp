@@ -191,4 +191,15 @@ CodebookSummary codebook_report(Run& run, models::GPT& model, const CodebookHist
   return {history.layers.front().back(), S};
 }
 
+void add_codebook_metrics(const CodebookSummary& codebook, nlohmann::ordered_json& metrics, MetricNotes& notes,
+                          const std::string& part) {
+  const std::string of_codes = " (of " + std::to_string(codebook.codes) + " per head, mean over heads)";
+  metrics["vq_codes_used"] = codebook.first_layer.used;
+  notes["vq_codes_used"] = part + "codes the VQ GPT's validation keys take in layer 1" + of_codes;
+  metrics["vq_codebook_perplexity"] = codebook.first_layer.perplexity;
+  notes["vq_codebook_perplexity"] = part + "layer 1's codes in effective use by its EMA counts" + of_codes;
+  metrics["vq_key_error"] = codebook.first_layer.error;
+  notes["vq_key_error"] = part + "layer 1's mean |k - code|^2 over the keys' spread mean |k - mean k|^2";
+}
+
 }  // namespace ladder::lessons

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "core/tensor.h"
@@ -51,5 +53,10 @@ struct CodebookSummary {
 // counts at the end (vq_code_counts), and layer 1 head 1's keys and codes projected on their keys'
 // two principal directions (vq_keys_and_codes).
 CodebookSummary codebook_report(Run& run, models::GPT& model, const CodebookHistory& history);
+
+// Layer 1's codes in use, their perplexity and the keys' quantisation error, for summary.json,
+// each note starting with `part` ("part 3: ").
+void add_codebook_metrics(const CodebookSummary& codebook, nlohmann::ordered_json& metrics, MetricNotes& notes,
+                          const std::string& part);
 
 }  // namespace ladder::lessons

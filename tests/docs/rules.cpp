@@ -94,7 +94,7 @@ void read_ladder_usage(const std::string& script, Interface& interface) {
   if (begin == std::string::npos) return;
   std::istringstream usage(script.substr(begin, end - begin));
   // "  bench [name]   ... (names: core, cnn, rnn; ...)", and continuation lines "   busy: ..."
-  static const std::regex command(R"(^  ([a-z]+)\b.*)"), names(R"(names: ([^;)]*))"), named(R"(^   +([a-z]+):.*)");
+  static const std::regex command(R"(^  ([a-z][a-z-]*[a-z])\b.*)"), names(R"(names: ([^;)]*))"), named(R"(^   +([a-z]+):.*)");
   std::string line, entry;
   std::smatch m;
   while (std::getline(usage, line)) {

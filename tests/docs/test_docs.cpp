@@ -10,8 +10,10 @@
 #include <sstream>
 
 #include "docs/markdown.h"
+#include "docs/next_pointers.h"
 #include "docs/rules.h"
 #include "docs/snippets.h"
+#include "markers.h"
 #include "docs/source_index.h"
 #include "lessons/lesson_runner.h"
 
@@ -235,6 +237,54 @@ TEST_CASE("the Markdown reader finds spans over line breaks, escaped pipes, sent
   CHECK(note.fences[0].info == "cpp");
   CHECK(note.fences[0].first_line == 7);
   CHECK(note.fences[0].lines == std::vector<std::string>{"int x = 1;"});
+}
+
+TEST_CASE("every lesson's next: line names a section of its note by the number and title the note gives it") {
+  size_t lessons = 0;
+  for (const auto& entry : fs::directory_iterator(kRoot / "lessons")) {
+    const std::string file = fs::relative(entry.path(), kRoot).generic_string();
+    if (entry.path().extension() != ".cpp") continue;
+    const std::vector<NextPointer> pointers = next_pointers(file, read(entry.path()));
+    if (pointers.empty()) continue;
+    ++lessons;
+    for (const NextPointer& p : pointers) {
+      if (!fs::exists(kRoot / p.note)) {
+        FAIL_CHECK(p.where << ": " << p.note << " does not exist");
+        continue;
+      }
+      for (const Problem& problem : check_next_pointer(p, read(kRoot / p.note))) FAIL_CHECK(problem.where << ": `" << problem.span << "`: " << problem.why);
+    }
+  }
+  CHECK(lessons == 17);  // every lesson, 00 to 16, points somewhere
+}
+
+TEST_CASE("a next: line with a wrong section number or title is caught") {
+  const std::string note = "# 10\n\n## 1. Attention\n\n## 7. Reading the attention maps (part 4)\n\n## Exercises\n";
+  const auto problems = [&](const std::string& source) {
+    const std::vector<NextPointer> pointers = next_pointers("lessons/10_transformer.cpp", source);
+    REQUIRE(pointers.size() == 1);
+    std::string why;
+    for (const Problem& p : check_next_pointer(pointers[0], note)) why += p.why;
+    return why;
+  };
+  CHECK(problems(R"src(run.finish(m, n, "docs/10_transformer.md, section 7 (Reading the attention maps); then "
+                                  "lesson 11");)src") == "");
+  CHECK(problems(R"src(f("docs/10_transformer.md, section 4 (Reading the attention maps); then lesson 11");)src").find("no section 4") != std::string::npos);
+  CHECK(problems(R"src(f("docs/10_transformer.md, section 1 (Transformers are RNNs)");)src").find("is \"Attention\"") != std::string::npos);
+  CHECK(problems(R"src(f("docs/10_transformer.md, \"Exercises\"; then");)src") == "");
+  CHECK(problems(R"src(f("docs/10_transformer.md, \"Exorcises\"; then");)src").find("no section \"Exorcises\"") != std::string::npos);
+}
+
+TEST_CASE("every figure marker of the lesson notes follows its figure and names a key (docs/architecture.md)") {
+  size_t markers = 0;
+  for (const Note& note : notes()) {
+    const std::string stem = fs::path(note.path).stem().string();
+    if (!note.path.starts_with("docs/") || stem.size() < 3 || !std::isdigit(static_cast<unsigned char>(stem[0]))) continue;
+    const ladder::check_notes::Markers found = ladder::check_notes::read_markers(note.path, read(kRoot / note.path));
+    markers += found.found.size();
+    for (const std::string& problem : found.problems) FAIL_CHECK(problem);
+  }
+  CHECK(markers > 50);  // the notes carry markers
 }
 
 TEST_CASE("./ladder's usage text gives its commands and benchmark names") {

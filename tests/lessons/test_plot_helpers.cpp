@@ -1,6 +1,7 @@
 // The plotting kit's helpers: a row-major matrix as a heatmap's rows, sparse labels for axes with
 // too many rows or columns to label each, tiles framed by cells without a value, styles that tell
-// series apart, series that lie on others, and the labels of a doubling axis.
+// series apart, series that lie on others, the labels of a doubling axis, and the baselines of an
+// accuracy chart.
 #include "helpers.h"
 
 #include <cmath>
@@ -83,4 +84,15 @@ TEST_CASE("doubling_label: a tick at log2 x names the value, short, in units of 
   CHECK(page::doubling_label(20) == "1M");
   CHECK(page::doubling_label(31) == "2G");
   CHECK(page::doubling_label(9.5) == "724.1");  // between ticks: four digits
+}
+
+TEST_CASE("baseline_lines: chance and the most common answer as flat lines in %, each named with its level") {
+  const std::vector<Series> lines = baseline_lines(0.1, 0.166, 0, 2000);
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0].name == "chance, 10%");
+  CHECK(lines[1].name == "the most common answer, 16.6%");
+  for (const Series& s : lines) CHECK(s.x == std::vector<double>{0, 2000});
+  CHECK(lines[0].y == std::vector<double>{10, 10});
+  CHECK(lines[1].y[0] == doctest::Approx(16.6));
+  CHECK(lines[1].y[1] == lines[1].y[0]);
 }

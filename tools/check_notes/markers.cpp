@@ -1,0 +1,140 @@
+#include "markers.h"
+
+#include <cmath>
+#include <regex>
+#include <sstream>
+
+namespace ladder::check_notes {
+namespace {
+
+std::string trim(const std::string& s) {
+  const size_t begin = s.find_first_not_of(" \t");
+  if (begin == std::string::npos) return "";
+  return s.substr(begin, s.find_last_not_of(" \t") + 1 - begin);
+}
+
+std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  for (std::string part; std::getline(in, part, separator);) parts.push_back(trim(part));
+  return parts;
+}
+
+// "metrics.csv:lr@step=400" -> {metrics.csv, lr, {{step, 400}}}; "test_acc" -> {"", test_acc, {}}.
+std::optional<Source> parse_source(const std::string& text) {
+  Source source;
+  std::string rest = text;
+  const size_t colon = rest.find(':');
+  if (colon != std::string::npos) {
+    source.file = rest.substr(0, colon);
+    rest = rest.substr(colon + 1);
+    if (!source.file.ends_with(".csv")) return std::nullopt;
+  }
+  const size_t at = rest.find('@');
+  source.key = trim(rest.substr(0, at));
+  if (source.key.empty()) return std::nullopt;
+  if (at == std::string::npos) return source.file.empty() ? std::optional(source) : std::nullopt;  // a CSV names its row
+  if (source.file.empty()) return std::nullopt;
+  const std::string row = trim(rest.substr(at + 1));
+  if (row == "last") return source;
+  for (const std::string& condition : split(row, ',')) {
+    const size_t equals = condition.find('=');
+    if (equals == std::string::npos || equals == 0) return std::nullopt;
+    source.where.emplace_back(trim(condition.substr(0, equals)), trim(condition.substr(equals + 1)));
+  }
+  return source;
+}
+
+// The figure that ends `text`: a number, maybe with thousands commas, an exponent, k, M or %, and a
+// unit of time or memory after it ("62 s", "4.1 MiB").
+const std::regex kFigure(R"((-?\d{1,3}(?:,\d{3})+|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(k|M|%)?(?:\s?(?:s|ms|min|KiB|MiB|GiB))?$)");
+
+double scale_of(const std::string& suffix) { return suffix == "k" ? 1e3 : suffix == "M" ? 1e6 : suffix == "%" ? 1e-2 : 1.0; }
+
+std::string without_commas(std::string s) {
+  std::erase(s, ',');
+  return s;
+}
+
+}  // namespace
+
+double rounding_tolerance(const std::string& figure_text) {
+  std::smatch m;
+  if (!std::regex_search(figure_text, m, kFigure)) return 0;
+  const std::string number = without_commas(m[1].str());
+  const size_t e = number.find_first_of("eE");
+  const std::string mantissa = number.substr(0, e);
+  const int exponent = e == std::string::npos ? 0 : std::stoi(number.substr(e + 1));
+  const size_t dot = mantissa.find('.');
+  const int decimals = dot == std::string::npos ? 0 : static_cast<int>(mantissa.size() - dot - 1);
+  return 0.5 * std::pow(10.0, exponent - decimals) * scale_of(m[2].str());
+}
+
+bool drifted(const Marker& marker, double value) {
+  const double allowed = marker.relative ? marker.tolerance * std::abs(value) : marker.tolerance;
+  return !(std::abs(value - marker.figure) <= allowed * (1 + 1e-9) + 1e-12);
+}
+
+Markers read_markers(const std::string& note_path, const std::string& markdown) {
+  Markers out;
+  std::istringstream in(markdown);
+  int line_number = 0;
+  bool in_fence = false;
+  for (std::string line; std::getline(in, line);) {
+    ++line_number;
+    if (line.find_first_not_of(' ') != std::string::npos && line.compare(line.find_first_not_of(' '), 3, "```") == 0) in_fence = !in_fence;
+    if (in_fence && line.find("<!-- run:") != std::string::npos) {
+      out.problems.push_back(note_path + ":" + std::to_string(line_number) + ": a marker inside a fenced block shows as text: put the figure in the prose");
+      continue;
+    }
+    const size_t quick = line.find("<!-- run-quick:");
+    if (quick != std::string::npos && line.find("-->", quick) != std::string::npos) {
+      const size_t begin = quick + std::string("<!-- run-quick:").size();
+      out.quick_flags += (out.quick_flags.empty() ? "" : " ") + trim(line.substr(begin, line.find("-->", quick) - begin));
+    }
+    for (size_t open = line.find("<!-- run:"); open != std::string::npos; open = line.find("<!-- run:", open + 1)) {
+      const std::string where = note_path + ":" + std::to_string(line_number) + ": ";
+      const size_t close = line.find("-->", open);
+      if (close == std::string::npos) {
+        out.problems.push_back(where + "a marker must close on its line: <!-- run: KEY -->");
+        continue;
+      }
+      std::string body = trim(line.substr(open + 9, close - open - 9));
+      Marker marker{.line = line_number};
+      const size_t plus_minus = body.rfind("±");
+      if (plus_minus != std::string::npos) {
+        std::string tolerance = trim(body.substr(plus_minus + std::string("±").size()));
+        body = trim(body.substr(0, plus_minus));
+        marker.relative = tolerance.ends_with('%');
+        if (marker.relative) tolerance.pop_back();
+        char* end = nullptr;
+        marker.tolerance = std::strtod(tolerance.c_str(), &end);
+        if (tolerance.empty() || *end != '\0' || !(marker.tolerance >= 0)) {
+          out.problems.push_back(where + "tolerance '±" + tolerance + "' is not a number (write ±0.01 or ±5%)");
+          continue;
+        }
+        if (marker.relative) marker.tolerance /= 100;
+      }
+      marker.key_text = body;
+      const std::optional<Source> source = parse_source(body);
+      if (!source) {
+        out.problems.push_back(where + "'" + body + "' is not a key: write a metric (test_acc), or FILE.csv:COLUMN@last or FILE.csv:COLUMN@COLUMN=VALUE");
+        continue;
+      }
+      marker.source = *source;
+      std::smatch m;
+      const std::string before = line.substr(0, open);
+      if (!std::regex_search(before, m, kFigure)) {
+        out.problems.push_back(where + "the marker '" + body + "' must follow its figure directly: 0.935<!-- run: ... -->");
+        continue;
+      }
+      marker.figure_text = m[0].str();
+      marker.figure = std::stod(without_commas(m[1].str())) * scale_of(m[2].str());
+      if (plus_minus == std::string::npos) marker.tolerance = rounding_tolerance(marker.figure_text);
+      out.found.push_back(marker);
+    }
+  }
+  return out;
+}
+
+}  // namespace ladder::check_notes

@@ -1,0 +1,160 @@
+#include "run_folder.h"
+
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace ladder::check_notes {
+namespace fs = std::filesystem;
+namespace {
+
+nlohmann::json read_json(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) return nullptr;
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    fail("check-notes", path.string(), " is not JSON: ", e.what());
+  }
+}
+
+double as_number(const nlohmann::json& value, const std::string& what) {
+  if (value.is_number()) return value.get<double>();
+  if (value.is_boolean()) return value.get<bool>() ? 1 : 0;
+  fail("check-notes", what, " is ", value.dump(), ", not a number");
+}
+
+std::vector<std::string> split_cells(const std::string& line) {
+  std::vector<std::string> cells;
+  std::stringstream in(line);
+  for (std::string cell; std::getline(in, cell, ',');) cells.push_back(cell);
+  if (!line.empty() && line.back() == ',') cells.emplace_back();
+  return cells;
+}
+
+// Whether a cell holds `wanted`: the same text, or the same number ("400" and "400.0").
+bool cell_matches(const std::string& cell, const std::string& wanted) {
+  if (cell == wanted) return true;
+  char* end_cell = nullptr;
+  char* end_wanted = nullptr;
+  const double a = std::strtod(cell.c_str(), &end_cell), b = std::strtod(wanted.c_str(), &end_wanted);
+  return !cell.empty() && !wanted.empty() && *end_cell == '\0' && *end_wanted == '\0' && a == b;
+}
+
+}  // namespace
+
+void write_timing(const fs::path& folder, const Timing& t) {
+  std::ofstream(folder / "timing.json") << nlohmann::json{{"seconds", t.seconds}, {"load_before", t.load_before},
+                                                          {"load_after", t.load_after}, {"cores", t.cores}}
+                                               .dump(2)
+                                        << "\n";
+}
+
+RunFolder::RunFolder(fs::path folder) : folder_(std::move(folder)) {
+  summary_ = read_json(folder_ / "summary.json");
+  if (summary_.is_null()) fail("check-notes", folder_.string(), " has no summary.json: it is not a finished run");
+  timing_ = read_json(folder_ / "timing.json");
+}
+
+double RunFolder::value(const Source& source) const {
+  if (!source.file.empty()) return csv_value(source);
+  if (source.key == "seconds") return as_number(timing_.is_null() ? summary_.at("seconds") : timing_.at("seconds"), "seconds");
+  if (source.key == "load" || source.key == "cores") {
+    if (timing_.is_null())
+      fail("check-notes", folder_.string(), " has no timing.json: check-notes did not start this run, so its ", source.key,
+           " is unknown");
+    return as_number(timing_.at(source.key == "load" ? "load_before" : "cores"), source.key);
+  }
+  const nlohmann::json* at = &summary_.at("metrics");
+  std::stringstream path(source.key);
+  for (std::string part; std::getline(path, part, '.');) {
+    const bool index = !part.empty() && std::all_of(part.begin(), part.end(), ::isdigit);
+    if (at->is_array() && index && std::stoul(part) < at->size()) at = &(*at)[std::stoul(part)];
+    else if (at->is_object() && at->contains(part)) at = &(*at)[part];
+    else fail("check-notes", "summary.json has no metric '", source.key, "'");
+  }
+  return as_number(*at, "metric '" + source.key + "'");
+}
+
+void RunFolder::check_exists(const Source& source) const {
+  if (source.file.empty()) {
+    value(source);
+    return;
+  }
+  const std::vector<std::string> columns = csv_columns(source);
+  std::vector<std::string> named = {source.key};
+  for (const auto& condition : source.where) named.push_back(condition.first);
+  for (const std::string& name : named)
+    if (std::find(columns.begin(), columns.end(), name) == columns.end()) fail("check-notes", source.file, " has no column '", name, "'");
+}
+
+std::vector<std::string> RunFolder::csv_columns(const Source& source) const {
+  std::ifstream in(folder_ / source.file);
+  if (!in) fail("check-notes", "the run wrote no ", source.file);
+  std::string header;
+  std::getline(in, header);
+  return split_cells(header);
+}
+
+double RunFolder::csv_value(const Source& source) const {
+  const std::vector<std::string> columns = csv_columns(source);
+  const auto column = [&](const std::string& name) {
+    const auto found = std::find(columns.begin(), columns.end(), name);
+    if (found == columns.end()) fail("check-notes", source.file, " has no column '", name, "'");
+    return static_cast<size_t>(found - columns.begin());
+  };
+  std::ifstream in(folder_ / source.file);
+  std::string line;
+  std::getline(in, line);  // the header, read above
+  const size_t wanted = column(source.key);
+  std::vector<std::pair<size_t, std::string>> conditions;
+  for (const auto& [name, value] : source.where) conditions.emplace_back(column(name), value);
+  std::vector<std::string> chosen;
+  while (std::getline(in, line)) {
+    const std::vector<std::string> cells = split_cells(line);
+    if (cells.size() != columns.size()) continue;
+    bool matches = true;
+    for (const auto& [index, value] : conditions) matches = matches && cell_matches(cells[index], value);
+    if (matches) chosen = cells;  // the last row that matches: a condition-less source reads the last row
+    if (matches && !conditions.empty()) break;
+  }
+  if (chosen.empty()) {
+    std::string where;
+    for (const auto& [name, value] : source.where) where += (where.empty() ? "" : " and ") + name + " = " + value;
+    fail("check-notes", source.file, where.empty() ? " has no rows" : " has no row where " + where);
+  }
+  char* end = nullptr;
+  const double value = std::strtod(chosen[wanted].c_str(), &end);
+  if (chosen[wanted].empty() || *end != '\0')
+    fail("check-notes", source.file, "'s ", source.key, " is '", chosen[wanted], "', not a number");
+  return value;
+}
+
+std::vector<std::string> non_default_flags(const nlohmann::json& summary, const std::string& help_text) {
+  static const std::set<std::string> kIgnored = {"out", "threads", "resume", "stop-after"};
+  // "  --steps INT>0=500   training steps": the flag, then its type up to the help text.
+  static const std::regex kOption(R"(^\s+(?:-\w,)?--([\w-]+)(.*))");
+  std::map<std::string, std::string> defaults;  // the flags whose default --help states
+  std::istringstream in(help_text);
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (!std::regex_search(line, m, kOption)) continue;
+    const std::string type = m[2].str().substr(0, m[2].str().find("  "));  // "INT in [0, 1024]=0", " TEXT", ""
+    const size_t equals = type.rfind('=');
+    if (type.empty()) defaults[m[1].str()] = "false";  // a flag without a value is off unless given
+    else if (equals != std::string::npos && !type.starts_with(",")) defaults[m[1].str()] = type.substr(equals + 1);  // not "--lines,--stream{false}"
+  }
+  std::vector<std::string> differ;
+  for (const auto& [name, value] : summary.at("flags").items()) {
+    const auto found = defaults.find(name);
+    if (kIgnored.contains(name) || found == defaults.end()) continue;
+    const std::string given = value.is_string() ? value.get<std::string>() : value.dump();
+    if (!cell_matches(given, found->second)) differ.push_back("--" + name + " " + given + " (default " + found->second + ")");
+  }
+  return differ;
+}
+
+}  // namespace ladder::check_notes
