@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <iomanip>
 #include <sstream>
+#include <utility>
 
 #include "core/kernels/parallel.h"
 #include "io/atomic_file.h"
@@ -201,6 +202,7 @@ Run::Run(const LessonCli& cli) : cli_(cli), folder_(cli.common.out) {
               cli_.common.threads > 0 ? "--threads" : "fewer while cores are busy", omp_get_num_procs(),
               load < 0 ? "unknown" : cat(load).c_str(), blas_config().c_str());
   stop_signal = 0;
+  record_failure() = nullptr;
   const struct sigaction handler = stop_handler();
   sigaction(SIGINT, &handler, &handler_before_interrupt);
   sigaction(SIGTERM, &handler, &handler_before_terminate);
@@ -303,7 +305,7 @@ void Run::check_figure(int64_t step, const std::string& figure, double value, Lo
 
 void Run::check_finite(int64_t step, const std::map<std::string, Tensor>& tensors, const std::string& whose) {
   if (const auto bad = io::first_non_finite(tensors))
-    diverged(step, last_loss_, cat("the update left ", whose, bad->tensor, " with a value of ", number_name(bad->value)));
+    diverged(step, last_loss_, cat("the last update left ", whose, bad->tensor, " with a value of ", number_name(bad->value)));
 }
 
 std::string Run::save_checkpoint(const nn::Module& model, std::map<std::string, std::string> metadata) {
@@ -387,7 +389,7 @@ int lesson_main(const std::function<void()>& body) {
   } catch (const std::exception& e) {  // ladder::Error, and anything a library throws (out of memory, ...)
     std::fflush(stdout);
     std::fprintf(stderr, "\nerror: %s\n", e.what());
-    if (record_failure()) record_failure()(e.what());
+    if (record_failure()) std::exchange(record_failure(), nullptr)(e.what());
     return 2;
   }
 }
