@@ -172,8 +172,7 @@ nlohmann::ordered_json json_number(double value) {
 std::string rounded(const nlohmann::ordered_json& value) {
   if (value.is_string()) return value.get<std::string>();
   if (!value.is_number_float()) return value.dump();  // whole numbers, true/false
-  const double v = value.get<double>();
-  if (!std::isfinite(v)) return number_name(v);
+  const double v = value.get<double>();  // finite: Run::finish stops a run with a metric that is not
   char buf[32];
   const double size = std::fabs(v);
   std::snprintf(buf, sizeof buf, v == 0 || (size >= 1e-3 && size < 1e5) ? "%.4f" : "%.3e", v);

@@ -140,6 +140,11 @@ TEST_CASE("a metric that is not finite, or weights the last update broke, make a
   CHECK(summary_of(out.path)["status"] == "diverged");
   {
     lessons::Run run(parsed.cli);
+    CHECK_THROWS_WITH_AS(run.finish({{"val_ppl", INFINITY}}, {}, ""), doctest::Contains("the reported val_ppl is inf"), lessons::Diverged);
+  }
+  CHECK(summary_of(out.path)["status"] == "diverged");
+  {
+    lessons::Run run(parsed.cli);
     nn::Linear layer(2, 2);
     layer.weight.data()[3] = INFINITY;
     CHECK_THROWS_WITH_AS(run.check_finite(9, layer.state_dict(), "the optimizer's "),
