@@ -317,9 +317,10 @@ std::string Run::save_checkpoint(const nn::Module& model, std::map<std::string, 
 
 void Run::diverged(int64_t step, double loss, const std::string& why) {
   // Removed, not marked: no diverged run leaves weights that --load or --resume could take for good ones.
-  std::filesystem::remove_all(resume_folder(folder_));
+  std::error_code ignored;  // a folder that cannot be cleaned must not hide the divergence
+  std::filesystem::remove_all(resume_folder(folder_), ignored);
   const std::string weights = path("model.safetensors");
-  std::filesystem::remove(weights);
+  std::filesystem::remove(weights, ignored);
   written_.erase(std::remove(written_.begin(), written_.end(), weights), written_.end());
   status_ = "diverged";
   write_summary("diverged", {{"diverged", {{"step", step}, {"loss", json_number(loss)}, {"why", why}}},
