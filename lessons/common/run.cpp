@@ -116,7 +116,11 @@ int lock_folder(const std::string& folder) {
 // nothing else: the training loop looks at it between steps (Run::stop_if_asked).
 volatile std::sig_atomic_t stop_signal = 0;
 
-extern "C" void ask_to_stop(int signal) { stop_signal = signal; }
+extern "C" void ask_to_stop(int signal) {
+  stop_signal = signal;
+  constexpr char kSaid[] = "\n(stopping at the next step, the last checkpoint kept; a second Ctrl-C ends the run at once)\n";
+  [[maybe_unused]] const ssize_t written = ::write(STDERR_FILENO, kSaid, sizeof kSaid - 1);  // write(): safe in a handler, printf is not
+}
 
 // SA_RESETHAND: the handler serves once, so a second Ctrl-C ends a run that does not stop at once.
 struct sigaction stop_handler() {

@@ -4,6 +4,7 @@
 // a checkpoint holding NaN is refused when loaded, and a sampler refuses NaN scores; --threads
 // above the cores is refused, and the threads used are recorded.
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <omp.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -30,18 +31,22 @@ using namespace ladder::testing;
 
 namespace {
 
-// A lesson started in the background, its output going to `log`.
+// A lesson started in the background, its output going to `log`. Everything is prepared before
+// fork(): the child of a threaded process may only make system calls until it execs.
 pid_t start_lesson(const std::string& name, const std::vector<std::string>& args, const fs::path& log) {
+  const std::string program = std::string(LADDER_LESSON_DIR) + "/lesson_" + name;
+  std::vector<char*> argv = {const_cast<char*>(program.c_str())};
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const int out = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  REQUIRE(out >= 0);
   const pid_t child = fork();
   if (child == 0) {
-    const std::string program = std::string(LADDER_LESSON_DIR) + "/lesson_" + name;
-    std::vector<char*> argv = {const_cast<char*>(program.c_str())};
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    if (!freopen(log.c_str(), "w", stdout) || dup2(fileno(stdout), STDERR_FILENO) < 0) _exit(127);
+    if (dup2(out, STDOUT_FILENO) < 0 || dup2(out, STDERR_FILENO) < 0) _exit(127);
     execv(program.c_str(), argv.data());
     _exit(127);
   }
+  close(out);
   return child;
 }
 
@@ -194,7 +199,7 @@ TEST_CASE("Ctrl-C in the middle of training: exit 130, status interrupted, the c
   fs::remove(log);
   INFO(output);
   CHECK(status == 130);
-  CHECK(says_all(output, {"interrupted by SIGINT after step", "--resume " + out.path.string()}));
+  CHECK(says_all(output, {"stopping at the next step", "interrupted by SIGINT after step", "--resume " + out.path.string()}));
   const nlohmann::json summary = summary_of(out.path);
   CHECK(summary["status"] == "interrupted");
   CHECK(summary["last_evaluations"]["train"]["step"].get<int>() >= 10);
