@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -22,7 +23,9 @@
 #include "lessons/common/run.h"
 #include "lessons/kit_fixtures.h"
 #include "lessons/lesson_runner.h"
+#include "models/char_rnn.h"
 #include "models/gpt.h"
+#include "models/mlp_lm.h"
 #include "nn/linear.h"
 
 namespace fs = std::filesystem;
@@ -54,6 +57,11 @@ int exit_status(pid_t child) {
   int status = 0;
   waitpid(child, &status, 0);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// Weights as a diverged run leaves them: every value NaN.
+void break_weights(nn::Module& model) {
+  for (auto& [name, tensor] : model.state_dict()) std::fill(tensor.data(), tensor.data() + tensor.numel(), NAN);
 }
 
 // What a diverged run must not leave: weights that --load or --resume would take.
@@ -239,6 +247,14 @@ TEST_CASE("a sampler refuses scores that are NaN or infinite instead of drawing 
                        Error);
   const std::vector<float> overflowed = {INFINITY, 0.0f};
   CHECK_THROWS_WITH_AS(models::next_token_distribution(overflowed.data(), 2, {}), doctest::Contains("logits hold inf"), Error);
+
+  Generator gen(1);
+  models::CharRNN rnn(5, 4, 8, nn::CellKind::gru);
+  break_weights(rnn);
+  CHECK_THROWS_WITH_AS(rnn.sample({1}, 10, gen), doctest::Contains("CharRNN::sample: the model's next-token logits hold nan"), Error);
+  models::MLPLanguageModel mlp(6, 3, 4, 8);
+  break_weights(mlp);
+  CHECK_THROWS_WITH_AS(mlp.sample(gen), doctest::Contains("MLPLanguageModel::sample: the model's next-token logits hold nan"), Error);
 }
 
 TEST_CASE("--threads above the machine's cores is refused; the header and summary.json record the threads used") {
