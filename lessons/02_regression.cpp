@@ -217,6 +217,8 @@ int main(int argc, char** argv) {
                               {"xor_linear_train_acc", parts.xor_linear_acc},
                               {"xor_mlp_train_acc", parts.xor_mlp_acc}};
     if (parts.linear_diverged_at > 0) summary["linear_regression_diverged_at_step"] = parts.linear_diverged_at;
+    // Weights that diverged have no gap to the solution: said in words, since a finished run reports no NaN.
+    if (!std::isfinite(parts.weight_gap)) summary["normal_equations_vs_gd_max_gap"] = "none: gradient descent diverged";
     run.finish(summary,
                {{"test_acc", "softmax regression, 3 clusters, 300 test points"},
                 {"logistic_test_acc", "logistic regression, 2 overlapping clusters, 200 test points"},

@@ -5,6 +5,7 @@
 // CNN and an MLP with about as many parameters learn from the same batches; the CNN's shared
 // filters and pooling let it recognise the digits anywhere. The note: docs/04_cnn.md.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "core/autograd.h"
@@ -27,12 +28,15 @@ namespace {
 
 constexpr int64_t kCanvas = 20;
 
-// In eval mode: batch norm then uses its running statistics, not those of the test batch.
+// In eval mode: batch norm then uses its running statistics, not those of the test batch. NaN when
+// a score is not finite: weights that diverged predict nothing, and the tracker stops the run.
 double accuracy(nn::Module& model, const data::LabelledBatch& images) {
   NoGradGuard no_grad;
   model.eval();
-  const Tensor predicted = argmax(model(images.inputs), 1);
+  const Tensor scores = model(images.inputs);  // (N, 10)
   model.train();
+  if (!std::all_of(scores.data(), scores.data() + scores.numel(), [](float s) { return std::isfinite(s); })) return NAN;
+  const Tensor predicted = argmax(scores, 1);
   int64_t right = 0;
   for (int64_t i = 0; i < images.labels.numel(); ++i) right += predicted.data()[i] == images.labels.data()[i];
   return static_cast<double>(right) / static_cast<double>(images.labels.numel());

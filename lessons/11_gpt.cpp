@@ -25,7 +25,7 @@
 #include "core/ops.h"
 #include "data/batcher.h"
 #include "data/tokenizer.h"
-#include "io/safetensors.h"
+#include "io/checkpoint.h"
 #include "lessons/common/attention_flags.h"
 #include "lessons/common/char_gpt.h"
 #include "lessons/common/cli.h"
@@ -213,7 +213,7 @@ void refuse_training_flags(const lessons::LessonCli& cli, const lessons::Attenti
 // ones the model then uses: its samples see at most `context` characters.
 void sample_from(const std::string& file, std::optional<int64_t> shorter, const std::string& prompt, int64_t length,
                  float temperature, uint64_t seed) {
-  io::TensorFile checkpoint = io::load_safetensors(file);
+  io::TensorFile checkpoint = io::load_checkpoint(file);
   const std::map<std::string, std::string>& metadata = checkpoint.metadata;
   const auto lesson = metadata.find("lesson");
   if (lesson == metadata.end() || lesson->second != kLesson || !metadata.count("gpt_config") || !metadata.count("tokenizer"))

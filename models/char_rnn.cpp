@@ -2,6 +2,7 @@
 
 #include "core/autograd.h"
 #include "core/error.h"
+#include "models/sampling.h"
 #include "core/ops.h"
 
 namespace ladder::models {
@@ -37,7 +38,9 @@ std::vector<int> CharRNN::sample(const std::vector<int>& prompt, int length, Gen
   std::vector<int> generated;
   for (int k = 0; k < length; ++k) {
     const int64_t T = out.logits.size(1);
-    const Tensor p = softmax(reshape(narrow(out.logits, 1, T - 1, 1), {-1}) / temperature, -1);
+    const Tensor last = reshape(narrow(out.logits, 1, T - 1, 1), {-1});  // (V)
+    check_finite_logits("CharRNN::sample", last.data(), last.numel());
+    const Tensor p = softmax(last / temperature, -1);
     float u = gen.uniform();
     int next = 0;
     while (next + 1 < p.numel() && u >= p.data()[next]) u -= p.data()[next++];

@@ -8,6 +8,7 @@
 
 #include "core/autograd.h"
 #include "core/error.h"
+#include "models/sampling.h"
 #include "nn/attention/attention_registry.h"
 #include "nn/attention/full_attention.h"
 #include "nn/init.h"
@@ -278,6 +279,7 @@ void check_generate_options(const GenerateOptions& options, const char* op) {
 
 std::vector<float> next_token_distribution(const float* logits, int64_t V, const GenerateOptions& options) {
   check_generate_options(options, "next_token_distribution");
+  check_finite_logits("next_token_distribution", logits, V);
   std::vector<bool> allowed(static_cast<size_t>(V), true);
   for (const int64_t id : options.never_sample) {
     if (id < 0 || id >= V) fail("next_token_distribution", "never_sample holds id ", id, ", outside the vocabulary [0, ", V, ")");

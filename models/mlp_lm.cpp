@@ -2,6 +2,7 @@
 
 #include "core/autograd.h"
 #include "core/error.h"
+#include "models/sampling.h"
 #include "core/ops.h"
 #include "data/tokenizer.h"
 
@@ -30,7 +31,9 @@ std::vector<int> MLPLanguageModel::sample(Generator& gen, int max_length, float 
   std::vector<float> window(static_cast<size_t>(context_), static_cast<float>(data::Tokenizer::kBos));
   std::vector<int> out;
   for (int t = 0; t < max_length; ++t) {
-    const Tensor p = softmax(forward(tensor(window, {1, context_})) / temperature, -1);
+    const Tensor logits = forward(tensor(window, {1, context_}));  // (1, V)
+    check_finite_logits("MLPLanguageModel::sample", logits.data(), logits.numel());
+    const Tensor p = softmax(logits / temperature, -1);
     float u = gen.uniform();
     int next = 0;
     while (next + 1 < p.numel() && u >= p.data()[next]) u -= p.data()[next++];

@@ -20,7 +20,31 @@ double shortest_decimal(float value) {
   return std::strtod(std::string(buf, end).c_str(), nullptr);
 }
 
+double load_average() {
+  FILE* file = std::fopen("/proc/loadavg", "r");
+  if (!file) return -1;
+  double load = -1;
+  if (std::fscanf(file, "%lf", &load) != 1) load = -1;
+  std::fclose(file);
+  return load;
+}
+
 namespace {
+
+// --threads N: refused above the machine's cores (threads beyond them only wait for one another,
+// many times slower); above the cores other programs leave free, a line says so.
+void check_threads(const std::string& lesson, int threads) {
+  const int cores = omp_get_num_procs();
+  if (threads > cores)
+    fail(lesson.c_str(), "--threads ", threads, " is more than the ", cores, " cores of this machine, and threads beyond them only ",
+         "wait for one another; give --threads ", cores, " or fewer, or leave it out to use the cores that are free");
+  const double load = load_average();
+  const double free_cores = load < 0 ? cores : std::max(0.0, cores - load);
+  if (threads > 1 && free_cores < threads)
+    std::printf("(--threads %d, but other programs keep the machine busy (load average %.2f on %d cores): pinned threads wait for "
+                "busy cores, so this run may be much slower; leave --threads out to use only the free ones)\n",
+                threads, load, cores);
+}
 
 template <Number T>
 std::string number_text(T value) {
@@ -165,29 +189,32 @@ void LessonCli::parse(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   const nlohmann::json defaults = flags_json();
   parse_arguments(args);
-  if (!common.resume.empty()) {
-    try {
-      const nlohmann::json recorded = recorded_flags(common.resume);
-      std::vector<std::string> adopted = arguments_for(recorded, defaults, flags_named(args));
-      const std::string given_out = given("--out") ? common.out : "";
-      adopted.insert(adopted.end(), args.begin(), args.end());  // the command line's own flags last
-      parse_arguments(adopted);
-      resume_from(given_out);
-      const std::vector<std::string> changed = changed_flags(recorded, flags_json());
-      if (!changed.empty()) {
-        std::string list;
-        for (const std::string& c : changed) list += (list.empty() ? "" : ", ") + c;
-        fail("--resume", common.resume, ": ", list, ": a resumed run goes on with the model, data and training it started with; ",
-             "leave ", changed.size() == 1 ? "this flag" : "these flags", " out (only --threads, --stop-after and --verbose may change)");
-      }
-    } catch (const Error& e) {
-      std::fprintf(stderr, "error: %s\n", e.what());
-      std::exit(2);
-    }
+  try {
+    if (!common.resume.empty()) adopt_resumed_flags(args, defaults);
+    if (common.threads > 0) check_threads(lesson_, common.threads);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    std::exit(2);
   }
   flags_at_start_ = flags_json();
   if (common.threads > 0) set_num_threads(common.threads);
   manual_seed(common.seed);
+}
+
+void LessonCli::adopt_resumed_flags(const std::vector<std::string>& args, const nlohmann::json& defaults) {
+  const nlohmann::json recorded = recorded_flags(common.resume);
+  std::vector<std::string> adopted = arguments_for(recorded, defaults, flags_named(args));
+  const std::string given_out = given("--out") ? common.out : "";
+  adopted.insert(adopted.end(), args.begin(), args.end());  // the command line's own flags last
+  parse_arguments(adopted);
+  resume_from(given_out);
+  const std::vector<std::string> changed = changed_flags(recorded, flags_json());
+  if (!changed.empty()) {
+    std::string list;
+    for (const std::string& c : changed) list += (list.empty() ? "" : ", ") + c;
+    fail("--resume", common.resume, ": ", list, ": a resumed run goes on with the model, data and training it started with; ",
+         "leave ", changed.size() == 1 ? "this flag" : "these flags", " out (only --threads, --stop-after and --verbose may change)");
+  }
 }
 
 void LessonCli::resume_from(const std::string& given_out) {

@@ -20,7 +20,7 @@ struct CommonFlags {
   float lr = 1e-3f;
   int64_t batch = 32;
   uint64_t seed = 0;
-  int threads = 0;    // 0: all cores
+  int threads = 0;    // 0: as many as cores are free; N: exactly N, at most the cores
   std::string out;    // default runs/<lesson>
   bool quick = false;  // shrink everything to run in seconds (the smoke tests use it)
   std::string resume;  // a run folder to continue from its checkpoints (lessons/common/resume.h)
@@ -32,6 +32,9 @@ struct TextFlags {
   std::string val;    // validation text; empty: a seeded 90/10 split of data
   bool lines = false;  // each line its own sequence, instead of one character stream
 };
+
+// The machine's load average over the last minute (/proc/loadavg), or -1 when it cannot be read.
+double load_average();
 
 // A float as the shortest decimal that reads back as the same float: 0.01f -> 0.01.
 double shortest_decimal(float value);
@@ -126,7 +129,8 @@ class LessonCli {
   // Exits 0 after printing --help; on an unknown flag or a bad value prints why in one line and
   // exits 2. With --resume RUN_DIR, the flags not given take the values the run started with, and
   // a flag given with another value (--threads and --stop-after aside) is refused in one line.
-  // Then sets the thread count and seeds the default generator.
+  // Then sets the thread count (--threads above the cores is refused; above the free cores, said
+  // in one line) and seeds the default generator.
   void parse(int argc, char** argv);
 
   const std::string& lesson() const { return lesson_; }
@@ -140,6 +144,8 @@ class LessonCli {
  private:
   void record(const std::string& name, std::function<nlohmann::json()> value);
   void parse_arguments(const std::vector<std::string>& args);  // CLI11's parse, and its errors in one line
+  // --resume RUN_DIR: the flags the run recorded, where the command line gives none; refuses changed ones.
+  void adopt_resumed_flags(const std::vector<std::string>& args, const nlohmann::json& defaults);
   void resume_from(const std::string& given_out);
   nlohmann::json flags_at_start_;
   std::string lesson_;

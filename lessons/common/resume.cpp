@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "io/checkpoint.h"
 #include "io/safetensors.h"
 #include "lessons/common/run.h"
 
@@ -125,7 +126,7 @@ void save_loop_checkpoint(const std::string& path, const std::string& lesson, co
 
 std::pair<int64_t, nlohmann::json> load_loop_checkpoint(const std::string& path, const std::string& lesson,
                                                         LoopState& state) {
-  const io::TensorFile file = io::load_safetensors(path);
+  const io::TensorFile file = io::load_checkpoint(path);
   const auto& meta = file.metadata;
   for (const char* key : {"lesson", "step", "generators", "model_generators", "default_generator", "records"})
     if (!meta.count(key)) fail("resume", path, " has no '", key, "': it is not a checkpoint of a training loop");

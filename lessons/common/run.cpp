@@ -7,13 +7,18 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <iomanip>
 #include <sstream>
+#include <utility>
 
+#include "core/kernels/parallel.h"
+#include "io/atomic_file.h"
 #include "io/checkpoint.h"
 #include "lessons/common/resume.h"
 
@@ -107,6 +112,60 @@ int lock_folder(const std::string& folder) {
   }
 }
 
+// The signal (SIGINT, SIGTERM) that asked the run to stop, 0 while none has. Its handler does
+// nothing else: the training loop looks at it between steps (Run::stop_if_asked).
+volatile std::sig_atomic_t stop_signal = 0;
+
+extern "C" void ask_to_stop(int signal) {
+  stop_signal = signal;
+  constexpr char kSaid[] = "\n(stopping at the next step, the last checkpoint kept; a second Ctrl-C ends the run at once)\n";
+  [[maybe_unused]] const ssize_t written = ::write(STDERR_FILENO, kSaid, sizeof kSaid - 1);  // write(): safe in a handler, printf is not
+}
+
+// SA_RESETHAND: the handler serves once, so a second Ctrl-C ends a run that does not stop at once.
+struct sigaction stop_handler() {
+  struct sigaction action {};
+  action.sa_handler = ask_to_stop;
+  action.sa_flags = SA_RESETHAND | SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  return action;
+}
+
+// The handlers before the run's, put back when it ends.
+struct sigaction handler_before_interrupt {}, handler_before_terminate {};
+
+const char* signal_name(int signal) { return signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : "a signal"; }
+
+// Writes the summary of a run that an exception ended, as "failed" with the exception's message:
+// set by ~Run, called by lesson_main's catch, the only place that knows the message.
+std::function<void(const std::string&)>& record_failure() {
+  static std::function<void(const std::string&)> record;
+  return record;
+}
+
+void write_json(const std::string& path, const nlohmann::ordered_json& json) {
+  io::write_atomically("run", path, {json.dump(2) + "\n"});
+}
+
+// The files an earlier run's summary.json lists (relative to the folder), none outside it: a
+// summary edited by hand must not make a run remove anything else. Nothing when it is unreadable.
+std::vector<std::filesystem::path> files_listed(const std::filesystem::path& summary) {
+  namespace fs = std::filesystem;
+  constexpr uintmax_t kMaxSummaryBytes = 1 << 24;
+  std::error_code error;
+  if (!fs::is_regular_file(summary, error) || fs::file_size(summary, error) > kMaxSummaryBytes) return {};
+  std::ifstream in(summary);
+  const nlohmann::json earlier = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!earlier.is_object() || !earlier.contains("files") || !earlier["files"].is_array()) return {};
+  std::vector<fs::path> files;
+  for (const nlohmann::json& file : earlier["files"]) {
+    if (!file.is_string()) continue;
+    const fs::path name = fs::path(file.get<std::string>()).lexically_normal();
+    if (!name.empty() && name.is_relative() && *name.begin() != "..") files.push_back(name);
+  }
+  return files;
+}
+
 // A loss for JSON, which has no NaN or infinity: those become "nan", "inf", "-inf".
 nlohmann::ordered_json json_number(double value) {
   if (std::isfinite(value)) return value;
@@ -117,8 +176,7 @@ nlohmann::ordered_json json_number(double value) {
 std::string rounded(const nlohmann::ordered_json& value) {
   if (value.is_string()) return value.get<std::string>();
   if (!value.is_number_float()) return value.dump();  // whole numbers, true/false
-  const double v = value.get<double>();
-  if (!std::isfinite(v)) return number_name(v);
+  const double v = value.get<double>();  // finite: Run::finish stops a run with a metric that is not
   char buf[32];
   const double size = std::fabs(v);
   std::snprintf(buf, sizeof buf, v == 0 || (size >= 1e-3 && size < 1e5) ? "%.4f" : "%.3e", v);
@@ -132,13 +190,50 @@ Run::Run(const LessonCli& cli) : cli_(cli), folder_(cli.common.out) {
   std::filesystem::create_directories(folder_, error);
   if (error) fail("run", "cannot create the output folder ", folder_, ": ", error.message());
   lock_fd_ = lock_folder(folder_);
-  if (!resuming()) std::filesystem::remove_all(resume_folder(folder_));
   start_ = std::chrono::steady_clock::now();
+  const double load = load_average();
+  machine_ = {{"threads", num_threads()}, {"threads_pinned", cli_.common.threads > 0}, {"cores", omp_get_num_procs()},
+              {"load_average", load < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(load)}, {"blas", blas_config()}};
+  try {
+    if (!resuming()) clear_earlier_run();
+    write_summary("running", {});
+  } catch (...) {  // no destructor runs for a constructor that throws: free the folder here
+    unlock();
+    throw;
+  }
+  std::printf("run: %d thread%s (%s) on %d cores, load average %s at the start\nBLAS: %s\n", num_threads(), num_threads() == 1 ? "" : "s",
+              cli_.common.threads > 0 ? "--threads" : "fewer while cores are busy", omp_get_num_procs(),
+              load < 0 ? "unknown" : cat(load).c_str(), blas_config().c_str());
+  stop_signal = 0;
+  record_failure() = nullptr;
+  const struct sigaction handler = stop_handler();
+  sigaction(SIGINT, &handler, &handler_before_interrupt);
+  sigaction(SIGTERM, &handler, &handler_before_terminate);
 }
 
 Run::~Run() {
+  sigaction(SIGINT, &handler_before_interrupt, nullptr);
+  sigaction(SIGTERM, &handler_before_terminate, nullptr);
+  if (status_ == "running" && std::uncaught_exceptions() > 0)
+    record_failure() = [path = path("summary.json"), summary = summary("failed", {})](const std::string& message) mutable {
+      summary["error"] = message;
+      write_json(path, summary);
+    };
+  unlock();
+}
+
+void Run::unlock() {
   ::unlink(path(kLockName).c_str());  // while still holding it: see lock_folder
   ::close(lock_fd_);
+}
+
+void Run::clear_earlier_run() {
+  namespace fs = std::filesystem;
+  std::error_code ignored;
+  for (const fs::path& name : files_listed(path("summary.json")))
+    if (fs::is_regular_file(fs::symlink_status(path(name), ignored))) fs::remove(path(name), ignored);
+  fs::remove(path("model.safetensors"), ignored);
+  fs::remove_all(resume_folder(folder_), ignored);
 }
 
 std::string Run::path(const std::string& name) const { return (std::filesystem::path(folder_) / name).string(); }
@@ -172,8 +267,30 @@ void Run::checkpoint_written(int64_t step, const std::string& loop) {
                       cli_.common.stop_after, " asked; continue the run with --resume ", folder_);
 }
 
-void Run::stop_if_asked() const {
-  if (!stop_message_.empty()) throw Stopped(stop_message_);
+void Run::stop_if_asked() {
+  if (stop_signal != 0) interrupted(stop_signal);
+  if (stop_message_.empty()) return;
+  status_ = "interrupted";
+  write_summary("interrupted", {{"interrupted", {{"by", "--stop-after"}, {"after_step", last_step_}}}, {"last_evaluations", evaluations_},
+                                {"metrics", nlohmann::ordered_json::object()}});
+  throw Stopped(stop_message_);
+}
+
+void Run::interrupted(int signal) {
+  status_ = "interrupted";
+  const bool resumable = std::filesystem::exists(std::filesystem::path(resume_folder(folder_)) / "flags.json");
+  write_summary("interrupted", {{"interrupted", {{"by", signal_name(signal)}, {"after_step", last_step_}}},
+                                {"last_evaluations", evaluations_}, {"metrics", nlohmann::ordered_json::object()}});
+  throw Interrupted(cat(cli_.lesson(), ": interrupted by ", signal_name(signal), " after step ", last_step_, "; ",
+                        resumable ? "continue the run from its last checkpoint with --resume " + folder_
+                                  : "it kept no checkpoint to resume from: run it again"),
+                    signal);
+}
+
+void Run::evaluated(const std::string& loop, const nlohmann::ordered_json& figures) {
+  nlohmann::ordered_json& kept = evaluations_[loop] = figures;
+  for (auto& value : kept)
+    if (value.is_number_float()) value = json_number(value.get<double>());
 }
 
 void Run::check_loss(int64_t step, double loss, LossKind kind, const std::string& what) {
@@ -181,15 +298,21 @@ void Run::check_loss(int64_t step, double loss, LossKind kind, const std::string
   if (!why.empty()) diverged(step, loss, why);
   last_step_ = step;
   last_loss_ = loss;
+  if (stop_signal != 0) interrupted(stop_signal);
+}
+
+void Run::check_figure(int64_t step, const std::string& figure, double value, LossKind kind) {
+  const std::string why = divergence(value, kind, "the evaluation's " + figure);
+  if (!why.empty()) diverged(step, last_loss_, why);
+}
+
+void Run::check_finite(int64_t step, const std::map<std::string, Tensor>& tensors, const std::string& whose) {
+  if (const auto bad = io::first_non_finite(tensors))
+    diverged(step, last_loss_, cat("the last update left ", whose, bad->tensor, " with a value of ", number_name(bad->value)));
 }
 
 std::string Run::save_checkpoint(const nn::Module& model, std::map<std::string, std::string> metadata) {
-  for (const auto& [name, tensor] : model.state_dict()) {
-    const float* values = tensor.data();
-    const float* bad = std::find_if(values, values + tensor.numel(), [](float v) { return !std::isfinite(v); });
-    if (bad != values + tensor.numel())
-      diverged(last_step_, last_loss_, cat("the last update left ", name, " with a value of ", number_name(*bad)));
-  }
+  check_finite(last_step_, model.state_dict(), "");
   const std::string checkpoint = file("model.safetensors");
   metadata["lesson"] = cli_.lesson();
   io::save_module(checkpoint, model, metadata);
@@ -197,23 +320,41 @@ std::string Run::save_checkpoint(const nn::Module& model, std::map<std::string, 
 }
 
 void Run::diverged(int64_t step, double loss, const std::string& why) {
-  std::filesystem::remove_all(resume_folder(folder_));  // resuming would only diverge again
-  write_summary({{"diverged", {{"step", step}, {"loss", json_number(loss)}, {"why", why}}}, {"metrics", nlohmann::ordered_json::object()}});
+  // Removed, not marked: no diverged run leaves weights that --load or --resume could take for good ones.
+  std::error_code ignored;  // a folder that cannot be cleaned must not hide the divergence
+  std::filesystem::remove_all(resume_folder(folder_), ignored);
+  const std::string weights = path("model.safetensors");
+  std::filesystem::remove(weights, ignored);
+  written_.erase(std::remove(written_.begin(), written_.end(), weights), written_.end());
+  status_ = "diverged";
+  write_summary("diverged", {{"diverged", {{"step", step}, {"loss", json_number(loss)}, {"why", why}}},
+                             {"metrics", nlohmann::ordered_json::object()}});
   throw Diverged(cat(cli_.lesson(), ": training diverged at step ", step, ": ", why, "; try a smaller --lr (this run: ",
                      shortest_decimal(cli_.common.lr), "). ", path("summary.json"), " records it"));
 }
 
-void Run::write_summary(const nlohmann::ordered_json& fields) {
-  nlohmann::ordered_json summary = {{"lesson", cli_.lesson()}, {"seconds", seconds()}, {"flags", nlohmann::ordered_json(cli_.flags_json())}};
-  summary.update(fields);
-  const std::string p = file("summary.json");
-  std::ofstream out(p);
-  out << summary.dump(2) << "\n";
-  if (!out) fail("run", "cannot write ", p);
+nlohmann::ordered_json Run::summary(const std::string& status, const nlohmann::ordered_json& fields) const {
+  nlohmann::ordered_json summary = {{"lesson", cli_.lesson()}, {"status", status}, {"seconds", seconds()}, {"machine", machine_},
+                                    {"flags", nlohmann::ordered_json(cli_.flags_json())}};
+  if (!fields.is_null()) summary.update(fields);
+  nlohmann::ordered_json files = nlohmann::ordered_json::array();
+  for (const std::string& p : written_) files.push_back(std::filesystem::path(p).lexically_relative(folder_).string());
+  summary["files"] = files;
+  return summary;
+}
+
+void Run::write_summary(const std::string& status, const nlohmann::ordered_json& fields) {
+  write_json(path("summary.json"), summary(status, fields));
 }
 
 void Run::finish(const nlohmann::ordered_json& metrics, const MetricNotes& notes, const std::string& next) {
-  write_summary({{"metrics", metrics}});
+  stop_if_asked();
+  for (const auto& [name, value] : metrics.items())
+    if (value.is_number_float() && !std::isfinite(value.get<double>()))
+      diverged(last_step_, last_loss_, cat("the reported ", name, " is ", number_name(value.get<double>())));
+  wrote({path("summary.json")});
+  status_ = "finished";
+  write_summary("finished", {{"metrics", metrics}});
   std::filesystem::remove_all(resume_folder(folder_));  // a finished run has nothing to resume
   std::printf("\n== %s done in %.1f s ==\n", cli_.lesson().c_str(), seconds());
   size_t name_width = 0, value_width = 0;
@@ -245,9 +386,14 @@ int lesson_main(const std::function<void()>& body) {
   } catch (const Stopped& e) {
     std::printf("\n%s\n", e.what());
     return 0;
+  } catch (const Interrupted& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "\n%s\n", e.what());
+    return 128 + e.signal;
   } catch (const std::exception& e) {  // ladder::Error, and anything a library throws (out of memory, ...)
     std::fflush(stdout);
     std::fprintf(stderr, "\nerror: %s\n", e.what());
+    if (record_failure()) std::exchange(record_failure(), nullptr)(e.what());
     return 2;
   }
 }

@@ -99,17 +99,32 @@ bool Tracker::evaluation_due(int64_t step) const { return step % options_.eval_e
 void Tracker::evaluated(int64_t step, const std::vector<double>& figures) {
   if (figures.size() != options_.figures.size())
     fail("Tracker::evaluated", figures.size(), " figures for the ", options_.figures.size(), " named");
+  if (options_.stop_if_diverged) check_finite(step, figures);
   train_loss_ = recent_ / static_cast<double>(std::max<int64_t>(1, recent_steps_));
   recent_ = 0, recent_steps_ = 0;
   std::vector<double> row = {static_cast<double>(step), train_loss_};
   row.insert(row.end(), figures.begin(), figures.end());
   row.insert(row.end(), {lr_, static_cast<double>(step * options_.items_per_step) / std::max(seconds(), 1e-9), grad_norm_});
   record_row(row);
+  nlohmann::ordered_json reported = {{"step", step}, {"train_loss", train_loss_}};
+  for (size_t i = 0; i < figures.size(); ++i) reported[options_.figures[i]] = figures[i];
+  run_.evaluated(options_.name, reported);
   if (state_) {
     save_loop_checkpoint(checkpoint_, run_.lesson(), *state_, step, records());
     run_.checkpoint_written(step, options_.name);
   }
   mark_ = std::chrono::steady_clock::now();
+}
+
+void Tracker::check_finite(int64_t step, const std::vector<double>& figures) {
+  if (state_) {  // the loss is checked before each update: this is the first look at what the update did
+    run_.check_finite(step, state_->model.state_dict(), "");
+    run_.check_finite(step, state_->optimizer.state_dict(), "the optimizer's ");
+  }
+  for (size_t i = 0; i < figures.size(); ++i) {
+    const std::string& figure = options_.figures[i];
+    run_.check_figure(step, figure, figures[i], figure.ends_with("loss") ? options_.loss_kind : LossKind::plain);
+  }
 }
 
 void Tracker::record_row(const std::vector<double>& row) {

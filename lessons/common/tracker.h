@@ -61,6 +61,8 @@ class Tracker {
   bool evaluation_due(int64_t step) const;
   // An evaluation's figures at `step`, in the order of TrackerOptions::figures: a row of the CSV
   // and a point on each curve. The time between step() and this call is not training time.
+  // Stops a diverged run first: a figure that is not finite (or a loss whose perplexity
+  // overflows), or weights or optimizer state that the last update made NaN or infinite.
   void evaluated(int64_t step, const std::vector<double>& figures);
   void finish();  // ends the progress line
 
@@ -76,6 +78,7 @@ class Tracker {
 
  private:
   size_t column(const std::string& figure) const;  // 0: train_loss, i + 1: figures[i]
+  void check_finite(int64_t step, const std::vector<double>& figures);  // Run::check_figure, Run::check_finite
   void record_row(const std::vector<double>& row);  // the CSV and the curves
   nlohmann::json records() const;                   // what a checkpoint keeps of the tracker
   Run& run_;
