@@ -249,8 +249,8 @@ int main(int argc, char** argv) {
     cli.text_options(text, "/usr/share/dict/american-english", /*default_lines=*/true);
     int64_t context = 3, embed = 16, hidden = 256;
     cli.option("--context", context, "characters the language model sees", {1, 16});
-    cli.option("--embed", embed, "size of each character's embedding", lessons::positive);
-    cli.option("--hidden", hidden, "hidden units of the language model", lessons::positive);
+    cli.option("--embed", embed, "size of each character's embedding", {1, 1 << 16});
+    cli.option("--hidden", hidden, "hidden units of the language model", {1, 1 << 16});
     cli.parse(argc, argv);
     if (cli.common.quick) cli.common.steps = std::min<int64_t>(cli.common.steps, 300);
     const Words words = load_words(text, cli.common);

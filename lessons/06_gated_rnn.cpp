@@ -213,8 +213,8 @@ int main(int argc, char** argv) {
     bool bidirectional = false;
     cli.option("--cell", cell, "train only this cell: rnn, gru or lstm (default: compare them all)");
     cli.option("--layers", layers, "stacked layers, with --cell", {1, 8});
-    cli.option("--hidden", hidden, "hidden units", lessons::positive);
-    cli.option("--block", block, "characters per truncated-BPTT window", lessons::positive);
+    cli.option("--hidden", hidden, "hidden units", {1, 1 << 16});
+    cli.option("--block", block, "characters per truncated-BPTT window", {1, 1 << 16});
     cli.flag("--bidirectional", bidirectional, "with --cell: only the bidirectional model on the fill-in task");
     cli.parse(argc, argv);
     if (text.lines) fail("06_gated_rnn", "the language models read one character stream; --lines does not apply");

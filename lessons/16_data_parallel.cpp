@@ -288,7 +288,7 @@ int main(int argc, char** argv) {
     models::GPTConfig config{.block_size = 64, .n_layer = 4, .n_head = 4, .n_embd = 128, .dropout = 0};
     lessons::GPTTraining training{.schedule = {.warmup = 40}, .eval_every = 50};
     int procs = 2;
-    cli.option("--procs", procs, "processes: ./ladder lesson 16 starts this many with mpirun; under mpirun -np N, N must match", lessons::positive);
+    cli.option("--procs", procs, "processes: ./ladder lesson 16 starts this many with mpirun; under mpirun -np N, N must match", {1, 1024});
     cli.option("--layers", config.n_layer, "Transformer blocks", {1, 48});
     cli.option("--heads", config.n_head, "attention heads per block, dividing --embd", {1, 64});
     cli.option("--embd", config.n_embd, "width of the residual stream", {1, 4096});
