@@ -15,6 +15,7 @@
 #include "data/tokenizer.h"
 #include "data/toy2d.h"
 #include "lessons/common/cli.h"
+#include "lessons/common/model_memory.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/regions.h"
 #include "lessons/common/run.h"
@@ -254,6 +255,7 @@ int main(int argc, char** argv) {
     cli.parse(argc, argv);
     if (cli.common.quick) cli.common.steps = std::min<int64_t>(cli.common.steps, 300);
     const Words words = load_words(text, cli.common);
+    lessons::check_memory("03_mlp", lessons::mlp_language_model_memory(cli.common.batch, context, embed, hidden));
     lessons::Run run(cli);
 
     const SpiralResult spiral = spirals(run, cli.common.quick, cli.common.seed);

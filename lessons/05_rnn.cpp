@@ -20,6 +20,7 @@
 #include "data/text.h"
 #include "data/tokenizer.h"
 #include "lessons/common/cli.h"
+#include "lessons/common/model_memory.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/run.h"
 #include "lessons/common/tracker.h"
@@ -304,6 +305,8 @@ int main(int argc, char** argv) {
     cli.parse(argc, argv);
     if (text.lines) fail("05_rnn", "the language model reads one character stream; --lines does not apply");
     if (cli.common.quick) cli.common.steps = std::min<int64_t>(cli.common.steps, 100);
+    lessons::check_memory("05_rnn", lessons::recurrent_memory(cli.common.batch, s.block, s.embed, s.hidden, 1,
+                                                              "--hidden " + std::to_string(s.hidden)));
     LMRun lm = load_stream(cli.common, text, s);
     lessons::Run run(cli);
 

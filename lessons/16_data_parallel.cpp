@@ -22,6 +22,7 @@
 #include "lessons/common/char_gpt.h"
 #include "lessons/common/cli.h"
 #include "lessons/common/data_parallel_cost.h"
+#include "lessons/common/model_memory.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/run.h"
 #include "lessons/common/tracker.h"
@@ -307,6 +308,7 @@ int main(int argc, char** argv) {
     if (cli.common.quick) cli.common.steps = std::min<int64_t>(cli.common.steps, 40);
     lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, config.block_size);
     config.vocab_size = corpus.tokenizer.vocab_size();
+    lessons::check_memory(kLesson, lessons::gpt_training_memory(config, cli.common.batch, lessons::gpt_flags_text(config)));
     std::optional<lessons::Run> run;
     if (processes.rank() == 0) run.emplace(cli);
     const bool quick = cli.common.quick;

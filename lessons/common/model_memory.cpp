@@ -21,6 +21,10 @@ constexpr double kScoreCopies = 3;
 constexpr double kLogitCopies = 3;
 // A GRU layer keeps per step its gates (3 H), the new state and the reset product.
 constexpr double kGruFloatsPerHidden = 8;
+// An LSTM layer keeps per step its four gates, the cell, its tanh and the new state.
+constexpr double kLstmFloatsPerHidden = 12;
+// A character vocabulary, before the text is read: generous for the lessons' texts.
+constexpr double kCharacters = 256;
 
 double d(int64_t v) { return static_cast<double>(v); }
 
@@ -64,6 +68,28 @@ MemoryEstimate gpt_sampling_memory(const models::GPTConfig& c) {
   estimate.add("weights", layers * 12 * width * width + d(c.vocab_size + c.block_size) * width, 4,
                "the checkpoint's n_embd and n_layer");
   estimate.add("KV cache", layers * 2 * d(c.block_size) * width, 4, "the checkpoint's block_size");
+  return estimate;
+}
+
+MemoryEstimate mlp_language_model_memory(int64_t batch, int64_t context, int64_t embed, int64_t hidden) {
+  MemoryEstimate estimate;
+  estimate.parameters((d(context * embed) + kCharacters) * d(hidden), cat("--hidden ", hidden));
+  estimate.add("activations", d(batch) * (4 * d(hidden) + kLogitCopies * kCharacters), 4, cat("--batch ", batch));
+  return estimate;
+}
+
+MemoryEstimate glyph_cnn_memory(int64_t batch, int64_t canvas) {
+  // Each image: 16 feature maps of the canvas, kept about 8 times (conv, batch norm, ReLU, their gradients).
+  return MemoryEstimate().add("activations", d(batch) * 16 * d(canvas * canvas) * 8, 4, cat("--batch ", batch));
+}
+
+MemoryEstimate recurrent_memory(int64_t batch, int64_t block, int64_t embed, int64_t hidden, int64_t layers,
+                                const std::string& flags) {
+  const double h = d(hidden), positions = d(batch) * d(block);
+  MemoryEstimate estimate;
+  estimate.parameters(d(layers) * 4 * (d(embed) + 2 * h) * h + kCharacters * (d(embed) + h), flags);
+  estimate.add("activations", positions * d(layers) * kLstmFloatsPerHidden * h, 4, cat(flags, ", --batch ", batch));
+  estimate.add("logits", positions * kCharacters * kLogitCopies, 4, cat("--batch ", batch, ", --block ", block));
   return estimate;
 }
 

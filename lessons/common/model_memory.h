@@ -38,6 +38,16 @@ MemoryEstimate gpt_training_memory(const models::GPTConfig& config, int64_t batc
 // Lesson 11's --load: the weights and the KV cache of one sequence, no gradients.
 MemoryEstimate gpt_sampling_memory(const models::GPTConfig& config);
 
+// Lesson 03's MLP language model: `context` embeddings `embed` wide in, `hidden` units, characters out.
+MemoryEstimate mlp_language_model_memory(int64_t batch, int64_t context, int64_t embed, int64_t hidden);
+// Lesson 04's CNN on `batch` images of `canvas` x `canvas` pixels.
+MemoryEstimate glyph_cnn_memory(int64_t batch, int64_t canvas);
+
+// Lessons 05 and 06: a character language model of `layers` recurrent layers (LSTM's four gates at
+// most) `hidden` wide over `batch` windows of `block` characters.
+MemoryEstimate recurrent_memory(int64_t batch, int64_t block, int64_t embed, int64_t hidden, int64_t layers,
+                                const std::string& flags);
+
 // Lessons 07 and 09: the GRU encoder-decoder on `batch` pairs of `source` and `target` tokens.
 MemoryEstimate seq2seq_memory(const models::Seq2SeqConfig& config, int64_t batch, int64_t source, int64_t target);
 // Lesson 10: the encoder-decoder Transformer.
