@@ -3,8 +3,6 @@
 #include <algorithm>
 
 #include "core/error.h"
-#include "nn/attention/bigbird_attention.h"
-#include "nn/attention/linear_attention.h"
 #include "nn/attention/linformer_attention.h"
 #include "nn/attention/vq_attention.h"
 
@@ -39,12 +37,10 @@ void add_transformer_stack(MemoryEstimate& estimate, const StackShape& s, const 
 
 int64_t keys_per_query(const nn::AttentionSettings& s, int64_t length) {
   const std::string& kind = s.kind;
-  int64_t keys = length;
-  if (kind == nn::BigBirdAttention::kName) keys = s.number("block") * (5 + s.number("random_blocks"));
-  else if (kind == nn::VQAttention::kName) keys = 2 * s.number("block") + s.number("codes");
-  else if (kind == nn::LinearAttention::kName) keys = s.number("chunk");
+  int64_t keys = 0;  // the fused ops of full attention and BigBird, and linear's chunked product, keep no scores
+  if (kind == nn::VQAttention::kName) keys = 2 * s.number("block") + s.number("codes");
   else if (kind == nn::LinformerAttention::kName) keys = s.number("k");
-  return std::clamp<int64_t>(keys, 1, length);
+  return std::min(keys, length);
 }
 
 std::string gpt_flags_text(const models::GPTConfig& c) {
@@ -114,8 +110,7 @@ MemoryEstimate transformer_memory(const models::TransformerConfig& c, int64_t ba
                                    keys_per_query(c.encoder_attention, source)},
                         sizes);
   // The decoder: its own attention and the cross attention over the source.
-  add_transformer_stack(estimate, {batch, target, c.d_model, c.decoder_layers, c.dim_feedforward, c.nhead, target + source},
-                        sizes);
+  add_transformer_stack(estimate, {batch, target, c.d_model, c.decoder_layers, c.dim_feedforward, c.nhead, 0}, sizes);
   estimate.parameters(d(c.src_vocab + 2 * c.tgt_vocab) * d(c.d_model), "the vocabularies");
   estimate.add("logits", d(batch) * d(target) * d(c.tgt_vocab) * kLogitCopies, 4, "the target vocabulary");
   return estimate;
@@ -131,7 +126,7 @@ MemoryEstimate encoder_memory(const EncoderRun& r, const std::string& data_flags
 
 MemoryEstimate retrieval_memory(const data::RetrievalTaskOptions& task, int64_t batch, int64_t width, int64_t layers,
                                 int64_t heads) {
-  return encoder_memory({task.train + task.val + task.test, task.length, batch, width, layers, heads, task.length},
+  return encoder_memory({task.train + task.val + task.test, task.length, batch, width, layers, heads, 0},
                         cat("--task-length ", task.length, ", --train-size ", task.train, ", --test-size ", task.test),
                         cat("--task-length ", task.length, ", --width ", width, ", --layers ", layers));
 }
@@ -139,8 +134,8 @@ MemoryEstimate retrieval_memory(const data::RetrievalTaskOptions& task, int64_t 
 MemoryEstimate long_range_memory(const data::ListOpsOptions& listops, const data::MqarOptions& recall, int64_t batch,
                                  ModelSize size, const std::vector<Contender>& contenders) {
   const int64_t length = std::max(listops.max_len, recall.tokens());
-  int64_t keys = 1;
-  for (const Contender& c : contenders) keys = std::max(keys, c.attention ? keys_per_query(*c.attention, length) : 1);
+  int64_t keys = 0;
+  for (const Contender& c : contenders) keys = std::max(keys, c.attention ? keys_per_query(*c.attention, length) : 0);
   return encoder_memory({listops.train + listops.val + listops.test, length, batch, size.d_model, size.layers, 4, keys},
                         cat("--max-len ", listops.max_len, ", --train ", listops.train),
                         cat("--max-len ", listops.max_len, ", --d-model ", size.d_model, ", --layers ", size.layers));

@@ -1,7 +1,7 @@
 // What the lessons' models need in memory, as costs for memory_estimate.h: parameters (with their
 // gradients and AdamW's moments), the activations training keeps for backward, the attention
-// scores, the logits. Measured against the peak resident size of lessons 07, 11 and 15 (see
-// model_memory.cpp): the estimates stay within 2x of it, above it for the large runs they refuse.
+// scores, the logits. Against the peak resident size measured (/usr/bin/time -v) of lessons 07,
+// 11, 13 and 15, --quick and larger, the estimates were within 2x: 0.9x to 1.8x.
 #pragma once
 
 #include <cstdint>
@@ -26,8 +26,9 @@ struct StackShape {
 };
 void add_transformer_stack(MemoryEstimate& estimate, const StackShape& s, const std::string& flags);
 
-// The keys each query scores under `settings` over `length` positions: every one for full attention,
-// the pattern's blocks for BigBird, a block and the codes for VQ, a chunk for linear, k for Linformer.
+// The scores per query that `settings` keeps for backward over `length` positions: none for full
+// attention and BigBird (their fused op) or linear attention (its chunked product), a block and
+// the codes for VQ, k for Linformer.
 int64_t keys_per_query(const nn::AttentionSettings& settings, int64_t length);
 
 // "--embd 4096, --layers 48, --context 4096"
@@ -60,7 +61,7 @@ struct EncoderRun {
 };
 MemoryEstimate encoder_memory(const EncoderRun& run, const std::string& data_flags, const std::string& model_flags);
 
-// Lesson 13's classifier on the retrieval task (full attention among the patterns it compares).
+// Lesson 13's classifier on the retrieval task (its patterns are all fused: no scores kept).
 MemoryEstimate retrieval_memory(const data::RetrievalTaskOptions& task, int64_t batch, int64_t width, int64_t layers,
                                 int64_t heads);
 // Lesson 15: ListOps and recall, each contender in turn (the one scoring the most keys counts).
