@@ -61,7 +61,7 @@ MemoryEstimate gpt_training_memory(const models::GPTConfig& c, int64_t batch, co
 MemoryEstimate gpt_sampling_memory(const models::GPTConfig& c) {
   const double width = d(c.n_embd), layers = d(c.n_layer);
   MemoryEstimate estimate;
-  estimate.add("weights", layers * 12 * width * width + d(c.vocab_size + c.block_size) * width, 4,
+  estimate.add("parameters", layers * 12 * width * width + d(c.vocab_size + c.block_size) * width, 4,
                "the checkpoint's n_embd and n_layer");
   estimate.add("KV cache", layers * 2 * d(c.block_size) * width, 4, "the checkpoint's block_size");
   return estimate;
