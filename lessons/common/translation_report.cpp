@@ -197,12 +197,12 @@ std::optional<std::vector<Series>> other_run_curves(const OtherRun& other, const
 }
 
 std::optional<Series> other_run_loss(const OtherRun& other, const LessonCli& cli, const std::string& name, std::string& why_not) {
+  if (!same_task(other, main_task_chart().task_flags, cli, why_not)) return std::nullopt;
   const auto csv = other.files.find("metrics.csv");
   if (csv == other.files.end()) {
     why_not = cat("no metrics.csv in ", other.folder);
     return std::nullopt;
   }
-  if (!same_task(other, main_task_chart().task_flags, cli, why_not)) return std::nullopt;
   std::istringstream rows(csv->second);
   std::string line;
   std::getline(rows, line);  // the header: step first, val_loss among the columns
