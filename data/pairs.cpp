@@ -79,13 +79,15 @@ std::string bad_bytes(const std::string& line) {
 }
 
 // The pairs of a file in file order: source<TAB>target[<TAB>ignored], one a line; blank lines
-// skipped. Every other bad line stops the reading, naming the file and the line.
-std::vector<TextPair> read_pairs(const std::string& path) {
+// skipped. Every other bad line stops the reading, naming the file and the line; so does a side
+// that `splitter` cuts into no tokens (only no-break spaces, say).
+std::vector<TextPair> read_pairs(const std::string& path, const Tokenizer& splitter) {
   std::istringstream in(read_pairs_file(path));
   std::vector<TextPair> pairs;
   int64_t number = 0;
   for (std::string line; std::getline(in, line);) {
     ++number;
+    if (line.ends_with('\r')) line.pop_back();  // a Windows line end: quoted with it, a message would be overwritten
     if (const std::string bad = bad_bytes(line); !bad.empty()) fail("load_pairs", path, ":", number, ": ", bad);
     if (trim(line).empty()) continue;
     const size_t tab = line.find('\t');
@@ -97,6 +99,10 @@ std::vector<TextPair> read_pairs(const std::string& path) {
     if (pair.source.empty() || pair.target.empty())
       fail("load_pairs", path, ":", number, ": the ", pair.source.empty() ? "source" : "target", " is empty in \"",
            excerpt(line), "\"; each line must be source<TAB>target");
+    for (const auto& [side, text] : {std::pair{"source", &pair.source}, std::pair{"target", &pair.target}})
+      if (splitter.split(*text).empty())
+        fail("load_pairs", path, ":", number, ": the ", side, " of \"", excerpt(line),
+             "\" is no tokens once split (only spaces, such as no-break spaces); each side needs a word");
     pairs.push_back(std::move(pair));
   }
   return pairs;
@@ -158,9 +164,9 @@ PairSplits load_pairs(const PairsOptions& options) {
     return pairs;
   };
 
-  const std::vector<TextPair> pairs = keep_short(read_pairs(options.data), options.data);
+  const std::vector<TextPair> pairs = keep_short(read_pairs(options.data, splitter), options.data);
   PairSplits out = split_by_source(pairs, val_fraction, options.test_fraction, options.seed, options.data);
-  if (!hold_out_val) out.val = keep_short(read_pairs(options.val), options.val);
+  if (!hold_out_val) out.val = keep_short(read_pairs(options.val, splitter), options.val);
   out.dropped = dropped;
   if (static_cast<int64_t>(out.train.size()) < options.batch)
     fail("load_pairs", options.data, ": ", out.train.size(), " training pairs (of ", pairs.size(), " kept, ", dropped,

@@ -52,7 +52,8 @@ inline constexpr size_t kMaxPairLineBytes = 10000;
 
 // Reads, checks and splits a pairs file (test always from `data`; validation from `val` when given).
 // Blank lines are skipped; every other bad line is refused, naming the file and the line: a line
-// without a tab, with an empty source or target, longer than kMaxPairLineBytes, with a NUL byte or
+// without a tab, with an empty source or target (or one that splits into no tokens: only no-break
+// spaces), longer than kMaxPairLineBytes, with a NUL byte or
 // with bytes that are not UTF-8 (the message says how to convert the file). A UTF-8 byte order mark
 // is skipped; a UTF-16 or UTF-32 file is refused as such. Also throws ladder::Error for a missing or
 // empty file, too few pairs to hold out, or fewer training pairs than one batch.

@@ -103,6 +103,34 @@ std::string join_lines(const std::vector<std::string>& lines) {
   return out;
 }
 
+namespace {
+
+// Whether a line holds only spaces, tabs and no-break spaces (U+00A0, U+202F): no word once split.
+bool only_spaces(std::string_view line) {
+  for (size_t i = 0; i < line.size();) {
+    if (line[i] == ' ' || line[i] == '\t') ++i;
+    else if (line.substr(i, 2) == "\xC2\xA0") i += 2;
+    else if (line.substr(i, 3) == "\xE2\x80\xAF") i += 3;
+    else return false;
+  }
+  return true;
+}
+
+// In lines mode each line is a sequence: one of spaces alone would be a sequence of no words.
+void check_lines_hold_text(const std::string& path, const std::string& text) {
+  std::istringstream in(text);
+  int64_t number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++number;
+    if (line.ends_with('\r')) line.pop_back();
+    if (!line.empty() && only_spaces(line))
+      fail("load_text", path, ":", number, ": the line holds only spaces (or no-break spaces); in lines mode each line is "
+           "a sequence: delete the line or give --stream");
+  }
+}
+
+}  // namespace
+
 void keep_first(TextData& text, size_t train, size_t val) {
   text.train.resize(std::min(text.train.size(), train));
   text.val.resize(std::min(text.val.size(), val));
@@ -112,7 +140,9 @@ TextData load_text(const TextOptions& options) {
   if (options.data.empty()) fail("load_text", "no training file given (--data)");
   if (!(options.val_fraction > 0 && options.val_fraction < 1))
     fail("load_text", "val_fraction must be in (0, 1), got ", options.val_fraction);
-  std::vector<std::string> lines = split_lines(read_text_file(options.data), options.keep_empty_lines);
+  const std::string data = read_text_file(options.data);
+  if (options.lines) check_lines_hold_text(options.data, data);
+  std::vector<std::string> lines = split_lines(data, options.keep_empty_lines);
   const std::set<std::string> distinct = [&] {
     std::set<std::string> s;
     for (const std::string& line : lines)
@@ -127,7 +157,9 @@ TextData load_text(const TextOptions& options) {
   out.train_source = options.data;
   if (!options.val.empty()) {
     out.train = std::move(lines);
-    out.val = split_lines(read_text_file(options.val), options.keep_empty_lines);
+    const std::string val = read_text_file(options.val);
+    if (options.lines) check_lines_hold_text(options.val, val);
+    out.val = split_lines(val, options.keep_empty_lines);
     out.val_source = options.val;
     return out;
   }
@@ -137,9 +169,13 @@ TextData load_text(const TextOptions& options) {
   for (size_t i = 0; i < lines.size(); i += block)
     units.emplace_back(lines.begin() + static_cast<std::ptrdiff_t>(i),
                        lines.begin() + static_cast<std::ptrdiff_t>(std::min(lines.size(), i + block)));
+  if (units.size() < 2 && lines.size() == 1)
+    fail("load_text", options.data, ": the text is one line (", lines.front().size(),
+         " bytes), and validation text is held out by whole lines: there is no line to hold out; break the text into "
+         "lines or give a separate --val file");
   if (units.size() < 2)
-    fail("load_text", options.data, ": too short to split into training and validation text (", lines.size(),
-         " line(s)); give more text or a separate --val file");
+    fail("load_text", options.data, ": ", lines.size(), " lines make ", units.size(), " block of ", block,
+         " lines, too few to hold one out for validation; give more text or a separate --val file");
   std::vector<size_t> order(units.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   Generator gen(options.seed);

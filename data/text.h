@@ -57,8 +57,9 @@ struct TextData {
 };
 
 // Lines mode holds out whole lines; stream mode holds out blocks of 16 consecutive lines, so
-// that both halves stay readable text. Throws when a side would be empty, or when the text has
-// fewer than two distinct characters (there is nothing to learn).
+// that both halves stay readable text. Throws when a side would be empty (saying so for a text of
+// one line), when the text has fewer than two distinct characters (there is nothing to learn), or
+// in lines mode for a line of spaces alone (naming the line).
 TextData load_text(const TextOptions& options);
 
 // A stream: the lines joined with "\n".

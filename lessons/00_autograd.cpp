@@ -156,7 +156,7 @@ int main(int argc, char** argv) {
     lessons::LessonCli cli("00_autograd", "Lesson 00: tensors and autograd from the inside; an MLP fits sin(x).",
                            {.steps = 3000, .lr = 0.01f, .batch = 64});
     int64_t hidden = 32;
-    cli.option("--hidden", hidden, "hidden units of the MLP", lessons::positive);
+    cli.option("--hidden", hidden, "hidden units of the MLP", {1, 1 << 16});
     cli.parse(argc, argv);
     if (cli.common.quick) cli.common.steps = std::min<int64_t>(cli.common.steps, 300);
     lessons::Run run(cli);

@@ -15,6 +15,7 @@
 #include "data/tokenizer.h"
 #include "data/toy2d.h"
 #include "lessons/common/cli.h"
+#include "lessons/common/model_memory.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/regions.h"
 #include "lessons/common/run.h"
@@ -249,11 +250,12 @@ int main(int argc, char** argv) {
     cli.text_options(text, "/usr/share/dict/american-english", /*default_lines=*/true);
     int64_t context = 3, embed = 16, hidden = 256;
     cli.option("--context", context, "characters the language model sees", {1, 16});
-    cli.option("--embed", embed, "size of each character's embedding", lessons::positive);
-    cli.option("--hidden", hidden, "hidden units of the language model", lessons::positive);
+    cli.option("--embed", embed, "size of each character's embedding", {1, 1 << 16});
+    cli.option("--hidden", hidden, "hidden units of the language model", {1, 1 << 16});
     cli.parse(argc, argv);
     if (cli.common.quick) cli.common.steps = std::min<int64_t>(cli.common.steps, 300);
     const Words words = load_words(text, cli.common);
+    lessons::check_memory("03_mlp", lessons::mlp_language_model_memory(cli.common.batch, context, embed, hidden));
     lessons::Run run(cli);
 
     const SpiralResult spiral = spirals(run, cli.common.quick, cli.common.seed);

@@ -12,6 +12,7 @@
 #include "core/ops.h"
 #include "data/glyphs.h"
 #include "lessons/common/cli.h"
+#include "lessons/common/model_memory.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/run.h"
 #include "lessons/common/tracker.h"
@@ -86,6 +87,7 @@ int main(int argc, char** argv) {
                            {.steps = 1500, .lr = 3e-3f, .batch = 64});
     cli.parse(argc, argv);
     if (cli.common.quick) cli.common.steps = std::min<int64_t>(cli.common.steps, 200);
+    lessons::check_memory("04_cnn", lessons::glyph_cnn_memory(cli.common.batch, kCanvas));
     lessons::Run run(cli);
     const lessons::CommonFlags& flags = cli.common;
 

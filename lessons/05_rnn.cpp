@@ -20,6 +20,7 @@
 #include "data/text.h"
 #include "data/tokenizer.h"
 #include "lessons/common/cli.h"
+#include "lessons/common/model_memory.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/run.h"
 #include "lessons/common/tracker.h"
@@ -297,13 +298,15 @@ int main(int argc, char** argv) {
     lessons::TextFlags text;
     cli.text_options(text, "/usr/share/common-licenses", /*default_lines=*/false);
     LMSettings s{32, 128, 64, 1.0f};
-    cli.option("--embed", s.embed, "size of each character's embedding", lessons::positive);
-    cli.option("--hidden", s.hidden, "hidden units of the language model", lessons::positive);
-    cli.option("--block", s.block, "characters per truncated-BPTT window", lessons::positive);
+    cli.option("--embed", s.embed, "size of each character's embedding", {1, 1 << 16});
+    cli.option("--hidden", s.hidden, "hidden units of the language model", {1, 1 << 16});
+    cli.option("--block", s.block, "characters per truncated-BPTT window", {1, 1 << 16});
     cli.option("--clip", s.clip, "clip the gradient norm to this (0: no clipping)", lessons::non_negative);
     cli.parse(argc, argv);
     if (text.lines) fail("05_rnn", "the language model reads one character stream; --lines does not apply");
     if (cli.common.quick) cli.common.steps = std::min<int64_t>(cli.common.steps, 100);
+    lessons::check_memory("05_rnn", lessons::recurrent_memory(cli.common.batch, s.block, s.embed, s.hidden, 1,
+                                                              "--hidden " + std::to_string(s.hidden)));
     LMRun lm = load_stream(cli.common, text, s);
     lessons::Run run(cli);
 

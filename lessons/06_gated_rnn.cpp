@@ -20,6 +20,7 @@
 #include "data/text.h"
 #include "data/tokenizer.h"
 #include "lessons/common/cli.h"
+#include "lessons/common/model_memory.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/run.h"
 #include "lessons/common/tracker.h"
@@ -213,8 +214,8 @@ int main(int argc, char** argv) {
     bool bidirectional = false;
     cli.option("--cell", cell, "train only this cell: rnn, gru or lstm (default: compare them all)");
     cli.option("--layers", layers, "stacked layers, with --cell", {1, 8});
-    cli.option("--hidden", hidden, "hidden units", lessons::positive);
-    cli.option("--block", block, "characters per truncated-BPTT window", lessons::positive);
+    cli.option("--hidden", hidden, "hidden units", {1, 1 << 16});
+    cli.option("--block", block, "characters per truncated-BPTT window", {1, 1 << 16});
     cli.flag("--bidirectional", bidirectional, "with --cell: only the bidirectional model on the fill-in task");
     cli.parse(argc, argv);
     if (text.lines) fail("06_gated_rnn", "the language models read one character stream; --lines does not apply");
@@ -227,6 +228,8 @@ int main(int argc, char** argv) {
     else
       configs = {{cell + (layers > 1 ? " " + std::to_string(layers) + " layers" : ""), parse_cell(cell), layers, "metrics.csv"}};
 
+    lessons::check_memory("06_gated_rnn", lessons::recurrent_memory(cli.common.batch, block, hidden, hidden, std::max<int64_t>(layers, 2),
+                                                                    "--hidden " + std::to_string(hidden)));
     // The text, and every limit it sets, before the run starts (not after minutes of training).
     data::TextData lines = data::load_text({.data = text.data, .val = text.val, .lines = false, .seed = cli.common.seed});
     if (cli.common.quick) data::keep_first(lines, 250, 60);

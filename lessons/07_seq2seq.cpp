@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "lessons/common/cli.h"
+#include "lessons/common/model_memory.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/run.h"
 #include "lessons/common/tracker.h"
@@ -71,6 +72,7 @@ int main(int argc, char** argv) {
     const std::optional<lessons::TranslationTask> numbers = lessons::load_number_task(task_flags, cli.common, "07_seq2seq");
     config = lessons::sized_for(config, task);
     models::check_config("07_seq2seq", config);
+    lessons::check_memory("07_seq2seq", lessons::seq2seq_memory(config, cli.common.batch, task.source_width, task.longest_target));
     lessons::Run run(cli);
     lessons::print_task(task);
 

@@ -17,6 +17,7 @@
 #include "core/autograd.h"
 #include "core/ops.h"
 #include "lessons/common/cli.h"
+#include "lessons/common/model_memory.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/run.h"
 #include "lessons/common/tracker.h"
@@ -111,6 +112,8 @@ int main(int argc, char** argv) {
     const std::optional<lessons::TranslationTask> numbers = lessons::load_number_task(task_flags, cli.common, "09_attention_seq2seq");
     config = lessons::sized_for(config, task);
     models::check_config("09_attention_seq2seq", config);
+    lessons::check_memory("09_attention_seq2seq", lessons::seq2seq_memory(config, cli.common.batch, task.source_width, task.longest_target));
+    const lessons::OtherRun lesson07 = lessons::read_other_run("--compare", compare, "lesson 07");
     lessons::Run run(cli);
     lessons::print_task(task);
 
@@ -122,8 +125,12 @@ int main(int argc, char** argv) {
     lessons::print_time_estimate<models::Seq2SeqAttention>(config, task, cli.common);
     const lessons::Tracker tracker = train(run, model, task, cli.common, "attention", "metrics.csv");
     run.save_checkpoint(model, task.tokenizers.metadata());
+    std::vector<lessons::Series> losses = {tracker.curve("val_loss")};
+    std::string why_not;  // lesson 07's curve goes beside ours when its run translated the same task
+    if (auto theirs = lessons::other_run_loss(lesson07, cli, "without attention (lesson 07)", why_not)) losses.insert(losses.begin(), *theirs);
+    else std::printf("lesson 07's loss is not beside it: %s\n", why_not.c_str());
     run.wrote(lessons::save_line_chart(run.path("loss"), {"Validation loss per target token", "step", "validation loss (nats, log scale)",
-                                                          {tracker.curve("val_loss")}, /*log_y=*/true}));
+                                                          losses, /*log_y=*/true}));
 
     std::printf("\n== 2. translating the %zu test sources: greedy and beam search ==\n", task.test.size());
     const lessons::DecoderComparison decoders = lessons::compare_decoders(run, model, model, task);
@@ -134,7 +141,7 @@ int main(int argc, char** argv) {
 
     std::printf("\n== 4. greedy exact match by source length ==\n");
     lessons::report_exact_match_by_length(run, cli, lessons::main_task_chart(), task, decoders.greedy,
-                                          "with attention (lesson 09)", lessons::OtherRun{compare, "lesson 07"});
+                                          "with attention (lesson 09)", lesson07);
 
     lessons::TranslationSummary summary = lessons::translation_summary(task, tracker, decoders);
     if (numbers) {
@@ -147,7 +154,7 @@ int main(int argc, char** argv) {
       budget.steps = task_flags.number_steps;
       const lessons::Tracker counted = train(run, number_model, *numbers, budget, "numbers", "metrics_numbers.csv");
       summary.add(lessons::report_number_task(run, cli, number_model, number_model, *numbers, counted,
-                                              "with attention (lesson 09)", lessons::OtherRun{compare, "lesson 07"}));
+                                              "with attention (lesson 09)", lesson07));
       save_maps(run, number_model, *numbers, lessons::longest_test_pairs(*numbers, 2), "attention_numbers_");
       std::printf("attention maps of the two longest test numbers: attention_numbers_1.png, attention_numbers_2.png\n");
     }

@@ -26,6 +26,7 @@
 #include "core/ops.h"
 #include "lessons/common/attention_flags.h"
 #include "lessons/common/cli.h"
+#include "lessons/common/model_memory.h"
 #include "lessons/common/model_printout.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/run.h"
@@ -209,11 +210,16 @@ int main(int argc, char** argv) {
       task_flags.number_steps = std::min<int64_t>(task_flags.number_steps, 40);
       flags.schedule.warmup = std::min({flags.schedule.warmup, cli.common.steps / 4, flags.norm_steps / 4});
     }
+    if (flags.norm_steps > 0 && flags.schedule.warmup == 0)  // part 5 would train each model twice alike
+      fail(kLesson, cli.common.quick ? "--quick's warmup, a quarter of --steps and of --norm-steps, is 0 here" : "--warmup 0",
+           ": part 5's runs with and without warmup would be the same run; give --steps and --norm-steps of 4 or more, or --norm-steps 0");
 
     const lessons::TranslationTask task = lessons::load_translation_task(task_flags, cli.common, kLesson);
     const std::optional<lessons::TranslationTask> numbers = lessons::load_number_task(task_flags, cli.common, kLesson);
     const models::TransformerConfig config = model_config(flags, task, flags.pre_ln);
     models::check_config(kLesson, config);
+    lessons::check_memory(kLesson, lessons::transformer_memory(config, cli.common.batch, task.source_width, task.longest_target + 1));
+    const lessons::OtherRun lesson09 = lessons::read_other_run("--compare", compare, "lesson 09");
     lessons::check_pattern_fits(kLesson, config.encoder_attention, task.source_width, /*causal=*/false,
                                 cat("the longest source (", task.source_width, " tokens)"));
     if (numbers)
@@ -244,7 +250,7 @@ int main(int argc, char** argv) {
     const lessons::DecoderComparison decoders = lessons::compare_decoders(run, model, model, task);
     std::printf("\ngreedy exact match by source length:\n");
     lessons::report_exact_match_by_length(run, cli, lessons::main_task_chart(), task, decoders.greedy, "Transformer (lesson 10)",
-                                          lessons::OtherRun{compare, "lesson 09"});
+                                          lesson09);
 
     std::printf("\n== 4. attention maps of every layer and head, test example \"%s\" ==\n",
                 task.test_text.front().source.c_str());
@@ -271,7 +277,7 @@ int main(int argc, char** argv) {
       budget.steps = task_flags.number_steps;
       const lessons::Tracker counted = train(run, number_model, *numbers, budget, flags.schedule, "numbers", "metrics_numbers.csv");
       summary.add(lessons::report_number_task(run, cli, number_model, number_model, *numbers, counted, "Transformer (lesson 10)",
-                                              lessons::OtherRun{compare, "lesson 09"}));
+                                              lesson09));
     }
     run.finish(summary.metrics, summary.notes, "docs/10_transformer.md, section 7 (Reading the attention maps); then lesson 11, a GPT");
   });

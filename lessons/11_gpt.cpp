@@ -29,6 +29,7 @@
 #include "lessons/common/attention_flags.h"
 #include "lessons/common/char_gpt.h"
 #include "lessons/common/cli.h"
+#include "lessons/common/model_memory.h"
 #include "lessons/common/model_printout.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/run.h"
@@ -201,7 +202,7 @@ void refuse_training_flags(const lessons::LessonCli& cli, const lessons::Attenti
   flags.insert(flags.end(), attention.added.begin(), attention.added.end());
   std::string given;
   for (const std::string& flag : flags)
-    if (cli.given(flag)) given += cat(given.empty() ? "" : ", ", flag);
+    if (cli.given(flag)) given += cat(given.empty() ? "" : ", ", cli.typed(flag));
   if (!given.empty())
     fail(kLesson, "--load samples from a trained model, so ", given,
          " would be ignored (the model's settings come from the checkpoint, and nothing is trained); leave them out, "
@@ -222,6 +223,7 @@ void sample_from(const std::string& file, std::optional<int64_t> shorter, const 
          "of this lesson wrote");
   const data::Tokenizer tokenizer = data::Tokenizer::from_json(metadata.at("tokenizer"));
   models::GPTConfig config = models::gpt_config_from_json(metadata.at("gpt_config"));
+  lessons::check_memory(kLesson, lessons::gpt_sampling_memory(config));
   const int64_t learned = config.block_size, context = shorter.value_or(learned);
   if (context > learned)
     fail(kLesson, "--context ", context, " is longer than the ", learned, " positions the model of ", file,
@@ -298,6 +300,7 @@ int main(int argc, char** argv) {
     config.block_size = corpus.context;
     lessons::check_pattern_fits(kLesson, config.attention, config.block_size, /*causal=*/true, cat("--context ", config.block_size));
     config.vocab_size = corpus.tokenizer.vocab_size();
+    lessons::check_memory(kLesson, lessons::gpt_training_memory(config, cli.common.batch, lessons::gpt_flags_text(config)));
     // Without --prompt, the samples continue the start of the validation text (lines: start from <bos> alone).
     const std::vector<int> prompt_start =
         !prompt.empty() ? lessons::prompt_ids(kLesson, corpus.tokenizer, prompt)

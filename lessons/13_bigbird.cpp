@@ -23,6 +23,7 @@
 #include "lessons/common/block_pattern_plot.h"
 #include "lessons/common/classifier_training.h"
 #include "lessons/common/cli.h"
+#include "lessons/common/model_memory.h"
 #include "lessons/common/part_flag.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/run.h"
@@ -59,7 +60,7 @@ struct Flags {
     cli.option("--distance", task.min_distance, "parts 2 and 4: the asked key at least this many positions back", {3, 1 << 16});
     cli.option("--keys", task.keys, "parts 2 and 4: distinct keys", {2, 26});
     cli.option("--values", task.values, "parts 2 and 4: distinct values (the classes)", {2, 10});
-    cli.option("--distractors", task.distractors, "parts 2 and 4: other key/value pairs per sequence", lessons::non_negative);
+    cli.option("--distractors", task.distractors, "parts 2 and 4: other key/value pairs per sequence", {0, 1 << 15});
     cli.option("--examples", examples, "part 2: sequences printed", {0, 20});
     cli.option("--max-n", max_n, "part 3: the longest sequence timed (from 256, doubling)", {256, 1 << 15});
     cli.option("--width", width, "part 4: the classifier's model width (a multiple of --heads)", {4, 1024});
@@ -108,6 +109,7 @@ struct Flags {
     too_short("--task-length", cat("--task-length ", task.length, " in blocks of --attention-block ", block),
               (task.length + block - 1) / block, "part 4's patterns");
     schedule.check(kLesson, common.steps);
+    lessons::check_memory(kLesson, lessons::retrieval_memory(task, common.batch, width, layers, heads));
   }
 };
 
@@ -203,8 +205,7 @@ lessons::Tracker train(lessons::Run& run, models::EncoderClassifier& model, cons
                        const Variant& v) {
   optim::AdamW adamw(optim::decay_groups(model.named_parameters(), 0.01f), {.lr = common.lr});
   const optim::Schedule schedule = f.schedule.schedule(common.lr, common.steps);
-  lessons::Tracker tracker =
-      lessons::classifier_tracker(run, common.steps, common.batch, v.label, cat("train_", v.name, ".csv"));
+  lessons::Tracker tracker = lessons::classifier_tracker(run, common.steps, common.batch, v.label, cat("train_", v.name, ".csv"));
   Generator batches(common.seed + 1);
   model.train();
   for (int64_t step = tracker.resume({model, adamw, {&batches}}); step <= common.steps; ++step) {  // 1, or after --resume's checkpoint

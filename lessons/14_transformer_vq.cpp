@@ -31,6 +31,7 @@
 #include "lessons/common/char_gpt.h"
 #include "lessons/common/cli.h"
 #include "lessons/common/gpt_comparison.h"
+#include "lessons/common/model_memory.h"
 #include "lessons/common/part_flag.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/run.h"
@@ -310,6 +311,7 @@ int main(int argc, char** argv) {
     training.settle(kLesson, cli.common);
     const lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, gpt.block_size);
     gpt.vocab_size = corpus.tokenizer.vocab_size();
+    lessons::check_memory(kLesson, lessons::gpt_training_memory(gpt, cli.common.batch, lessons::gpt_flags_text(gpt)));
     if (cli.common.quick) max_n = std::min<int64_t>(max_n, 512);
     lessons::Run run(cli);
     Generator gen(cli.common.seed);

@@ -36,6 +36,7 @@
 #include "lessons/common/cli.h"
 #include "lessons/common/long_range_models.h"
 #include "lessons/common/long_range_tasks.h"
+#include "lessons/common/model_memory.h"
 #include "lessons/common/part_flag.h"
 #include "lessons/common/recall_capacity.h"
 #include "lessons/common/recall_maps.h"
@@ -162,14 +163,14 @@ struct Flags {
     cli.option("--tasks", parts, "which to run, separated by commas, or all: listops, recall, capacity, circuit");
     cli.option("--max-len", listops.max_len, "ListOps: the longest expression in tokens (the LRA: 2000)", {4, 1 << 15});
     cli.option("--min-len", listops.min_len, "ListOps: the shortest expression in tokens; 0: a quarter of --max-len",
-               lessons::non_negative);
+               {0, 1 << 15});
     cli.option("--max-depth", listops.max_depth,
                "ListOps: levels of the tree, the digits' counted (operators nest one fewer deep; the LRA: 10)", {2, 64});
     cli.option("--max-args", listops.max_args, "ListOps: arguments per operator at most", {2, 64});
     cli.option("--pairs", recall.pairs, "recall: key-value pairs per sequence", {1, 1 << 14});
     cli.option("--queries", recall.queries, "recall: keys asked per sequence (at most --pairs)", {1, 1 << 14});
     cli.option("--recall-len", recall.length, "recall: tokens per sequence; 0: just enough for pairs and queries",
-               lessons::non_negative);
+               {0, 1 << 15});
     cli.option("--keys", recall.keys, "recall: distinct keys", {2, 1 << 14});
     cli.option("--values", recall.values, "recall: distinct values (the classes)", {2, 1 << 14});
     cli.option("--capacity-pairs", capacity_pairs, "part 4: the counts of pairs, separated by commas")->delimiter(',');
@@ -177,9 +178,9 @@ struct Flags {
     cli.option("--circuit-kinds", circuit_kinds, "part 5: the kinds that learn two tokens per pair (as --kinds)");
     cli.option("--circuit-pairs", two_tokens.pairs, "part 5: key-value pairs per sequence, each asked", {1, 1 << 14});
     cli.option("--circuit-steps", circuit_steps, "part 5: training steps", lessons::positive);
-    cli.option("--train", listops.train, "examples in each task's training set", lessons::positive);
-    cli.option("--val", listops.val, "examples in each task's validation set (the loss curves)", lessons::positive);
-    cli.option("--test", listops.test, "examples in each task's test set", lessons::positive);
+    cli.option("--train", listops.train, "examples in each task's training set", {1, 1 << 20});
+    cli.option("--val", listops.val, "examples in each task's validation set (the loss curves)", {1, 1 << 20});
+    cli.option("--test", listops.test, "examples in each task's test set", {1, 1 << 20});
     cli.option("--d-model", size.d_model, "width of every model (4 heads)", {4, 1024});
     cli.option("--layers", size.layers, "encoder blocks", {1, 16});
     warmup.add_to(cli);
@@ -229,15 +230,16 @@ struct Flags {
     warmup.check(kLesson, common.steps);
     for (const Contender& c : contenders) {  // BigBird over a sequence it would cover whole is refused
       if (!c.attention) continue;
-      lessons::check_pattern_fits(kLesson, *c.attention, listops.max_len, false, cat("--max-len ", listops.max_len));
-      lessons::check_pattern_fits(kLesson, *c.attention, recall.tokens(), false, cat("--recall-len ", recall.tokens()));
+      lessons::check_pattern_fits(kLesson, *c.attention, listops.max_len, false, cat("--max-len ", listops.max_len), "--kinds");
+      lessons::check_pattern_fits(kLesson, *c.attention, recall.tokens(), false, cat("--recall-len ", recall.tokens()), "--kinds");
       for (const int64_t pairs : capacity_pairs)
-        lessons::check_pattern_fits(kLesson, *c.attention, capacity(pairs).length, false, cat("--capacity-pairs ", pairs));
+        lessons::check_pattern_fits(kLesson, *c.attention, capacity(pairs).length, false, cat("--capacity-pairs ", pairs), "--kinds");
     }
     for (const Contender& c : circuit_kinds)
       if (!c.attention || nn::registered_kind(c.attention->kind).directions == nn::Directions::bidirectional_only)
         fail(kLesson, "--circuit-kinds ", c.name, " cannot attend causally; part 5 reads left to right");
     listops.check(), recall.check(), two_tokens.check();
+    lessons::check_memory(kLesson, lessons::long_range_memory(listops, recall, common.batch, size, contenders));
   }
 };
 

@@ -22,6 +22,7 @@
 #include "lessons/common/char_gpt.h"
 #include "lessons/common/cli.h"
 #include "lessons/common/data_parallel_cost.h"
+#include "lessons/common/model_memory.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/resume.h"
 #include "lessons/common/run.h"
@@ -291,7 +292,7 @@ int main(int argc, char** argv) {
     models::GPTConfig config{.block_size = 64, .n_layer = 4, .n_head = 4, .n_embd = 128, .dropout = 0};
     lessons::GPTTraining training{.schedule = {.warmup = 40}, .eval_every = 50};
     int procs = 2;
-    cli.option("--procs", procs, "processes: ./ladder lesson 16 starts this many with mpirun; under mpirun -np N, N must match", lessons::positive);
+    cli.option("--procs", procs, "processes: ./ladder lesson 16 starts this many with mpirun; under mpirun -np N, N must match", {1, 1024});
     cli.option("--layers", config.n_layer, "Transformer blocks", {1, 48});
     cli.option("--heads", config.n_head, "attention heads per block, dividing --embd", {1, 64});
     cli.option("--embd", config.n_embd, "width of the residual stream", {1, 4096});
@@ -310,6 +311,7 @@ int main(int argc, char** argv) {
     if (cli.common.quick) cli.common.steps = std::min<int64_t>(cli.common.steps, 40);
     lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, config.block_size);
     config.vocab_size = corpus.tokenizer.vocab_size();
+    lessons::check_memory(kLesson, lessons::gpt_training_memory(config, cli.common.batch, lessons::gpt_flags_text(config)));
     std::optional<lessons::Run> run;
     if (processes.rank() == 0) run.emplace(cli);
     const bool quick = cli.common.quick;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 #include "core/autograd.h"
@@ -214,6 +215,17 @@ void config_fields(Config& c, Visit&& visit) {
   visit("tie_weights", c.tie_weights);
 }
 
+// The largest sizes a checkpoint's config may name: far above any lesson's flags, far below what
+// would build for minutes or ask for tens of GB (a damaged or crafted file).
+void check_config_limits(const GPTConfig& c) {
+  for (const auto& [name, value, most] : {std::tuple{"vocab_size", c.vocab_size, int64_t{1} << 24},
+                                          std::tuple{"block_size", c.block_size, int64_t{1} << 20},
+                                          std::tuple{"n_layer", c.n_layer, int64_t{1024}}, std::tuple{"n_head", c.n_head, int64_t{1024}},
+                                          std::tuple{"n_embd", c.n_embd, int64_t{1} << 16}})
+    if (value < 1 || value > most)
+      fail("gpt_config_from_json", name, " is ", value, ", outside 1 to ", most, "; the config must be the JSON gpt_config_to_json writes");
+}
+
 // The attention as its kind, its seed and every setting its kind registered (nn/attention/attention_registry.h).
 nlohmann::json attention_to_json(const nn::AttentionSettings& a) {
   nlohmann::json json{{"kind", a.kind}, {"seed", a.seed}};
@@ -262,6 +274,7 @@ GPTConfig gpt_config_from_json(const std::string& text) {
       value = json.at(name).get<T>();
     });
     if (json.contains("attention")) config.attention = attention_from_json(json.at("attention"), field);
+    check_config_limits(config);
     return config;
   } catch (const nlohmann::json::exception& e) {
     fail("gpt_config_from_json", "cannot read ", field, " of the GPT config: ", e.what(),

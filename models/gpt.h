@@ -157,7 +157,8 @@ void check_generate_options(const GenerateOptions& options, const char* op);
 // GPTConfig as JSON text (a checkpoint's metadata) and back: every field, the attention's settings
 // included (BigBird's seed too, which draws its random blocks), so that the checkpoint rebuilds the
 // model it was saved from. A config without "attention" (saved before the kinds) is full attention;
-// a missing or mistyped field fails naming it.
+// a missing or mistyped field fails naming it, and so does a size outside the limits a checkpoint may
+// hold (n_layer up to 1024, block_size up to 2^20, ...), before any model is built.
 std::string gpt_config_to_json(const GPTConfig& config);
 GPTConfig gpt_config_from_json(const std::string& text);
 

@@ -18,6 +18,10 @@ void keep_lower(float* a, int64_t n, int64_t C) {
   for (int64_t i = 0; i < n; ++i) std::fill(a + i * C + i + 1, a + i * C + n, 0.0f);
 }
 
+// Positions per chunk: at most the sequence, so that a chunk longer than it sizes no scratch for
+// positions that do not exist (a (C,C) block of C = 100000 over 64 positions).
+int64_t chunk_of(const CausalProductProblem& p) { return std::max<int64_t>(1, std::min(p.chunk, p.length)); }
+
 // What one thread works in for one head, chunk by chunk: the chunk's feature rows Q, K (C,M), its
 // value rows V' (C,E'), output or gradient rows G' and O (C,E'), a (C,C) block and a carried
 // (M,E') state, where E' = E + 1 when normalising (the column of ones or of the normaliser).
@@ -26,20 +30,20 @@ struct ChunkScratch {
   std::vector<float> queries, keys, values, grads, rows, block, state;
   explicit ChunkScratch(const CausalProductProblem& p)
       : wide(p.values + (p.normalise ? 1 : 0)),
-        queries(static_cast<size_t>(p.chunk * p.features)),
+        queries(static_cast<size_t>(chunk_of(p) * p.features)),
         keys(queries.size()),
-        values(static_cast<size_t>(p.chunk * wide)),
+        values(static_cast<size_t>(chunk_of(p) * wide)),
         grads(values.size()),
         rows(values.size()),
-        block(static_cast<size_t>(p.chunk * p.chunk)),
+        block(static_cast<size_t>(chunk_of(p) * chunk_of(p))),
         state(static_cast<size_t>(p.features * wide)) {}
 };
 
 // Runs body(head, scratch) for every head, the heads shared out among the threads.
 template <class Body>
 void for_each_head(const CausalProductProblem& p, const Body& body) {
-  const int64_t C = p.chunk, M = p.features, E = p.values;
-  const int64_t work_per_head = p.length * (std::min(C, p.length) * (M + E) + M * E);
+  const int64_t C = chunk_of(p), M = p.features, E = p.values;
+  const int64_t work_per_head = p.length * (C * (M + E) + M * E);
   parallel_for(p.heads, work_per_head, [&](int64_t begin, int64_t end) {
     ChunkScratch scratch(p);
     for (int64_t h = begin; h < end; ++h) body(h, scratch);
@@ -96,7 +100,7 @@ void load_gradients(const CausalProductProblem& p, const float* dout, const floa
 
 void causal_product_forward(const CausalProductProblem& p, const float* q, const float* k, const float* v,
                             float* out, float* denominators) {
-  const int64_t T = p.length, M = p.features, E = p.values, C = p.chunk;
+  const int64_t T = p.length, M = p.features, E = p.values, C = chunk_of(p);
   if (T == 0) return;
   for_each_head(p, [&](int64_t h, ChunkScratch& s) {
     const int64_t W = s.wide;
@@ -130,7 +134,7 @@ void causal_product_forward(const CausalProductProblem& p, const float* q, const
 void causal_product_backward(const CausalProductProblem& p, const float* q, const float* k, const float* v,
                              const float* out, const float* denominators, const float* dout, float* dq, float* dk,
                              float* dv) {
-  const int64_t T = p.length, M = p.features, E = p.values, C = p.chunk;
+  const int64_t T = p.length, M = p.features, E = p.values, C = chunk_of(p);
   if (T == 0) return;
   for_each_head(p, [&](int64_t h, ChunkScratch& s) {
     const int64_t W = s.wide;

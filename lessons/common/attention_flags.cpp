@@ -243,18 +243,19 @@ void check_feature_map(const std::string& lesson, const std::string& feature_map
 }
 
 void check_pattern_fits(const std::string& lesson, const nn::AttentionSettings& settings, int64_t length, bool causal,
-                        const std::string& length_text) {
+                        const std::string& length_text, const std::string& kind_flag) {
   if (settings.kind != nn::BigBirdAttention::kName || !pattern_is_full(settings, length, causal)) return;
   const int64_t block = settings.number("block"), random_blocks = settings.number("random_blocks");
   nn::AttentionSettings smaller = settings;
   while (smaller.number("block") > 1 && pattern_is_full(smaller, length, causal))
     smaller.values["block"] = smaller.number("block") - 1;
   const std::string fix = pattern_is_full(smaller, length, causal)
-                              ? "the sequence is too short for a sparse pattern: give --attention full"
+                              ? cat("the sequence is too short for a sparse pattern: ",
+                                    kind_flag == "--attention" ? "give --attention full" : "leave bigbird out of " + kind_flag)
                               : cat("give --attention-block ", smaller.number("block"),
                                     " (the largest that leaves key blocks out) or fewer --random-blocks");
   const int64_t blocks = (length + block - 1) / block;
-  fail(lesson.c_str(), "--attention bigbird with --attention-block ", block, " and --random-blocks ", random_blocks,
+  fail(lesson.c_str(), kind_flag, " bigbird with --attention-block ", block, " and --random-blocks ", random_blocks,
        " over ", length_text, " in ", blocks, blocks == 1 ? " block" : " blocks",
        " lets every query block see every key block: that is full attention, only slower; ", fix);
 }

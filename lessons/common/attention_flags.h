@@ -71,8 +71,9 @@ void check_feature_map(const std::string& lesson, const std::string& feature_map
 // Fails when BigBird over a sequence of `length` positions would list every key block for every
 // query block, that is, be full attention, only slower: names `length_text` (what set the length:
 // "--block 64") and the largest --attention-block that leaves key blocks out. Any other kind passes.
+// `kind_flag` is the flag that chose BigBird: --attention, or lesson 15's --kinds.
 void check_pattern_fits(const std::string& lesson, const nn::AttentionSettings& settings, int64_t length, bool causal,
-                        const std::string& length_text);
+                        const std::string& length_text, const std::string& kind_flag = "--attention");
 
 // One line saying which kind runs with which settings: "linear (feature map elu, chunk 64)".
 std::string describe_attention(const nn::AttentionSettings& settings, bool causal);

@@ -46,6 +46,9 @@ void check_threads(const std::string& lesson, int threads) {
                 threads, load, cores);
 }
 
+// The flags that name a file or a folder: given empty, they would silently mean "not given".
+const char* const kPathFlags[] = {"--data", "--val", "--load", "--compare", "--phrasebook", "--out", "--resume"};
+
 template <Number T>
 std::string number_text(T value) {
   char buf[64];
@@ -123,7 +126,7 @@ LessonCli::LessonCli(std::string lesson, const std::string& description, CommonF
   app_.footer("Exit status: 0 when the run ends, 2 when an input is refused or fails, 3 when training diverges.");
   option("--steps", common.steps, "training steps", positive);
   option("--lr", common.lr, "learning rate", positive);
-  option("--batch", common.batch, "batch size", positive);
+  option("--batch", common.batch, "batch size", {1, 1 << 20});
   option("--seed", common.seed, "random seed: the same seed and thread count give the same run");
   option("--threads", common.threads, "threads for loops and BLAS (0: as many as cores are free; N: exactly N)",
          {0, 1024});
@@ -159,6 +162,11 @@ void LessonCli::parse_arguments(const std::vector<std::string>& args) {
   try {
     std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last first
     app_.parse(reversed);
+    for (const char* name : kPathFlags) {
+      const CLI::Option* path = app_.get_option_no_throw(name);
+      if (path && path->count() > 0 && path->results().back().empty())
+        throw Error(cat(name, " was given an empty path; give a file or folder, or leave ", name, " out"));
+    }
   } catch (const CLI::CallForHelp& e) {
     std::exit(app_.exit(e));
   } catch (const CLI::ParseError& e) {  // CLI11's own: an unknown flag, a missing value, ...
@@ -185,8 +193,19 @@ std::vector<std::string> flags_named(const std::vector<std::string>& args) {
 
 }  // namespace
 
+std::string LessonCli::typed(const std::string& flag) const {
+  const CLI::Option* option = app_.get_option_no_throw(flag);
+  std::string name = flag;
+  for (const std::string& arg : args_) {  // the last one counts, as in parsing
+    const std::string written = arg.substr(0, arg.find('='));
+    if (option && written.starts_with("--") && option->check_name(written)) name = written;
+  }
+  return name;
+}
+
 void LessonCli::parse(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
+  args_ = args;
   const nlohmann::json defaults = flags_json();
   parse_arguments(args);
   try {
@@ -239,6 +258,9 @@ std::vector<std::string> chosen_names(const std::string& lesson, const std::stri
   for (size_t at = 0; at <= given.size();) {
     const size_t end = std::min(given.find(',', at), given.size());
     const std::string name = given.substr(at, end - at);
+    if (name == "all")
+      fail(lesson.c_str(), flag, ": 'all' already names every ", noun, " and cannot be combined with others; give 'all' alone ",
+           "or some of ", listed, " separated by commas");
     if (std::find(choices.begin(), choices.end(), name) == choices.end())
       fail(lesson.c_str(), flag, ": '", name, "' is not a ", noun, "; give 'all' or some of ", listed, " separated by commas");
     if (std::find(names.begin(), names.end(), name) != names.end())

@@ -126,8 +126,8 @@ class LessonCli {
   // --data, --val, --lines / --stream; `default_data` is the corpus used without --data.
   void text_options(TextFlags& text, const std::string& default_data, bool default_lines = false);
 
-  // Exits 0 after printing --help; on an unknown flag or a bad value prints why in one line and
-  // exits 2. With --resume RUN_DIR, the flags not given take the values the run started with, and
+  // Exits 0 after printing --help; on an unknown flag, a bad value or an empty path (--load "")
+  // prints why in one line and exits 2. With --resume RUN_DIR, the flags not given take the values the run started with, and
   // a flag given with another value (--threads and --stop-after aside) is refused in one line.
   // Then sets the thread count (--threads above the cores is refused; above the free cores, said
   // in one line) and seeds the default generator.
@@ -135,6 +135,8 @@ class LessonCli {
 
   const std::string& lesson() const { return lesson_; }
   bool given(const std::string& flag) const { return app_.count(flag) > 0; }  // on the command line, after parse()
+  // The name the command line gave `flag` by, for messages: "--stream" for --lines given as --stream.
+  std::string typed(const std::string& flag) const;
   nlohmann::json flags_json() const;  // every flag and its value, for summary.json
   // The flags as parse() left them, before a lesson shortened anything for --quick: what a resumed
   // run must be started with again (resume/flags.json).
@@ -148,6 +150,7 @@ class LessonCli {
   void adopt_resumed_flags(const std::vector<std::string>& args, const nlohmann::json& defaults);
   void resume_from(const std::string& given_out);
   nlohmann::json flags_at_start_;
+  std::vector<std::string> args_;  // the command line, as given
   std::string lesson_;
   CLI::App app_;
   std::vector<std::pair<std::string, std::function<nlohmann::json()>>> recorded_;
@@ -155,7 +158,8 @@ class LessonCli {
 
 // The names a flag that picks several of `choices` gave, in its order: `given` is "all" (every
 // choice) or names separated by commas, each one of the choices and none named twice. Anything else
-// fails naming `lesson`, the flag and the choices; a name that is none of them is "not a <noun>".
+// fails naming `lesson`, the flag and the choices; a name that is none of them is "not a <noun>",
+// 'all' among other names "cannot be combined".
 std::vector<std::string> chosen_names(const std::string& lesson, const std::string& flag, const std::string& given,
                                       const std::vector<std::string>& choices, const std::string& noun);
 

@@ -120,8 +120,8 @@ void add_translation_options(LessonCli& cli, TranslationFlags& flags) {
 }
 
 void add_model_options(LessonCli& cli, models::Seq2SeqConfig& config) {
-  cli.option("--embed", config.embed, "embedding size", lessons::positive);
-  cli.option("--hidden", config.hidden, "GRU hidden units", lessons::positive);
+  cli.option("--embed", config.embed, "embedding size", {1, 1 << 16});
+  cli.option("--hidden", config.hidden, "GRU hidden units", {1, 1 << 16});
   cli.option("--layers", config.layers, "GRU layers", {1, 8});
   cli.option("--dropout", config.dropout, "dropout between the GRU layers in training", {0.0f, 0.9f});
 }

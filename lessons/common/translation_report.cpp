@@ -4,13 +4,13 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iomanip>
 #include <map>
 #include <numeric>
 #include <sstream>
 
 #include "core/error.h"
+#include "io/small_file.h"
 #include "models/bleu.h"
 
 namespace ladder::lessons {
@@ -25,8 +25,8 @@ double mean_length(const std::vector<std::vector<int>>& outputs) {
 }
 
 // STEM.csv's rows, one curve per model in the order met: model,source_tokens,exact_match.
-std::optional<std::vector<Series>> read_curves(const std::filesystem::path& csv_path, std::string& why_not) {
-  std::ifstream csv(csv_path);
+std::optional<std::vector<Series>> read_curves(const std::string& text, const std::string& csv_path, std::string& why_not) {
+  std::istringstream csv(text);
   std::vector<Series> curves;
   std::string line;
   std::getline(csv, line);  // the header
@@ -36,7 +36,7 @@ std::optional<std::vector<Series>> read_curves(const std::filesystem::path& csv_
     double x, y;
     char separator;
     if (!(numbers >> x >> separator >> y) || separator != ',') {
-      why_not = cat(csv_path.string(), " has a line that is not a model and two numbers: '", line, "'");
+      why_not = cat(csv_path, " has a line that is not a model and two numbers: '", line, "'");
       return std::nullopt;
     }
     const std::string model = line.substr(0, comma);
@@ -145,27 +145,90 @@ Series exact_match_by_length(const Translations& translations, const std::vector
   return series;
 }
 
-std::optional<std::vector<Series>> other_run_curves(const std::string& folder, const LengthChart& chart, const LessonCli& cli,
-                                                    std::string& why_not) {
-  const std::filesystem::path summary_path = std::filesystem::path(folder) / "summary.json",
-                              csv_path = std::filesystem::path(folder) / (chart.stem + ".csv");
-  std::ifstream summary_file(summary_path);
-  if (!summary_file || !std::filesystem::exists(csv_path)) {
-    why_not = cat("no finished run with ", chart.stem, ".csv in ", folder);
-    return std::nullopt;
+OtherRun read_other_run(const std::string& flag, const std::string& folder, const std::string& lesson) {
+  namespace fs = std::filesystem;
+  OtherRun other{folder, lesson, nullptr, {}};
+  std::error_code error;
+  const fs::file_status status = fs::status(folder, error);
+  if (!fs::exists(status)) return other;
+  if (!fs::is_directory(status)) fail(flag.c_str(), folder, ": is not a folder; give the run folder of ", lesson);
+  const std::string summary_path = (fs::path(folder) / "summary.json").string();
+  if (!fs::exists(fs::symlink_status(summary_path, error))) return other;
+  const nlohmann::json summary =
+      nlohmann::json::parse(io::read_small_file(flag.c_str(), summary_path), nullptr, /*allow_exceptions=*/false);
+  if (!summary.is_object() || !summary.contains("flags") || !summary["flags"].is_object())
+    fail(flag.c_str(), summary_path, ": is not a lesson's summary.json (no object of flags); give the run folder of ", lesson);
+  other.flags = summary["flags"];
+  for (const std::string& name : {std::string("metrics.csv"), main_task_chart().stem + ".csv", number_task_chart().stem + ".csv"}) {
+    const std::string path = (fs::path(folder) / name).string();
+    if (fs::exists(fs::symlink_status(path, error))) other.files[name] = io::read_small_file(flag.c_str(), path);
   }
-  const nlohmann::json summary = nlohmann::json::parse(summary_file, nullptr, /*allow_exceptions=*/false);
-  if (!summary.is_object() || !summary.contains("flags")) {
-    why_not = cat(summary_path.string(), " is not a lesson's summary");
-    return std::nullopt;
+  return other;
+}
+
+namespace {
+
+// Whether the other run translated the task `cli` does: the same `task_flags`. Else says why not.
+bool same_task(const OtherRun& other, const std::vector<std::string>& task_flags, const LessonCli& cli, std::string& why_not) {
+  if (other.flags.is_null()) {
+    why_not = cat("no finished run in ", other.folder);
+    return false;
   }
   const nlohmann::json ours = cli.flags_json();
-  for (const std::string& flag : chart.task_flags)
-    if (summary["flags"].value(flag, nlohmann::json()) != ours.value(flag, nlohmann::json())) {
-      why_not = cat("the run in ", folder, " translated another task (its --", flag, " differs)");
+  for (const std::string& flag : task_flags)
+    if (other.flags.value(flag, nlohmann::json()) != ours.value(flag, nlohmann::json())) {
+      why_not = cat("the run in ", other.folder, " translated another task (its --", flag, " differs)");
+      return false;
+    }
+  return true;
+}
+
+}  // namespace
+
+std::optional<std::vector<Series>> other_run_curves(const OtherRun& other, const LengthChart& chart, const LessonCli& cli,
+                                                    std::string& why_not) {
+  const auto csv = other.files.find(chart.stem + ".csv");
+  if (csv == other.files.end()) {
+    why_not = cat("no finished run with ", chart.stem, ".csv in ", other.folder);
+    return std::nullopt;
+  }
+  if (!same_task(other, chart.task_flags, cli, why_not)) return std::nullopt;
+  return read_curves(csv->second, cat(other.folder, "/", csv->first), why_not);
+}
+
+std::optional<Series> other_run_loss(const OtherRun& other, const LessonCli& cli, const std::string& name, std::string& why_not) {
+  if (!same_task(other, main_task_chart().task_flags, cli, why_not)) return std::nullopt;
+  const auto csv = other.files.find("metrics.csv");
+  if (csv == other.files.end()) {
+    why_not = cat("no metrics.csv in ", other.folder);
+    return std::nullopt;
+  }
+  std::istringstream rows(csv->second);
+  std::string line;
+  std::getline(rows, line);  // the header: step first, val_loss among the columns
+  std::vector<std::string> columns;
+  std::string name_of_column;
+  for (std::istringstream header(line); std::getline(header, name_of_column, ',');) columns.push_back(name_of_column);
+  const auto at = std::find(columns.begin(), columns.end(), "val_loss");
+  if (columns.empty() || columns.front() != "step" || at == columns.end()) {
+    why_not = cat(other.folder, "/metrics.csv has no step and val_loss columns");
+    return std::nullopt;
+  }
+  Series loss{name, {}, {}};
+  while (std::getline(rows, line)) {
+    std::vector<std::string> cells;
+    std::string cell;
+    for (std::istringstream row(line); std::getline(row, cell, ',');) cells.push_back(cell);
+    const size_t column = static_cast<size_t>(at - columns.begin());
+    if (column >= cells.size() || cells[column].empty()) continue;  // a row without an evaluation
+    try {
+      loss.x.push_back(std::stod(cells[0])), loss.y.push_back(std::stod(cells[column]));
+    } catch (const std::exception&) {
+      why_not = cat(other.folder, "/metrics.csv has a row that is not numbers: '", line, "'");
       return std::nullopt;
     }
-  return read_curves(csv_path, why_not);
+  }
+  return loss;
 }
 
 Series report_exact_match_by_length(Run& run, const LessonCli& cli, const LengthChart& chart, const TranslationTask& task,
@@ -176,7 +239,7 @@ Series report_exact_match_by_length(Run& run, const LessonCli& cli, const Length
   std::vector<Series> curves;
   if (other) {
     std::string why_not;
-    if (auto theirs = other_run_curves(other->folder, chart, cli, why_not)) {
+    if (auto theirs = other_run_curves(*other, chart, cli, why_not)) {
       std::printf("beside %s's run in %s\n", other->lesson.c_str(), other->folder.c_str());
       for (Series& curve : *theirs)
         if (curve.name != name) curves.push_back(std::move(curve));

@@ -4,6 +4,9 @@
 // and the metrics of summary.json.
 #pragma once
 
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,17 +62,27 @@ LengthChart number_task_chart();  // the number task's part
 Series exact_match_by_length(const Translations& translations, const std::vector<data::IdPair>& pairs,
                              const std::string& name, int bins = 6);
 
-// The curves of another lesson's STEM.csv (lesson 09 reads lesson 07's, lesson 10 reads lesson 09's,
-// which holds 07's too), when that run exists and translated the same task: its summary.json names
-// the same task flags (and seed) as `cli`. Else says why not in `why_not`.
-std::optional<std::vector<Series>> other_run_curves(const std::string& folder, const LengthChart& chart, const LessonCli& cli,
-                                                    std::string& why_not);
-
-// Another lesson's run whose curves join ours: its folder, and the lesson as the messages call it
-// ("lesson 07").
+// Another lesson's run whose curves join ours (lesson 09 reads lesson 07's, lesson 10 reads lesson
+// 09's, which holds 07's too), read before any training.
 struct OtherRun {
-  std::string folder, lesson;
+  std::string folder, lesson;  // the lesson as the messages call it: "lesson 07"
+  nlohmann::json flags;        // the flags its summary.json records; null when no finished run is there
+  std::map<std::string, std::string> files;  // its metrics.csv and charts' CSV files that exist, by name
 };
+// Reads the run in `folder`, given as `flag` (--compare), through the bounded reader
+// (io/small_file.h): its summary.json, metrics.csv and the CSV files of main_task_chart() and
+// number_task_chart(). A folder or file that is not there is left out (the charts then say so); a
+// path that is not a folder, a FIFO or device in its place, a file too large or a summary.json that
+// is not a lesson's fails naming `flag`, so that a bad --compare stops the run before training.
+OtherRun read_other_run(const std::string& flag, const std::string& folder, const std::string& lesson);
+
+// The curves of the other run's STEM.csv, when it translated the same task: its summary.json names
+// the same task flags (and seed) as `cli`. Else says why not in `why_not`.
+std::optional<std::vector<Series>> other_run_curves(const OtherRun& other, const LengthChart& chart, const LessonCli& cli,
+                                                    std::string& why_not);
+// Its validation loss against step (metrics.csv's val_loss), named `name`, when it translated the
+// same task as `cli` (main_task_chart()'s flags). Else says why not in `why_not`.
+std::optional<Series> other_run_loss(const OtherRun& other, const LessonCli& cli, const std::string& name, std::string& why_not);
 // Prints the greedy exact match by source length of `greedy` (translations of the test pairs),
 // writes STEM.csv and STEM.png with our curve (named `name`) after `other`'s curves, when that run
 // translated the same task (else says why not). Returns our curve.

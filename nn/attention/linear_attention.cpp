@@ -135,6 +135,7 @@ KindDescription linear_attention_kind() {
                         .help = "positions per chunk of the causal product",
                         .default_value = LinearAttention::kDefaultChunk,
                         .min = 1,
+                        .max = 4096,  // the kernel's (C,C) scratch: 64 MiB per thread at most
                         .causal_only = true},
                        {.name = "random_features", .help = "favor: M features (0: D ln D)", .default_value = int64_t{0}}},
           .make = [](const AttentionSettings& s, Generator&) { return std::make_shared<LinearAttention>(s); },

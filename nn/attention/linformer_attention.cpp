@@ -86,7 +86,8 @@ KindDescription linformer_attention_kind() {
                         .flag = "--linformer-k",
                         .help = "k, the rows E and F project the keys and values to along the sequence",
                         .default_value = int64_t{32},
-                        .min = 1}},
+                        .min = 1,
+                        .max = 65536}},
           .make = [](const AttentionSettings& s, Generator& gen) { return std::make_shared<LinformerAttention>(s, gen); },
           .describe = [](const AttentionSettings& s, bool) {
             return cat("linformer (keys and values projected to k = ", s.number("k"), " rows)");

@@ -53,8 +53,11 @@ TEST_CASE("reading text: UTF-8 characters, and the files that are refused") {
   check_error([] { read_text_file(temp_file("surrogate.txt", "ab\xed\xa0\x80")); }, {"not UTF-8", "offset 2"});
   check_error([] { read_text_file(temp_file("too_big.txt", "\xf4\x90\x80\x80")); }, {"not UTF-8", "offset 0"});
   check_error([] { load_text({.data = temp_file("one.txt", "aaaa\naaa\n")}); }, {"load_text", "one.txt", "1 distinct character"});
-  check_error([] { load_text({.data = temp_file("short.txt", "ab\n"), .lines = true}); }, {"too short", "--val"});
+  check_error([] { load_text({.data = temp_file("short.txt", "ab\n"), .lines = true}); }, {"one line", "--val"});
   check_error([] { load_text({}); }, {"load_text", "--data"});
+  // In lines mode a line of spaces alone is a sequence of no words: refused with its number.
+  check_error([] { load_text({.data = temp_file("spaces.txt", "ab\r\n \xC2\xA0 \r\ncd\n"), .lines = true}); },
+              {"spaces.txt:2", "only spaces"});
 }
 
 TEST_CASE("only regular files are read as text: no device, no named pipe, nothing past the size limit") {

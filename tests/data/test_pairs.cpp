@@ -178,12 +178,18 @@ TEST_CASE("pairs files: every bad line is refused, naming the file and the line"
     for (const TextPair& pair : *part) sources.insert(pair.source);
   CHECK(sources == std::set<std::string>{"Go.", "Hi.", "Run!", "Wow!"});
 
+  // A side of no-break spaces alone is no tokens once split; a Windows line end is not quoted.
+  const std::string no_words = temp_file("no_words.txt", "Go.\tVa !\n\xC2\xA0\xE2\x80\xAF\tSalut !\n");
+  check_error([&] { load_pairs({.data = no_words}); }, {no_words + ":2: the source", "no tokens"});
+  const std::string crlf = temp_file("crlf.txt", "Go.\tVa !\r\nHi. Salut !\r\n");
+  check_error([&] { load_pairs({.data = crlf}); }, {crlf + ":2: no tab in \"Hi. Salut !\";"});
+
   const std::string empty = temp_file("empty.txt", "\n \n");
   check_error([&] { load_pairs({.data = empty}); }, {"load_pairs", empty, "the file is empty"});
   check_error([] { load_pairs({.data = "/nonexistent/fra.txt"}); }, {"load_pairs", "/nonexistent/fra.txt", "cannot open"});
   check_error([] { load_pairs({.data = "/tmp"}); }, {"load_pairs", "/tmp", "not a regular file"});
   check_error([] { load_pairs({}); }, {"load_pairs", "no pairs file given (--data)"});
-  for (const std::string& file : {no_tab, empty_side, no_target, long_line, huge, just_fits, latin1, utf16, utf32, binary, bom, empty})
+  for (const std::string& file : {no_tab, empty_side, no_target, long_line, huge, just_fits, latin1, utf16, utf32, binary, bom, no_words, crlf, empty})
     fs::remove(file);
 }
 

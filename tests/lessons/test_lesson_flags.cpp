@@ -338,7 +338,7 @@ TEST_CASE("the lesson's defaults, per setting and per kind; a flag given sets ev
   flags = {.defaults = {{"block", std::string("wide")}}};
   CHECK_THROWS_WITH_AS(ParsedCli({}, declare), doctest::Contains("block must be a whole number, got a word"), Error);
   flags = {.kind_defaults = {{nn::VQAttention::kName, {{"codes", 0}}}}};
-  CHECK_THROWS_WITH_AS(ParsedCli({}, declare), doctest::Contains("vq attention: codes must be >= 1, got 0"), Error);
+  CHECK_THROWS_WITH_AS(ParsedCli({}, declare), doctest::Contains("vq attention: codes must be from 1 to 4096, got 0"), Error);
 }
 
 TEST_CASE("a flag that picks several names: all, or some in the order given, each once") {

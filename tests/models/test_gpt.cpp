@@ -156,6 +156,16 @@ TEST_CASE("GPT config from JSON: a config saved before the kinds is full attenti
   check_error([&] { gpt_config_from_json(old.substr(0, old.size() - 1) + R"(,"attention":{"kind":3}})"); },
               {"cannot read attention.kind", "gpt_config_to_json"});
   check_error([] { gpt_config_from_json("{"); }, {"cannot read the text"});
+  // Sizes no checkpoint of ladder holds are refused before a model is built (n_layer 100000 built for 38 s).
+  const auto with = [&](const std::string& field, const std::string& value) {
+    std::string text = old;
+    const size_t at = text.find("\"" + field + "\":") + field.size() + 3;
+    return text.replace(at, text.find_first_of(",}", at) - at, value);
+  };
+  check_error([&] { gpt_config_from_json(with("n_layer", "100000")); }, {"gpt_config_from_json", "n_layer is 100000", "1 to 1024"});
+  check_error([&] { gpt_config_from_json(with("block_size", "200000000")); }, {"block_size is 200000000"});
+  check_error([&] { gpt_config_from_json(with("n_embd", "0")); }, {"n_embd is 0"});
+  CHECK(gpt_config_from_json(with("n_layer", "1024")).n_layer == 1024);
   check_error([&] { gpt_config_from_json(old.substr(0, old.size() - 1) + R"(,"attention":{"kind":"full"}})"); },
               {"cannot read attention.seed"});
   check_error([&] {

@@ -349,7 +349,7 @@ TEST_CASE("attention kind errors name the setting and the choices") {
               {"random_features must be >= 0", "-1"});
   check_error([] { LinearAttention(linear_attention_settings(EluFeatures::kName)).redraw_features(); },
               {"only the favor feature map", "elu"});
-  check_error([] { make_attention(linear_attention_settings(EluFeatures::kName, 0)); }, {"chunk must be >= 1, got 0"});
+  check_error([] { make_attention(linear_attention_settings(EluFeatures::kName, 0)); }, {"chunk must be from 1 to 4096, got 0"});
   check_error([] { make_attention({.kind = FullAttention::kName, .dropout = 1.0f}); }, {"dropout must be in [0, 1), got 1"});
   const auto kind = make_attention({.kind = LinearAttention::kName});
   const Heads h = random_heads(1, 1, 4, 4, 3, 11);

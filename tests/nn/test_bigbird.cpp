@@ -249,7 +249,7 @@ TEST_CASE("BigBird attention errors") {
               {"BigBird attends within one sequence", "need T = S", "(1,1,8,4)", "(1,1,12,4)", "full attention"});
   check_error([&] { bigbird.attend(q, q, q, {.causal = true, .causal_offset = 3}); },
               {"causal_offset 3 is not supported", "start() and step()"});
-  check_error([] { BigBirdAttention(bigbird_attention_settings({.block = 0})); }, {"bigbird attention", "block must be >= 1, got 0"});
+  check_error([] { BigBirdAttention(bigbird_attention_settings({.block = 0})); }, {"bigbird attention", "block must be from 1 to 65536, got 0"});
   check_error([] { BigBirdAttention(bigbird_attention_settings({.random_blocks = -2})); },
-              {"random_blocks must be >= 0, got -2"});
+              {"random_blocks must be from 0 to 1024, got -2"});
 }

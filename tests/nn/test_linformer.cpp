@@ -98,5 +98,5 @@ TEST_CASE("linformer refuses causal calls, generation and sequences longer than 
   check_error([] { make_attention({.kind = LinformerAttention::kName}); },
               {"LinformerAttention", "max_length = 0", "AttentionSettings::max_length"});
   check_error([] { make_attention({.kind = LinformerAttention::kName, .values = {{"k", 0}}, .max_length = 8}); },
-              {"linformer attention", "k must be >= 1, got 0"});
+              {"linformer attention", "k must be from 1 to 65536, got 0"});
 }

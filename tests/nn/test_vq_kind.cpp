@@ -377,9 +377,9 @@ TEST_CASE("VQAttention's errors name the setting, the values and the fix") {
   check_error([] { make_attention({.kind = VQAttention::kName}); },
               {"VQAttention", "heads = 0 and head_dim = 0", "MultiheadAttention does"});
   check_error([] { make_attention({.kind = VQAttention::kName, .values = {{"block", 0}}, .heads = 1, .head_dim = 2}); },
-              {"vq attention", "block must be >= 1, got 0"});
+              {"vq attention", "block must be from 1 to 65536, got 0"});
   check_error([] { make_attention({.kind = VQAttention::kName, .values = {{"codes", 0}}, .heads = 1, .head_dim = 2}); },
-              {"vq attention", "codes must be >= 1, got 0"});
+              {"vq attention", "codes must be from 1 to 4096, got 0"});
   check_error(
       [] {
         make_attention({.kind = VQAttention::kName, .values = {{"cache_gradient", std::string("approximate")}},
