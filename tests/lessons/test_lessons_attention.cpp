@@ -143,7 +143,7 @@ TEST_CASE("lesson 11_gpt --lines: one word a sequence, makemore's recipe, whole-
 
   check_refused("11_gpt", "--lines --context 6 --data " + write_file("long.txt", "ab\ncd\nabcdefgh\nx\n"),
                 {"line 3", "8 characters", "--context 9"});
-  check_refused("11_gpt", "--lines --data " + write_file("one.txt", "abc\n"), {"too short to split", "1 line"});
+  check_refused("11_gpt", "--lines --data " + write_file("one.txt", "abc\n"), {"one line", "no line to hold out"});
 }
 
 TEST_CASE("lesson 12_linear_attention --quick: one layer three ways agrees; the implied maps and their rank; GPTs per kind; cost against length") {
