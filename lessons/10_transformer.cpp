@@ -202,6 +202,7 @@ int main(int argc, char** argv) {
     lessons::ModelPrintout printout;
     printout.add_to(cli);
     cli.parse(argc, argv);
+    check_flags(flags, cli.common, task_flags.number_steps);
     flags.encoder_attention = lessons::attention_settings(kLesson, cli, flags.attention, cli.common.seed);
     if (cli.common.quick) {  // the same parts, shorter; the warmup shrinks with the runs
       cli.common.steps = std::min<int64_t>(cli.common.steps, 40);
@@ -209,7 +210,6 @@ int main(int argc, char** argv) {
       task_flags.number_steps = std::min<int64_t>(task_flags.number_steps, 40);
       flags.schedule.warmup = std::min({flags.schedule.warmup, cli.common.steps / 4, flags.norm_steps / 4});
     }
-    check_flags(flags, cli.common, task_flags.number_steps);  // after --quick's cuts, so that it judges the steps that run
     if (flags.norm_steps > 0 && flags.schedule.warmup == 0)  // part 5 would train each model twice alike
       fail(kLesson, cli.common.quick ? "--quick's warmup, a quarter of --steps and of --norm-steps, is 0 here" : "--warmup 0",
            ": part 5's runs with and without warmup would be the same run; give --steps and --norm-steps of 4 or more, or --norm-steps 0");
