@@ -132,7 +132,7 @@ int main(int argc, char** argv) {
     int order = 0;
     double delta = 0;
     cli.text_options(text, "", /*default_lines=*/true);
-    cli.option("--level", level, "char or word")->check(CLI::IsMember({"char", "word"}));
+    cli.choice("--level", level, "char or word", {"char", "word"});
     cli.option("--order", order, "n-gram order; 0: compare orders 1 to 5", {0, models::kMaxOrder});
     cli.option("--smoothing", smoothing, "mle, add-one, add-delta, simple-backoff, backoff or interp; empty: all");
     cli.option("--delta", delta, "delta for add-delta; 0: the best on validation text", lessons::non_negative);

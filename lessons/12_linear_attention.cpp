@@ -288,8 +288,7 @@ int main(int argc, char** argv) {
     std::string feature_map = nn::EluFeatures::kName;
     int64_t length = 11, chunk = 4, max_n = 8192;
     cli.option("--feature-map", feature_map,
-               "part 1: the feature map phi, one of " + nn::joined_names(nn::feature_map_names()))
-        ->type_name("MAP");
+               "part 1: the feature map phi, one of " + nn::joined_names(nn::feature_map_names()), "MAP");
     cli.option("--length", length, "part 1: positions of the sequence", {2, 64});
     cli.option("--chunk", chunk, "part 1: positions per chunk of the chunked product", {1, 64});
     lessons::add_max_n_option(cli, max_n, "part 5: ");

@@ -173,7 +173,7 @@ struct Flags {
                {0, 1 << 15});
     cli.option("--keys", recall.keys, "recall: distinct keys", {2, 1 << 14});
     cli.option("--values", recall.values, "recall: distinct values (the classes)", {2, 1 << 14});
-    cli.option("--capacity-pairs", capacity_pairs, "part 4: the counts of pairs, separated by commas")->delimiter(',');
+    cli.option("--capacity-pairs", capacity_pairs, "part 4: the counts of pairs, separated by commas");
     cli.option("--capacity-steps", capacity_steps, "part 4: training steps of each model", lessons::positive);
     cli.option("--circuit-kinds", circuit_kinds, "part 5: the kinds that learn two tokens per pair (as --kinds)");
     cli.option("--circuit-pairs", two_tokens.pairs, "part 5: key-value pairs per sequence, each asked", {1, 1 << 14});

@@ -135,7 +135,7 @@ void declare_setting_flags(LessonCli& cli, AttentionFlags& flags, const std::vec
       flags.words[flag] = std::get<std::string>(readers.front().lesson_default);
       std::string type = setting.name.substr(setting.name.rfind('_') + 1);  // feature_map: MAP
       std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) { return std::toupper(c); });
-      cli.option(flag, flags.words[flag], help)->type_name(type);
+      cli.option(flag, flags.words[flag], help, type);
     }
     flags.added.push_back(flag);
   }
@@ -169,8 +169,7 @@ bool pattern_is_full(const nn::AttentionSettings& s, int64_t length, bool causal
 void add_attention_options(LessonCli& cli, AttentionFlags& flags, const std::string& where, bool causal) {
   flags.causal = causal;
   const std::vector<Offered> offered = offered_for(causal);
-  cli.option("--attention", flags.kind, "the attention kind of " + where + ": " + nn::joined_names(names_of(offered)))
-      ->type_name("KIND");
+  cli.option("--attention", flags.kind, "the attention kind of " + where + ": " + nn::joined_names(names_of(offered)), "KIND");
   flags.added = {"--attention"};
   declare_setting_flags(cli, flags, offered, /*compared_too=*/true, "with --attention ", "with ");
 }

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include <CLI/CLI.hpp>
+
 #include "core/error.h"
 #include "core/kernels/parallel.h"
 #include "core/random.h"
@@ -121,9 +123,9 @@ void check_windows_fit(const std::string& lesson, const std::vector<int>& ids, c
 }
 
 LessonCli::LessonCli(std::string lesson, const std::string& description, CommonFlags defaults)
-    : common(std::move(defaults)), lesson_(std::move(lesson)), app_(description, "./ladder lesson " + lesson_.substr(0, 2)) {
+    : common(std::move(defaults)), lesson_(std::move(lesson)), app_(std::make_unique<CLI::App>(description, "./ladder lesson " + lesson_.substr(0, 2))) {
   if (common.out.empty()) common.out = "runs/" + lesson_;
-  app_.footer("Exit status: 0 when the run ends, 2 when an input is refused or fails, 3 when training diverges.");
+  app_->footer("Exit status: 0 when the run ends, 2 when an input is refused or fails, 3 when training diverges.");
   option("--steps", common.steps, "training steps", positive);
   option("--lr", common.lr, "learning rate", positive);
   option("--batch", common.batch, "batch size", {1, 1 << 20});
@@ -138,10 +140,43 @@ LessonCli::LessonCli(std::string lesson, const std::string& description, CommonF
          non_negative);
 }
 
-CLI::Option* LessonCli::flag(const std::string& name, bool& value, const std::string& help) {
-  record(name, [&value] { return nlohmann::json(value); });
-  return app_.add_flag(name, value, help);
+LessonCli::~LessonCli() = default;
+
+void LessonCli::add_number_option(const std::string& name, const std::string& help, const std::string& type,
+                                  const std::string& default_text, std::function<void(const std::string&)> set) {
+  app_->add_option(
+          name,
+          [set = std::move(set)](const CLI::results_t& results) {
+            set(results.back());
+            return true;
+          },
+          help)
+      ->type_name(type)
+      ->default_str(default_text);
 }
+
+void LessonCli::option(const std::string& name, std::string& value, const std::string& help, const std::string& type) {
+  record(name, [&value] { return nlohmann::json(value); });
+  app_->add_option(name, value, help)->capture_default_str()->type_name(type);
+}
+
+void LessonCli::choice(const std::string& name, std::string& value, const std::string& help,
+                       const std::vector<std::string>& choices) {
+  record(name, [&value] { return nlohmann::json(value); });
+  app_->add_option(name, value, help)->capture_default_str()->check(CLI::IsMember(choices));
+}
+
+void LessonCli::option(const std::string& name, std::vector<int64_t>& value, const std::string& help) {
+  record(name, [&value] { return nlohmann::json(value); });
+  app_->add_option(name, value, help)->capture_default_str()->delimiter(',');
+}
+
+void LessonCli::flag(const std::string& name, bool& value, const std::string& help) {
+  record(name, [&value] { return nlohmann::json(value); });
+  app_->add_flag(name, value, help);
+}
+
+bool LessonCli::given(const std::string& flag) const { return app_->count(flag) > 0; }
 
 void LessonCli::text_options(TextFlags& text, const std::string& default_data, bool default_lines) {
   text.data = default_data;
@@ -149,7 +184,7 @@ void LessonCli::text_options(TextFlags& text, const std::string& default_data, b
   option("--data", text.data, "training text file");
   option("--val", text.val, "validation text file (default: a seeded 90/10 split of --data)");
   record("--lines", [&text] { return nlohmann::json(text.lines); });
-  app_.add_flag("--lines,!--stream", text.lines,
+  app_->add_flag("--lines,!--stream", text.lines,
                 std::string("--lines: each line is its own sequence; --stream: the text is one stream (default: ") +
                     (default_lines ? "lines)" : "stream)"));
 }
@@ -161,14 +196,14 @@ void LessonCli::record(const std::string& name, std::function<nlohmann::json()> 
 void LessonCli::parse_arguments(const std::vector<std::string>& args) {
   try {
     std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last first
-    app_.parse(reversed);
+    app_->parse(reversed);
     for (const char* name : kPathFlags) {
-      const CLI::Option* path = app_.get_option_no_throw(name);
+      const CLI::Option* path = app_->get_option_no_throw(name);
       if (path && path->count() > 0 && path->results().back().empty())
         throw Error(cat(name, " was given an empty path; give a file or folder, or leave ", name, " out"));
     }
   } catch (const CLI::CallForHelp& e) {
-    std::exit(app_.exit(e));
+    std::exit(app_->exit(e));
   } catch (const CLI::ParseError& e) {  // CLI11's own: an unknown flag, a missing value, ...
     std::fprintf(stderr, "error: %s (--help lists every flag)\n", e.what());
     std::exit(2);
@@ -194,7 +229,7 @@ std::vector<std::string> flags_named(const std::vector<std::string>& args) {
 }  // namespace
 
 std::string LessonCli::typed(const std::string& flag) const {
-  const CLI::Option* option = app_.get_option_no_throw(flag);
+  const CLI::Option* option = app_->get_option_no_throw(flag);
   std::string name = flag;
   for (const std::string& arg : args_) {  // the last one counts, as in parsing
     const std::string written = arg.substr(0, arg.find('='));

@@ -2,16 +2,21 @@
 // language-model lessons, and each lesson's own. --help shows every flag with its default.
 // Number flags are read here, not by CLI11: each has a range, and a value outside it, NaN, infinity
 // or text that is not a number is refused with one short line before the lesson does any work.
+// CLI11 itself is included only by cli.cpp: it is a large header, and every lesson includes this one.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <type_traits>
 #include <vector>
+
+namespace CLI {
+class App;
+}
 
 namespace ladder::lessons {
 
@@ -84,7 +89,7 @@ struct RangeText {
 template <Number T>
 RangeText range_text(const Range<T>& range);
 
-// The value of a number flag's text, or a CLI::ValidationError such as
+// The value of a number flag's text, or an Error such as
 // "--steps must be a positive whole number, got 0" or "--lr must be a positive finite number, got nan".
 template <Number T>
 T parse_number(const std::string& flag, const std::string& text, const Range<T>& range);
@@ -100,29 +105,23 @@ class LessonCli {
  public:
   // `defaults` holds this lesson's defaults for the common flags.
   LessonCli(std::string lesson, const std::string& description, CommonFlags defaults);
+  ~LessonCli();
 
   // A lesson's own flag; its value goes into summary.json too. A number flag takes the range it
   // accepts (every finite value of its type if none is given) and is checked by parse().
   template <Number T>
   void option(const std::string& name, T& value, const std::string& help, std::type_identity_t<Range<T>> range = {}) {
     record(name, [&value] { return as_json(value); });
-    const RangeText text = range_text(range);
-    app_.add_option(
-            name, [&value, name, range](const CLI::results_t& results) {
-              value = parse_number(name, results.back(), range);
-              return true;
-            },
-            help)
-        ->type_name(text.help)
-        ->default_str(as_json(value).dump());
+    add_number_option(name, help, range_text(range).help, as_json(value).dump(),
+                      [&value, name, range](const std::string& text) { value = parse_number(name, text, range); });
   }
-  template <class T>
-    requires(!Number<T>)
-  CLI::Option* option(const std::string& name, T& value, const std::string& help) {
-    record(name, [&value] { return as_json(value); });
-    return app_.add_option(name, value, help)->capture_default_str();
-  }
-  CLI::Option* flag(const std::string& name, bool& value, const std::string& help);
+  // A text flag: a path, a name; `type` is what --help calls its value.
+  void option(const std::string& name, std::string& value, const std::string& help, const std::string& type = "TEXT");
+  // A text flag that must be one of `choices`.
+  void choice(const std::string& name, std::string& value, const std::string& help, const std::vector<std::string>& choices);
+  // Whole numbers separated by commas: --capacity-pairs 4,8,16.
+  void option(const std::string& name, std::vector<int64_t>& value, const std::string& help);
+  void flag(const std::string& name, bool& value, const std::string& help);
   // --data, --val, --lines / --stream; `default_data` is the corpus used without --data.
   void text_options(TextFlags& text, const std::string& default_data, bool default_lines = false);
 
@@ -134,7 +133,7 @@ class LessonCli {
   void parse(int argc, char** argv);
 
   const std::string& lesson() const { return lesson_; }
-  bool given(const std::string& flag) const { return app_.count(flag) > 0; }  // on the command line, after parse()
+  bool given(const std::string& flag) const;  // on the command line, after parse()
   // The name the command line gave `flag` by, for messages: "--stream" for --lines given as --stream.
   std::string typed(const std::string& flag) const;
   nlohmann::json flags_json() const;  // every flag and its value, for summary.json
@@ -145,6 +144,9 @@ class LessonCli {
 
  private:
   void record(const std::string& name, std::function<nlohmann::json()> value);
+  // A number flag for CLI11: `set` reads the given text into the flag's variable (parse_number).
+  void add_number_option(const std::string& name, const std::string& help, const std::string& type,
+                         const std::string& default_text, std::function<void(const std::string&)> set);
   void parse_arguments(const std::vector<std::string>& args);  // CLI11's parse, and its errors in one line
   // --resume RUN_DIR: the flags the run recorded, where the command line gives none; refuses changed ones.
   void adopt_resumed_flags(const std::vector<std::string>& args, const nlohmann::json& defaults);
@@ -152,7 +154,7 @@ class LessonCli {
   nlohmann::json flags_at_start_;
   std::vector<std::string> args_;  // the command line, as given
   std::string lesson_;
-  CLI::App app_;
+  std::unique_ptr<CLI::App> app_;
   std::vector<std::pair<std::string, std::function<nlohmann::json()>>> recorded_;
 };
 

@@ -68,10 +68,13 @@ std::pair<int, std::string> run_command(const std::string& command) {
 }
 
 // Runs lesson `name` into `folder` (lesson 16 on two processes, as ./ladder lesson 16 does) and
-// records its time and the load around it.
+// records its time and the load around it. A default run's threads are pinned to the cores: left
+// to itself a lesson runs fewer threads while other programs are busy, and BLAS then rounds
+// differently, so its figures would depend on the load.
 void run_lesson(const Options& o, const std::string& name, const fs::path& folder, const std::string& quick_flags) {
   std::string command = (o.lessons / ("lesson_" + name)).string() + " --out " + folder.string();
   if (o.quick) command += " --quick " + quick_flags;
+  else if (!name.starts_with("16_")) command += " --threads " + std::to_string(sysconf(_SC_NPROCESSORS_ONLN));
   if (name.starts_with("16_"))
     command = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -q --oversubscribe -np 2 " + command + " --procs 2";
   std::printf("   running %s ...\n", command.c_str());
