@@ -132,8 +132,9 @@ models::Seq2SeqConfig sized_for(models::Seq2SeqConfig config, const TranslationT
   return config;
 }
 
-data::Seq2SeqBatch TranslationTask::training_batch(int64_t batch, Generator& gen) const {
-  return bucketed ? buckets->sample(batch, gen) : data::sample_pairs(train, batch, gen, source_width);
+std::vector<data::Seq2SeqBatch> TranslationTask::training_batch(int64_t batch, Generator& gen) const {
+  if (bucketed) return buckets->sample(batch, gen);
+  return {data::sample_pairs(train, batch, gen, source_width)};
 }
 
 data::Seq2SeqBatch TranslationTask::padded(const std::vector<data::IdPair>& pairs) const {

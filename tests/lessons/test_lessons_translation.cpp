@@ -37,6 +37,11 @@ TEST_CASE("lesson 07_seq2seq --quick: the encoder-decoder learns dates; greedy i
   for (const char* row : {"\ngreedy  ", "\nbeam 4, log P (alpha 0)  ", "\nbeam 4, log P / length^0.75  ", "\nthe targets  "})
     CHECK_MESSAGE(ran.output.find(row) != std::string::npos, row);
   CHECK(m.contains("numbers_exact_match_longest"));
+  // The three decoders along training: at a tenth, a fifth and two fifths of the 40 steps, and at the end.
+  CHECK(column(out.path / "length_normalisation.csv", "step") == std::vector<double>{4, 8, 16, 40});
+  CHECK(column(out.path / "length_normalisation.csv", "greedy_exact").back() == doctest::Approx(m["numbers_exact_match"].get<double>()));
+  CHECK(ran.output.find("\nthe same along training (exact match, then mean output length") != std::string::npos);
+  check_files(out.path, {"length_normalisation.csv", "length_normalisation.png"});
   CHECK(ran.output.find("time estimate: ") != std::string::npos);
 }
 
