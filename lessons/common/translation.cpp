@@ -268,7 +268,7 @@ void print_task(const TranslationTask& task) {
     size_t shortest = static_cast<size_t>(task.source_width);
     for (const auto* part : {&task.train, &task.val, &task.test})
       for (const data::IdPair& pair : *part) shortest = std::min(shortest, pair.first.size());
-    std::printf("  batches hold sources of one length (%zu to %lld tokens): none is padded\n", shortest,
+    std::printf("  batches split into groups of one source length (%zu to %lld tokens): none is padded\n", shortest,
                 static_cast<long long>(task.source_width));
   }
 }

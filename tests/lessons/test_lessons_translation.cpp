@@ -142,13 +142,13 @@ TEST_CASE("lessons 07, 09 and 10 translate a pairs file at word level and at cha
       CHECK(ran.output.find(file) != std::string::npos);
       // Word level: the vocabulary is the six words, the punctuation and the four special tokens.
       if (std::string(level) == "word") CHECK(ran.output.find("vocabularies 12 (source) and 12 (target)") != std::string::npos);
-      CHECK(ran.output.find("batches hold sources of one length") != std::string::npos);
+      CHECK(ran.output.find("batches split into groups of one source length") != std::string::npos);
       CHECK(ran.output.find("the number task") == std::string::npos);  // skipped with --data
       if (std::string(lesson) == "09_attention_seq2seq") {  // without buckets: one width, as the date task
         const Ran padded = run_lesson(lesson, std::string("--quick --steps 5 --batch 8 --no-buckets --level ") + level +
                                                   " --data " + file + " --out " + out.path.string());
         CHECK(padded.status == 0);
-        CHECK(padded.output.find("batches hold sources of one length") == std::string::npos);
+        CHECK(padded.output.find("batches split into groups of one source length") == std::string::npos);
         CHECK(summary_of(out.path)["flags"]["no-buckets"] == true);
       }
       check_files(out.path, {"summary.json", "model.safetensors", "exact_match_by_length.csv"});
@@ -187,7 +187,7 @@ TEST_CASE("lesson 09 --phrasebook: a generated pairs file, bucketed, the best we
   REQUIRE(ran.status == 0);
   CHECK(ran.output.find("wrote " + file + ": ") != std::string::npos);
   CHECK(ran.output.find("data: " + file + " (words, seed 0)") != std::string::npos);
-  CHECK(ran.output.find("batches hold sources of one length") != std::string::npos);
+  CHECK(ran.output.find("batches split into groups of one source length") != std::string::npos);
   CHECK(ran.output.find("time estimate: ") < ran.output.find("step 1/40"));  // before training
   CHECK(ran.output.find("kept the weights of step ") != std::string::npos);
   CHECK(ran.output.find("the targets differ in length: beam search with and without length normalisation") != std::string::npos);
