@@ -153,20 +153,24 @@ std::vector<std::vector<size_t>> indices_by_length(const std::vector<IdPair>& pa
 
 }  // namespace
 
-SourceLengthBuckets::SourceLengthBuckets(std::vector<IdPair> pairs)
-    : pairs_(std::move(pairs)), by_length_(indices_by_length(pairs_)) {
+SourceLengthBuckets::SourceLengthBuckets(std::vector<IdPair> pairs) : pairs_(std::move(pairs)) {
   if (pairs_.empty()) fail("SourceLengthBuckets", "no pairs given");
-  if (!by_length_[0].empty()) fail("SourceLengthBuckets", "pair ", by_length_[0].front(), " has an empty source");
+  for (size_t i = 0; i < pairs_.size(); ++i)
+    if (pairs_[i].first.empty()) fail("SourceLengthBuckets", "pair ", i, " has an empty source");
 }
 
-Seq2SeqBatch SourceLengthBuckets::sample(int64_t batch, Generator& gen) const {
+std::vector<Seq2SeqBatch> SourceLengthBuckets::sample(int64_t batch, Generator& gen) const {
   if (batch < 1) fail("SourceLengthBuckets", "batch must be at least 1, got ", batch);
-  const size_t length = pairs_[static_cast<size_t>(gen.randint(0, static_cast<int64_t>(pairs_.size())))].first.size();
-  const std::vector<size_t>& bucket = by_length_[length];
   std::vector<IdPair> some;
   some.reserve(static_cast<size_t>(batch));
-  for (int64_t r = 0; r < batch; ++r) some.push_back(pairs_[bucket[static_cast<size_t>(gen.randint(0, static_cast<int64_t>(bucket.size())))]]);
-  return pad_pairs(some);
+  for (int64_t r = 0; r < batch; ++r) some.push_back(pairs_[static_cast<size_t>(gen.randint(0, static_cast<int64_t>(pairs_.size())))]);
+  std::vector<Seq2SeqBatch> groups;
+  for (const std::vector<size_t>& group : batches_by_source_length(some, some.size())) {
+    std::vector<IdPair> same_length;
+    for (const size_t i : group) same_length.push_back(some[i]);
+    groups.push_back(pad_pairs(same_length));
+  }
+  return groups;
 }
 
 std::vector<std::vector<size_t>> batches_by_source_length(const std::vector<IdPair>& pairs, size_t batch) {

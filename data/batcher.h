@@ -100,14 +100,14 @@ class SourceLengthBuckets {
  public:
   // Throws ladder::Error when there are no pairs, or a source is empty.
   explicit SourceLengthBuckets(std::vector<IdPair> pairs);
-  // A pair drawn at random decides the source length; the batch is `batch` pairs of that length,
-  // drawn at random (with replacement) from those that have it. Lengths come up in proportion to
-  // their pairs, so every pair is drawn equally often on average, as with sample_pairs.
-  Seq2SeqBatch sample(int64_t batch, Generator& gen) const;
+  // `batch` pairs drawn at random (with replacement) as sample_pairs draws them, then split by
+  // source length: one batch per length met, shortest first, none padded. Together they are one
+  // random batch, of every length and kind of pair (a training step reads them as one:
+  // EncoderDecoder::loss), not a batch of one length, whose pairs are all alike.
+  std::vector<Seq2SeqBatch> sample(int64_t batch, Generator& gen) const;
 
  private:
   std::vector<IdPair> pairs_;
-  std::vector<std::vector<size_t>> by_length_;  // [source length] -> indices of pairs_
 };
 
 // The indices of `pairs` in batches of at most `batch` pairs of one source length: every length in

@@ -32,18 +32,20 @@ namespace {
 // The training loop of parts 1, 3 and 5: Adam at --lr, the gradient clipped to norm 1, --steps
 // random batches of pairs; the model's loss feeds its decoder as model.feeding says.
 lessons::Tracker train(lessons::Run& run, models::Seq2Seq& model, const lessons::TranslationTask& task,
-                       const lessons::CommonFlags& flags, const std::string& name, const std::string& csv) {
+                       const lessons::CommonFlags& flags, const std::string& name, const std::string& csv,
+                       lessons::NormalisationWatch* watch = nullptr) {
   optim::Adam adam(model.named_parameters(), {.lr = flags.lr});
   lessons::Tracker tracker = lessons::translation_tracker(run, flags, name, csv);
   lessons::BestWeights best(task);  // a pairs file's model ends with the weights of its lowest validation loss
   Generator batches(flags.seed + 11);  // the same batches for every model
   for (int64_t step = tracker.resume({model, adam, {&batches}, best.carried()}); step <= flags.steps; ++step) {  // 1, or after --resume's checkpoint
     model.train();
-    const data::Seq2SeqBatch batch = task.training_batch(flags.batch, batches);
+    const std::vector<data::Seq2SeqBatch> batch = task.training_batch(flags.batch, batches);
     tracker.step(step, optim::train_step(model, adam, batch, 1.0f), adam.lr());
     if (tracker.evaluation_due(step)) {
       const std::vector<double> figures = lessons::validation_figures(model, model, task);
       best.offer(model, step, figures[0]);  // before the checkpoint, which keeps it
+      if (watch) watch->offer(model, model, task, step);  // the decoders while the model is still unsure
       tracker.evaluated(step, figures);
     }
   }
@@ -125,8 +127,9 @@ int main(int argc, char** argv) {
       models::Seq2Seq number_model(lessons::sized_for(config, *numbers), number_init);
       lessons::CommonFlags budget = cli.common;
       budget.steps = task_flags.number_steps;
-      const lessons::Tracker counted = train(run, number_model, *numbers, budget, "numbers", "metrics_numbers.csv");
-      summary.add(lessons::report_number_task(run, cli, number_model, number_model, *numbers, counted,
+      lessons::NormalisationWatch watch(budget.steps);
+      const lessons::Tracker counted = train(run, number_model, *numbers, budget, "numbers", "metrics_numbers.csv", &watch);
+      summary.add(lessons::report_number_task(run, cli, number_model, number_model, *numbers, counted, watch,
                                               "encoder-decoder (lesson 07)", std::nullopt));
     }
     run.finish(summary.metrics, summary.notes,

@@ -102,7 +102,7 @@ models::TransformerConfig model_config(const TransformerFlags& flags, const less
 // random batches for every model) with a learning-rate schedule, step s (from 1) at rate lr(s - 1).
 lessons::Tracker train(lessons::Run& run, models::Transformer& model, const lessons::TranslationTask& task,
                        const lessons::CommonFlags& flags, const lessons::ScheduleFlags& schedule, const std::string& name,
-                       const std::string& csv) {
+                       const std::string& csv, lessons::NormalisationWatch* watch = nullptr) {
   const optim::Schedule lr = schedule.schedule(flags.lr, flags.steps);  // warmup, then down to lr / 10
   optim::Adam adam(model.named_parameters(), {.lr = flags.lr});
   lessons::Tracker tracker = lessons::translation_tracker(run, flags, name, csv);
@@ -110,12 +110,13 @@ lessons::Tracker train(lessons::Run& run, models::Transformer& model, const less
   Generator batches(flags.seed + 11);  // the same batches for every model
   for (int64_t step = tracker.resume({model, adam, {&batches}, best.carried()}); step <= flags.steps; ++step) {  // 1, or after --resume's checkpoint
     model.train();
-    const data::Seq2SeqBatch batch = task.training_batch(flags.batch, batches);
+    const std::vector<data::Seq2SeqBatch> batch = task.training_batch(flags.batch, batches);
     adam.set_lr(lr(step - 1));
     tracker.step(step, optim::train_step(model, adam, batch, 1.0f), adam.lr());
     if (tracker.evaluation_due(step)) {
       const std::vector<double> figures = lessons::validation_figures(model, model, task);
       best.offer(model, step, figures[0]);  // before the checkpoint, which keeps it
+      if (watch) watch->offer(model, model, task, step);  // the decoders while the model is still unsure
       tracker.evaluated(step, figures);
     }
   }
@@ -275,9 +276,11 @@ int main(int argc, char** argv) {
       models::Transformer number_model(model_config(flags, *numbers, flags.pre_ln), number_init);
       lessons::CommonFlags budget = cli.common;
       budget.steps = task_flags.number_steps;
-      const lessons::Tracker counted = train(run, number_model, *numbers, budget, flags.schedule, "numbers", "metrics_numbers.csv");
-      summary.add(lessons::report_number_task(run, cli, number_model, number_model, *numbers, counted, "Transformer (lesson 10)",
-                                              lesson09));
+      lessons::NormalisationWatch watch(budget.steps);
+      const lessons::Tracker counted =
+          train(run, number_model, *numbers, budget, flags.schedule, "numbers", "metrics_numbers.csv", &watch);
+      summary.add(lessons::report_number_task(run, cli, number_model, number_model, *numbers, counted, watch,
+                                              "Transformer (lesson 10)", lesson09));
     }
     run.finish(summary.metrics, summary.notes, "docs/10_transformer.md, section 7 (Reading the attention maps); then lesson 11, a GPT");
   });

@@ -46,6 +46,9 @@ class EncoderDecoder {
   // What a model trains on: the mean cross entropy over the target tokens of a batch of pairs
   // (batch.tgt_out (B,T), padding ignored), the decoder fed as `feeding` says.
   Tensor loss(const data::Seq2SeqBatch& batch);
+  // The same over a batch given in groups (data::SourceLengthBuckets: one group per source length):
+  // the mean over the target tokens of all of them, as if they were one batch.
+  Tensor loss(const std::vector<data::Seq2SeqBatch>& groups);
   Feeding feeding = Feeding::teacher_forcing;
 
  private:

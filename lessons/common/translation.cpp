@@ -132,8 +132,9 @@ models::Seq2SeqConfig sized_for(models::Seq2SeqConfig config, const TranslationT
   return config;
 }
 
-data::Seq2SeqBatch TranslationTask::training_batch(int64_t batch, Generator& gen) const {
-  return bucketed ? buckets->sample(batch, gen) : data::sample_pairs(train, batch, gen, source_width);
+std::vector<data::Seq2SeqBatch> TranslationTask::training_batch(int64_t batch, Generator& gen) const {
+  if (bucketed) return buckets->sample(batch, gen);
+  return {data::sample_pairs(train, batch, gen, source_width)};
 }
 
 data::Seq2SeqBatch TranslationTask::padded(const std::vector<data::IdPair>& pairs) const {
@@ -267,7 +268,7 @@ void print_task(const TranslationTask& task) {
     size_t shortest = static_cast<size_t>(task.source_width);
     for (const auto* part : {&task.train, &task.val, &task.test})
       for (const data::IdPair& pair : *part) shortest = std::min(shortest, pair.first.size());
-    std::printf("  batches hold sources of one length (%zu to %lld tokens): none is padded\n", shortest,
+    std::printf("  batches split into groups of one source length (%zu to %lld tokens): none is padded\n", shortest,
                 static_cast<long long>(task.source_width));
   }
 }

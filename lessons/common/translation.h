@@ -61,9 +61,8 @@ struct TranslationTask {
   // be padded alike in every batch for its encoding (and its translation) not to depend on the
   // other sources of its batch. The generated tasks pad every source to source_width (short
   // sources: little is wasted); pairs files are bucketed, each batch holding sources of one length
-  // (data::SourceLengthBuckets), so that no source is padded at all. Either way beam search of
-  // width 1 chooses what greedy decoding chooses. (Bucketed, the number task learned far slower:
-  // a batch of one source length is a batch of one digit count, and the steps pull in turns.)
+  // (data::SourceLengthBuckets: a random batch, split by source length), so that no source is
+  // padded at all. Either way beam search of width 1 chooses what greedy decoding chooses.
   bool bucketed = false;
   // Translate with the weights of the lowest validation loss (BestWeights), not the last: a pairs
   // file is small enough to overfit. The generated tasks draw 20,000 fresh pairs and do not.
@@ -71,8 +70,9 @@ struct TranslationTask {
   int64_t dropped = 0;  // pairs over --max-len
   std::optional<data::SourceLengthBuckets> buckets;  // the training pairs, when bucketed
 
-  // `batch` training pairs drawn at random, padded as the task pads.
-  data::Seq2SeqBatch training_batch(int64_t batch, Generator& gen) const;
+  // `batch` training pairs drawn at random, padded as the task pads: one group, or bucketed one
+  // group per source length (a model's loss reads the groups as one batch).
+  std::vector<data::Seq2SeqBatch> training_batch(int64_t batch, Generator& gen) const;
   // Pairs padded as the task pads (bucketed: all sources of one length).
   data::Seq2SeqBatch padded(const std::vector<data::IdPair>& pairs) const;
 };

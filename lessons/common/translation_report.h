@@ -46,6 +46,31 @@ struct NormalisationComparison {
 NormalisationComparison compare_length_normalisation(nn::Module& module, models::EncoderDecoder& model,
                                                      const TranslationTask& task);
 
+// The same three decoders on the test pairs at a few evaluations of a training run, while the model
+// is still unsure how long an output should be: a tenth, a fifth and two fifths of the way (the 2nd,
+// 4th and 8th of its 20 evaluations). A run resumed after one of them leaves its row out.
+struct NormalisationAtStep {
+  int64_t step = 0;
+  double fraction = 0;  // of the run's steps
+  TranslationScores greedy, beam, normalised;
+  double greedy_length = 0, beam_length = 0, normalised_length = 0;  // mean output lengths, in tokens
+  int64_t disagreements = 0;  // test sources on which the two beam searches chose different outputs
+};
+class NormalisationWatch {
+ public:
+  explicit NormalisationWatch(int64_t steps);  // the run's --steps: which evaluations it watches
+  // At a watched step: translates the test pairs three ways and keeps the figures. The model is
+  // left in eval mode, and no random number is drawn.
+  void offer(nn::Module& module, models::EncoderDecoder& model, const TranslationTask& task, int64_t step);
+  const std::vector<NormalisationAtStep>& rows() const { return rows_; }
+  int64_t steps() const { return steps_; }
+
+ private:
+  int64_t steps_;
+  std::vector<int64_t> watched_;
+  std::vector<NormalisationAtStep> rows_;
+};
+
 // A chart of greedy exact match by source length that lessons 07, 09 and 10 each extend with their
 // model's curve: STEM.csv (model, source_tokens, exact_match) and STEM.png in the run folder.
 struct LengthChart {
@@ -105,14 +130,15 @@ struct TranslationSummary {
 // the task keeps the weights of the lowest: BestWeights).
 TranslationSummary translation_summary(const TranslationTask& task, const Tracker& training, const DecoderComparison& decoders);
 // The number task's part after its training (part 5 of lessons 07 and 09, part 6 of lesson 10):
-// compare_length_normalisation, then report_exact_match_by_length on number_task_chart() beside
-// `other`'s curves, and its metrics: numbers_val_loss, numbers_exact_match (greedy),
+// compare_length_normalisation, the same along training (`watch`'s rows and the end's: printed,
+// length_normalisation.csv and .png), then report_exact_match_by_length on number_task_chart()
+// beside `other`'s curves, and its metrics: numbers_val_loss, numbers_exact_match (greedy),
 // numbers_exact_match_beam4 (alpha 0), numbers_exact_match_beam4_normalised, and the greedy exact
 // match of the shortest and the longest sixth of the test sources (numbers_exact_match_shortest,
 // numbers_exact_match_longest).
 TranslationSummary report_number_task(Run& run, const LessonCli& cli, nn::Module& module, models::EncoderDecoder& model,
-                                      const TranslationTask& numbers, const Tracker& training, const std::string& name,
-                                      const std::optional<OtherRun>& other);
+                                      const TranslationTask& numbers, const Tracker& training, const NormalisationWatch& watch,
+                                      const std::string& name, const std::optional<OtherRun>& other);
 
 // Prints test pairs `rows` (indices): source, target, and each decoder's output with its sentence
 // BLEU (models::bleu_d2l, k = 2, as d2l prints its examples) and "ok" when exact.

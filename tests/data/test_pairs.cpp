@@ -283,7 +283,7 @@ TEST_CASE("pair vocabularies: words seen fewer than min_count times read as <unk
   CHECK(numbers.target.encode("3120").size() == 4);
 }
 
-TEST_CASE("bucketing: every batch holds sources of one length, none padded, and every pair is drawn equally often") {
+TEST_CASE("bucketing: a random batch split by source length, none padded, every pair drawn equally often") {
   // 30 pairs: 1 of source length 1, 4 of length 2, 10 of length 3, 15 of length 5; targets of any length.
   std::vector<IdPair> pairs;
   for (const auto& [length, count] : std::vector<std::pair<int, int>>{{3, 10}, {1, 1}, {5, 15}, {2, 4}})
@@ -294,17 +294,31 @@ TEST_CASE("bucketing: every batch holds sources of one length, none padded, and 
   Generator gen(11), again(11);
   std::map<int, int64_t> drawn;  // the first source id of a row names its pair
   std::set<int64_t> widths;
+  int64_t mixed = 0;  // batches of more than one source length
   const int64_t batches = 3000, batch = 8;
   for (int64_t b = 0; b < batches; ++b) {
-    const Seq2SeqBatch one = buckets.sample(batch, gen);
-    REQUIRE(one.src.size(0) == batch);
-    widths.insert(one.src.size(1));
-    CHECK(sum(one.src_mask).item() == static_cast<float>(one.src.numel()));  // no source padding
-    for (int64_t r = 0; r < batch; ++r) ++drawn[static_cast<int>(one.src.at({r, 0}))];
-    if (b == 0) check_tensor(buckets.sample(batch, again).tgt_out, one.tgt_out.shape(),
-                             std::vector<float>(one.tgt_out.data(), one.tgt_out.data() + one.tgt_out.numel()));
+    const std::vector<Seq2SeqBatch> groups = buckets.sample(batch, gen);
+    int64_t rows = 0, previous_width = 0;
+    for (const Seq2SeqBatch& one : groups) {
+      CHECK(one.src.size(1) > previous_width);  // one group per length, shortest first
+      previous_width = one.src.size(1);
+      widths.insert(one.src.size(1));
+      CHECK(sum(one.src_mask).item() == static_cast<float>(one.src.numel()));  // no source padding
+      for (int64_t r = 0; r < one.src.size(0); ++r) ++drawn[static_cast<int>(one.src.at({r, 0}))];
+      rows += one.src.size(0);
+    }
+    CHECK(rows == batch);
+    mixed += groups.size() > 1;
+    if (b == 0) {
+      const std::vector<Seq2SeqBatch> same = buckets.sample(batch, again);  // the same seed, the same draws
+      REQUIRE(same.size() == groups.size());
+      for (size_t g = 0; g < groups.size(); ++g)
+        check_tensor(same[g].tgt_out, groups[g].tgt_out.shape(),
+                     std::vector<float>(groups[g].tgt_out.data(), groups[g].tgt_out.data() + groups[g].tgt_out.numel()));
+    }
   }
   CHECK(widths == std::set<int64_t>{1, 2, 3, 5});
+  CHECK(mixed > batches * 9 / 10);  // 8 draws of one length: (1/2)^8 + (1/3)^8 + ... of the batches
   REQUIRE(drawn.size() == pairs.size());
   const double expected = static_cast<double>(batches * batch) / static_cast<double>(pairs.size());  // 800
   for (const auto& [id, count] : drawn) CHECK_MESSAGE(std::abs(static_cast<double>(count) - expected) < 0.4 * expected, id, ": ", count);

@@ -37,6 +37,11 @@ TEST_CASE("lesson 07_seq2seq --quick: the encoder-decoder learns dates; greedy i
   for (const char* row : {"\ngreedy  ", "\nbeam 4, log P (alpha 0)  ", "\nbeam 4, log P / length^0.75  ", "\nthe targets  "})
     CHECK_MESSAGE(ran.output.find(row) != std::string::npos, row);
   CHECK(m.contains("numbers_exact_match_longest"));
+  // The three decoders along training: at a tenth, a fifth and two fifths of the 40 steps, and at the end.
+  CHECK(column(out.path / "length_normalisation.csv", "step") == std::vector<double>{4, 8, 16, 40});
+  CHECK(column(out.path / "length_normalisation.csv", "greedy_exact").back() == doctest::Approx(m["numbers_exact_match"].get<double>()));
+  CHECK(ran.output.find("\nthe same along training (exact match, then mean output length") != std::string::npos);
+  check_files(out.path, {"length_normalisation.csv", "length_normalisation.png"});
   CHECK(ran.output.find("time estimate: ") != std::string::npos);
 }
 
@@ -137,13 +142,13 @@ TEST_CASE("lessons 07, 09 and 10 translate a pairs file at word level and at cha
       CHECK(ran.output.find(file) != std::string::npos);
       // Word level: the vocabulary is the six words, the punctuation and the four special tokens.
       if (std::string(level) == "word") CHECK(ran.output.find("vocabularies 12 (source) and 12 (target)") != std::string::npos);
-      CHECK(ran.output.find("batches hold sources of one length") != std::string::npos);
+      CHECK(ran.output.find("batches split into groups of one source length") != std::string::npos);
       CHECK(ran.output.find("the number task") == std::string::npos);  // skipped with --data
       if (std::string(lesson) == "09_attention_seq2seq") {  // without buckets: one width, as the date task
         const Ran padded = run_lesson(lesson, std::string("--quick --steps 5 --batch 8 --no-buckets --level ") + level +
                                                   " --data " + file + " --out " + out.path.string());
         CHECK(padded.status == 0);
-        CHECK(padded.output.find("batches hold sources of one length") == std::string::npos);
+        CHECK(padded.output.find("batches split into groups of one source length") == std::string::npos);
         CHECK(summary_of(out.path)["flags"]["no-buckets"] == true);
       }
       check_files(out.path, {"summary.json", "model.safetensors", "exact_match_by_length.csv"});
@@ -182,7 +187,7 @@ TEST_CASE("lesson 09 --phrasebook: a generated pairs file, bucketed, the best we
   REQUIRE(ran.status == 0);
   CHECK(ran.output.find("wrote " + file + ": ") != std::string::npos);
   CHECK(ran.output.find("data: " + file + " (words, seed 0)") != std::string::npos);
-  CHECK(ran.output.find("batches hold sources of one length") != std::string::npos);
+  CHECK(ran.output.find("batches split into groups of one source length") != std::string::npos);
   CHECK(ran.output.find("time estimate: ") < ran.output.find("step 1/40"));  // before training
   CHECK(ran.output.find("kept the weights of step ") != std::string::npos);
   CHECK(ran.output.find("the targets differ in length: beam search with and without length normalisation") != std::string::npos);

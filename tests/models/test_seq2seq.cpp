@@ -94,6 +94,27 @@ TEST_CASE("Bahdanau attention: each step's weights sum to 1 over the real source
     for (int64_t s = 0; s < 2; ++s) CHECK(w.at({1, t, s}) == 0.0f);
 }
 
+TEST_CASE_TEMPLATE("a batch in groups of one source length: the loss is the mean over all their target tokens", Model,
+                   Seq2Seq, Seq2SeqAttention) {
+  Generator gen(5);
+  Model model(small(), gen);
+  model.eval();
+  // Two sources of 2 tokens with targets of 1 and 3, one of 4 tokens with a target of 2: 9 target tokens with <eos>.
+  const std::vector<data::Seq2SeqBatch> groups = {data::pad_pairs({{{4, 5}, {3}}, {{6, 7}, {4, 5, 6}}}),
+                                                  data::pad_pairs({{{8, 4, 5, 6}, {6, 3}}})};
+  double summed = 0;  // every target token's cross entropy, counted once
+  for (const data::Seq2SeqBatch& b : groups)
+    summed += cross_entropy(model.forward(b.src, b.src_mask, b.tgt_in), b.tgt_out,
+                            {.ignore_index = data::Tokenizer::kPad, .reduction = Reduction::sum})
+                  .item();
+  const Tensor loss = model.loss(groups);
+  CHECK(loss.item() == doctest::Approx(summed / 9).epsilon(1e-5));
+  CHECK(model.loss({groups[1]}).item() == model.loss(groups[1]).item());  // one group: that batch's loss
+  loss.backward();
+  for (const auto& p : model.named_parameters()) CHECK_MESSAGE(p.tensor.grad().defined(), p.name);
+  check_error([&] { model.loss(std::vector<data::Seq2SeqBatch>{}); }, {"EncoderDecoder::loss", "no groups"});
+}
+
 TEST_CASE("Seq2Seq errors") {
   check_error([] { Seq2Seq bad({.src_vocab = 0, .tgt_vocab = 5}); }, {"Seq2Seq", "src_vocab=0"});
   Seq2Seq model(small());
