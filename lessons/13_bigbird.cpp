@@ -229,7 +229,7 @@ std::vector<PatternResult> compare_patterns(lessons::Run& run, const data::Retri
                         "question's key): ", f.layers, " layer(s), ", f.heads, " heads,\n   ", f.width, " wide; ",
                         common.steps, " steps of batch ", common.batch, ", lr ", common.lr, "; ", o.train,
                         " training sequences, ", o.val, " validation, ", o.test, " test;\n   the same initial weights "
-                        "and batches for all; _mid: a block of padding after the question, so its block is not global\n").c_str());
+                        "and batches for all; mid: a block of padding after the question, so its block is not global\n").c_str());
   const data::LabelledBatch train_set = data::paired_examples(task.train, o), val = data::paired_examples(task.val, o),
                             test_set = data::paired_examples(task.test, o);
   std::vector<int64_t> beyond;  // 0: within reach, 1: beyond (a window of 3 blocks moves one block per layer)
