@@ -8,8 +8,9 @@
 //  3. the time of one attention layer (forward + backward) against the sequence length, full and
 //     BigBird, and where BigBird gets ahead (lessons/common/bigbird_timing.h);
 //  4. a classifier (models/encoder_classifier.h) trained on the task with full attention, the
-//     window alone, window + global and BigBird, same model and budget: the accuracy table, and
-//     accuracy by how many blocks back the asked key sits, which shows where the window alone fails.
+//     window alone, window + global and BigBird, same model and budget, and the last two again with
+//     the question off the global blocks (lessons/common/pattern_variants.h): the accuracy table, and
+//     accuracy by how many blocks back the asked key sits, which shows where each pattern fails.
 // The note that goes with it: docs/13_bigbird.md.
 #include <algorithm>
 #include <cstdio>
@@ -25,14 +26,13 @@
 #include "lessons/common/cli.h"
 #include "lessons/common/model_memory.h"
 #include "lessons/common/part_flag.h"
+#include "lessons/common/pattern_variants.h"
 #include "lessons/common/plot.h"
 #include "lessons/common/run.h"
 #include "lessons/common/schedule_flags.h"
 #include "lessons/common/tracker.h"
 #include "models/encoder_classifier.h"
-#include "nn/attention/bigbird_attention.h"
 #include "nn/attention/bigbird_pattern.h"
-#include "nn/attention/full_attention.h"
 #include "optim/adam.h"
 #include "optim/train_step.h"
 
@@ -50,6 +50,8 @@ struct Flags {
   int64_t examples = 2, sample = 1000;        // part 2: sequences printed, and measured
   int64_t max_n = 8192;                       // part 3
   int64_t width = 64, layers = 1, heads = 4;  // part 4's classifier
+  std::string patterns_given = "all";
+  std::vector<std::string> patterns;  // part 4's rows, from --patterns
   lessons::ScheduleFlags schedule{.warmup = 50};
 
   void add_to(lessons::LessonCli& cli) {
@@ -66,6 +68,8 @@ struct Flags {
     cli.option("--width", width, "part 4: the classifier's model width (a multiple of --heads)", {4, 1024});
     cli.option("--layers", layers, "part 4: encoder layers", {1, 12});
     cli.option("--heads", heads, "part 4: attention heads per layer", {1, 16});
+    cli.option("--patterns", patterns_given, "part 4: the patterns trained, separated by commas, or all: " +
+               nn::joined_names(lessons::pattern_variant_names()) + " (_mid: padding after the question, off the global blocks)");
     cli.option("--train-size", task.train, "part 4: training sequences (each step draws --batch of them)", {1, 1 << 20});
     cli.option("--test-size", task.test, "part 4: test sequences", {10, 1 << 20});
     schedule.add_to(cli, "part 4: ");
@@ -178,31 +182,17 @@ void show_task(const Flags& f, lessons::Summary& summary) {
 
 // ---- 3. time against length: lessons::time_against_length (lessons/common/bigbird_timing.h) ----
 
-// ---- 4. the four patterns trained on the task ----
+// ---- 4. the patterns trained on the task ----
 
-// The patterns compared: full attention, and BigBird's pattern with parts of it taken away. The
-// name goes into file and metric names, the label into tables and legends.
-struct Variant {
-  const char *name, *label;
-  bool bigbird, global, random;
-};
-constexpr Variant kVariants[] = {{nn::FullAttention::kName, nn::FullAttention::kName, false, false, false},
-                                 {"window", "window only", true, false, false},
-                                 {"window_global", "window + global", true, true, false},
-                                 {nn::BigBirdAttention::kName, "BigBird", true, true, true}};
-
-nn::AttentionSettings attention_of(const Variant& v, int64_t block, int64_t random, uint64_t seed) {
-  if (!v.bigbird) return nn::full_attention();
-  return nn::bigbird_attention_settings(
-      {.block = block, .random_blocks = v.random ? random : 0, .global_blocks = v.global, .seed = seed});
-}
+// The patterns compared, and the question's place: lessons/common/pattern_variants.h.
+using lessons::PatternVariant;
 
 // The training loop, the same for every pattern: AdamW (no decay on biases, norms and embeddings),
 // a linear warmup then a cosine decay, the gradient clipped to norm 1, each step a batch drawn from
 // the training set (the same batches for every pattern); the validation loss and accuracy ten times.
 lessons::Tracker train(lessons::Run& run, models::EncoderClassifier& model, const data::LabelledBatch& train_set,
                        const data::LabelledBatch& val, const Flags& f, const lessons::CommonFlags& common,
-                       const Variant& v) {
+                       const PatternVariant& v) {
   optim::AdamW adamw(optim::decay_groups(model.named_parameters(), 0.01f), {.lr = common.lr});
   const optim::Schedule schedule = f.schedule.schedule(common.lr, common.steps);
   lessons::Tracker tracker = lessons::classifier_tracker(run, common.steps, common.batch, v.label, cat("train_", v.name, ".csv"));
@@ -223,7 +213,7 @@ lessons::Tracker train(lessons::Run& run, models::EncoderClassifier& model, cons
 
 // What part 4 found for one pattern.
 struct PatternResult {
-  std::string label;
+  std::string name, label;
   double test_accuracy = 0, ms_per_step = 0;
   // Accuracy by the blocks between the asked key and the question; and within reach (blocks back <= layers), beyond.
   std::vector<double> by_blocks_back, reach;
@@ -234,28 +224,31 @@ std::vector<PatternResult> compare_patterns(lessons::Run& run, const data::Retri
                                             const std::vector<int64_t>& back, const Flags& f,
                                             const lessons::CommonFlags& common) {
   const data::RetrievalTaskOptions& o = f.task;
-  std::printf("%s", cat("\n== 4. the four patterns trained on the task: n = ", o.length, ", blocks of ", f.block,
+  std::printf("%s", cat("\n== 4. the patterns trained on the task: n = ", o.length, ", blocks of ", f.block,
                         ", r = ", f.random, " ==\n   EncoderClassifier (each pair one token, the answer read at the "
                         "question's key): ", f.layers, " layer(s), ", f.heads, " heads,\n   ", f.width, " wide; ",
                         common.steps, " steps of batch ", common.batch, ", lr ", common.lr, "; ", o.train,
                         " training sequences, ", o.val, " validation, ", o.test, " test;\n   the same initial weights "
-                        "and batches for all four\n").c_str());
+                        "and batches for all; mid: a block of padding after the question, so its block is not global\n").c_str());
   const data::LabelledBatch train_set = data::paired_examples(task.train, o), val = data::paired_examples(task.val, o),
                             test_set = data::paired_examples(task.test, o);
   std::vector<int64_t> beyond;  // 0: within reach, 1: beyond (a window of 3 blocks moves one block per layer)
   for (const int64_t b : back) beyond.push_back(b > f.layers ? 1 : 0);
   std::vector<PatternResult> results;
-  for (const Variant& v : kVariants) {
-    std::printf("-- %s\n", v.label);
+  for (const std::string& name : f.patterns) {
+    const PatternVariant& v = lessons::pattern_variant(name);
+    const int64_t padding = lessons::padding_after_question(v, o.length, f.block);
+    std::printf("-- %s\n", v.label.c_str());
     Generator init(common.seed);  // the same initial weights for every variant: the kinds have no parameters
     models::EncoderClassifier model({.vocab_size = data::paired_vocabulary(o), .num_classes = o.values,
-                                     .max_len = o.length, .d_model = f.width, .nhead = f.heads,
+                                     .max_len = o.length + padding, .d_model = f.width, .nhead = f.heads,
                                      .num_layers = f.layers, .dim_feedforward = 2 * f.width,
                                      .pooling = models::Pooling::last,  // the question's key, which sees the asked pair
-                                     .attention = attention_of(v, f.block, f.random, common.seed)}, init);
-    const lessons::Tracker tracker = train(run, model, train_set, val, f, common, v);
-    const lessons::Predictions test = lessons::predict(model, test_set, common.batch);
-    results.push_back({v.label, test.accuracy, 1000 * tracker.mean_step_seconds(),
+                                     .attention = lessons::pattern_attention(v, f.block, f.random, common.seed)}, init);
+    const lessons::Tracker tracker =
+        train(run, model, lessons::pad_after(train_set, padding), lessons::pad_after(val, padding), f, common, v);
+    const lessons::Predictions test = lessons::predict(model, lessons::pad_after(test_set, padding), common.batch);
+    results.push_back({v.name, v.label, test.accuracy, 1000 * tracker.mean_step_seconds(),
                        lessons::accuracy_by_group(test, test_set.labels, back, (o.length + f.block - 1) / f.block),
                        lessons::accuracy_by_group(test, test_set.labels, beyond, 2), tracker.curve("val_loss")});
   }
@@ -269,25 +262,27 @@ void report_comparison(lessons::Run& run, const std::vector<PatternResult>& resu
   std::printf("\n   test accuracy (chance %.3f), %lld steps each; 'within reach': the key at most %lld block(s) back "
               "(as many as\n   the layers: each moves information one block through a window of 3)\n",
               chance, static_cast<long long>(steps), static_cast<long long>(f.layers));
-  std::printf("   %-16s %10s %14s %14s %12s\n", "pattern", "test acc", "within reach", "beyond reach", "ms per step");
+  std::printf("   %-20s %10s %14s %14s %12s\n", "pattern", "test acc", "within reach", "beyond reach", "ms per step");
   for (const PatternResult& r : results)
-    std::printf("   %-16s %10.3f %14.3f %14.3f %12.1f\n", r.label.c_str(), r.test_accuracy, r.reach[0], r.reach[1],
+    std::printf("   %-20s %10.3f %14.3f %14.3f %12.1f\n", r.label.c_str(), r.test_accuracy, r.reach[0], r.reach[1],
                 r.ms_per_step);
   std::printf("\n   accuracy by how many blocks back the asked key sits (0: in the question's block)\n   %6s %6s",
               "blocks", "count");
   std::vector<std::string> columns{"blocks_back", "count"};
   std::vector<lessons::Series> by_distance, val_curves;
   for (size_t v = 0; v < results.size(); ++v) {
-    std::printf(" %16s", results[v].label.c_str());
-    columns.push_back(std::string("acc_") + kVariants[v].name);
+    std::printf(" %20s", results[v].label.c_str());
+    columns.push_back("acc_" + results[v].name);
     by_distance.push_back({.name = results[v].label});
     val_curves.push_back(results[v].val_curve);
-    summary.report(cat("test_acc_", kVariants[v].name), results[v].test_accuracy,
+    summary.report(cat("test_acc_", results[v].name), results[v].test_accuracy,
                    cat("part 4: ", results[v].label, ", test sequences answered right"));
   }
-  summary.report("window_within_reach", results[1].reach[0],
-                 cat("window only, keys at most ", f.layers, " block(s) back (--layers)"));
-  summary.report("window_beyond_reach", results[1].reach[1], "window only, keys farther back");
+  const auto window = std::find_if(results.begin(), results.end(), [](const PatternResult& r) { return r.name == "window"; });
+  if (window != results.end()) {
+    summary.report("window_within_reach", window->reach[0], cat("window only, keys at most ", f.layers, " block(s) back (--layers)"));
+    summary.report("window_beyond_reach", window->reach[1], "window only, keys farther back");
+  }
   std::printf("\n");
   lessons::CsvWriter csv(run.file("accuracy_by_distance.csv"), columns);
   const size_t blocks = results.front().by_blocks_back.size();
@@ -299,7 +294,7 @@ void report_comparison(lessons::Run& run, const std::vector<PatternResult>& resu
     if (count == 0) continue;
     std::printf("   %6zu %6lld", b, static_cast<long long>(count));
     for (size_t v = 0; v < results.size(); ++v) {
-      std::printf(" %16.3f", results[v].by_blocks_back[b]);
+      std::printf(" %20.3f", results[v].by_blocks_back[b]);
       by_distance[v].x.push_back(static_cast<double>(b));
       by_distance[v].y.push_back(results[v].by_blocks_back[b]);
     }
@@ -311,7 +306,7 @@ void report_comparison(lessons::Run& run, const std::vector<PatternResult>& resu
        .x_label = "blocks between the asked key and the question", .y_label = "test accuracy", .series = by_distance,
        .x_tick = blocks <= 20 ? 1.0 : 0.0}));
   run.wrote(lessons::save_line_chart(
-      run.path("validation_loss"), {.title = "Validation loss of the four patterns, same model and budget",
+      run.path("validation_loss"), {.title = "Validation loss of the patterns, same model and budget",
                                     .x_label = "step", .y_label = "cross-entropy (nats)", .series = val_curves}));
 }
 
@@ -330,6 +325,7 @@ int main(int argc, char** argv) {
     cli.parse(argc, argv);
     if (!cli.given("--warmup")) flags.schedule.warmup = std::min(flags.schedule.warmup, cli.common.steps / 10);
     if (cli.common.quick) flags.shrink_for_quick(cli);
+    flags.patterns = lessons::chosen_names(kLesson, "--patterns", flags.patterns_given, lessons::pattern_variant_names(), "pattern");
     flags.check(cli.common);
     flags.task.seed = cli.common.seed;
     lessons::Run run(cli);

@@ -250,7 +250,7 @@ int main(int argc, char** argv) {
     lessons::LessonCli cli(kLesson,
                            "Lesson 15: a long-range benchmark: every attention kind in the same encoder, trained on\n"
                            "ListOps and multi-query recall with the same budget; accuracy, speed, memory, recall's capacity.",
-                           {.steps = 1000, .lr = 3e-3f, .batch = 32});
+                           {.steps = 600, .lr = 3e-3f, .batch = 32});
     Flags flags;
     flags.add_to(cli);
     lessons::PartFlag part(cli, 5);  // part 1 alone prints the tasks

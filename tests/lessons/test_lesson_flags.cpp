@@ -211,6 +211,7 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
       {"13_bigbird", "--task-length 36 --distractors 2 --random-blocks 1", {"5 blocks", "too short", "1 random"}},
       {"13_bigbird", "--width 30", {"--width 30", "--heads 4", "--width 32"}},
       {"13_bigbird", "--steps 50 --warmup 50", {"--warmup 50", "--steps 50"}},
+      {"13_bigbird", "--patterns full,windows", {"--patterns", "'windows'", "window_global_mid"}},
       {"14_transformer_vq", "--heads 3", {"--heads 3", "--embd 64"}},
       {"14_transformer_vq", "--lines", {"--lines", "does not apply"}},
       {"14_transformer_vq", "--attention-block 32", {"--attention-block 32", "--context 64", "fewer than 3 blocks",

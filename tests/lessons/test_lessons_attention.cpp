@@ -209,14 +209,15 @@ TEST_CASE("lesson 12_linear_attention --quick: one layer three ways agrees; the 
   }
 }
 
-TEST_CASE("lesson 13_bigbird --quick: the pattern, the retrieval task, time against length, the four patterns trained") {
+TEST_CASE("lesson 13_bigbird --quick: the pattern, the retrieval task, time against length, the six patterns trained") {
   TempDir out("lesson13");
   const Ran ran = run_lesson("13_bigbird", "--quick --out " + out.path.string());
   INFO(ran.output);
   REQUIRE(ran.status == 0);
   check_files(out.path, {"summary.json", "pattern.png", "pattern.svg", "timing.csv", "attention_time.png",
                          "attention_time.svg", "train_full.csv", "train_window.csv", "train_window_global.csv",
-                         "train_bigbird.csv", "accuracy_by_distance.csv", "accuracy_by_distance.png",
+                         "train_bigbird.csv", "train_window_global_mid.csv", "train_bigbird_mid.csv",
+                         "accuracy_by_distance.csv", "accuracy_by_distance.png",
                          "accuracy_by_distance.svg", "validation_loss.png", "validation_loss.svg"});
   const nlohmann::json m = summary_of(out.path)["metrics"];
   // 16 blocks of 8, r = 3. Bidirectional: the 2 global rows see all 16; the 14 others 2 global + 3 window
@@ -238,7 +239,7 @@ TEST_CASE("lesson 13_bigbird --quick: the pattern, the retrieval task, time agai
   // Part 4 (--quick: 4 steps, 1 layer, 64 test sequences): every variant trained, evaluated at each
   // step and scored, the test sequences counted once by their distance in blocks. That it learns is
   // the next test's.
-  for (const char* name : {"full", "window", "window_global", "bigbird"}) {
+  for (const char* name : {"full", "window", "window_global", "bigbird", "window_global_mid", "bigbird_mid"}) {
     CHECK(column(out.path / (std::string("train_") + name + ".csv"), "step") == std::vector<double>{1, 2, 3, 4});
     CHECK(m.contains(std::string("test_acc_") + name));
   }
@@ -247,6 +248,7 @@ TEST_CASE("lesson 13_bigbird --quick: the pattern, the retrieval task, time agai
   CHECK(counted == 64);
   CHECK(column(out.path / "accuracy_by_distance.csv", "blocks_back").size() == 16);
   CHECK(ran.output.find("window + global") != std::string::npos);
+  CHECK(ran.output.find("BigBird, mid") != std::string::npos);
   check_ending(ran.output, out.path, {{"tiles_bidirectional", "tiles BigBird computes"}, {"task_chance", "guessing"},
                                       {"test_acc_bigbird", "BigBird, test sequences answered right"}});
 }
@@ -281,6 +283,23 @@ TEST_CASE("lesson 13_bigbird --quick with a task length that --attention-block d
   // 100 = 12 blocks of 8 and a padded 13th; the question at 99 is in block 12.
   CHECK(column(out.path / "accuracy_by_distance.csv", "blocks_back").size() == 13);
   CHECK(ran.output.find("n = 100, blocks of 8") != std::string::npos);
+}
+
+TEST_CASE("lesson 13_bigbird --quick --patterns: only the rows named, in their order, the mid ones padded after the question") {
+  TempDir out("lesson13_patterns");
+  const Ran ran = run_lesson("13_bigbird", "--quick --part 4 --patterns bigbird_mid,window --out " + out.path.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  CHECK(fs::exists(out.path / "train_bigbird_mid.csv"));
+  CHECK(fs::exists(out.path / "train_window.csv"));
+  CHECK_FALSE(fs::exists(out.path / "train_full.csv"));
+  const nlohmann::json m = summary_of(out.path)["metrics"];
+  CHECK(m.contains("test_acc_bigbird_mid"));
+  CHECK(m.contains("window_beyond_reach"));
+  CHECK_FALSE(m.contains("test_acc_bigbird"));
+  CHECK(ran.output.find("-- BigBird, mid") < ran.output.find("-- window only"));
+  // The question's place does not move the distances: the same 16 blocks of the 128 real positions.
+  CHECK(column(out.path / "accuracy_by_distance.csv", "blocks_back").size() == 16);
 }
 
 TEST_CASE("lesson 14_transformer_vq --quick: one VQ layer two ways agrees; cost against length; GPTs per kind and VQ part by part; the codebook and the bias") {
