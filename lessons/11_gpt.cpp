@@ -197,7 +197,7 @@ void attention_maps(lessons::Run& run, models::GPT& model, const lessons::CharCo
 // trained or written: a flag that would change any of that is refused rather than ignored.
 void refuse_training_flags(const lessons::LessonCli& cli, const lessons::AttentionFlags& attention) {
   std::vector<std::string> flags = {"--steps", "--lr",      "--batch",      "--layers", "--heads", "--embd",  "--dropout", "--weight-decay",
-                                    "--warmup", "--lr-floor", "--clip", "--eval-every", "--data", "--val", "--lines", "--out", "--quick",
+                                    "--warmup", "--lr-floor", "--decay", "--clip", "--eval-every", "--data", "--val", "--lines", "--out", "--quick",
                                     "--resume", "--stop-after"};
   flags.insert(flags.end(), attention.added.begin(), attention.added.end());
   std::string given;
@@ -274,7 +274,6 @@ int main(int argc, char** argv) {
                "with --load, at most the checkpoint's", {1, 4096});
     cli.option("--dropout", config.dropout, "dropout on embeddings, residual branches and full attention's weights (the other kinds form no weights)", {0.0f, 0.9f});
     training.add_to(cli);
-    cli.option("--clip", training.clip, "the gradient norm each step clips to (0: no clip, as makemore)", lessons::non_negative);
     lessons::AttentionFlags attention{.defaults = {{"block", 8}, {"random_blocks", 2}}};  // 8 blocks in the default context of 64
     lessons::add_attention_options(cli, attention, "every block's causal self attention", /*causal=*/true);
     cli.option("--load", load, "a checkpoint of this lesson to sample from, instead of training");

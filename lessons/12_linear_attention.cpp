@@ -250,7 +250,7 @@ lessons::GPTComparison train_per_kind(lessons::Run& run, const lessons::CommonFl
     for (int64_t step = tracker.resume({model, adamw, {&batches}}); step <= flags.steps; ++step) {  // 1, or after --resume's checkpoint
       adamw.set_lr(lr(step - 1));
       const data::Batch batch = windows.sample(flags.batch, batches);  // x, y (B,T)
-      tracker.step(step, optim::train_step(model, adamw, batch, 1.0f), adamw.lr());
+      tracker.step(step, optim::train_step(model, adamw, batch, training.clip), adamw.lr());
       if (tracker.evaluation_due(step)) tracker.evaluated(step, lessons::validation_figures(model, corpus, flags));
     }
     tracker.finish();

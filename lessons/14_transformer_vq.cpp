@@ -252,7 +252,7 @@ TrainedGPTs train_per_kind(lessons::Run& run, const lessons::CommonFlags& flags,
     for (int64_t step = tracker.resume({model, adamw, {&batches}, lessons::codebook_carried(history)}); step <= flags.steps; ++step) {
       adamw.set_lr(lr(step - 1));
       const data::Batch batch = windows.sample(flags.batch, batches);  // x, y (B,T)
-      tracker.step(step, optim::train_step(model, adamw, batch, 1.0f), adamw.lr());
+      tracker.step(step, optim::train_step(model, adamw, batch, training.clip), adamw.lr());
       if (!tracker.evaluation_due(step)) continue;
       const std::vector<double> figures = lessons::validation_figures(model, corpus, flags);
       if (followed) lessons::record_codebooks(model, step, history);  // before the checkpoint, which keeps the history

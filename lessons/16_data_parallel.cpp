@@ -126,7 +126,7 @@ Trained train(const Setup& s, models::GPT& model, const dist::Communicator& comm
   for (int64_t step = first; step <= s.flags.steps; ++step) {
     adamw.set_lr(schedule(step - 1));
     const data::Batch mine = dist::take_shard(data.next(), shard);
-    optim::StepResult result = optim::train_step(model, adamw, mine, 1.0f, [&] { dist::all_reduce_gradients(model, comm, shard.share); });
+    optim::StepResult result = optim::train_step(model, adamw, mine, s.training.clip, [&] { dist::all_reduce_gradients(model, comm, shard.share); });
     result.loss = comm.sum(shard.share * result.loss);  // the whole batch's loss, the same on every process
     out.losses.push_back(result.loss);
     lessons::stop_together(comm, [&] { if (tracker) tracker->step(step, result, adamw.lr()); });
@@ -225,10 +225,10 @@ ShortRun short_run(const Setup& s, models::GPT& model, optim::Optimizer& optimiz
   return out;
 }
 
-// Lesson 11's AdamW and schedule, clipped at 1, as in part 2: only the exchange differs.
+// Lesson 11's AdamW and schedule, clipped at --clip, as in part 2: only the exchange differs.
 ShortRun adamw_run(const Setup& s, models::GPT& model, Exchange exchange) {
   optim::AdamW adamw = adamw_for(model, s);
-  return short_run(s, model, adamw, schedule_for(s), exchange, 1.0f);
+  return short_run(s, model, adamw, schedule_for(s), exchange, s.training.clip);
 }
 
 void what_breaks(const Setup& s, const Trained& averaged, float trained_spread, nlohmann::ordered_json& metrics) {
@@ -256,8 +256,8 @@ void what_breaks(const Setup& s, const Trained& averaged, float trained_spread, 
   std::printf("  summed against averaged at %d times the lr: largest loss difference %.2g\n", all.size(), sgd_sum_vs_lr);
   const ShortRun adam_summed = adamw_run(s, *same_model(s, all), Exchange::sum);
   const double adam_difference = largest_difference(adam_summed.losses, averaged.losses, K);
-  std::printf("  AdamW (clipped at 1), summed, against part 2's averaged run: largest loss difference %.2g over %lld steps\n",
-              adam_difference, static_cast<long long>(K));
+  std::printf("  AdamW (clipped at %g), summed, against part 2's averaged run: largest loss difference %.2g over %lld steps\n",
+              s.training.clip, adam_difference, static_cast<long long>(K));
 
   std::printf("(b) models that are not one model: the parameters' spread (largest difference across processes)\n");
   std::printf("  part 2's models after %lld steps (rank 0's weights broadcast, every gradient averaged): %.3g\n",

@@ -14,6 +14,7 @@ namespace ladder::lessons {
 void GPTTraining::add_to(LessonCli& cli) {
   cli.option("--weight-decay", weight_decay, "AdamW's decoupled weight decay, on the weight matrices only", {0.0f, 1.0f});
   schedule.add_to(cli);
+  cli.option("--clip", clip, "the gradient norm each step clips to (0: no clip, as makemore)", non_negative);
   cli.option("--eval-every", eval_every, "steps between validation losses", positive);
 }
 

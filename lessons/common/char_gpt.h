@@ -27,11 +27,11 @@ namespace ladder::lessons {
 // How the GPTs train, as flags with nanoGPT's names.
 struct GPTTraining {
   float weight_decay = 0.1f;
-  ScheduleFlags schedule;  // --warmup, then a cosine decay to --lr-floor of --lr
+  ScheduleFlags schedule;  // --warmup, then a decay (--decay) to --lr-floor of --lr
   int64_t eval_every = 100;
-  float clip = 1.0f;  // the gradient norm train_step clips to; 0: no clip (lesson 11's --clip)
+  float clip = 1.0f;  // the gradient norm train_step clips to; 0: no clip
 
-  void add_to(LessonCli& cli);  // --weight-decay, --warmup, --lr-floor, --eval-every
+  void add_to(LessonCli& cli);  // --weight-decay, --warmup, --lr-floor, --decay, --clip, --eval-every
   // Refuses a --warmup that leaves no step for the decay; --quick shortens the run. After cli.parse().
   void settle(const std::string& lesson, CommonFlags& common);
   // AdamW at `lr` without decay on biases, norms and embeddings, and nanoGPT's beta2 for its

@@ -3,6 +3,7 @@
 #include "models/gpt_fixtures.h"
 #include "helpers.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/autograd.h"
@@ -10,6 +11,7 @@
 #include "data/line_batch.h"
 #include "data/tokenizer.h"
 #include "lessons/common/char_gpt.h"
+#include "lessons/common/schedule_flags.h"
 
 using namespace ladder;
 using ladder::testing::sharpen;
@@ -93,4 +95,29 @@ TEST_CASE("sample_lines: each line is what generate drew after <bos> and the pro
   }
   CHECK(cut > 0);  // lines whose <eos> came before the context was full: what followed it is left out
   CHECK(unended > 0);  // and lines that filled the context say so
+}
+
+TEST_CASE("ScheduleFlags: each decay shape's rate at a few steps, against the formula by hand") {
+  // 100 steps at 1e-3, a warmup of 10 then down to a floor of 0.1: step s (from 0) of the warmup is lr (s + 1) / 10.
+  const float lr = 1e-3f, floor = 1e-4f;
+  const double pi = 3.14159265358979323846;
+  for (const std::string shape : {"cosine", "linear", "constant"}) {
+    CAPTURE(shape);
+    const optim::Schedule rate = lessons::ScheduleFlags{.warmup = 10, .floor = 0.1f, .decay = shape}.schedule(lr, 100);
+    CHECK(rate(0) == doctest::Approx(1e-4));
+    CHECK(rate(4) == doctest::Approx(5e-4));
+    CHECK(rate(9) == doctest::Approx(1e-3));
+    for (const int64_t step : {10, 30, 55, 99, 100, 150}) {
+      const double progress = std::min(1.0, (step - 10) / 90.0);
+      const double expected = shape == "cosine"   ? floor + 0.5 * (lr - floor) * (1 + std::cos(pi * progress))
+                              : shape == "linear" ? lr - (lr - floor) * progress
+                                                  : lr;
+      CHECK(rate(step) == doctest::Approx(expected).epsilon(1e-5));
+    }
+  }
+}
+
+TEST_CASE("ScheduleFlags::check refuses a decay that is no shape, naming the shapes") {
+  const lessons::ScheduleFlags bad{.decay = "step"};
+  CHECK_THROWS_WITH_AS(bad.check("11_gpt", 1000), doctest::Contains("--decay step"), Error);
 }

@@ -176,6 +176,8 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
       {"11_gpt", "--context 4000", {"12 rows", "window of 4000", "smaller --batch"}},
       {"11_gpt", "--val " + tiny.string(), {"validation text", "22 tokens", "window of 64"}},
       {"11_gpt", "--steps 500 --warmup 500", {"--warmup 500", "--steps 500"}},
+      {"11_gpt", "--decay step", {"--decay step", "cosine, linear or constant"}},
+      {"13_bigbird", "--decay exponential", {"--decay exponential", "cosine, linear or constant"}},
       {"11_gpt", "--prompt \"\x01\"", {"--prompt", "vocabulary lacks"}},
       {"11_gpt", "--lines --attention vq", {"--attention vq", "padding of --lines"}},
       {"11_gpt", "--temperature 0.8", {"--temperature", "--load FILE"}},
