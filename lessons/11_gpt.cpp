@@ -162,12 +162,12 @@ std::vector<Tensor> attention_of(models::GPT& model, const Tensor& ids, const st
 // never builds it when it trains, BigBird leaves the blocks out of its pattern at zero.
 // The passage: the first 48 validation characters, or with lines, the first validation line framed.
 void attention_maps(lessons::Run& run, models::GPT& model, const lessons::CharCorpus& corpus) {
+  const data::Tokenizer& tokenizer = corpus.tokenizer;
   const std::vector<int>& first = corpus.lines ? corpus.val_lines.front() : corpus.val_ids;
   std::vector<int> passage(first.begin(), first.begin() + std::min<int64_t>(std::ssize(first), 48));
-  if (corpus.lines) passage.insert(passage.begin(), data::Tokenizer::kBos);
+  if (corpus.lines) passage.insert(passage.begin(), tokenizer.bos());
   passage.resize(std::min<size_t>(passage.size(), static_cast<size_t>(model.config().block_size)));
   const auto T = std::ssize(passage);
-  const data::Tokenizer& tokenizer = corpus.tokenizer;
   const std::string kind = model.config().attention.kind;
   std::printf("\n== 4. %s attention of every head over the first %lld validation characters ==\n", kind.c_str(),
               static_cast<long long>(T));
@@ -246,7 +246,7 @@ void sample_from(const std::string& file, std::optional<int64_t> shorter, const 
   }
   const std::vector<int> start = prompt.empty() ? std::vector<int>{} : lessons::prompt_ids(kLesson, tokenizer, prompt);
   for (int64_t printed = 0; printed < length;)  // whole lines until --sample-chars characters are out
-    for (const lessons::SampledLine& line : lessons::sample_lines(model, start, 10, temperature, gen)) {
+    for (const lessons::SampledLine& line : lessons::sample_lines(model, tokenizer, start, 10, temperature, gen)) {
       if (printed >= length) break;
       std::printf("%s\n", tokenizer.decode(line.ids).c_str());
       printed += std::ssize(line.ids) + 1;
@@ -293,7 +293,7 @@ int main(int argc, char** argv) {
     for (const char* flag : {"--sample-chars", "--temperature"})
       if (cli.given(flag)) fail(kLesson, flag, " applies to sampling from a checkpoint: give it with --load FILE");
     config.attention = lessons::attention_settings(kLesson, cli, attention, cli.common.seed);
-    lessons::check_gpt_shape(kLesson, text, config, /*reads_lines=*/true);
+    lessons::check_gpt_shape(kLesson, text, config);
     training.settle(kLesson, cli.common);
     const lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, config.block_size, cli.given("--context"));
     config.block_size = corpus.context;
@@ -327,7 +327,7 @@ int main(int argc, char** argv) {
     nlohmann::ordered_json metrics = {{"attention", config.attention.kind}, {"train_loss", trained.train_loss()},
                                       {"val_loss", trained.last("val_loss")}, {"val_ppl", trained.last("val_ppl")},
                                       {"val_tokens", corpus.dropped.total()}, {"val_unknown_tokens", corpus.dropped.unknown}};
-    generation_speed(run, cli.common, model, corpus.lines ? data::Tokenizer::kBos : prompt_start.front(), metrics);
+    generation_speed(run, cli.common, model, corpus.lines ? corpus.tokenizer.bos() : prompt_start.front(), metrics);
     attention_maps(run, model, corpus);
     run.finish(metrics,
                {{"attention", "the attention kind of every block (--attention)"},

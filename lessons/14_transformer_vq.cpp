@@ -306,7 +306,7 @@ int main(int argc, char** argv) {
     training.add_to(cli);
     lessons::PartFlag part(cli, 3);
     cli.parse(argc, argv);
-    lessons::check_gpt_shape(kLesson, text, gpt);
+    lessons::check_gpt_shape(kLesson, text, gpt, /*trains_vq=*/part.runs(3));
     vq.check(gpt.block_size);
     training.settle(kLesson, cli.common);
     const lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, gpt.block_size);

@@ -60,15 +60,14 @@ std::unique_ptr<models::GPT> same_model(const Setup& s, const dist::Communicator
   return model;
 }
 
-// Every process draws the same batches (the same seed) and keeps the rows of its shard: together
-// the shards are exactly the batch one process would draw.
+// Every process draws the same batches (one seed) and keeps its shard's rows: together, exactly one process's batch.
 struct Batches {
-  data::StreamBatcher batcher;
+  lessons::TrainingBatches batcher;  // windows, or with --lines whole lines
   Generator gen;
   int64_t batch;
   data::Batch next() { return batcher.sample(batch, gen); }  // x, y (batch,T)
 };
-Batches batches(const Setup& s) { return {data::StreamBatcher(s.corpus.train_ids, s.config.block_size), Generator(s.flags.seed + 1), s.flags.batch}; }
+Batches batches(const Setup& s) { return {lessons::TrainingBatches(s.corpus, s.config.block_size), Generator(s.flags.seed + 1), s.flags.batch}; }
 
 // Lesson 11's optimiser and schedule: AdamW (no decay on biases, norms, embeddings), warmup, cosine.
 optim::AdamW adamw_for(models::GPT& model, const Setup& s) { return s.training.optimizer(model, s.flags.lr); }
@@ -130,8 +129,9 @@ Trained train(const Setup& s, models::GPT& model, const dist::Communicator& comm
     result.loss = comm.sum(shard.share * result.loss);  // the whole batch's loss, the same on every process
     out.losses.push_back(result.loss);
     lessons::stop_together(comm, [&] { if (tracker) tracker->step(step, result, adamw.lr()); });
-    if (tracker && tracker->evaluation_due(step))
-      tracker->evaluated(step, {lessons::stream_loss(model, s.corpus.val_ids, s.config.block_size, 12, s.flags.quick ? 8 : 48)});
+    if (step % s.training.eval_every != 0 && step != s.flags.steps) continue;  // evaluation_due's rule, on every process
+    const lessons::SummedLoss scored = lessons::validation_loss(model, s.corpus, {comm.rank(), comm.size()});  // a share of the whole text
+    if (tracker) tracker->evaluated(step, {comm.sum(scored.total) / comm.sum(static_cast<double>(scored.targets))});
   }
   lessons::stop_together(comm, [&] { if (tracker) tracker->finish(); });
   if (!tracker) return out;
@@ -309,8 +309,8 @@ int main(int argc, char** argv) {
     const int here = world.processes_on_this_machine();
     if (!cli.given("--threads")) set_num_threads(std::max(1, omp_get_num_procs() / here));
     if (cli.common.quick) cli.common.steps = std::min<int64_t>(cli.common.steps, 40);
-    lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, config.block_size);
-    config.vocab_size = corpus.tokenizer.vocab_size();
+    lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, config.block_size, cli.given("--context"));
+    config.block_size = corpus.context, config.vocab_size = corpus.tokenizer.vocab_size();
     lessons::check_memory(kLesson, lessons::gpt_training_memory(config, cli.common.batch, lessons::gpt_flags_text(config)));
     std::optional<lessons::Run> run;
     if (processes.rank() == 0) run.emplace(cli);
@@ -320,8 +320,8 @@ int main(int argc, char** argv) {
       training.eval_every = std::min<int64_t>(training.eval_every, 10);
     }
     const Setup s{cli.common, training, quick ? 10 : 40, config, std::move(corpus), &processes, run ? &*run : nullptr};
-    std::printf("%d processes, %d of them on this machine, %d thread%s each; data: %s, %zu training characters\n\n", processes.size(),
-                here, num_threads(), num_threads() == 1 ? "" : "s", s.corpus.source.c_str(), s.corpus.train_ids.size());
+    std::printf("%d processes, %d of them on this machine, %d thread%s each; data: %s, %s\n\n", processes.size(), here, num_threads(),
+                num_threads() == 1 ? "" : "s", s.corpus.source.c_str(), lessons::training_extent(s.corpus).c_str());
 
     nlohmann::ordered_json metrics;
     metrics["gradient_max_difference"] = gradient_check(s);
