@@ -42,7 +42,7 @@ constexpr const char* kLesson = "16_data_parallel";
 // What every part needs. Every process holds all of it but `run`: rank 0 alone writes files.
 struct Setup {
   lessons::CommonFlags flags;
-  lessons::GPTTraining training;  // lesson 11's: AdamW's groups, --warmup then cosine, --eval-every
+  lessons::GPTTraining training;  // lesson 11's: AdamW's groups, --warmup then --decay, --clip, --eval-every
   int64_t short_steps;            // each run of part 4
   models::GPTConfig config;
   lessons::CharCorpus corpus;
@@ -69,7 +69,7 @@ struct Batches {
 };
 Batches batches(const Setup& s) { return {lessons::TrainingBatches(s.corpus, s.config.block_size), Generator(s.flags.seed + 1), s.flags.batch}; }
 
-// Lesson 11's optimiser and schedule: AdamW (no decay on biases, norms, embeddings), warmup, cosine.
+// Lesson 11's optimiser and schedule: AdamW (no decay on biases, norms, embeddings), warmup, then --decay's shape.
 optim::AdamW adamw_for(models::GPT& model, const Setup& s) { return s.training.optimizer(model, s.flags.lr); }
 optim::Schedule schedule_for(const Setup& s) { return s.training.schedule.schedule(s.flags.lr, s.flags.steps); }
 
@@ -79,9 +79,9 @@ double gradient_check(const Setup& s) {
   std::printf("== 1. the averaged gradient: %d processes against one process with the whole batch ==\n", all.size());
   auto model = same_model(s, all);
   const data::Batch batch = batches(s).next();
-  const dist::Shard shard = dist::shard_of(s.flags.batch, all.rank(), all.size());
-  model->loss(dist::take_shard(batch, shard)).backward();  // this process's rows only
-  dist::all_reduce_gradients(*model, all, shard.share);
+  const lessons::BatchShare mine = lessons::share_of(batch, dist::shard_of(s.flags.batch, all.rank(), all.size()));
+  model->loss(mine.rows).backward();  // this process's rows only
+  dist::all_reduce_gradients(*model, all, mine.share);
   std::vector<float> averaged;  // every gradient, end to end
   for (const Tensor& p : model->parameters()) for (const float g : p.grad().to_vector()) averaged.push_back(g);
   if (!s.run) return 0;
@@ -96,7 +96,7 @@ double gradient_check(const Setup& s) {
     }
   std::printf("a batch of %lld windows, %lld on process 0 (its share %.3f); %s gradients. Their largest difference from\n"
               "the gradient one process computes of the whole batch: %.2g (the largest gradient: %.3g)\n\n", static_cast<long long>(s.flags.batch),
-              static_cast<long long>(shard.rows), shard.share, nn::with_commas(model->num_parameters()).c_str(), difference, largest);
+              static_cast<long long>(mine.rows.x.size(0)), mine.share, nn::with_commas(model->num_parameters()).c_str(), difference, largest);
   return difference;
 }
 
@@ -124,14 +124,14 @@ Trained train(const Setup& s, models::GPT& model, const dist::Communicator& comm
   const int64_t first = tracker ? tracker->resume(state) : lessons::resume_without_run(s.flags.resume, kLesson, csv, state);
   for (int64_t step = first; step <= s.flags.steps; ++step) {
     adamw.set_lr(schedule(step - 1));
-    const data::Batch mine = dist::take_shard(data.next(), shard);
-    optim::StepResult result = optim::train_step(model, adamw, mine, s.training.clip, [&] { dist::all_reduce_gradients(model, comm, shard.share); });
-    result.loss = comm.sum(shard.share * result.loss);  // the whole batch's loss, the same on every process
+    const lessons::BatchShare mine = lessons::share_of(data.next(), shard);  // its targets' share: with --lines, not its rows'
+    optim::StepResult result = optim::train_step(model, adamw, mine.rows, s.training.clip, [&] { dist::all_reduce_gradients(model, comm, mine.share); });
+    result.loss = comm.sum(mine.share * result.loss);  // the whole batch's loss, the same on every process
     out.losses.push_back(result.loss);
     lessons::stop_together(comm, [&] { if (tracker) tracker->step(step, result, adamw.lr()); });
     if (step % s.training.eval_every != 0 && step != s.flags.steps) continue;  // evaluation_due's rule, on every process
-    const lessons::SummedLoss scored = lessons::validation_loss(model, s.corpus, {comm.rank(), comm.size()});  // a share of the whole text
-    if (tracker) tracker->evaluated(step, {comm.sum(scored.total) / comm.sum(static_cast<double>(scored.targets))});
+    const double val_loss = lessons::split_validation_loss(model, s.corpus, {comm.rank(), comm.size()}, [&](double x) { return comm.sum(x); });
+    if (tracker) tracker->evaluated(step, {val_loss});
   }
   lessons::stop_together(comm, [&] { if (tracker) tracker->finish(); });
   if (!tracker) return out;
@@ -212,14 +212,14 @@ ShortRun short_run(const Setup& s, models::GPT& model, optim::Optimizer& optimiz
   const dist::Communicator& all = *s.processes;
   Batches data = batches(s);
   const dist::Shard shard = dist::shard_of(s.flags.batch, all.rank(), all.size());
-  const float share = exchange == Exchange::sum ? 1.0f : shard.share;
+  lessons::BatchShare mine;  // this step's rows and their share of the loss
   std::function<void()> exchanged;
-  if (exchange != Exchange::none) exchanged = [&] { dist::all_reduce_gradients(model, all, share); };
+  if (exchange != Exchange::none) exchanged = [&] { dist::all_reduce_gradients(model, all, exchange == Exchange::sum ? 1.0f : mine.share); };
   ShortRun out;
   for (int64_t step = 1; step <= s.short_steps; ++step) {
     optimizer.set_lr(schedule(step - 1));
-    const double loss = optim::train_step(model, optimizer, dist::take_shard(data.next(), shard), clip, exchanged).loss;
-    out.losses.push_back(all.sum(shard.share * loss));
+    mine = lessons::share_of(data.next(), shard);
+    out.losses.push_back(all.sum(mine.share * optim::train_step(model, optimizer, mine.rows, clip, exchanged).loss));
     out.spreads.push_back(dist::parameter_spread(model, all));
   }
   return out;

@@ -113,10 +113,15 @@ data::Batch TrainingBatches::sample(int64_t batch, Generator& gen) const {
 
 namespace {
 
-// The summed cross-entropy of a batch over its targets that are not data::kNoAnswer, and their number.
+// The targets of y that are not data::kNoAnswer.
+int64_t targets_of(const Tensor& y) {
+  const std::vector<float> all = y.to_vector();
+  return std::count_if(all.begin(), all.end(), [](float t) { return t != static_cast<float>(data::kNoAnswer); });
+}
+
+// The summed cross-entropy of a batch over its targets, and their number.
 std::pair<double, int64_t> summed_loss(models::GPT& model, const data::Batch& batch) {
-  int64_t targets = 0;
-  for (const float y : batch.y.to_vector()) targets += y != static_cast<float>(data::kNoAnswer);
+  const int64_t targets = targets_of(batch.y);
   return {model.loss(batch).item() * static_cast<double>(targets), targets};
 }
 
@@ -170,6 +175,18 @@ SummedLoss validation_loss(models::GPT& model, const CharCorpus& corpus, Share s
   const int64_t context = model.config().block_size;
   return corpus.lines ? lines_loss(model, corpus.val_lines, context, kEvaluationRows, data::line_markers(corpus.tokenizer), share)
                       : stream_loss(model, corpus.val_ids, context, kEvaluationRows, share);
+}
+
+BatchShare share_of(const data::Batch& batch, const dist::Shard& shard) {
+  data::Batch rows = dist::take_shard(batch, shard);
+  const float share = static_cast<float>(targets_of(rows.y)) / static_cast<float>(targets_of(batch.y));  // rows / batch for a stream, to the bit
+  return {std::move(rows), share};
+}
+
+double split_validation_loss(models::GPT& model, const CharCorpus& corpus, Share share,
+                             const std::function<double(double)>& sum_over_processes) {
+  const SummedLoss mine = validation_loss(model, corpus, share);
+  return sum_over_processes(mine.total) / sum_over_processes(static_cast<double>(mine.targets));
 }
 
 std::vector<double> validation_figures(models::GPT& model, const CharCorpus& corpus, const CommonFlags&) {

@@ -7,6 +7,7 @@
 // attention's commitment loss and EMA codebook train with no code of their own.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "data/line_batch.h"
 #include "data/text.h"
 #include "data/tokenizer.h"
+#include "dist/data_parallel.h"
 #include "lessons/common/cli.h"
 #include "lessons/common/run.h"
 #include "lessons/common/schedule_flags.h"
@@ -99,6 +101,18 @@ SummedLoss lines_loss(models::GPT& model, const std::vector<std::vector<int>>& l
 // The summed loss of the share of the whole validation text (stream or lines): processes that
 // each score theirs and add the sums get the loss of one process scoring all.
 SummedLoss validation_loss(models::GPT& model, const CharCorpus& corpus, Share share = {});
+// The loss over the whole validation text of processes that each score their `share` of it;
+// `sum_over_processes` adds a number over them all (an all-reduce), and every process must call.
+double split_validation_loss(models::GPT& model, const CharCorpus& corpus, Share share,
+                             const std::function<double(double)>& sum_over_processes);
+// A process's rows of a batch (dist::take_shard) and their share of the batch's loss: their targets
+// over the batch's, the weight of their gradient in the average. In a stream every row has as many
+// targets, so it is the shard's share of the rows; with --lines a short line has fewer than a long one.
+struct BatchShare {
+  data::Batch rows;  // x, y (rows,T)
+  float share = 0;
+};
+BatchShare share_of(const data::Batch& batch, const dist::Shard& shard);
 // An evaluation of the GPT loops, over the whole validation text: {the loss, its exp, the perplexity}.
 std::vector<double> validation_figures(models::GPT& model, const CharCorpus& corpus, const CommonFlags& flags);
 // What the model trains on: "1041503 training characters" or "31032 training lines".

@@ -160,3 +160,27 @@ TEST_CASE("ScheduleFlags::check refuses a decay that is no shape, naming the sha
   const lessons::ScheduleFlags bad{.decay = "step"};
   CHECK_THROWS_WITH_AS(bad.check("11_gpt", 1000), doctest::Contains("--decay step"), Error);
 }
+
+TEST_CASE("share_of: a shard's share of the batch's loss is its targets', so the shares' weighted losses add to the batch's") {
+  Generator gen(8);
+  models::GPT model(tiny_gpt_config(), gen);  // context 8
+  sharpen(model);
+  const data::Batch lines = data::frame_lines({{4, 5, 6, 7, 8, 9}, {5}, {6, 7}, {8, 9, 10}, {4}}, 8, {.bos = 1, .eos = 2});
+  const double whole = model.loss(lines).item();
+  for (const int processes : {2, 3}) {
+    CAPTURE(processes);
+    double weighted = 0, shares = 0;
+    for (int rank = 0; rank < processes; ++rank) {
+      const lessons::BatchShare mine = lessons::share_of(lines, dist::shard_of(5, rank, processes));
+      weighted += mine.share * model.loss(mine.rows).item();
+      shares += mine.share;
+    }
+    CHECK(shares == doctest::Approx(1.0));
+    CHECK(weighted == doctest::Approx(whole).epsilon(1e-6));
+  }
+  // The first of 2 shards (rows 0 and 1) holds 7 + 2 of the 18 targets: not 2 of 5 rows.
+  CHECK(lessons::share_of(lines, dist::shard_of(5, 0, 2)).share == doctest::Approx(9.0 / 18));
+  // In a stream every row has as many targets: the share is the shard's, to the bit.
+  const data::Batch windows{zeros({6, 8}), ones({6, 8})};
+  for (int rank = 0; rank < 4; ++rank) CHECK(lessons::share_of(windows, dist::shard_of(6, rank, 4)).share == dist::shard_of(6, rank, 4).share);
+}
