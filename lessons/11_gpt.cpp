@@ -2,16 +2,16 @@
 //
 //  1. Training: nanoGPT's CPU configuration (4 layers, 4 heads, 128 wide, context 64, batch 12) on
 //     random windows of a text stream, or with --lines on random lines, each framed <bos> line <eos>
-//     and padded (makemore's way). The loop is `train` below: each step sets the learning rate
-//     (a linear warmup, then a cosine decay) and takes optim::train_step with AdamW (no decay on
-//     biases, norms and embeddings) and the gradient clipped to norm 1 (--clip);
+//     and padded (makemore's way). The loop is `train` below: each step sets the learning rate (a
+//     linear warmup, then a decay of --decay's shape, cosine by default) and takes optim::train_step
+//     with AdamW (no decay on biases, norms and embeddings) and the gradient clipped to norm 1 (--clip);
 //  2. samples at temperatures 0.5, 1.0 and 1.5 (with --lines, whole lines), and the checkpoint that
 //     `--load` samples from later;
 //  3. generation speed with and without the KV cache against the context length;
 //  4. the attention of every head of the first and the last layer over a validation passage.
 // --attention chooses every block's attention, any attention kind (lessons/common/attention_flags.h);
 // the rest of the lesson does not change with it.
-// The model is models/gpt.h, what lessons 11, 12 and 14 share lessons/common/char_gpt.h; the note
+// The model is models/gpt.h, what lessons 11, 12, 14 and 16 share lessons/common/char_gpt.h; the note
 // that goes with it: docs/11_gpt.md.
 #include <algorithm>
 #include <chrono>

@@ -125,10 +125,8 @@ std::pair<double, int64_t> summed_loss(models::GPT& model, const data::Batch& ba
   return {model.loss(batch).item() * static_cast<double>(targets), targets};
 }
 
-}  // namespace
-
-namespace {
 constexpr int64_t kEvaluationRows = 64;  // rows per forward when scoring: the result does not depend on it
+
 }  // namespace
 
 SummedLoss stream_loss(models::GPT& model, const std::vector<int>& ids, int64_t context, int64_t batch, Share share) {

@@ -128,8 +128,9 @@ TEST_CASE("lesson 11_gpt --lines: one word a sequence, makemore's recipe, whole-
   REQUIRE(ran.status == 0);
   CHECK(says_all(ran.output, {"validation lines", "the longest line and its start marker", "3 empty lines skipped",
                               "over every one of the 60 validation lines"}));
-  const std::vector<double> val = column(out.path / "metrics.csv", "val_loss");
-  CHECK(val.back() < val.front() - 0.3);
+  // 250 lines overfit by step 60 (the loss at step 10 may be the lowest): the model has learned when it
+  // is well below a uniform guess over the 26 letters and <eos>.
+  CHECK(column(out.path / "metrics.csv", "val_loss").back() < std::log(27.0) - 0.5);
   for (const double lr : column(out.path / "metrics.csv", "lr")) CHECK(lr == doctest::Approx(2e-3));  // --decay constant
   const std::string samples = read_text(out.path / "samples.txt");
   CHECK(samples.find("<") == std::string::npos);  // no marker is ever printed
@@ -153,10 +154,9 @@ TEST_CASE("lesson 12_linear_attention --lines: every kind's GPT trains on lines,
   INFO(ran.output);
   REQUIRE(ran.status == 0);
   CHECK(ran.output.find("on the lines of " + words) != std::string::npos);
-  for (const char* kind : {"softmax", "elu", "double_softmax", "taylor"}) {
+  for (const char* kind : {"softmax", "elu", "cos", "double_softmax", "favor", "taylor"}) {  // below a uniform guess over 26 letters and <eos>
     CAPTURE(kind);
-    const std::vector<double> val = column(out.path / ("gpt_" + std::string(kind) + ".csv"), "val_loss");
-    CHECK(val.back() < val.front());
+    CHECK(column(out.path / ("gpt_" + std::string(kind) + ".csv"), "val_loss").back() < std::log(27.0) - 0.5);
   }
 }
 
