@@ -7,10 +7,16 @@
 
 namespace ladder::data {
 
-Batch frame_lines(const std::vector<std::vector<int>>& lines, int64_t width) {
+LineMarkers line_markers(const Tokenizer& tokenizer) {
+  if (tokenizer.bos() == Tokenizer::kNone || tokenizer.eos() == Tokenizer::kNone)
+    fail("line_markers", "the vocabulary has no <bos> or no <eos> to frame lines with");
+  return {tokenizer.bos(), tokenizer.eos()};
+}
+
+Batch frame_lines(const std::vector<std::vector<int>>& lines, int64_t width, LineMarkers markers) {
   if (lines.empty()) fail("frame_lines", "no lines given");
   const auto B = static_cast<int64_t>(lines.size());
-  Batch b{full({B, width}, static_cast<float>(Tokenizer::kPad)), full({B, width}, static_cast<float>(kNoAnswer))};
+  Batch b{full({B, width}, static_cast<float>(markers.eos)), full({B, width}, static_cast<float>(kNoAnswer))};
   for (int64_t r = 0; r < B; ++r) {
     const std::vector<int>& line = lines[static_cast<size_t>(r)];
     const auto n = static_cast<int64_t>(line.size());
@@ -18,14 +24,15 @@ Batch frame_lines(const std::vector<std::vector<int>>& lines, int64_t width) {
       fail("frame_lines", "a line of ", n, " tokens needs ", n + 1, " positions with its start marker; the rows are ", width, " wide");
     float* x = b.x.data() + r * width;
     float* y = b.y.data() + r * width;
-    x[0] = static_cast<float>(Tokenizer::kBos);
+    x[0] = static_cast<float>(markers.bos);
     for (int64_t t = 0; t < n; ++t) x[t + 1] = y[t] = static_cast<float>(line[static_cast<size_t>(t)]);
-    y[n] = static_cast<float>(Tokenizer::kEos);
+    y[n] = static_cast<float>(markers.eos);
   }
   return b;
 }
 
-LineBatcher::LineBatcher(std::vector<std::vector<int>> lines, int64_t width) : lines_(std::move(lines)), width_(width) {
+LineBatcher::LineBatcher(std::vector<std::vector<int>> lines, int64_t width, LineMarkers markers)
+    : lines_(std::move(lines)), width_(width), markers_(markers) {
   if (lines_.empty()) fail("LineBatcher", "there are no lines to train on");
   for (size_t i = 0; i < lines_.size(); ++i)
     if (static_cast<int64_t>(lines_[i].size()) + 1 > width_)
@@ -37,7 +44,7 @@ Batch LineBatcher::sample(int64_t batch, Generator& gen) const {
   std::vector<std::vector<int>> some;
   some.reserve(static_cast<size_t>(batch));
   for (int64_t r = 0; r < batch; ++r) some.push_back(lines_[static_cast<size_t>(gen.randint(0, static_cast<int64_t>(lines_.size())))]);
-  return frame_lines(some, width_);
+  return frame_lines(some, width_, markers_);
 }
 
 LineShape line_shape(const std::string& text) {

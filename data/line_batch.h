@@ -9,27 +9,36 @@
 
 #include "core/random.h"
 #include "data/batcher.h"
+#include "data/tokenizer.h"
 
 namespace ladder::data {
 
+// The ids that frame a line: its start and its end marker.
+struct LineMarkers {
+  int bos = 0, eos = 0;
+};
+// The tokenizer's <bos> and <eos>; throws when its vocabulary lacks either.
+LineMarkers line_markers(const Tokenizer& tokenizer);
+
 // The rows of lines (token ids, without markers), each `width` long:
-//   x (B,width): <bos> c1 .. cn  then <pad>           (what the model reads)
-//   y (B,width): c1 .. cn <eos>  then kNoAnswer       (what it should predict; kNoAnswer adds no loss)
+//   x (B,width): <bos> c1 .. cn  then <eos> as padding  (what the model reads)
+//   y (B,width): c1 .. cn <eos>  then kNoAnswer         (what it should predict; kNoAnswer adds no loss)
 // The padding sits after the line, so causal attention never lets a real position read it, and its
-// targets are kNoAnswer: a padded position changes neither the loss nor any gradient. Throws when a
-// line needs more than `width` positions (its length + 1).
-Batch frame_lines(const std::vector<std::vector<int>>& lines, int64_t width);
+// targets are kNoAnswer: a padded position changes neither the loss nor any gradient, whatever it
+// holds, so no <pad> token is needed. Throws when a line needs more than `width` positions (its length + 1).
+Batch frame_lines(const std::vector<std::vector<int>>& lines, int64_t width, LineMarkers markers);
 
 // Random lines, framed and padded: what a step of training on lines reads.
 class LineBatcher {
  public:
   // Throws when there is no line, or a line is longer than width - 1 (see frame_lines).
-  LineBatcher(std::vector<std::vector<int>> lines, int64_t width);
+  LineBatcher(std::vector<std::vector<int>> lines, int64_t width, LineMarkers markers);
   Batch sample(int64_t batch, Generator& gen) const;  // `batch` lines drawn with replacement
 
  private:
   std::vector<std::vector<int>> lines_;
   int64_t width_;
+  LineMarkers markers_;
 };
 
 // What a file's lines are like before they become sequences, its lines numbered from 1 (a final

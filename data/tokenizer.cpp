@@ -15,8 +15,6 @@ namespace ladder::data {
 
 namespace {
 
-const std::vector<std::string> kSpecials = {"<pad>", "<bos>", "<eos>", "<unk>"};
-
 // ASCII capitals and the Latin-1 capitals À-Þ (U+00C0-U+00DE, except ×) in lower case: enough
 // for English, French, German, Spanish; other characters are left as they are.
 std::string to_lower(std::string text) {
@@ -81,16 +79,34 @@ std::vector<std::string> split_d2l(const std::string& text) {
 
 }  // namespace
 
+const std::vector<std::string>& Tokenizer::all_specials() {
+  static const std::vector<std::string> specials = {"<pad>", "<bos>", "<eos>", "<unk>"};
+  return specials;
+}
+
 Tokenizer::Tokenizer(bool char_level, bool lowercase, WordSplit split, std::vector<std::string> tokens)
     : char_level_(char_level), lowercase_(lowercase), split_(split), tokens_(std::move(tokens)) {
   for (size_t i = 0; i < tokens_.size(); ++i) ids_[tokens_[i]] = static_cast<int>(i);
+  const auto special = [this](const std::string& name) {
+    const auto it = ids_.find(name);
+    return it == ids_.end() ? kNone : it->second;
+  };
+  pad_ = special("<pad>"), bos_ = special("<bos>"), eos_ = special("<eos>"), unk_ = special("<unk>");
 }
 
-Tokenizer Tokenizer::chars(const std::vector<std::string>& texts) {
+std::vector<int64_t> Tokenizer::special_ids() const {
+  std::vector<int64_t> ids;
+  for (const int id : {pad_, bos_, eos_, unk_})
+    if (id != kNone) ids.push_back(id);
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+Tokenizer Tokenizer::chars(const std::vector<std::string>& texts, const std::vector<std::string>& specials) {
   std::set<std::string> seen;
   for (const std::string& text : texts)
     for_each_char(text, [&seen](std::string_view c) { seen.insert(std::string(c)); });
-  std::vector<std::string> tokens = kSpecials;
+  std::vector<std::string> tokens = specials;
   tokens.insert(tokens.end(), seen.begin(), seen.end());
   return Tokenizer(true, false, WordSplit::punctuation, std::move(tokens));
 }
@@ -101,7 +117,7 @@ Tokenizer Tokenizer::words(const std::vector<std::string>& texts, int64_t min_co
   std::map<std::string, int64_t> counts;
   for (const std::string& text : texts)
     for (const std::string& w : splitter.split(text)) ++counts[w];
-  std::vector<std::string> tokens = kSpecials;
+  std::vector<std::string> tokens = all_specials();
   for (const auto& [w, n] : counts)
     if (n >= min_count) tokens.push_back(w);
   return Tokenizer(false, lowercase, split, std::move(tokens));
@@ -128,7 +144,7 @@ std::vector<int> Tokenizer::encode(const std::string& text) const {
 std::string Tokenizer::decode(const std::vector<int>& ids) const {
   std::string out;
   for (const int i : ids) {
-    if (i == kPad || i == kBos || i == kEos) continue;
+    if (i == pad_ || i == bos_ || i == eos_) continue;
     if (!char_level_ && !out.empty()) out += ' ';
     out += token(i);
   }
@@ -142,7 +158,7 @@ const std::string& Tokenizer::token(int id) const {
 
 int Tokenizer::id(const std::string& token) const {
   const auto it = ids_.find(token);
-  return it == ids_.end() ? kUnk : it->second;
+  return it == ids_.end() ? unk_ : it->second;
 }
 
 std::string Tokenizer::to_json() const {
@@ -165,13 +181,13 @@ EncodedText encode_text(const TextData& text, const Tokenizer& tokenizer, bool l
   return {encode(text.train), encode(text.val)};
 }
 
-DroppedUnknown drop_unknown(std::vector<std::vector<int>>& sequences) {
+DroppedUnknown drop_unknown(std::vector<std::vector<int>>& sequences, int unknown_id) {
   DroppedUnknown dropped;
   for (std::vector<int>& s : sequences) {
-    const auto unknown = std::count(s.begin(), s.end(), Tokenizer::kUnk);
+    const auto unknown = std::count(s.begin(), s.end(), unknown_id);
     dropped.unknown += unknown;
     dropped.kept += static_cast<int64_t>(s.size()) - unknown;
-    s.erase(std::remove(s.begin(), s.end(), Tokenizer::kUnk), s.end());
+    s.erase(std::remove(s.begin(), s.end(), unknown_id), s.end());
   }
   std::erase_if(sequences, [](const std::vector<int>& s) { return s.empty(); });
   if (dropped.kept == 0)
@@ -188,16 +204,14 @@ std::string DroppedUnknown::describe(const std::string& unit) const {
   return text;
 }
 
-Tokenizer char_tokenizer(const TextData& text, bool lines) {
-  return Tokenizer::chars(lines ? text.train : std::vector<std::string>{join_lines(text.train)});
+Tokenizer char_tokenizer(const TextData& text, bool lines, const std::vector<std::string>& specials) {
+  return Tokenizer::chars(lines ? text.train : std::vector<std::string>{join_lines(text.train)}, specials);
 }
 
 Tokenizer Tokenizer::from_json(const std::string& text) {
   try {
     const nlohmann::json j = nlohmann::json::parse(text);
-    auto tokens = j.at("tokens").get<std::vector<std::string>>();
-    if (tokens.size() < kSpecials.size() || !std::equal(kSpecials.begin(), kSpecials.end(), tokens.begin()))
-      fail("Tokenizer::from_json", "the vocabulary does not start with the special tokens");
+    auto tokens = j.at("tokens").get<std::vector<std::string>>();  // the specials among them are found by name
     const auto split = j.value("split", std::string("punctuation"));  // files from before d2l's rule have none
     if (split != "punctuation" && split != "d2l")
       fail("Tokenizer::from_json", "unknown word split \"", split, "\"; expected \"punctuation\" or \"d2l\"");

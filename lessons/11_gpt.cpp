@@ -2,16 +2,16 @@
 //
 //  1. Training: nanoGPT's CPU configuration (4 layers, 4 heads, 128 wide, context 64, batch 12) on
 //     random windows of a text stream, or with --lines on random lines, each framed <bos> line <eos>
-//     and padded (makemore's way). The loop is `train` below: each step sets the learning rate
-//     (a linear warmup, then a cosine decay) and takes optim::train_step with AdamW (no decay on
-//     biases, norms and embeddings) and the gradient clipped to norm 1 (--clip);
+//     and padded (makemore's way). The loop is `train` below: each step sets the learning rate (a
+//     linear warmup, then a decay of --decay's shape, cosine by default) and takes optim::train_step
+//     with AdamW (no decay on biases, norms and embeddings) and the gradient clipped to norm 1 (--clip);
 //  2. samples at temperatures 0.5, 1.0 and 1.5 (with --lines, whole lines), and the checkpoint that
 //     `--load` samples from later;
 //  3. generation speed with and without the KV cache against the context length;
 //  4. the attention of every head of the first and the last layer over a validation passage.
 // --attention chooses every block's attention, any attention kind (lessons/common/attention_flags.h);
 // the rest of the lesson does not change with it.
-// The model is models/gpt.h, what lessons 11, 12 and 14 share lessons/common/char_gpt.h; the note
+// The model is models/gpt.h, what lessons 11, 12, 14 and 16 share lessons/common/char_gpt.h; the note
 // that goes with it: docs/11_gpt.md.
 #include <algorithm>
 #include <chrono>
@@ -162,12 +162,12 @@ std::vector<Tensor> attention_of(models::GPT& model, const Tensor& ids, const st
 // never builds it when it trains, BigBird leaves the blocks out of its pattern at zero.
 // The passage: the first 48 validation characters, or with lines, the first validation line framed.
 void attention_maps(lessons::Run& run, models::GPT& model, const lessons::CharCorpus& corpus) {
+  const data::Tokenizer& tokenizer = corpus.tokenizer;
   const std::vector<int>& first = corpus.lines ? corpus.val_lines.front() : corpus.val_ids;
   std::vector<int> passage(first.begin(), first.begin() + std::min<int64_t>(std::ssize(first), 48));
-  if (corpus.lines) passage.insert(passage.begin(), data::Tokenizer::kBos);
+  if (corpus.lines) passage.insert(passage.begin(), tokenizer.bos());
   passage.resize(std::min<size_t>(passage.size(), static_cast<size_t>(model.config().block_size)));
   const auto T = std::ssize(passage);
-  const data::Tokenizer& tokenizer = corpus.tokenizer;
   const std::string kind = model.config().attention.kind;
   std::printf("\n== 4. %s attention of every head over the first %lld validation characters ==\n", kind.c_str(),
               static_cast<long long>(T));
@@ -197,7 +197,7 @@ void attention_maps(lessons::Run& run, models::GPT& model, const lessons::CharCo
 // trained or written: a flag that would change any of that is refused rather than ignored.
 void refuse_training_flags(const lessons::LessonCli& cli, const lessons::AttentionFlags& attention) {
   std::vector<std::string> flags = {"--steps", "--lr",      "--batch",      "--layers", "--heads", "--embd",  "--dropout", "--weight-decay",
-                                    "--warmup", "--lr-floor", "--clip", "--eval-every", "--data", "--val", "--lines", "--out", "--quick",
+                                    "--warmup", "--lr-floor", "--decay", "--clip", "--eval-every", "--data", "--val", "--lines", "--out", "--quick",
                                     "--resume", "--stop-after"};
   flags.insert(flags.end(), attention.added.begin(), attention.added.end());
   std::string given;
@@ -246,7 +246,7 @@ void sample_from(const std::string& file, std::optional<int64_t> shorter, const 
   }
   const std::vector<int> start = prompt.empty() ? std::vector<int>{} : lessons::prompt_ids(kLesson, tokenizer, prompt);
   for (int64_t printed = 0; printed < length;)  // whole lines until --sample-chars characters are out
-    for (const lessons::SampledLine& line : lessons::sample_lines(model, start, 10, temperature, gen)) {
+    for (const lessons::SampledLine& line : lessons::sample_lines(model, tokenizer, start, 10, temperature, gen)) {
       if (printed >= length) break;
       std::printf("%s\n", tokenizer.decode(line.ids).c_str());
       printed += std::ssize(line.ids) + 1;
@@ -274,7 +274,6 @@ int main(int argc, char** argv) {
                "with --load, at most the checkpoint's", {1, 4096});
     cli.option("--dropout", config.dropout, "dropout on embeddings, residual branches and full attention's weights (the other kinds form no weights)", {0.0f, 0.9f});
     training.add_to(cli);
-    cli.option("--clip", training.clip, "the gradient norm each step clips to (0: no clip, as makemore)", lessons::non_negative);
     lessons::AttentionFlags attention{.defaults = {{"block", 8}, {"random_blocks", 2}}};  // 8 blocks in the default context of 64
     lessons::add_attention_options(cli, attention, "every block's causal self attention", /*causal=*/true);
     cli.option("--load", load, "a checkpoint of this lesson to sample from, instead of training");
@@ -294,7 +293,7 @@ int main(int argc, char** argv) {
     for (const char* flag : {"--sample-chars", "--temperature"})
       if (cli.given(flag)) fail(kLesson, flag, " applies to sampling from a checkpoint: give it with --load FILE");
     config.attention = lessons::attention_settings(kLesson, cli, attention, cli.common.seed);
-    lessons::check_gpt_shape(kLesson, text, config, /*reads_lines=*/true);
+    lessons::check_gpt_shape(kLesson, text, config);
     training.settle(kLesson, cli.common);
     const lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, config.block_size, cli.given("--context"));
     config.block_size = corpus.context;
@@ -328,7 +327,7 @@ int main(int argc, char** argv) {
     nlohmann::ordered_json metrics = {{"attention", config.attention.kind}, {"train_loss", trained.train_loss()},
                                       {"val_loss", trained.last("val_loss")}, {"val_ppl", trained.last("val_ppl")},
                                       {"val_tokens", corpus.dropped.total()}, {"val_unknown_tokens", corpus.dropped.unknown}};
-    generation_speed(run, cli.common, model, corpus.lines ? data::Tokenizer::kBos : prompt_start.front(), metrics);
+    generation_speed(run, cli.common, model, corpus.lines ? corpus.tokenizer.bos() : prompt_start.front(), metrics);
     attention_maps(run, model, corpus);
     run.finish(metrics,
                {{"attention", "the attention kind of every block (--attention)"},

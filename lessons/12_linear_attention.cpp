@@ -243,14 +243,14 @@ lessons::GPTComparison train_per_kind(lessons::Run& run, const lessons::CommonFl
     models::GPT model(gpt, init);
     optim::AdamW adamw = training.optimizer(model, flags.lr);
     const optim::Schedule lr = training.schedule.schedule(flags.lr, flags.steps);
-    const data::StreamBatcher windows(corpus.train_ids, gpt.block_size);
+    const lessons::TrainingBatches batches_of(corpus, gpt.block_size);  // windows, or with --lines whole lines
     Generator batches(flags.seed + 1);  // the same batches for every kind
     lessons::Tracker tracker = training.tracker(run, flags, gpt.block_size, "gpt_" + kind.name + ".csv", kind.label);
     model.train();
     for (int64_t step = tracker.resume({model, adamw, {&batches}}); step <= flags.steps; ++step) {  // 1, or after --resume's checkpoint
       adamw.set_lr(lr(step - 1));
-      const data::Batch batch = windows.sample(flags.batch, batches);  // x, y (B,T)
-      tracker.step(step, optim::train_step(model, adamw, batch, 1.0f), adamw.lr());
+      const data::Batch batch = batches_of.sample(flags.batch, batches);  // x, y (B,T)
+      tracker.step(step, optim::train_step(model, adamw, batch, training.clip), adamw.lr());
       if (tracker.evaluation_due(step)) tracker.evaluated(step, lessons::validation_figures(model, corpus, flags));
     }
     tracker.finish();
@@ -299,8 +299,8 @@ int main(int argc, char** argv) {
     lessons::check_feature_map(kLesson, feature_map);
     lessons::check_gpt_shape(kLesson, text, gpt);
     training.settle(kLesson, cli.common);
-    const lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, gpt.block_size);
-    gpt.vocab_size = corpus.tokenizer.vocab_size();
+    const lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, gpt.block_size, cli.given("--context"));
+    gpt.block_size = corpus.context, gpt.vocab_size = corpus.tokenizer.vocab_size();
     lessons::check_memory(kLesson, lessons::gpt_training_memory(gpt, cli.common.batch, lessons::gpt_flags_text(gpt)));
     if (cli.common.quick) max_n = std::min<int64_t>(max_n, 512);
     lessons::Run run(cli);

@@ -252,7 +252,7 @@ TrainedGPTs train_per_kind(lessons::Run& run, const lessons::CommonFlags& flags,
     for (int64_t step = tracker.resume({model, adamw, {&batches}, lessons::codebook_carried(history)}); step <= flags.steps; ++step) {
       adamw.set_lr(lr(step - 1));
       const data::Batch batch = windows.sample(flags.batch, batches);  // x, y (B,T)
-      tracker.step(step, optim::train_step(model, adamw, batch, 1.0f), adamw.lr());
+      tracker.step(step, optim::train_step(model, adamw, batch, training.clip), adamw.lr());
       if (!tracker.evaluation_due(step)) continue;
       const std::vector<double> figures = lessons::validation_figures(model, corpus, flags);
       if (followed) lessons::record_codebooks(model, step, history);  // before the checkpoint, which keeps the history
@@ -306,7 +306,7 @@ int main(int argc, char** argv) {
     training.add_to(cli);
     lessons::PartFlag part(cli, 3);
     cli.parse(argc, argv);
-    lessons::check_gpt_shape(kLesson, text, gpt);
+    lessons::check_gpt_shape(kLesson, text, gpt, /*trains_vq=*/part.runs(3));
     vq.check(gpt.block_size);
     training.settle(kLesson, cli.common);
     const lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, gpt.block_size);

@@ -42,7 +42,7 @@ constexpr const char* kLesson = "16_data_parallel";
 // What every part needs. Every process holds all of it but `run`: rank 0 alone writes files.
 struct Setup {
   lessons::CommonFlags flags;
-  lessons::GPTTraining training;  // lesson 11's: AdamW's groups, --warmup then cosine, --eval-every
+  lessons::GPTTraining training;  // lesson 11's: AdamW's groups, --warmup then --decay, --clip, --eval-every
   int64_t short_steps;            // each run of part 4
   models::GPTConfig config;
   lessons::CharCorpus corpus;
@@ -60,17 +60,16 @@ std::unique_ptr<models::GPT> same_model(const Setup& s, const dist::Communicator
   return model;
 }
 
-// Every process draws the same batches (the same seed) and keeps the rows of its shard: together
-// the shards are exactly the batch one process would draw.
+// Every process draws the same batches (one seed) and keeps its shard's rows: together, exactly one process's batch.
 struct Batches {
-  data::StreamBatcher batcher;
+  lessons::TrainingBatches batcher;  // windows, or with --lines whole lines
   Generator gen;
   int64_t batch;
   data::Batch next() { return batcher.sample(batch, gen); }  // x, y (batch,T)
 };
-Batches batches(const Setup& s) { return {data::StreamBatcher(s.corpus.train_ids, s.config.block_size), Generator(s.flags.seed + 1), s.flags.batch}; }
+Batches batches(const Setup& s) { return {lessons::TrainingBatches(s.corpus, s.config.block_size), Generator(s.flags.seed + 1), s.flags.batch}; }
 
-// Lesson 11's optimiser and schedule: AdamW (no decay on biases, norms, embeddings), warmup, cosine.
+// Lesson 11's optimiser and schedule: AdamW (no decay on biases, norms, embeddings), warmup, then --decay's shape.
 optim::AdamW adamw_for(models::GPT& model, const Setup& s) { return s.training.optimizer(model, s.flags.lr); }
 optim::Schedule schedule_for(const Setup& s) { return s.training.schedule.schedule(s.flags.lr, s.flags.steps); }
 
@@ -80,9 +79,9 @@ double gradient_check(const Setup& s) {
   std::printf("== 1. the averaged gradient: %d processes against one process with the whole batch ==\n", all.size());
   auto model = same_model(s, all);
   const data::Batch batch = batches(s).next();
-  const dist::Shard shard = dist::shard_of(s.flags.batch, all.rank(), all.size());
-  model->loss(dist::take_shard(batch, shard)).backward();  // this process's rows only
-  dist::all_reduce_gradients(*model, all, shard.share);
+  const lessons::BatchShare mine = lessons::share_of(batch, dist::shard_of(s.flags.batch, all.rank(), all.size()));
+  model->loss(mine.rows).backward();  // this process's rows only
+  dist::all_reduce_gradients(*model, all, mine.share);
   std::vector<float> averaged;  // every gradient, end to end
   for (const Tensor& p : model->parameters()) for (const float g : p.grad().to_vector()) averaged.push_back(g);
   if (!s.run) return 0;
@@ -97,7 +96,7 @@ double gradient_check(const Setup& s) {
     }
   std::printf("a batch of %lld windows, %lld on process 0 (its share %.3f); %s gradients. Their largest difference from\n"
               "the gradient one process computes of the whole batch: %.2g (the largest gradient: %.3g)\n\n", static_cast<long long>(s.flags.batch),
-              static_cast<long long>(shard.rows), shard.share, nn::with_commas(model->num_parameters()).c_str(), difference, largest);
+              static_cast<long long>(mine.rows.x.size(0)), mine.share, nn::with_commas(model->num_parameters()).c_str(), difference, largest);
   return difference;
 }
 
@@ -125,13 +124,14 @@ Trained train(const Setup& s, models::GPT& model, const dist::Communicator& comm
   const int64_t first = tracker ? tracker->resume(state) : lessons::resume_without_run(s.flags.resume, kLesson, csv, state);
   for (int64_t step = first; step <= s.flags.steps; ++step) {
     adamw.set_lr(schedule(step - 1));
-    const data::Batch mine = dist::take_shard(data.next(), shard);
-    optim::StepResult result = optim::train_step(model, adamw, mine, 1.0f, [&] { dist::all_reduce_gradients(model, comm, shard.share); });
-    result.loss = comm.sum(shard.share * result.loss);  // the whole batch's loss, the same on every process
+    const lessons::BatchShare mine = lessons::share_of(data.next(), shard);  // its targets' share: with --lines, not its rows'
+    optim::StepResult result = optim::train_step(model, adamw, mine.rows, s.training.clip, [&] { dist::all_reduce_gradients(model, comm, mine.share); });
+    result.loss = comm.sum(mine.share * result.loss);  // the whole batch's loss, the same on every process
     out.losses.push_back(result.loss);
     lessons::stop_together(comm, [&] { if (tracker) tracker->step(step, result, adamw.lr()); });
-    if (tracker && tracker->evaluation_due(step))
-      tracker->evaluated(step, {lessons::stream_loss(model, s.corpus.val_ids, s.config.block_size, 12, s.flags.quick ? 8 : 48)});
+    if (step % s.training.eval_every != 0 && step != s.flags.steps) continue;  // evaluation_due's rule, on every process
+    const double val_loss = lessons::split_validation_loss(model, s.corpus, {comm.rank(), comm.size()}, [&](double x) { return comm.sum(x); });
+    if (tracker) tracker->evaluated(step, {val_loss});
   }
   lessons::stop_together(comm, [&] { if (tracker) tracker->finish(); });
   if (!tracker) return out;
@@ -212,23 +212,23 @@ ShortRun short_run(const Setup& s, models::GPT& model, optim::Optimizer& optimiz
   const dist::Communicator& all = *s.processes;
   Batches data = batches(s);
   const dist::Shard shard = dist::shard_of(s.flags.batch, all.rank(), all.size());
-  const float share = exchange == Exchange::sum ? 1.0f : shard.share;
+  lessons::BatchShare mine;  // this step's rows and their share of the loss
   std::function<void()> exchanged;
-  if (exchange != Exchange::none) exchanged = [&] { dist::all_reduce_gradients(model, all, share); };
+  if (exchange != Exchange::none) exchanged = [&] { dist::all_reduce_gradients(model, all, exchange == Exchange::sum ? 1.0f : mine.share); };
   ShortRun out;
   for (int64_t step = 1; step <= s.short_steps; ++step) {
     optimizer.set_lr(schedule(step - 1));
-    const double loss = optim::train_step(model, optimizer, dist::take_shard(data.next(), shard), clip, exchanged).loss;
-    out.losses.push_back(all.sum(shard.share * loss));
+    mine = lessons::share_of(data.next(), shard);
+    out.losses.push_back(all.sum(mine.share * optim::train_step(model, optimizer, mine.rows, clip, exchanged).loss));
     out.spreads.push_back(dist::parameter_spread(model, all));
   }
   return out;
 }
 
-// Lesson 11's AdamW and schedule, clipped at 1, as in part 2: only the exchange differs.
+// Lesson 11's AdamW and schedule, clipped at --clip, as in part 2: only the exchange differs.
 ShortRun adamw_run(const Setup& s, models::GPT& model, Exchange exchange) {
   optim::AdamW adamw = adamw_for(model, s);
-  return short_run(s, model, adamw, schedule_for(s), exchange, 1.0f);
+  return short_run(s, model, adamw, schedule_for(s), exchange, s.training.clip);
 }
 
 void what_breaks(const Setup& s, const Trained& averaged, float trained_spread, nlohmann::ordered_json& metrics) {
@@ -256,8 +256,8 @@ void what_breaks(const Setup& s, const Trained& averaged, float trained_spread, 
   std::printf("  summed against averaged at %d times the lr: largest loss difference %.2g\n", all.size(), sgd_sum_vs_lr);
   const ShortRun adam_summed = adamw_run(s, *same_model(s, all), Exchange::sum);
   const double adam_difference = largest_difference(adam_summed.losses, averaged.losses, K);
-  std::printf("  AdamW (clipped at 1), summed, against part 2's averaged run: largest loss difference %.2g over %lld steps\n",
-              adam_difference, static_cast<long long>(K));
+  std::printf("  AdamW (clipped at %g), summed, against part 2's averaged run: largest loss difference %.2g over %lld steps\n",
+              s.training.clip, adam_difference, static_cast<long long>(K));
 
   std::printf("(b) models that are not one model: the parameters' spread (largest difference across processes)\n");
   std::printf("  part 2's models after %lld steps (rank 0's weights broadcast, every gradient averaged): %.3g\n",
@@ -309,8 +309,8 @@ int main(int argc, char** argv) {
     const int here = world.processes_on_this_machine();
     if (!cli.given("--threads")) set_num_threads(std::max(1, omp_get_num_procs() / here));
     if (cli.common.quick) cli.common.steps = std::min<int64_t>(cli.common.steps, 40);
-    lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, config.block_size);
-    config.vocab_size = corpus.tokenizer.vocab_size();
+    lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, config.block_size, cli.given("--context"));
+    config.block_size = corpus.context, config.vocab_size = corpus.tokenizer.vocab_size();
     lessons::check_memory(kLesson, lessons::gpt_training_memory(config, cli.common.batch, lessons::gpt_flags_text(config)));
     std::optional<lessons::Run> run;
     if (processes.rank() == 0) run.emplace(cli);
@@ -320,8 +320,8 @@ int main(int argc, char** argv) {
       training.eval_every = std::min<int64_t>(training.eval_every, 10);
     }
     const Setup s{cli.common, training, quick ? 10 : 40, config, std::move(corpus), &processes, run ? &*run : nullptr};
-    std::printf("%d processes, %d of them on this machine, %d thread%s each; data: %s, %zu training characters\n\n", processes.size(),
-                here, num_threads(), num_threads() == 1 ? "" : "s", s.corpus.source.c_str(), s.corpus.train_ids.size());
+    std::printf("%d processes, %d of them on this machine, %d thread%s each; data: %s, %s\n\n", processes.size(), here, num_threads(),
+                num_threads() == 1 ? "" : "s", s.corpus.source.c_str(), lessons::training_extent(s.corpus).c_str());
 
     nlohmann::ordered_json metrics;
     metrics["gradient_max_difference"] = gradient_check(s);

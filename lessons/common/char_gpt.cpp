@@ -14,6 +14,7 @@ namespace ladder::lessons {
 void GPTTraining::add_to(LessonCli& cli) {
   cli.option("--weight-decay", weight_decay, "AdamW's decoupled weight decay, on the weight matrices only", {0.0f, 1.0f});
   schedule.add_to(cli);
+  cli.option("--clip", clip, "the gradient norm each step clips to (0: no clip, as makemore)", non_negative);
   cli.option("--eval-every", eval_every, "steps between validation losses", positive);
 }
 
@@ -36,8 +37,10 @@ Tracker GPTTraining::tracker(Run& run, const CommonFlags& flags, int64_t context
                        .unit = "tok", .items_per_step = flags.batch * context, .name = name});
 }
 
-void check_gpt_shape(const std::string& lesson, const TextFlags& text, const models::GPTConfig& config, bool reads_lines) {
-  if (text.lines && !reads_lines) fail(lesson.c_str(), "a character GPT reads one character stream; --lines does not apply");
+void check_gpt_shape(const std::string& lesson, const TextFlags& text, const models::GPTConfig& config, bool trains_vq) {
+  if (text.lines && trains_vq)
+    fail(lesson.c_str(), "this lesson's GPTs with vq attention learn their codebooks from the keys of every position, the padding of "
+                         "--lines too; give --stream");
   if (text.lines && config.attention.kind == nn::VQAttention::kName)
     fail(lesson.c_str(), "--attention vq learns its codebook from the keys of every position, the padding of --lines too; "
                          "give --stream, or another --attention");
@@ -80,10 +83,12 @@ CharCorpus load_char_corpus(const std::string& lesson, const CommonFlags& flags,
   data::TextData sides = data::load_text({.data = text.data, .val = text.val, .lines = text.lines,
                                           .keep_empty_lines = !text.lines, .val_fraction = val_fraction, .seed = flags.seed});
   if (flags.quick) data::keep_first(sides, 250, 60);
-  CharCorpus c{.tokenizer = data::char_tokenizer(sides, text.lines), .lines = text.lines, .source = sides.train_source,
+  // A stream's vocabulary is its characters alone, as nanoGPT's; lines add the markers that frame them.
+  const std::vector<std::string> specials = text.lines ? std::vector<std::string>{"<bos>", "<eos>"} : std::vector<std::string>{};
+  CharCorpus c{.tokenizer = data::char_tokenizer(sides, text.lines, specials), .lines = text.lines, .source = sides.train_source,
                .empty_lines = file_lines.empty, .context = context};
   data::EncodedText ids = data::encode_text(sides, c.tokenizer, text.lines);
-  c.dropped = data::drop_unknown(ids.val);
+  c.dropped = data::drop_unknown(ids.val, c.tokenizer.unk());
   if (text.lines) {
     c.train_lines = std::move(ids.train);
     c.val_lines = std::move(ids.val);
@@ -98,7 +103,7 @@ CharCorpus load_char_corpus(const std::string& lesson, const CommonFlags& flags,
 }
 
 TrainingBatches::TrainingBatches(const CharCorpus& corpus, int64_t context) {
-  if (corpus.lines) lines_.emplace(corpus.train_lines, context);
+  if (corpus.lines) lines_.emplace(corpus.train_lines, context, data::line_markers(corpus.tokenizer));
   else windows_.emplace(corpus.train_ids, context);
 }
 
@@ -108,64 +113,87 @@ data::Batch TrainingBatches::sample(int64_t batch, Generator& gen) const {
 
 namespace {
 
-// The summed cross-entropy of a batch over its targets that are not data::kNoAnswer, and their number.
+// The targets of y that are not data::kNoAnswer.
+int64_t targets_of(const Tensor& y) {
+  const std::vector<float> all = y.to_vector();
+  return std::count_if(all.begin(), all.end(), [](float t) { return t != static_cast<float>(data::kNoAnswer); });
+}
+
+// The summed cross-entropy of a batch over its targets, and their number.
 std::pair<double, int64_t> summed_loss(models::GPT& model, const data::Batch& batch) {
-  int64_t targets = 0;
-  for (const float y : batch.y.to_vector()) targets += y != static_cast<float>(data::kNoAnswer);
+  const int64_t targets = targets_of(batch.y);
   return {model.loss(batch).item() * static_cast<double>(targets), targets};
 }
 
+constexpr int64_t kEvaluationRows = 64;  // rows per forward when scoring: the result does not depend on it
+
 }  // namespace
 
-double stream_loss(models::GPT& model, const std::vector<int>& ids, int64_t context, int64_t batch,
-                   std::optional<int64_t> max_windows) {
+SummedLoss stream_loss(models::GPT& model, const std::vector<int>& ids, int64_t context, int64_t batch, Share share) {
   NoGradGuard no_grad;
   nn::EvalModeGuard eval(model);
   const auto n = static_cast<int64_t>(ids.size());
-  const int64_t every = (n - 1 + context - 1) / context;  // the last one possibly shorter
-  const int64_t windows = max_windows ? std::min(*max_windows, (n - 1) / context) : every;
-  double total = 0;
-  int64_t targets = 0;
-  for (int64_t first = 0; first < windows; first += batch) {
-    const int64_t rows = std::min(batch, windows - first);
+  std::vector<int64_t> windows;  // this share's, of every window (the last one possibly shorter)
+  for (int64_t w = share.index; w < (n - 1 + context - 1) / context; w += share.of) windows.push_back(w);
+  SummedLoss summed;
+  for (size_t first = 0; first < windows.size(); first += static_cast<size_t>(batch)) {
+    const auto rows = static_cast<int64_t>(std::min(windows.size() - first, static_cast<size_t>(batch)));
     std::vector<float> x, y;
     for (int64_t r = 0; r < rows; ++r) {
-      const int64_t scored_from = (first + r) * context;          // the targets before it belong to earlier windows
-      const int64_t start = std::min(scored_from, n - 1 - context);  // a short last window reads back instead
+      const int64_t scored_from = windows[first + static_cast<size_t>(r)] * context;  // the targets before it belong to earlier windows
+      const int64_t start = std::min(scored_from, n - 1 - context);                   // a short last window reads back instead
       for (int64_t t = start; t < start + context; ++t) {
         x.push_back(static_cast<float>(ids[static_cast<size_t>(t)]));
         y.push_back(t >= scored_from ? static_cast<float>(ids[static_cast<size_t>(t + 1)]) : static_cast<float>(data::kNoAnswer));
       }
     }
     const auto [sum, count] = summed_loss(model, {tensor(x, {rows, context}), tensor(y, {rows, context})});
-    total += sum, targets += count;
+    summed.total += sum, summed.targets += count;
   }
-  return total / static_cast<double>(targets);
+  return summed;
 }
 
-double lines_loss(models::GPT& model, const std::vector<std::vector<int>>& lines, int64_t context, int64_t batch) {
+SummedLoss lines_loss(models::GPT& model, const std::vector<std::vector<int>>& lines, int64_t context, int64_t batch,
+                      data::LineMarkers markers, Share share) {
   NoGradGuard no_grad;
   nn::EvalModeGuard eval(model);
-  double total = 0;
-  int64_t targets = 0;
-  for (size_t first = 0; first < lines.size(); first += static_cast<size_t>(batch)) {
-    const std::vector<std::vector<int>> some(lines.begin() + static_cast<std::ptrdiff_t>(first),
-                                             lines.begin() + static_cast<std::ptrdiff_t>(std::min(lines.size(), first + static_cast<size_t>(batch))));
-    const auto [sum, count] = summed_loss(model, data::frame_lines(some, context));
-    total += sum, targets += count;
+  std::vector<std::vector<int>> mine;  // this share's lines
+  for (auto i = static_cast<size_t>(share.index); i < lines.size(); i += static_cast<size_t>(share.of)) mine.push_back(lines[i]);
+  SummedLoss summed;
+  for (size_t first = 0; first < mine.size(); first += static_cast<size_t>(batch)) {
+    const std::vector<std::vector<int>> some(mine.begin() + static_cast<std::ptrdiff_t>(first),
+                                             mine.begin() + static_cast<std::ptrdiff_t>(std::min(mine.size(), first + static_cast<size_t>(batch))));
+    const auto [sum, count] = summed_loss(model, data::frame_lines(some, context, markers));
+    summed.total += sum, summed.targets += count;
   }
-  return total / static_cast<double>(targets);
+  return summed;
 }
 
-namespace {
-constexpr int64_t kEvaluationRows = 64;  // rows per forward when scoring: the result does not depend on it
-}  // namespace
+SummedLoss validation_loss(models::GPT& model, const CharCorpus& corpus, Share share) {
+  const int64_t context = model.config().block_size;
+  return corpus.lines ? lines_loss(model, corpus.val_lines, context, kEvaluationRows, data::line_markers(corpus.tokenizer), share)
+                      : stream_loss(model, corpus.val_ids, context, kEvaluationRows, share);
+}
+
+BatchShare share_of(const data::Batch& batch, const dist::Shard& shard) {
+  data::Batch rows = dist::take_shard(batch, shard);
+  const float share = static_cast<float>(targets_of(rows.y)) / static_cast<float>(targets_of(batch.y));  // rows / batch for a stream, to the bit
+  return {std::move(rows), share};
+}
+
+double split_validation_loss(models::GPT& model, const CharCorpus& corpus, Share share,
+                             const std::function<double(double)>& sum_over_processes) {
+  const SummedLoss mine = validation_loss(model, corpus, share);
+  return sum_over_processes(mine.total) / sum_over_processes(static_cast<double>(mine.targets));
+}
 
 std::vector<double> validation_figures(models::GPT& model, const CharCorpus& corpus, const CommonFlags&) {
-  const int64_t context = model.config().block_size;
-  const double loss = corpus.lines ? lines_loss(model, corpus.val_lines, context, kEvaluationRows)
-                                   : stream_loss(model, corpus.val_ids, context, kEvaluationRows);
+  const double loss = validation_loss(model, corpus).mean();
   return {loss, std::exp(loss)};
+}
+
+std::string training_extent(const CharCorpus& corpus) {
+  return corpus.lines ? cat(corpus.train_lines.size(), " training lines") : cat(corpus.train_ids.size(), " training characters");
 }
 
 std::string validation_extent(const CharCorpus& corpus, int64_t context) {
@@ -174,19 +202,21 @@ std::string validation_extent(const CharCorpus& corpus, int64_t context) {
   return cat("every one of the ", nn::with_commas((n - 1 + context - 1) / context), " windows of ", context, " characters");
 }
 
-std::vector<int64_t> special_ids(bool lines) {
-  if (lines) return {data::Tokenizer::kPad, data::Tokenizer::kBos, data::Tokenizer::kUnk};
-  return {data::Tokenizer::kPad, data::Tokenizer::kBos, data::Tokenizer::kEos, data::Tokenizer::kUnk};
+std::vector<int64_t> never_sampled(const data::Tokenizer& tokenizer, bool lines) {
+  std::vector<int64_t> ids = tokenizer.special_ids();
+  if (lines) std::erase(ids, tokenizer.eos());
+  return ids;
 }
 
 std::vector<int> prompt_ids(const std::string& lesson, const data::Tokenizer& tokenizer, const std::string& prompt) {
   if (prompt.empty()) {
     const int newline = tokenizer.id("\n");
-    return {newline != data::Tokenizer::kUnk ? newline : data::Tokenizer::kUnk + 1};
+    const auto first_character = static_cast<int>(tokenizer.special_ids().size());  // the specials come first
+    return {newline != tokenizer.unk() ? newline : first_character};
   }
   std::string unknown;
   for (const std::string& piece : tokenizer.split(prompt))
-    if (tokenizer.id(piece) == data::Tokenizer::kUnk && unknown.find(piece) == std::string::npos) unknown += piece;
+    if (tokenizer.id(piece) == tokenizer.unk() && unknown.find(piece) == std::string::npos) unknown += piece;
   if (!unknown.empty())
     fail(lesson.c_str(), "--prompt '", prompt, "' has characters the model's vocabulary lacks: '", unknown,
          "'; write the prompt with characters of the training text");
@@ -197,32 +227,33 @@ std::string sample_text(models::GPT& model, const data::Tokenizer& tokenizer, co
                         int64_t length, float temperature, Generator& gen) {
   const Tensor ids = tensor(std::vector<float>(prompt.begin(), prompt.end()), {1, static_cast<int64_t>(prompt.size())});
   const std::vector<float> out =
-      model.generate(ids, length, {.temperature = temperature, .never_sample = special_ids()}, gen).to_vector();
+      model.generate(ids, length, {.temperature = temperature, .never_sample = never_sampled(tokenizer)}, gen).to_vector();
   std::string text = tokenizer.decode(std::vector<int>(out.begin(), out.end()));
   text.erase(text.find_last_not_of(" \t\r\n") + 1);  // a cold sample can end in hundreds of spaces
   return text;
 }
 
-std::vector<SampledLine> sample_lines(models::GPT& model, const std::vector<int>& prompt, int64_t count, float temperature,
-                                      Generator& gen) {
+std::vector<SampledLine> sample_lines(models::GPT& model, const data::Tokenizer& tokenizer, const std::vector<int>& prompt,
+                                      int64_t count, float temperature, Generator& gen) {
+  const data::LineMarkers markers = data::line_markers(tokenizer);
   const int64_t context = model.config().block_size, start = 1 + static_cast<int64_t>(prompt.size());
   if (start >= context)
     fail("sample_lines", "a prompt of ", prompt.size(), " characters leaves no room in a context of ", context);
   std::vector<float> first;
   for (int64_t r = 0; r < count; ++r) {
-    first.push_back(static_cast<float>(data::Tokenizer::kBos));
+    first.push_back(static_cast<float>(markers.bos));
     first.insert(first.end(), prompt.begin(), prompt.end());
   }
   // Every row runs to the full context, as makemore samples; each is cut at its first <eos>.
   const Tensor out = model.generate(tensor(first, {count, start}), context - start,
-                                    {.temperature = temperature, .never_sample = special_ids(/*lines=*/true)}, gen);  // (count, context)
+                                    {.temperature = temperature, .never_sample = never_sampled(tokenizer, /*lines=*/true)}, gen);  // (count, context)
   std::vector<SampledLine> lines(static_cast<size_t>(count));
   for (int64_t r = 0; r < count; ++r) {
     SampledLine& line = lines[static_cast<size_t>(r)];
     line.ended = false;
     for (int64_t t = 1; t < context && !line.ended; ++t) {
       const int id = static_cast<int>(out.data()[r * context + t]);
-      if (id == data::Tokenizer::kEos) line.ended = true;
+      if (id == markers.eos) line.ended = true;
       else line.ids.push_back(id);
     }
   }
@@ -234,7 +265,7 @@ std::string line_samples(models::GPT& model, const CharCorpus& corpus, const std
   const std::set<std::vector<int>> seen(corpus.train_lines.begin(), corpus.train_lines.end());
   int64_t in_training = 0, unended = 0;
   std::string text;
-  for (const SampledLine& line : sample_lines(model, prompt, count, temperature, gen)) {
+  for (const SampledLine& line : sample_lines(model, corpus.tokenizer, prompt, count, temperature, gen)) {
     in_training += seen.count(line.ids) > 0, unended += !line.ended;
     text += corpus.tokenizer.decode(line.ids) + "\n";
   }

@@ -19,10 +19,11 @@ void add_gpt_shape_options(LessonCli& cli, models::GPTConfig& config, const std:
 }
 
 void print_compared_gpts(const models::GPTConfig& config, const CommonFlags& flags, const CharCorpus& corpus) {
-  std::printf("  %lld layers, %lld heads, %lld wide, context %lld; %lld steps of batch %lld on %s\n",
+  std::printf("  %lld layers, %lld heads, %lld wide, context %lld; %lld steps of batch %lld on %s%s\n",
               static_cast<long long>(config.n_layer), static_cast<long long>(config.n_head),
               static_cast<long long>(config.n_embd), static_cast<long long>(config.block_size),
-              static_cast<long long>(flags.steps), static_cast<long long>(flags.batch), corpus.source.c_str());
+              static_cast<long long>(flags.steps), static_cast<long long>(flags.batch), corpus.lines ? "the lines of " : "",
+              corpus.source.c_str());
 }
 
 void GPTComparison::add(const AttentionVariant& variant, const Tracker& tracker) {

@@ -1,11 +1,12 @@
-// The learning-rate schedule of the lessons that train with AdamW (10 to 15) as flags, checked in one
-// place: a linear warmup of --warmup steps, then a cosine decay to --lr-floor times the rate at the
-// last step. nanoGPT's recipe is the default (a floor of 0.1); makemore's constant rate is
-// --warmup 0 --lr-floor 1 (a cosine from the rate to itself stays flat).
+// The learning-rate schedule of the lessons that train with AdamW (10 to 16) as flags, checked in one
+// place: a linear warmup of --warmup steps, then a decay of --decay's shape to --lr-floor times the
+// rate at the last step. nanoGPT's recipe is the default (cosine to a floor of 0.1); makemore's
+// constant rate is --warmup 0 --decay constant.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "lessons/common/cli.h"
 #include "optim/schedule.h"
@@ -14,15 +15,16 @@ namespace ladder::lessons {
 
 struct ScheduleFlags {
   int64_t warmup = 100;
-  float floor = 0.1f;  // the cosine ends at floor * lr
+  float floor = 0.1f;             // the decay ends at floor * lr
+  std::string decay = "cosine";   // after the warmup: cosine or linear down to the floor, or constant at lr
 
-  // --warmup and --lr-floor; `part` starts their help ("part 4: ").
+  static const std::vector<std::string>& decays();  // the shapes --decay takes
+  // --warmup, --lr-floor and --decay; `part` starts their help ("part 4: ").
   void add_to(LessonCli& cli, const std::string& part = "");
-  // Refuses a warmup that leaves no step of `steps` for the decay. After cli.parse().
+  // Refuses a --decay that is no shape, and a warmup that leaves no step of `steps` after it. After cli.parse().
   void check(const std::string& lesson, int64_t steps) const;
   // The rate of step s (from 0) for a run of `steps` steps at peak rate `lr`.
-  // (lr / (1 / floor) rather than floor * lr: the default floor then gives lr / 10 to the bit, as before the flag.)
-  optim::Schedule schedule(float lr, int64_t steps) const { return optim::cosine_lr(lr, warmup, steps, lr / (1.0f / floor)); }
+  optim::Schedule schedule(float lr, int64_t steps) const;
 };
 
 }  // namespace ladder::lessons

@@ -156,19 +156,25 @@ TEST_CASE("a stream that keeps its empty lines is the text as it is; without, th
   CHECK(kept.val == std::vector<std::string>{"a", "", "b"});
 }
 
-TEST_CASE("lines framed for a decoder: <bos> line, then <pad>; targets line <eos>, then no answer") {
-  const Batch b = frame_lines({{5, 6, 7}, {8}, {}}, 5);
-  const float pad = Tokenizer::kPad, bos = Tokenizer::kBos, eos = Tokenizer::kEos, none = kNoAnswer;
-  check_tensor(b.x, {3, 5}, {bos, 5, 6, 7, pad, /**/ bos, 8, pad, pad, pad, /**/ bos, pad, pad, pad, pad});
+TEST_CASE("lines framed for a decoder: <bos> line, then <eos> as padding; targets line <eos>, then no answer") {
+  const LineMarkers markers{.bos = 0, .eos = 1};
+  const Batch b = frame_lines({{5, 6, 7}, {8}, {}}, 5, markers);
+  const float bos = 0, eos = 1, none = kNoAnswer;
+  check_tensor(b.x, {3, 5}, {bos, 5, 6, 7, eos, /**/ bos, 8, eos, eos, eos, /**/ bos, eos, eos, eos, eos});
   check_tensor(b.y, {3, 5}, {5, 6, 7, eos, none, /**/ 8, eos, none, none, none, /**/ eos, none, none, none, none});
-  CHECK(frame_lines({{5, 6, 7, 8}}, 5).y.data()[4] == eos);  // a line of width - 1 fills its row exactly
-  check_error([] { frame_lines({{5, 6, 7, 8, 9}}, 5); }, {"frame_lines", "5 tokens", "6 positions", "5 wide"});
-  check_error([] { frame_lines({}, 5); }, {"frame_lines", "no lines"});
+  CHECK(frame_lines({{5, 6, 7, 8}}, 5, markers).y.data()[4] == eos);  // a line of width - 1 fills its row exactly
+  check_error([&] { frame_lines({{5, 6, 7, 8, 9}}, 5, markers); }, {"frame_lines", "5 tokens", "6 positions", "5 wide"});
+  check_error([&] { frame_lines({}, 5, markers); }, {"frame_lines", "no lines"});
+  // The markers come from the vocabulary: a stream's has none to frame with.
+  const LineMarkers found = line_markers(Tokenizer::chars({"ab"}, {"<bos>", "<eos>"}));
+  CHECK(found.bos == 0);
+  CHECK(found.eos == 1);
+  check_error([] { line_markers(Tokenizer::chars({"ab"}, {})); }, {"line_markers", "no <bos> or no <eos>"});
 }
 
 TEST_CASE("line batcher: random whole lines, framed; a line too long for the rows is refused with its number") {
   const std::vector<std::vector<int>> lines = {{4, 5}, {6}, {7, 8, 9}};
-  const LineBatcher batcher(lines, 4);
+  const LineBatcher batcher(lines, 4, {.bos = 1, .eos = 2});
   Generator gen(3);
   const Batch b = batcher.sample(50, gen);
   REQUIRE(b.x.shape() == Shape{50, 4});
@@ -176,13 +182,13 @@ TEST_CASE("line batcher: random whole lines, framed; a line too long for the row
   for (int64_t r = 0; r < 50; ++r) {
     const float* y = b.y.data() + r * 4;
     std::vector<int> line;
-    for (int64_t t = 0; y[t] != Tokenizer::kEos; ++t) line.push_back(static_cast<int>(y[t]));
+    for (int64_t t = 0; y[t] != 2; ++t) line.push_back(static_cast<int>(y[t]));
     CHECK(std::find(lines.begin(), lines.end(), line) != lines.end());
     first_chars.insert(line.front());
   }
   CHECK(first_chars.size() == 3);  // every line comes up
-  check_error([] { LineBatcher({{4}, {5, 6, 7, 8}}, 4); }, {"LineBatcher", "line 2", "4 tokens", "5 positions"});
-  check_error([] { LineBatcher({}, 4); }, {"LineBatcher", "no lines"});
+  check_error([] { LineBatcher({{4}, {5, 6, 7, 8}}, 4, {.bos = 1, .eos = 2}); }, {"LineBatcher", "line 2", "4 tokens", "5 positions"});
+  check_error([] { LineBatcher({}, 4, {.bos = 1, .eos = 2}); }, {"LineBatcher", "no lines"});
 }
 
 TEST_CASE("line shape: lines numbered from 1, empty ones counted, the longest in characters") {
@@ -210,6 +216,33 @@ TEST_CASE("character tokenizer: specials first, round trip, unknowns, saved as J
   CHECK(back.encode("wörld") == t.encode("wörld"));
   check_error([] { Tokenizer::from_json("{}"); }, {"Tokenizer::from_json", "malformed"});
   check_error([&] { t.token(99); }, {"Tokenizer", "id 99"});
+}
+
+TEST_CASE("character tokenizer: only the specials asked for, their ids found by name, none when absent") {
+  const Tokenizer stream = Tokenizer::chars({"hello"}, {});
+  CHECK(stream.vocab_size() == 4);  // e h l o: the characters alone, as nanoGPT's
+  CHECK(stream.token(0) == "e");
+  CHECK(stream.special_ids().empty());
+  CHECK(stream.bos() == Tokenizer::kNone);
+  CHECK(stream.encode("hex") == std::vector<int>{1, 0, Tokenizer::kNone});  // an unknown character has no id
+  std::vector<std::vector<int>> val = {stream.encode("hex")};
+  CHECK(drop_unknown(val, stream.unk()).unknown == 1);
+  const Tokenizer lines = Tokenizer::chars({"hello"}, {"<bos>", "<eos>"});
+  CHECK(lines.vocab_size() == 6);
+  CHECK(lines.bos() == 0);
+  CHECK(lines.eos() == 1);
+  CHECK(lines.pad() == Tokenizer::kNone);
+  CHECK(lines.special_ids() == std::vector<int64_t>{0, 1});
+  CHECK(lines.decode({0, lines.id("h"), lines.id("e"), 1}) == "he");
+  // A vocabulary saved before the specials were chosen holds all four; they are found where they are.
+  const Tokenizer old = Tokenizer::from_json(R"({"level":"char","lowercase":false,"tokens":["<pad>","<bos>","<eos>","<unk>","a","b"]})");
+  CHECK(old.bos() == Tokenizer::kBos);
+  CHECK(old.eos() == Tokenizer::kEos);
+  CHECK(old.special_ids() == std::vector<int64_t>{0, 1, 2, 3});
+  CHECK(old.encode("abc") == std::vector<int>{4, 5, Tokenizer::kUnk});
+  const Tokenizer back = Tokenizer::from_json(lines.to_json());
+  CHECK(back.bos() == 0);
+  CHECK(back.encode("hello") == lines.encode("hello"));
 }
 
 TEST_CASE("word tokenizer: punctuation apart, lower case, min count") {

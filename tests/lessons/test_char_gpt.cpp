@@ -3,6 +3,7 @@
 #include "models/gpt_fixtures.h"
 #include "helpers.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/autograd.h"
@@ -10,6 +11,7 @@
 #include "data/line_batch.h"
 #include "data/tokenizer.h"
 #include "lessons/common/char_gpt.h"
+#include "lessons/common/schedule_flags.h"
 
 using namespace ladder;
 using ladder::testing::sharpen;
@@ -43,10 +45,21 @@ TEST_CASE("stream_loss predicts every character after the first once, the last w
   for (int t = 0; t < 5; ++t) tail_targets[static_cast<size_t>(t)] = data::kNoAnswer;  // 12..16: read back, scored before
   const double by_hand = (summed_by_hand(model, at(0, 8), at(1, 8)) + summed_by_hand(model, at(8, 8), at(9, 8)) +
                           summed_by_hand(model, at(11, 8), tail_targets)) / 19;
-  for (const int64_t batch : {1, 2, 64}) CHECK(lessons::stream_loss(model, ids, 8, batch) == doctest::Approx(by_hand).epsilon(1e-5));
-  // max_windows: only the first whole windows.
-  const double first = summed_by_hand(model, at(0, 8), at(1, 8)) / 8;
-  CHECK(lessons::stream_loss(model, ids, 8, 4, 1) == doctest::Approx(first).epsilon(1e-5));
+  for (const int64_t batch : {1, 2, 64}) CHECK(lessons::stream_loss(model, ids, 8, batch).mean() == doctest::Approx(by_hand).epsilon(1e-5));
+  // A share: the second of two processes scores window 1 alone; the shares' sums add to the whole.
+  const lessons::SummedLoss second = lessons::stream_loss(model, ids, 8, 4, {.index = 1, .of = 2});
+  CHECK(second.targets == 8);
+  CHECK(second.total == doctest::Approx(summed_by_hand(model, at(8, 8), at(9, 8))).epsilon(1e-5));
+  for (const int64_t processes : {2, 3, 5}) {
+    CAPTURE(processes);
+    lessons::SummedLoss all;
+    for (int64_t p = 0; p < processes; ++p) {
+      const lessons::SummedLoss share = lessons::stream_loss(model, ids, 8, 2, {.index = p, .of = processes});
+      all.total += share.total, all.targets += share.targets;
+    }
+    CHECK(all.targets == 19);
+    CHECK(all.mean() == doctest::Approx(by_hand).epsilon(1e-6));
+  }
 }
 
 TEST_CASE("lines_loss: per character over every line, each line's end marker counted as one") {
@@ -56,25 +69,39 @@ TEST_CASE("lines_loss: per character over every line, each line's end marker cou
   const std::vector<std::vector<int>> lines = {{4, 5, 6}, {7}, {8, 9, 10, 4, 5, 6, 7}};  // 11 characters, 3 end markers
   double sum = 0;
   for (const std::vector<int>& line : lines) {
-    std::vector<int> x = {data::Tokenizer::kBos}, y = line;
+    std::vector<int> x = {0}, y = line;  // <bos> 0, <eos> 1
     x.insert(x.end(), line.begin(), line.end());
-    y.push_back(data::Tokenizer::kEos);
+    y.push_back(1);
     sum += summed_by_hand(model, x, y);
   }
-  for (const int64_t batch : {1, 2, 64}) CHECK(lessons::lines_loss(model, lines, 8, batch) == doctest::Approx(sum / 14).epsilon(1e-5));
+  const data::LineMarkers markers{.bos = 0, .eos = 1};
+  for (const int64_t batch : {1, 2, 64})
+    CHECK(lessons::lines_loss(model, lines, 8, batch, markers).mean() == doctest::Approx(sum / 14).epsilon(1e-5));
+  // Shares of the lines, as the processes of lesson 16 score them, add up to the whole.
+  for (const int64_t processes : {2, 3, 4}) {
+    CAPTURE(processes);
+    lessons::SummedLoss all;
+    for (int64_t p = 0; p < processes; ++p) {
+      const lessons::SummedLoss share = lessons::lines_loss(model, lines, 8, 1, markers, {.index = p, .of = processes});
+      all.total += share.total, all.targets += share.targets;
+    }
+    CHECK(all.targets == 14);
+    CHECK(all.mean() == doctest::Approx(sum / 14).epsilon(1e-6));
+  }
 }
 
 TEST_CASE("sample_lines: each line is what generate drew after <bos> and the prompt, up to its first <eos>") {
   models::GPTConfig config = tiny_gpt_config();  // context 8
-  config.vocab_size = 7;  // 4 specials and 3 characters: an untrained model draws <eos> often
+  const data::Tokenizer tokenizer = data::Tokenizer::chars({"abc"}, {"<bos>", "<eos>"});
+  config.vocab_size = tokenizer.vocab_size();  // <bos>, <eos> and 3 characters: an untrained model draws <eos> often
   Generator init(6);
   models::GPT model(config, init);
   Generator gen(7), twin_gen(7);
   const int64_t count = 40;
-  const std::vector<lessons::SampledLine> lines = lessons::sample_lines(model, {5}, count, 1.0f, gen);
+  const std::vector<lessons::SampledLine> lines = lessons::sample_lines(model, tokenizer, {3}, count, 1.0f, gen);
   std::vector<float> prompt;
-  for (int64_t r = 0; r < count; ++r) prompt.insert(prompt.end(), {static_cast<float>(data::Tokenizer::kBos), 5.0f});
-  const Tensor drawn = model.generate(tensor(prompt, {count, 2}), 6, {.never_sample = lessons::special_ids(/*lines=*/true)}, twin_gen);
+  for (int64_t r = 0; r < count; ++r) prompt.insert(prompt.end(), {0.0f, 3.0f});  // <bos> "b"
+  const Tensor drawn = model.generate(tensor(prompt, {count, 2}), 6, {.never_sample = {0}}, twin_gen);  // never <bos>
   REQUIRE(lines.size() == static_cast<size_t>(count));
   int64_t cut = 0, unended = 0;
   for (int64_t r = 0; r < count; ++r) {
@@ -83,14 +110,77 @@ TEST_CASE("sample_lines: each line is what generate drew after <bos> and the pro
     bool ended = false;
     for (int64_t t = 1; t < 8 && !ended; ++t) {
       const int id = static_cast<int>(drawn.data()[r * 8 + t]);
-      ended = id == data::Tokenizer::kEos;
+      ended = id == 1;
       if (!ended) expected.push_back(id);
     }
     CHECK(lines[static_cast<size_t>(r)].ids == expected);
     CHECK(lines[static_cast<size_t>(r)].ended == ended);
-    CHECK(lines[static_cast<size_t>(r)].ids.front() == 5);  // the prompt starts every line
+    CHECK(lines[static_cast<size_t>(r)].ids.front() == 3);  // the prompt starts every line
     cut += ended && expected.size() < 6, unended += !ended;
   }
   CHECK(cut > 0);  // lines whose <eos> came before the context was full: what followed it is left out
   CHECK(unended > 0);  // and lines that filled the context say so
+}
+
+TEST_CASE("never_sampled: the specials the vocabulary holds, <eos> allowed for lines; an empty prompt starts at a newline") {
+  const data::Tokenizer stream = data::Tokenizer::chars({"ab\n"}, {});
+  CHECK(lessons::never_sampled(stream).empty());  // every id is a character of the text
+  CHECK(lessons::prompt_ids("11_gpt", stream, "") == std::vector<int>{stream.id("\n")});
+  CHECK(lessons::prompt_ids("11_gpt", data::Tokenizer::chars({"ab"}, {}), "") == std::vector<int>{0});  // no newline: the first character
+  const data::Tokenizer lines = data::Tokenizer::chars({"ab"}, {"<bos>", "<eos>"});
+  CHECK(lessons::never_sampled(lines, /*lines=*/true) == std::vector<int64_t>{lines.bos()});
+  // A checkpoint's vocabulary from before held all four: none is drawn in a stream.
+  const data::Tokenizer old = data::Tokenizer::chars({"ab"});
+  CHECK(lessons::never_sampled(old) == std::vector<int64_t>{0, 1, 2, 3});
+  CHECK(lessons::prompt_ids("11_gpt", old, "") == std::vector<int>{4});
+  CHECK_THROWS_WITH_AS(lessons::prompt_ids("11_gpt", stream, "abc"), doctest::Contains("'c'"), Error);
+}
+
+TEST_CASE("ScheduleFlags: each decay shape's rate at a few steps, against the formula by hand") {
+  // 100 steps at 1e-3, a warmup of 10 then down to a floor of 0.1: step s (from 0) of the warmup is lr (s + 1) / 10.
+  const float lr = 1e-3f, floor = 1e-4f;
+  const double pi = 3.14159265358979323846;
+  for (const std::string shape : {"cosine", "linear", "constant"}) {
+    CAPTURE(shape);
+    const optim::Schedule rate = lessons::ScheduleFlags{.warmup = 10, .floor = 0.1f, .decay = shape}.schedule(lr, 100);
+    CHECK(rate(0) == doctest::Approx(1e-4));
+    CHECK(rate(4) == doctest::Approx(5e-4));
+    CHECK(rate(9) == doctest::Approx(1e-3));
+    for (const int64_t step : {10, 30, 55, 99, 100, 150}) {
+      const double progress = std::min(1.0, (step - 10) / 90.0);
+      const double expected = shape == "cosine"   ? floor + 0.5 * (lr - floor) * (1 + std::cos(pi * progress))
+                              : shape == "linear" ? lr - (lr - floor) * progress
+                                                  : lr;
+      CHECK(rate(step) == doctest::Approx(expected).epsilon(1e-5));
+    }
+  }
+}
+
+TEST_CASE("ScheduleFlags::check refuses a decay that is no shape, naming the shapes") {
+  const lessons::ScheduleFlags bad{.decay = "step"};
+  CHECK_THROWS_WITH_AS(bad.check("11_gpt", 1000), doctest::Contains("--decay step"), Error);
+}
+
+TEST_CASE("share_of: a shard's share of the batch's loss is its targets', so the shares' weighted losses add to the batch's") {
+  Generator gen(8);
+  models::GPT model(tiny_gpt_config(), gen);  // context 8
+  sharpen(model);
+  const data::Batch lines = data::frame_lines({{4, 5, 6, 7, 8, 9}, {5}, {6, 7}, {8, 9, 10}, {4}}, 8, {.bos = 1, .eos = 2});
+  const double whole = model.loss(lines).item();
+  for (const int processes : {2, 3}) {
+    CAPTURE(processes);
+    double weighted = 0, shares = 0;
+    for (int rank = 0; rank < processes; ++rank) {
+      const lessons::BatchShare mine = lessons::share_of(lines, dist::shard_of(5, rank, processes));
+      weighted += mine.share * model.loss(mine.rows).item();
+      shares += mine.share;
+    }
+    CHECK(shares == doctest::Approx(1.0));
+    CHECK(weighted == doctest::Approx(whole).epsilon(1e-6));
+  }
+  // The first of 2 shards (rows 0 and 1) holds 7 + 2 of the 18 targets: not 2 of 5 rows.
+  CHECK(lessons::share_of(lines, dist::shard_of(5, 0, 2)).share == doctest::Approx(9.0 / 18));
+  // In a stream every row has as many targets: the share is the shard's, to the bit.
+  const data::Batch windows{zeros({6, 8}), ones({6, 8})};
+  for (int rank = 0; rank < 4; ++rank) CHECK(lessons::share_of(windows, dist::shard_of(6, rank, 4)).share == dist::shard_of(6, rank, 4).share);
 }
