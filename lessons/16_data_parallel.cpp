@@ -129,11 +129,11 @@ Trained train(const Setup& s, models::GPT& model, const dist::Communicator& comm
     optim::StepResult result = optim::train_step(model, adamw, mine, 1.0f, [&] { dist::all_reduce_gradients(model, comm, shard.share); });
     result.loss = comm.sum(shard.share * result.loss);  // the whole batch's loss, the same on every process
     out.losses.push_back(result.loss);
-    lessons::stop_together(comm, [&] { if (tracker) tracker->step(step, result, adamw.lr()); });
+    lessons::stop_together(comm, s.run, [&] { if (tracker) tracker->step(step, result, adamw.lr()); });
     if (tracker && tracker->evaluation_due(step))
       tracker->evaluated(step, {lessons::stream_loss(model, s.corpus.val_ids, s.config.block_size, 12, s.flags.quick ? 8 : 48)});
   }
-  lessons::stop_together(comm, [&] { if (tracker) tracker->finish(); });
+  lessons::stop_together(comm, s.run, [&] { if (tracker) tracker->finish(); });
   if (!tracker) return out;
   out.val = tracker->curve("val_loss");
   out.step_seconds = tracker->mean_step_seconds();
@@ -156,7 +156,7 @@ Trained train_both(const Setup& s, models::GPT& model, nlohmann::ordered_json& m
   const Trained shared = train(s, model, all, cat(all.size(), " processes"), "metrics.csv");
   const dist::Communicator alone = all.first(1);
   Trained one;
-  lessons::stop_together(all, [&] { if (all.rank() == 0) one = train(s, *same_model(s, alone), alone, "1 process", "metrics_one_process.csv"); });
+  lessons::stop_together(all, s.run, [&] { if (all.rank() == 0) one = train(s, *same_model(s, alone), alone, "1 process", "metrics_one_process.csv"); });
   if (!s.run) return shared;
   const size_t steps = shared.losses.size();
   const double first10 = largest_difference(shared.losses, one.losses, 10), every = largest_difference(shared.losses, one.losses, steps);
@@ -313,7 +313,9 @@ int main(int argc, char** argv) {
     config.vocab_size = corpus.tokenizer.vocab_size();
     lessons::check_memory(kLesson, lessons::gpt_training_memory(config, cli.common.batch, lessons::gpt_flags_text(config)));
     std::optional<lessons::Run> run;
+    std::optional<lessons::StopSignals> signals;  // every process stops at the same step (stop_together), none killed by the signal
     if (processes.rank() == 0) run.emplace(cli);
+    else signals.emplace();
     const bool quick = cli.common.quick;
     if (quick) {  // shorter than lesson 11's --quick: the smoke test starts two processes several times
       training.schedule.warmup = std::min<int64_t>(training.schedule.warmup, 5);
