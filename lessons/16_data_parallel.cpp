@@ -304,24 +304,22 @@ int main(int argc, char** argv) {
       fail(kLesson, "--procs ", procs, " but mpirun started ", processes.size(), " processes; give mpirun -np ", procs, " or leave --procs out");
     dist::shard_of(cli.common.batch, 0, processes.size());  // refuses more processes than windows in a batch
     lessons::check_gpt_shape(kLesson, text, config);
-    training.schedule.check(kLesson, cli.common.steps);
     // Processes that share a machine share its cores: one thread each on 2 cores and 2 processes.
     const int here = world.processes_on_this_machine();
     if (!cli.given("--threads")) set_num_threads(std::max(1, omp_get_num_procs() / here));
-    if (cli.common.quick) cli.common.steps = std::min<int64_t>(cli.common.steps, 40);
-    lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, config.block_size);
-    config.vocab_size = corpus.tokenizer.vocab_size();
-    lessons::check_memory(kLesson, lessons::gpt_training_memory(config, cli.common.batch, lessons::gpt_flags_text(config)));
-    std::optional<lessons::Run> run;
-    std::optional<lessons::StopSignals> signals;  // every process stops at the same step (stop_together), none killed by the signal
-    if (processes.rank() == 0) run.emplace(cli);
-    else signals.emplace();
-    const bool quick = cli.common.quick;
-    if (quick) {  // shorter than lesson 11's --quick: the smoke test starts two processes several times
+    if (cli.common.quick) {  // shorter than lesson 11's --quick: the smoke test starts two processes several times
+      cli.common.steps = std::min<int64_t>(cli.common.steps, 40);
       training.schedule.warmup = std::min<int64_t>(training.schedule.warmup, 5);
       training.eval_every = std::min<int64_t>(training.eval_every, 10);
     }
-    const Setup s{cli.common, training, quick ? 10 : 40, config, std::move(corpus), &processes, run ? &*run : nullptr};
+    training.schedule.check_after_quick(kLesson, cli);
+    lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, config.block_size);
+    config.vocab_size = corpus.tokenizer.vocab_size();
+    lessons::check_memory(kLesson, lessons::data_parallel_memory(config, cli.common.batch, processes.size(), lessons::gpt_flags_text(config)));
+    const lessons::StopSignals signals;  // on every process: a signal stops them all at one step (stop_together), none killed
+    std::optional<lessons::Run> run;
+    if (processes.rank() == 0) run.emplace(cli);
+    const Setup s{cli.common, training, cli.common.quick ? 10 : 40, config, std::move(corpus), &processes, run ? &*run : nullptr};
     std::printf("%d processes, %d of them on this machine, %d thread%s each; data: %s, %zu training characters\n\n", processes.size(),
                 here, num_threads(), num_threads() == 1 ? "" : "s", s.corpus.source.c_str(), s.corpus.train_ids.size());
 

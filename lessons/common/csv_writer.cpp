@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "data/visible_text.h"
 
 namespace ladder::lessons {
 
@@ -11,7 +12,7 @@ CsvWriter::CsvWriter(const std::string& path, std::vector<std::string> columns)
     : out_(path), columns_(columns.size()), path_(path) {
   if (!out_) fail("CsvWriter", "cannot write ", path);
   for (const std::string& c : columns)
-    if (c.find_first_of(",\"\n") != std::string::npos) fail("CsvWriter", path, ": column name '", c, "' has a comma, quote or newline");
+    if (c.find_first_of(",\"\n") != std::string::npos) fail("CsvWriter", path, ": column name '", data::visible(c), "' has a comma, quote or newline");
   for (size_t i = 0; i < columns.size(); ++i) out_ << (i ? "," : "") << columns[i];
   out_ << "\n";
   out_.flush();
@@ -30,7 +31,7 @@ void CsvWriter::row(const std::vector<double>& values) {
 void CsvWriter::row(const std::vector<std::string>& cells) {
   if (cells.size() != columns_) fail("CsvWriter", path_, ": ", cells.size(), " values for ", columns_, " columns");
   for (const std::string& c : cells)
-    if (c.find_first_of(",\"\n") != std::string::npos) fail("CsvWriter", path_, ": cell '", c, "' has a comma, quote or newline");
+    if (c.find_first_of(",\"\n") != std::string::npos) fail("CsvWriter", path_, ": cell '", data::visible(c), "' has a comma, quote or newline");
   for (size_t i = 0; i < cells.size(); ++i) out_ << (i ? "," : "") << cells[i];
   out_ << "\n";
   out_.flush();

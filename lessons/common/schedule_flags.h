@@ -20,6 +20,10 @@ struct ScheduleFlags {
   void add_to(LessonCli& cli, const std::string& part = "");
   // Refuses a warmup that leaves no step of `steps` for the decay. After cli.parse().
   void check(const std::string& lesson, int64_t steps) const;
+  // The same in a lesson whose --quick cuts the steps and the warmup, after the cuts: a --warmup the
+  // user gave is judged against the --steps they gave (their own numbers must fit), the default
+  // warmup against what --quick runs, which the message then names.
+  void check_after_quick(const std::string& lesson, const LessonCli& cli) const;
   // The rate of step s (from 0) for a run of `steps` steps at peak rate `lr`.
   // (lr / (1 / floor) rather than floor * lr: the default floor then gives lr / 10 to the bit, as before the flag.)
   optim::Schedule schedule(float lr, int64_t steps) const { return optim::cosine_lr(lr, warmup, steps, lr / (1.0f / floor)); }
