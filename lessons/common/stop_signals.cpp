@@ -64,21 +64,18 @@ struct sigaction stop_handler() {
   return action;
 }
 
-// The handlers before the run's, put back when it ends.
-struct sigaction handler_before_interrupt {}, handler_before_terminate {};
-
 }  // namespace
 
 StopSignals::StopSignals() {
   stop_signal_seen = 0;
   const struct sigaction handler = stop_handler();
-  sigaction(SIGINT, &handler, &handler_before_interrupt);
-  sigaction(SIGTERM, &handler, &handler_before_terminate);
+  sigaction(SIGINT, &handler, &interrupt_before_);
+  sigaction(SIGTERM, &handler, &terminate_before_);
 }
 
 StopSignals::~StopSignals() {
-  sigaction(SIGINT, &handler_before_interrupt, nullptr);
-  sigaction(SIGTERM, &handler_before_terminate, nullptr);
+  sigaction(SIGINT, &interrupt_before_, nullptr);
+  sigaction(SIGTERM, &terminate_before_, nullptr);
   forget_exit_at_once();
 }
 

@@ -2,6 +2,7 @@
 // a second one ends it at once, its summary.json saying "interrupted" and its lock removed.
 #pragma once
 
+#include <csignal>
 #include <string>
 
 namespace ladder::lessons {
@@ -15,6 +16,9 @@ class StopSignals {
   ~StopSignals();
   StopSignals(const StopSignals&) = delete;
   StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  struct sigaction interrupt_before_ {}, terminate_before_ {};  // put back when it ends: one may live inside another
 };
 
 // The signal that asked the run to stop, 0 while none has.

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "core/kernels/parallel.h"
 #include "io/checkpoint.h"
 #include "lessons/common/run.h"
+#include "lessons/common/run_lock.h"
 #include "lessons/kit_fixtures.h"
 #include "lessons/lesson_runner.h"
 #include "models/char_rnn.h"
@@ -57,13 +59,36 @@ pid_t start_lesson(const std::string& name, const std::vector<std::string>& args
   return start_program(std::string(LADDER_LESSON_DIR) + "/lesson_" + name, args, log);
 }
 
-// Waits until `log` holds `words` (a step printed, a checkpoint named), at most `seconds`.
-bool wait_for(const fs::path& log, const std::string& words, int seconds) {
+// Waits until `done` holds (a step printed, a checkpoint written), at most `seconds`; whether it did.
+bool wait_until(const std::function<bool()>& done, int seconds) {
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (read_text(log).find(words) == std::string::npos)
+  while (!done())
     if (std::chrono::steady_clock::now() > give_up) return false;
     else std::this_thread::sleep_for(std::chrono::milliseconds(1));
   return true;
+}
+
+bool wait_for(const fs::path& log, const std::string& words, int seconds) {
+  return wait_until([&] { return read_text(log).find(words) != std::string::npos; }, seconds);
+}
+
+// The log of a program started beside the run folder `out`.
+fs::path log_beside(const TempDir& out) { return out.path.parent_path() / (out.path.filename().string() + ".log"); }
+
+// How a program started in the background ended: its exit status and output (its log removed).
+Ran ended(pid_t child, const fs::path& log) {
+  const int status = exit_status(child);
+  const std::string output = read_text(log);
+  fs::remove(log);
+  return {status, output};
+}
+
+// What a run a signal stopped leaves: summary.json says "interrupted" `by` it, and no lock.
+void check_interrupted(const fs::path& folder, const std::string& by) {
+  const nlohmann::json summary = summary_of(folder);
+  CHECK(summary["status"] == "interrupted");
+  CHECK(summary["interrupted"]["by"] == by);
+  CHECK_FALSE(fs::exists(folder / kLockName));
 }
 
 int exit_status(pid_t child) {
@@ -125,23 +150,18 @@ TEST_CASE("a loss far above its first value has diverged although finite; one be
 TEST_CASE("Ctrl-C on lesson 16's two processes: they stop together, exit 130, status interrupted, no lock left") {
   TempDir out("truth_sigint_16");
   fs::create_directories(out.path);
-  const fs::path log = out.path.parent_path() / (out.path.filename().string() + ".log");
+  const fs::path log = log_beside(out);
   // Started as ./ladder lesson 16 starts it, which passes Ctrl-C on to every process.
   const pid_t child = start_program(std::string(LADDER_SOURCE_DIR) + "/lessons/common/run_processes.sh",
                                     {"2", std::string(LADDER_LESSON_DIR) + "/lesson_16_data_parallel", "--quick", "--out", out.path.string()}, log);
   const bool stepped = wait_for(log, "step 1/", 30);
   kill(child, SIGINT);
-  const int status = exit_status(child);
-  const std::string output = read_text(log);
-  fs::remove(log);
-  INFO(output);
+  const Ran ran = ended(child, log);
+  INFO(ran.output);
   REQUIRE(stepped);
-  CHECK(status == 130);
-  CHECK(says_all(output, {"stopping at the next step", "interrupted by SIGINT after step"}));
-  const nlohmann::json summary = summary_of(out.path);
-  CHECK(summary["status"] == "interrupted");
-  CHECK(summary["interrupted"]["by"] == "SIGINT");
-  CHECK_FALSE(fs::exists(out.path / "run.lock"));
+  CHECK(ran.status == 130);
+  CHECK(says_all(ran.output, {"stopping at the next step", "interrupted by SIGINT after step"}));
+  check_interrupted(out.path, "SIGINT");
 }
 
 TEST_CASE("lesson 16 on two processes, pushed to diverge in its first step, exits 3 and keeps no weights") {
@@ -247,25 +267,20 @@ TEST_CASE("SIGTERM asks the run to stop at its next step: status interrupted wit
 TEST_CASE("Ctrl-C in the middle of training: exit 130, status interrupted, the checkpoint kept, and --resume finishes the run") {
   TempDir out("truth_sigint");
   fs::create_directories(out.path);
-  const fs::path log = out.path.parent_path() / (out.path.filename().string() + ".log");
+  const fs::path log = log_beside(out);
   // A small GPT, slow enough (about 40 ms a step) that the signal comes well before step 60.
   const pid_t child = start_lesson("11_gpt", {"--quick", "--threads", "1", "--layers", "2", "--embd", "64", "--heads", "2", "--batch",
                                               "32", "--out", out.path.string()},
                                    log);
   const fs::path checkpoint = out.path / "resume" / "metrics.safetensors";
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (!fs::exists(checkpoint) && std::chrono::steady_clock::now() < give_up)
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  wait_until([&] { return fs::exists(checkpoint); }, 120);
   kill(child, SIGINT);
-  const int status = exit_status(child);
-  const std::string output = read_text(log);
-  fs::remove(log);
-  INFO(output);
-  CHECK(status == 130);
-  CHECK(says_all(output, {"stopping at the next step", "interrupted by SIGINT after step", "--resume " + out.path.string()}));
-  const nlohmann::json summary = summary_of(out.path);
-  CHECK(summary["status"] == "interrupted");
-  CHECK(summary["last_evaluations"]["train"]["step"].get<int>() >= 10);
+  const Ran ran = ended(child, log);
+  INFO(ran.output);
+  CHECK(ran.status == 130);
+  CHECK(says_all(ran.output, {"stopping at the next step", "interrupted by SIGINT after step", "--resume " + out.path.string()}));
+  check_interrupted(out.path, "SIGINT");
+  CHECK(summary_of(out.path)["last_evaluations"]["train"]["step"].get<int>() >= 10);
   CHECK(fs::exists(checkpoint));
 
   const Ran resumed = run_lesson("11_gpt", "--resume " + out.path.string());
@@ -279,29 +294,22 @@ TEST_CASE("Ctrl-C in the middle of training: exit 130, status interrupted, the c
 TEST_CASE("a second Ctrl-C within a step ends the run at once: exit 130, status interrupted, no lock left") {
   TempDir out("truth_sigint_twice");
   fs::create_directories(out.path);
-  const fs::path log = out.path.parent_path() / (out.path.filename().string() + ".log");
+  const fs::path log = log_beside(out);
   const pid_t child = start_lesson("11_gpt", {"--quick", "--threads", "1", "--layers", "2", "--embd", "64", "--heads", "2", "--batch",
                                               "64", "--out", out.path.string()},
                                    log);
-  const fs::path checkpoint = out.path / "resume" / "metrics.safetensors";
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (!fs::exists(checkpoint) && std::chrono::steady_clock::now() < give_up)
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  wait_until([&] { return fs::exists(out.path / "resume" / "metrics.safetensors"); }, 120);
   kill(child, SIGINT);
   // The second once the first is noted (two pending SIGINTs would be one), before the step (about 80 ms) ends.
   const bool noted = wait_for(log, "stopping at the next step", 10);
   kill(child, SIGINT);
-  const int status = exit_status(child);
-  const std::string output = read_text(log);
-  fs::remove(log);
-  INFO(output);
+  const Ran ran = ended(child, log);
+  INFO(ran.output);
   REQUIRE(noted);
-  CHECK(status == 130);
-  CHECK(says_all(output, {"a second signal: the run ends now", "summary.json says interrupted"}));
-  const nlohmann::json summary = summary_of(out.path);
-  CHECK(summary["status"] == "interrupted");
-  CHECK(summary["interrupted"]["by"] == "a second SIGINT or SIGTERM, at once");
-  CHECK_FALSE(fs::exists(out.path / "run.lock"));
+  CHECK(ran.status == 130);
+  CHECK(says_all(ran.output, {"a second signal: the run ends now", "summary.json says interrupted"}));
+  check_interrupted(out.path, "a second SIGINT or SIGTERM, at once");
+  CHECK(fs::exists(out.path / "resume" / "metrics.safetensors"));  // --resume goes on from the last checkpoint
 }
 
 TEST_CASE("a checkpoint with a NaN weight and a valid checksum is refused when loaded, naming the tensor") {
