@@ -75,6 +75,12 @@ bool wait_for(const fs::path& log, const std::string& words, int seconds) {
 // The log of a program started beside the run folder `out`.
 fs::path log_beside(const TempDir& out) { return out.path.parent_path() / (out.path.filename().string() + ".log"); }
 
+int exit_status(pid_t child) {
+  int status = 0;
+  waitpid(child, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 // How a program started in the background ended: its exit status and output (its log removed).
 Ran ended(pid_t child, const fs::path& log) {
   const int status = exit_status(child);
@@ -88,13 +94,7 @@ void check_interrupted(const fs::path& folder, const std::string& by) {
   const nlohmann::json summary = summary_of(folder);
   CHECK(summary["status"] == "interrupted");
   CHECK(summary["interrupted"]["by"] == by);
-  CHECK_FALSE(fs::exists(folder / kLockName));
-}
-
-int exit_status(pid_t child) {
-  int status = 0;
-  waitpid(child, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  CHECK_FALSE(fs::exists(folder / lessons::kLockName));
 }
 
 // Weights as a diverged run leaves them: every value NaN.
@@ -153,8 +153,9 @@ TEST_CASE("Ctrl-C on lesson 16's two processes: they stop together, exit 130, st
   const fs::path log = log_beside(out);
   // Started as ./ladder lesson 16 starts it, which passes Ctrl-C on to every process.
   const pid_t child = start_program(std::string(LADDER_SOURCE_DIR) + "/lessons/common/run_processes.sh",
-                                    {"2", std::string(LADDER_LESSON_DIR) + "/lesson_16_data_parallel", "--quick", "--out", out.path.string()}, log);
-  const bool stepped = wait_for(log, "step 1/", 30);
+                                    {"2", std::string(LADDER_LESSON_DIR) + "/lesson_16_data_parallel", "--quick", "--layers", "1", "--embd", "32",
+                                     "--heads", "2", "--out", out.path.string()}, log);
+  const bool stepped = wait_for(log, "step 1/", 40);
   kill(child, SIGINT);
   const Ran ran = ended(child, log);
   INFO(ran.output);
