@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/random.h"
+#include "data/visible_text.h"
 
 namespace ladder::data {
 
@@ -168,7 +169,7 @@ std::vector<int64_t> listops_ids(const std::string& text) {
     if (named != std::end(kOperatorWords)) ids.push_back(kListOpsMin + (named - std::begin(kOperatorWords)));
     else if (word == "]") ids.push_back(kListOpsClose);
     else if (word.size() == 1 && word[0] >= '0' && word[0] <= '9') ids.push_back(listops_digit(word[0] - '0'));
-    else fail("listops_ids", "'", word, "' is not a ListOps word; the words are [MIN [MAX [MED [SM ] and the digits 0-9");
+    else fail("listops_ids", "'", visible(word), "' is not a ListOps word; the words are [MIN [MAX [MED [SM ] and the digits 0-9");
     at = end;
   }
   return ids;

@@ -9,6 +9,7 @@
 #include "core/file.h"
 #include "core/random.h"
 #include "data/text.h"
+#include "data/visible_text.h"
 
 namespace ladder::data {
 
@@ -23,12 +24,13 @@ Tokenizer level_tokenizer(const std::vector<std::string>& texts, PairLevel level
                                    : Tokenizer::words(texts, min_count, true, Tokenizer::WordSplit::d2l);
 }
 
-// A line as an error message shows it: at most 60 bytes, cut at a character boundary.
+// A line as an error message shows it: at most 60 bytes, cut at a character boundary, its control
+// characters written out.
 std::string excerpt(const std::string& line) {
-  if (line.size() <= 60) return line;
+  if (line.size() <= 60) return visible(line);
   size_t cut = 57;
   while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
-  return line.substr(0, cut) + "...";
+  return visible(line.substr(0, cut)) + "...";
 }
 
 std::string trim(const std::string& text) {

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/random.h"
+#include "data/visible_text.h"
 
 namespace ladder::data {
 
@@ -277,7 +278,7 @@ void write_pairs_file(const std::string& path, const std::vector<TextPair>& pair
   for (size_t i = 0; i < pairs.size(); ++i) {
     for (const std::string* side : {&pairs[i].source, &pairs[i].target})
       if (side->find_first_of("\t\r\n") != std::string::npos)
-        fail("write_pairs_file", "pair ", i, " holds a tab or a line break: \"", *side, "\"");
+        fail("write_pairs_file", "pair ", i, " holds a tab or a line break: \"", visible(*side), "\"");
     out << pairs[i].source << '\t' << pairs[i].target << '\t' << attribution << " #" << i + 1 << '\n';
   }
   if (!out.flush()) fail("write_pairs_file", path, ": writing failed");

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <string>
 
 #include "core/autograd.h"
 #include "core/linalg.h"
@@ -29,7 +31,10 @@ using namespace ladder;
 namespace {
 
 // Full-batch training: `loss_of` computes the loss of the whole training set; returns its curve.
-std::vector<double> train(optim::Optimizer& optimizer, int64_t steps, const std::function<Tensor()>& loss_of) {
+// With a `run`, each loss and the loss after the last step must not show divergence (run.h): the
+// run stops as diverged. Linear regression trains without: its divergence is exercise 1's subject.
+std::vector<double> train(optim::Optimizer& optimizer, int64_t steps, const std::function<Tensor()>& loss_of,
+                          lessons::Run* run = nullptr, const std::string& what = "") {
   std::vector<double> curve;
   for (int64_t step = 0; step < steps; ++step) {
     const Tensor loss = loss_of();
@@ -37,6 +42,11 @@ std::vector<double> train(optim::Optimizer& optimizer, int64_t steps, const std:
     loss.backward();
     optimizer.step();
     curve.push_back(loss.item());
+    if (run) run->check_loss(step + 1, curve.back(), lessons::LossKind::plain, what);
+  }
+  if (run) {
+    NoGradGuard no_grad;
+    run->check_loss(steps, loss_of().item(), lessons::LossKind::plain, what);  // what the last update did
   }
   return curve;
 }
@@ -122,7 +132,7 @@ void logistic_regression(lessons::Run& run, Parts& parts, const lessons::CommonF
   optim::SGD sgd(model.named_parameters(), {.lr = flags.lr});
   parts.curves["logistic regression (BCE)"] = train(sgd, flags.steps, [&] {
     return binary_cross_entropy_with_logits(model(train_set.x), as_column(train_set.y));
-  });
+  }, &run, "logistic regression's loss");
   NoGradGuard no_grad;
   parts.logistic_acc = accuracy(binary_decision(model, test_set.x), test_set.y);
   std::printf("  test accuracy %.3f (the clusters overlap: some points lie on the other cluster's side)\n", parts.logistic_acc);
@@ -139,7 +149,7 @@ void softmax_regression(lessons::Run& run, Parts& parts, const lessons::CommonFl
   nn::Linear model(2, 3);  // one score per class; softmax turns the scores into probabilities
   optim::SGD sgd(model.named_parameters(), {.lr = flags.lr});
   parts.curves["softmax regression (CE)"] =
-      train(sgd, flags.steps, [&] { return cross_entropy(model(train_set.x), train_set.y); });
+      train(sgd, flags.steps, [&] { return cross_entropy(model(train_set.x), train_set.y); }, &run, "softmax regression's loss");
   NoGradGuard no_grad;
   auto classify = [&](const Tensor& x) { return argmax(model(x), 1); };
   parts.softmax_acc = accuracy(classify(test_set.x), test_set.y);
@@ -157,11 +167,11 @@ void xor_problem(lessons::Run& run, Parts& parts, const lessons::CommonFlags& fl
   nn::Linear linear(2, 1);
   optim::SGD sgd(linear.named_parameters(), {.lr = flags.lr});
   parts.curves["XOR: logistic regression"] =
-      train(sgd, flags.steps, [&] { return binary_cross_entropy_with_logits(linear(d.x), as_column(d.y)); });
+      train(sgd, flags.steps, [&] { return binary_cross_entropy_with_logits(linear(d.x), as_column(d.y)); }, &run, "XOR's logistic regression's loss");
   auto mlp = nn::mlp({2, 8, 1}, {.activation = nn::ActivationKind::tanh});  // one hidden layer (lesson 03)
   optim::Adam adam(mlp->named_parameters(), {.lr = 0.05f});
   parts.curves["XOR: one hidden layer"] =
-      train(adam, flags.steps, [&] { return binary_cross_entropy_with_logits((*mlp)(d.x), as_column(d.y)); });
+      train(adam, flags.steps, [&] { return binary_cross_entropy_with_logits((*mlp)(d.x), as_column(d.y)); }, &run, "XOR's hidden layer's loss");
   NoGradGuard no_grad;
   parts.xor_linear_acc = accuracy(binary_decision(linear, d.x), d.y);
   parts.xor_mlp_acc = accuracy(binary_decision(*mlp, d.x), d.y);

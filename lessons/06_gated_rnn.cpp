@@ -19,6 +19,7 @@
 #include "data/batcher.h"
 #include "data/text.h"
 #include "data/tokenizer.h"
+#include "data/visible_text.h"
 #include "lessons/common/cli.h"
 #include "lessons/common/model_memory.h"
 #include "lessons/common/plot.h"
@@ -47,7 +48,7 @@ nn::CellKind parse_cell(const std::string& name) {
   if (name == "rnn") return nn::CellKind::rnn_tanh;
   if (name == "gru") return nn::CellKind::gru;
   if (name == "lstm") return nn::CellKind::lstm;
-  fail("06_gated_rnn", "unknown cell '", name, "'; choose rnn, gru or lstm");
+  fail("06_gated_rnn", "unknown cell '", data::visible(name), "'; choose rnn, gru or lstm");
 }
 
 struct Scores {

@@ -75,7 +75,8 @@ void add_transformer_options(lessons::LessonCli& cli, TransformerFlags& flags) {
                                  /*causal=*/false);
 }
 
-void check_flags(const TransformerFlags& flags, const lessons::CommonFlags& common, int64_t number_steps) {
+void check_flags(const TransformerFlags& flags, const lessons::LessonCli& cli, int64_t number_steps) {
+  const lessons::CommonFlags& common = cli.common;
   if (flags.embed % flags.heads != 0) {
     std::string divisors;
     for (int64_t h = 1; h <= std::min<int64_t>(flags.embed, 16); ++h)
@@ -83,6 +84,7 @@ void check_flags(const TransformerFlags& flags, const lessons::CommonFlags& comm
     fail(kLesson, "--heads ", flags.heads, " does not divide --embed ", flags.embed,
          ": each head takes --embed / --heads features; choose --heads dividing --embed (up to 16: ", divisors, ")");
   }
+  if (common.quick && !cli.given("--warmup")) return;  // --quick cuts the default warmup to fit; part 5 judges what it runs
   flags.schedule.check(kLesson, common.steps);
   for (const auto& [part, steps] : {std::pair<const char*, int64_t>{"--norm-steps", flags.norm_steps}, {"--number-steps", number_steps}})
     if (steps > 0 && flags.schedule.warmup >= steps)
@@ -203,7 +205,7 @@ int main(int argc, char** argv) {
     lessons::ModelPrintout printout;
     printout.add_to(cli);
     cli.parse(argc, argv);
-    check_flags(flags, cli.common, task_flags.number_steps);
+    check_flags(flags, cli, task_flags.number_steps);
     flags.encoder_attention = lessons::attention_settings(kLesson, cli, flags.attention, cli.common.seed);
     if (cli.common.quick) {  // the same parts, shorter; the warmup shrinks with the runs
       cli.common.steps = std::min<int64_t>(cli.common.steps, 40);

@@ -128,12 +128,12 @@ Trained train(const Setup& s, models::GPT& model, const dist::Communicator& comm
     optim::StepResult result = optim::train_step(model, adamw, mine.rows, s.training.clip, [&] { dist::all_reduce_gradients(model, comm, mine.share); });
     result.loss = comm.sum(mine.share * result.loss);  // the whole batch's loss, the same on every process
     out.losses.push_back(result.loss);
-    lessons::stop_together(comm, [&] { if (tracker) tracker->step(step, result, adamw.lr()); });
+    lessons::stop_together(comm, s.run, [&] { if (tracker) tracker->step(step, result, adamw.lr()); });
     if (step % s.training.eval_every != 0 && step != s.flags.steps) continue;  // evaluation_due's rule, on every process
     const double val_loss = lessons::split_validation_loss(model, s.corpus, {comm.rank(), comm.size()}, [&](double x) { return comm.sum(x); });
     if (tracker) tracker->evaluated(step, {val_loss});
   }
-  lessons::stop_together(comm, [&] { if (tracker) tracker->finish(); });
+  lessons::stop_together(comm, s.run, [&] { if (tracker) tracker->finish(); });
   if (!tracker) return out;
   out.val = tracker->curve("val_loss");
   out.step_seconds = tracker->mean_step_seconds();
@@ -156,7 +156,7 @@ Trained train_both(const Setup& s, models::GPT& model, nlohmann::ordered_json& m
   const Trained shared = train(s, model, all, cat(all.size(), " processes"), "metrics.csv");
   const dist::Communicator alone = all.first(1);
   Trained one;
-  lessons::stop_together(all, [&] { if (all.rank() == 0) one = train(s, *same_model(s, alone), alone, "1 process", "metrics_one_process.csv"); });
+  lessons::stop_together(all, s.run, [&] { if (all.rank() == 0) one = train(s, *same_model(s, alone), alone, "1 process", "metrics_one_process.csv"); });
   if (!s.run) return shared;
   const size_t steps = shared.losses.size();
   const double first10 = largest_difference(shared.losses, one.losses, 10), every = largest_difference(shared.losses, one.losses, steps);
@@ -304,22 +304,22 @@ int main(int argc, char** argv) {
       fail(kLesson, "--procs ", procs, " but mpirun started ", processes.size(), " processes; give mpirun -np ", procs, " or leave --procs out");
     dist::shard_of(cli.common.batch, 0, processes.size());  // refuses more processes than windows in a batch
     lessons::check_gpt_shape(kLesson, text, config);
-    training.schedule.check(kLesson, cli.common.steps);
     // Processes that share a machine share its cores: one thread each on 2 cores and 2 processes.
     const int here = world.processes_on_this_machine();
     if (!cli.given("--threads")) set_num_threads(std::max(1, omp_get_num_procs() / here));
-    if (cli.common.quick) cli.common.steps = std::min<int64_t>(cli.common.steps, 40);
-    lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, config.block_size, cli.given("--context"));
-    config.block_size = corpus.context, config.vocab_size = corpus.tokenizer.vocab_size();
-    lessons::check_memory(kLesson, lessons::gpt_training_memory(config, cli.common.batch, lessons::gpt_flags_text(config)));
-    std::optional<lessons::Run> run;
-    if (processes.rank() == 0) run.emplace(cli);
-    const bool quick = cli.common.quick;
-    if (quick) {  // shorter than lesson 11's --quick: the smoke test starts two processes several times
+    if (cli.common.quick) {  // shorter than lesson 11's --quick: the smoke test starts two processes several times
+      cli.common.steps = std::min<int64_t>(cli.common.steps, 40);
       training.schedule.warmup = std::min<int64_t>(training.schedule.warmup, 5);
       training.eval_every = std::min<int64_t>(training.eval_every, 10);
     }
-    const Setup s{cli.common, training, quick ? 10 : 40, config, std::move(corpus), &processes, run ? &*run : nullptr};
+    training.schedule.check_after_quick(kLesson, cli);
+    lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, config.block_size, cli.given("--context"));
+    config.block_size = corpus.context, config.vocab_size = corpus.tokenizer.vocab_size();
+    lessons::check_memory(kLesson, lessons::data_parallel_memory(config, cli.common.batch, processes.size(), lessons::gpt_flags_text(config)));
+    const lessons::StopSignals signals;  // on every process: a signal stops them all at one step (stop_together), none killed
+    std::optional<lessons::Run> run;
+    if (processes.rank() == 0) run.emplace(cli);
+    const Setup s{cli.common, training, cli.common.quick ? 10 : 40, config, std::move(corpus), &processes, run ? &*run : nullptr};
     std::printf("%d processes, %d of them on this machine, %d thread%s each; data: %s, %s\n\n", processes.size(), here, num_threads(),
                 num_threads() == 1 ? "" : "s", s.corpus.source.c_str(), lessons::training_extent(s.corpus).c_str());
 

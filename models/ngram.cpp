@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "data/tokenizer.h"
+#include "data/visible_text.h"
 
 namespace ladder::models {
 
@@ -53,7 +54,7 @@ Smoothing parse_smoothing(const std::string& name) {
   for (Smoothing s : {Smoothing::mle, Smoothing::add_one, Smoothing::add_delta, Smoothing::simple_backoff,
                       Smoothing::backoff, Smoothing::interpolation})
     if (name == smoothing_name(s)) return s;
-  fail("smoothing", "unknown estimator '", name, "'; choose mle, add-one, add-delta, simple-backoff, backoff or interp");
+  fail("smoothing", "unknown estimator '", data::visible(name), "'; choose mle, add-one, add-delta, simple-backoff, backoff or interp");
 }
 
 size_t NGramCounts::KeyHash::operator()(const Key& k) const {

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "core/error.h"
+#include "data/visible_text.h"
 #include "nn/attention/attention_registry.h"
 #include "nn/attention/bigbird_attention.h"
 #include "nn/attention/bigbird_pattern.h"
@@ -147,7 +148,7 @@ void check_word(const std::string& lesson, const std::string& flag, const nn::Ki
   if (setting.choices.empty() || contains(setting.choices, value)) return;
   std::string noun = setting.name;
   std::replace(noun.begin(), noun.end(), '_', ' ');
-  fail(lesson.c_str(), flag, " '", value, "' is not a ", noun, "; give one of ", nn::joined_names(setting.choices));
+  fail(lesson.c_str(), flag, " '", data::visible(value), "' is not a ", noun, "; give one of ", nn::joined_names(setting.choices));
 }
 
 // Fails for a word flag given with a value that is none of its choices.
@@ -192,7 +193,7 @@ nn::AttentionSettings attention_settings(const std::string& lesson, const Lesson
                                          uint64_t seed) {
   const std::vector<Offered> offered = offered_for(flags.causal);
   if (!contains(nn::attention_kind_names(), flags.kind))
-    fail(lesson.c_str(), "--attention '", flags.kind, "' is not an attention kind; give one of ",
+    fail(lesson.c_str(), "--attention '", data::visible(flags.kind), "' is not an attention kind; give one of ",
          nn::joined_names(names_of(offered)));
   const nn::KindDescription& chosen = nn::registered_kind(flags.kind);
   if (!chosen.attends(flags.causal))

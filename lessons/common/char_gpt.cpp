@@ -7,6 +7,7 @@
 #include "core/autograd.h"
 #include "core/error.h"
 #include "core/ops.h"
+#include "data/visible_text.h"
 #include "nn/attention/vq_attention.h"
 
 namespace ladder::lessons {
@@ -218,7 +219,7 @@ std::vector<int> prompt_ids(const std::string& lesson, const data::Tokenizer& to
   for (const std::string& piece : tokenizer.split(prompt))
     if (tokenizer.id(piece) == tokenizer.unk() && unknown.find(piece) == std::string::npos) unknown += piece;
   if (!unknown.empty())
-    fail(lesson.c_str(), "--prompt '", prompt, "' has characters the model's vocabulary lacks: '", unknown,
+    fail(lesson.c_str(), "--prompt '", data::visible(prompt), "' has characters the model's vocabulary lacks: '", data::visible(unknown),
          "'; write the prompt with characters of the training text");
   return tokenizer.encode(prompt);
 }

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/kernels/parallel.h"
 #include "core/random.h"
+#include "data/visible_text.h"
 #include "lessons/common/resume.h"
 
 namespace ladder::lessons {
@@ -59,7 +60,7 @@ std::string number_text(T value) {
 
 // "--steps must be a positive whole number, got 0 (not a number)"
 [[noreturn]] void refuse(const std::string& flag, const std::string& text, const std::string& rule, const char* why = "") {
-  throw Error(cat(flag, " must be ", rule, ", got ", text.empty() ? "nothing" : text, why));
+  throw Error(cat(flag, " must be ", rule, ", got ", text.empty() ? "nothing" : data::visible(text), why));
 }
 
 }  // namespace
@@ -297,9 +298,9 @@ std::vector<std::string> chosen_names(const std::string& lesson, const std::stri
       fail(lesson.c_str(), flag, ": 'all' already names every ", noun, " and cannot be combined with others; give 'all' alone ",
            "or some of ", listed, " separated by commas");
     if (std::find(choices.begin(), choices.end(), name) == choices.end())
-      fail(lesson.c_str(), flag, ": '", name, "' is not a ", noun, "; give 'all' or some of ", listed, " separated by commas");
+      fail(lesson.c_str(), flag, ": '", data::visible(name), "' is not a ", noun, "; give 'all' or some of ", listed, " separated by commas");
     if (std::find(names.begin(), names.end(), name) != names.end())
-      fail(lesson.c_str(), flag, ": '", name, "' is named twice; name each ", noun, " once");
+      fail(lesson.c_str(), flag, ": '", data::visible(name), "' is named twice; name each ", noun, " once");
     names.push_back(name);
     at = end + 1;
   }

@@ -25,6 +25,11 @@ MemoryEstimate& MemoryEstimate::parameters(double count, const std::string& flag
   return add("parameters, gradients and optimizer state", count * 4, 4, flags);
 }
 
+MemoryEstimate& MemoryEstimate::processes(int count, const MemoryEstimate& each, const std::string& flags) {
+  processes_flags_ = flags;
+  return add(cat(count, " other process", count == 1 ? "" : "es", " (", bytes_text(each.total()), " each)"), count, each.total(), flags);
+}
+
 double MemoryEstimate::total() const {
   double bytes = kProcessBase;
   for (const MemoryCost& cost : costs_) bytes += cost.bytes;
@@ -60,7 +65,8 @@ void check_memory(const std::string& lesson, const MemoryEstimate& estimate, dou
   const std::string named = costliest == costs.end() ? ""
                                                       : cat(" (", costliest->flags, ": ", costliest->what, " ",
                                                             bytes_text(costliest->bytes), ")");
-  fail(lesson.c_str(), "these flags need about ", bytes_text(estimate.total()), named, "; this machine has ",
+  const std::string counted = estimate.processes_flags().empty() ? "" : " with " + estimate.processes_flags();
+  fail(lesson.c_str(), "these flags need about ", bytes_text(estimate.total()), counted, named, "; this machine has ",
        bytes_text(available), " available: give smaller values");
 }
 

@@ -58,6 +58,13 @@ MemoryEstimate gpt_training_memory(const models::GPTConfig& c, int64_t batch, co
   return estimate;
 }
 
+MemoryEstimate data_parallel_memory(const models::GPTConfig& c, int64_t batch, int processes, const std::string& flags) {
+  MemoryEstimate estimate = gpt_training_memory(c, batch, flags);
+  if (processes == 1) return estimate;
+  const int64_t shard = (batch + processes - 1) / processes;  // the largest
+  return estimate.processes(processes - 1, gpt_training_memory(c, shard, flags), cat("--procs ", processes));
+}
+
 MemoryEstimate gpt_sampling_memory(const models::GPTConfig& c) {
   const double width = d(c.n_embd), layers = d(c.n_layer);
   MemoryEstimate estimate;

@@ -36,6 +36,9 @@ std::string gpt_flags_text(const models::GPTConfig& config);
 
 // Lessons 11, 12, 14 and 16: the GPT trained on `batch` windows of its context.
 MemoryEstimate gpt_training_memory(const models::GPTConfig& config, int64_t batch, const std::string& flags);
+// Lesson 16's `processes` processes, each with the whole GPT: rank 0 also runs the whole batch alone
+// (part 1's gradient, part 2's one-process run), each other process its shard of the batch.
+MemoryEstimate data_parallel_memory(const models::GPTConfig& config, int64_t batch, int processes, const std::string& flags);
 // Lesson 11's --load: the weights and the KV cache of one sequence, no gradients.
 MemoryEstimate gpt_sampling_memory(const models::GPTConfig& config);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 
@@ -153,14 +154,25 @@ int64_t resume_without_run(const std::string& resumed, const std::string& lesson
   return load_loop_checkpoint(checkpoint, lesson, state).first + 1;
 }
 
-void stop_together(const dist::Communicator& comm, const std::function<void()>& part) {
+void stop_together(const dist::Communicator& comm, Run* run, const std::function<void()>& part) {
   std::string stopped;
+  std::exception_ptr interrupted;  // rank 0's, its summary already written
   try {
     part();
   } catch (const Stopped& e) {
     stopped = e.what();
+  } catch (const Interrupted&) {
+    interrupted = std::current_exception();
   }
-  if (comm.sum(stopped.empty() ? 0 : 1) > 0) throw Stopped(stopped);  // empty on the others, who print nothing
+  // One all-reduce: the signal any process received (SIGINT 2 < SIGTERM 15: the larger wins), and whether --stop-after stopped one.
+  float asked[2] = {static_cast<float>(stop_signal()), stopped.empty() ? 0.0f : 1.0f};
+  comm.all_reduce(asked, 2, dist::Reduction::max);
+  if (const int signal = static_cast<int>(asked[0]); signal != 0) {
+    if (interrupted) std::rethrow_exception(interrupted);
+    if (run) run->interrupted(signal);
+    throw Interrupted("", signal);  // a process without a run prints nothing
+  }
+  if (asked[1] > 0) throw Stopped(stopped);  // empty on the others, who print nothing
 }
 
 nlohmann::json recorded_flags(const std::string& run_folder) {

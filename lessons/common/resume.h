@@ -28,6 +28,8 @@
 
 namespace ladder::lessons {
 
+class Run;
+
 // What a loop carries between steps beyond the weights and the optimizer, by name: saved with each
 // checkpoint and put back when resuming (truncated BPTT's state and stream position: bptt_carried).
 struct Carried {
@@ -74,9 +76,11 @@ std::pair<int64_t, nlohmann::json> load_loop_checkpoint(const std::string& path,
 // Tracker names it) from the run folder `resumed` (--resume's; empty: not resuming), as it read the
 // run's flags from there, and returns the step after it; 1 when there is none.
 int64_t resume_without_run(const std::string& resumed, const std::string& lesson, const std::string& csv, LoopState state);
-// Runs `part` on every process of `comm`, then stops them all (Stopped) if it stopped one of them:
-// --stop-after stops rank 0 alone (its Tracker throws), and the others would wait for it forever.
-void stop_together(const dist::Communicator& comm, const std::function<void()>& part);
+// Runs `part` on every process of `comm`, then stops them all at this same step if one of them was
+// stopped: by --stop-after (rank 0's Tracker throws Stopped, and the others would wait for it
+// forever), or by SIGINT or SIGTERM, which mpirun sends to every process but which may reach them
+// at different steps: all throw Interrupted, `run` (rank 0's, null elsewhere) first writing it down.
+void stop_together(const dist::Communicator& comm, Run* run, const std::function<void()>& part);
 
 // The flags a run folder's resume/flags.json recorded; fails in one line when the folder has none.
 nlohmann::json recorded_flags(const std::string& run_folder);

@@ -1,175 +1,27 @@
 #include "lessons/common/run.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <csignal>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <exception>
 #include <filesystem>
-#include <iomanip>
-#include <sstream>
 #include <utility>
 
 #include "core/kernels/parallel.h"
-#include "io/atomic_file.h"
 #include "io/checkpoint.h"
 #include "lessons/common/resume.h"
+#include "lessons/common/run_lock.h"
+#include "lessons/common/run_summary.h"
 
 namespace ladder::lessons {
 
-CsvWriter::CsvWriter(const std::string& path, std::vector<std::string> columns)
-    : out_(path), columns_(columns.size()), path_(path) {
-  if (!out_) fail("CsvWriter", "cannot write ", path);
-  for (const std::string& c : columns)
-    if (c.find_first_of(",\"\n") != std::string::npos) fail("CsvWriter", path, ": column name '", c, "' has a comma, quote or newline");
-  for (size_t i = 0; i < columns.size(); ++i) out_ << (i ? "," : "") << columns[i];
-  out_ << "\n";
-  out_.flush();
-}
-
-void CsvWriter::row(const std::vector<double>& values) {
-  std::vector<std::string> cells;
-  for (double v : values) {
-    std::ostringstream cell;
-    cell << std::setprecision(8) << v;
-    cells.push_back(cell.str());
-  }
-  row(cells);
-}
-
-void CsvWriter::row(const std::vector<std::string>& cells) {
-  if (cells.size() != columns_) fail("CsvWriter", path_, ": ", cells.size(), " values for ", columns_, " columns");
-  for (const std::string& c : cells)
-    if (c.find_first_of(",\"\n") != std::string::npos) fail("CsvWriter", path_, ": cell '", c, "' has a comma, quote or newline");
-  for (size_t i = 0; i < cells.size(); ++i) out_ << (i ? "," : "") << cells[i];
-  out_ << "\n";
-  out_.flush();
-}
-
 namespace {
-
-// A number as a message shows it: NaN without the sign printf would give it ("-nan").
-std::string number_name(double value) { return std::isnan(value) ? "nan" : cat(value); }
-
-}  // namespace
-
-std::string divergence(double loss, LossKind kind, const std::string& what) {
-  if (!std::isfinite(loss)) return what + " is " + number_name(loss);
-  if (kind == LossKind::cross_entropy && !std::isfinite(std::exp(loss)))
-    return cat(what, " is ", loss, " nats, so large that its perplexity exp(loss) is infinite");
-  return "";
-}
-
-namespace {
-
-constexpr const char* kLockName = "run.lock";
-
-// The process id written in a lock file ("" if none).
-std::string lock_holder(int fd) {
-  char buf[32] = {};
-  const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
-  std::string pid(buf, static_cast<size_t>(std::max<ssize_t>(n, 0)));
-  pid.erase(std::find_if(pid.begin(), pid.end(), [](char c) { return c < '0' || c > '9'; }), pid.end());
-  return pid;
-}
-
-// Locks a run folder: run.lock, flock()ed for as long as the run lives and holding its pid. The
-// kernel drops a flock when its process dies, so a lock file left by a killed run is free to take.
-int lock_folder(const std::string& folder) {
-  const std::string path = (std::filesystem::path(folder) / kLockName).string();
-  for (;;) {
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);  // CLOEXEC: no child keeps the lock
-    if (fd < 0) fail("run", "cannot create the lock file ", path, ": ", std::strerror(errno));
-    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-      const std::string holder = lock_holder(fd);
-      ::close(fd);
-      fail("run", "another run (pid ", holder.empty() ? "unknown" : holder, ") is writing into ", folder,
-           "; wait for it to end, or give this run another --out");
-    }
-    // The run that held the lock may have removed the file between our open() and flock(): start again.
-    struct stat opened {}, named {};
-    if (::fstat(fd, &opened) != 0 || ::stat(path.c_str(), &named) != 0 || opened.st_ino != named.st_ino ||
-        opened.st_dev != named.st_dev) {
-      ::close(fd);
-      continue;
-    }
-    const std::string stale = lock_holder(fd);
-    if (!stale.empty()) std::printf("(%s was left by pid %s, which no longer holds it: taken over)\n", path.c_str(), stale.c_str());
-    const std::string pid = std::to_string(::getpid()) + "\n";
-    if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
-      const std::string reason = std::strerror(errno);
-      ::close(fd);
-      fail("run", "cannot write the lock file ", path, ": ", reason);
-    }
-    return fd;
-  }
-}
-
-// The signal (SIGINT, SIGTERM) that asked the run to stop, 0 while none has. Its handler does
-// nothing else: the training loop looks at it between steps (Run::stop_if_asked).
-volatile std::sig_atomic_t stop_signal = 0;
-
-extern "C" void ask_to_stop(int signal) {
-  stop_signal = signal;
-  constexpr char kSaid[] = "\n(stopping at the next step, the last checkpoint kept; a second Ctrl-C ends the run at once)\n";
-  [[maybe_unused]] const ssize_t written = ::write(STDERR_FILENO, kSaid, sizeof kSaid - 1);  // write(): safe in a handler, printf is not
-}
-
-// SA_RESETHAND: the handler serves once, so a second Ctrl-C ends a run that does not stop at once.
-struct sigaction stop_handler() {
-  struct sigaction action {};
-  action.sa_handler = ask_to_stop;
-  action.sa_flags = SA_RESETHAND | SA_RESTART;
-  sigemptyset(&action.sa_mask);
-  return action;
-}
-
-// The handlers before the run's, put back when it ends.
-struct sigaction handler_before_interrupt {}, handler_before_terminate {};
-
-const char* signal_name(int signal) { return signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : "a signal"; }
 
 // Writes the summary of a run that an exception ended, as "failed" with the exception's message:
 // set by ~Run, called by lesson_main's catch, the only place that knows the message.
 std::function<void(const std::string&)>& record_failure() {
   static std::function<void(const std::string&)> record;
   return record;
-}
-
-void write_json(const std::string& path, const nlohmann::ordered_json& json) {
-  io::write_atomically("run", path, {json.dump(2) + "\n"});
-}
-
-// The files an earlier run's summary.json lists (relative to the folder), none outside it: a
-// summary edited by hand must not make a run remove anything else. Nothing when it is unreadable.
-std::vector<std::filesystem::path> files_listed(const std::filesystem::path& summary) {
-  namespace fs = std::filesystem;
-  constexpr uintmax_t kMaxSummaryBytes = 1 << 24;
-  std::error_code error;
-  if (!fs::is_regular_file(summary, error) || fs::file_size(summary, error) > kMaxSummaryBytes) return {};
-  std::ifstream in(summary);
-  const nlohmann::json earlier = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (!earlier.is_object() || !earlier.contains("files") || !earlier["files"].is_array()) return {};
-  std::vector<fs::path> files;
-  for (const nlohmann::json& file : earlier["files"]) {
-    if (!file.is_string()) continue;
-    const fs::path name = fs::path(file.get<std::string>()).lexically_normal();
-    if (!name.empty() && name.is_relative() && *name.begin() != "..") files.push_back(name);
-  }
-  return files;
-}
-
-// A loss for JSON, which has no NaN or infinity: those become "nan", "inf", "-inf".
-nlohmann::ordered_json json_number(double value) {
-  if (std::isfinite(value)) return value;
-  return number_name(value);
 }
 
 // A metric as the final printout shows it: 4 decimals, or 3 significant digits when very small or large.
@@ -198,33 +50,22 @@ Run::Run(const LessonCli& cli) : cli_(cli), folder_(cli.common.out) {
     if (!resuming()) clear_earlier_run();
     write_summary("running", {});
   } catch (...) {  // no destructor runs for a constructor that throws: free the folder here
-    unlock();
+    unlock_folder(folder_, lock_fd_);
     throw;
   }
   std::printf("run: %d thread%s (%s) on %d cores, load average %s at the start\nBLAS: %s\n", num_threads(), num_threads() == 1 ? "" : "s",
               cli_.common.threads > 0 ? "--threads" : "fewer while cores are busy", omp_get_num_procs(),
               load < 0 ? "unknown" : cat(load).c_str(), blas_config().c_str());
-  stop_signal = 0;
   record_failure() = nullptr;
-  const struct sigaction handler = stop_handler();
-  sigaction(SIGINT, &handler, &handler_before_interrupt);
-  sigaction(SIGTERM, &handler, &handler_before_terminate);
 }
 
 Run::~Run() {
-  sigaction(SIGINT, &handler_before_interrupt, nullptr);
-  sigaction(SIGTERM, &handler_before_terminate, nullptr);
   if (status_ == "running" && std::uncaught_exceptions() > 0)
     record_failure() = [path = path("summary.json"), summary = summary("failed", {})](const std::string& message) mutable {
       summary["error"] = message;
       write_json(path, summary);
     };
-  unlock();
-}
-
-void Run::unlock() {
-  ::unlink(path(kLockName).c_str());  // while still holding it: see lock_folder
-  ::close(lock_fd_);
+  unlock_folder(folder_, lock_fd_);
 }
 
 void Run::clear_earlier_run() {
@@ -247,6 +88,7 @@ std::string Run::file(const std::string& name) {
 void Run::wrote(const std::vector<std::string>& paths) {
   for (const std::string& p : paths)
     if (std::find(written_.begin(), written_.end(), p) == written_.end()) written_.push_back(p);
+  if (status_ == "running") prepare_exit_at_once();  // the next run must find these files listed
 }
 
 double Run::seconds() const {
@@ -268,7 +110,7 @@ void Run::checkpoint_written(int64_t step, const std::string& loop) {
 }
 
 void Run::stop_if_asked() {
-  if (stop_signal != 0) interrupted(stop_signal);
+  if (stop_signal() != 0) interrupted(stop_signal());
   if (stop_message_.empty()) return;
   status_ = "interrupted";
   write_summary("interrupted", {{"interrupted", {{"by", "--stop-after"}, {"after_step", last_step_}}}, {"last_evaluations", evaluations_},
@@ -291,14 +133,16 @@ void Run::evaluated(const std::string& loop, const nlohmann::ordered_json& figur
   nlohmann::ordered_json& kept = evaluations_[loop] = figures;
   for (auto& value : kept)
     if (value.is_number_float()) value = json_number(value.get<double>());
+  if (status_ == "running") prepare_exit_at_once();
 }
 
 void Run::check_loss(int64_t step, double loss, LossKind kind, const std::string& what) {
-  const std::string why = divergence(loss, kind, what);
+  const double first = first_losses_.emplace(what, loss).first->second;
+  const std::string why = divergence(loss, kind, what, first);
   if (!why.empty()) diverged(step, loss, why);
   last_step_ = step;
   last_loss_ = loss;
-  if (stop_signal != 0) interrupted(stop_signal);
+  if (stop_signal() != 0) interrupted(stop_signal());
 }
 
 void Run::check_figure(int64_t step, const std::string& figure, double value, LossKind kind) {
@@ -345,6 +189,15 @@ nlohmann::ordered_json Run::summary(const std::string& status, const nlohmann::o
 
 void Run::write_summary(const std::string& status, const nlohmann::ordered_json& fields) {
   write_json(path("summary.json"), summary(status, fields));
+  if (status == "running") prepare_exit_at_once();
+  else forget_exit_at_once();
+}
+
+void Run::prepare_exit_at_once() {
+  // The step a second signal comes at is not known ahead: last_evaluations say where --resume picks up.
+  const nlohmann::ordered_json fields = {{"interrupted", {{"by", "a second SIGINT or SIGTERM, at once"}}},
+                                         {"last_evaluations", evaluations_}, {"metrics", nlohmann::ordered_json::object()}};
+  lessons::prepare_exit_at_once(path("summary.json"), summary("interrupted", fields).dump(2) + "\n", path(kLockName));
 }
 
 void Run::finish(const nlohmann::ordered_json& metrics, const MetricNotes& notes, const std::string& next) {

@@ -1,5 +1,5 @@
-// A lesson's run folder: its lock, metrics.csv, summary.json, the files written, the checks that
-// stop a diverging run, Ctrl-C, and the final printout.
+// A lesson's run folder: its lock (run_lock.h), summary.json (run_summary.h), the files written, the
+// checks that stop a diverging run (divergence.h), Ctrl-C (stop_signals.h), and the final printout.
 //
 // summary.json says at every moment what the folder holds: its "status" is "running" from the
 // start, then "finished", "diverged", "interrupted" (Ctrl-C, kill, --stop-after: the resume
@@ -7,7 +7,6 @@
 #pragma once
 
 #include <chrono>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -17,30 +16,12 @@
 #include "core/error.h"
 #include "core/tensor.h"
 #include "lessons/common/cli.h"
+#include "lessons/common/csv_writer.h"
+#include "lessons/common/divergence.h"
+#include "lessons/common/stop_signals.h"
 #include "nn/module.h"
 
 namespace ladder::lessons {
-
-// Rows of numbers under a header, flushed as they come (a run can be watched, or cut short).
-class CsvWriter {
- public:
-  CsvWriter(const std::string& path, std::vector<std::string> columns);
-  void row(const std::vector<double>& values);
-  void row(const std::vector<std::string>& cells);  // for tables with names in them
-
- private:
-  std::ofstream out_;
-  size_t columns_;
-  std::string path_;
-};
-
-// What a training loss is. A cross-entropy (nats) has diverged as soon as its perplexity exp(loss)
-// overflows, at a loss of about 710, although the loss itself is still a finite number.
-enum class LossKind { plain, cross_entropy };
-
-// Why `loss` shows that training diverged ("the loss is nan"), or "" while it has not. `what`
-// names the loss in the message: "the CNN's loss".
-std::string divergence(double loss, LossKind kind, const std::string& what = "the loss");
 
 // Training diverged. Run throws it after summary.json says so; lesson_main prints it and exits with
 // status 3.
@@ -84,7 +65,7 @@ class Run {
   // removes what an earlier run left in the folder: the files its summary.json lists, its
   // model.safetensors and its resume files. Then summary.json says "running", the header line
   // says how many threads run on how loaded a machine, and SIGINT and SIGTERM only ask the run
-  // to stop at its next step (a second one ends it at once).
+  // to stop at its next step (a second one ends it at once, summary.json saying "interrupted").
   explicit Run(const LessonCli& cli);
   ~Run();  // removes the lock, puts the signals' handlers back; an exception: summary.json says "failed"
   Run(const Run&) = delete;
@@ -112,9 +93,9 @@ class Run {
   // A loop's last evaluation ({"step": 40, "val_loss": 0.83}), which an interrupted summary reports.
   void evaluated(const std::string& loop, const nlohmann::ordered_json& figures);
 
-  // Call with each training step's loss (steps from 1): when training has diverged, stops the run
-  // (summary.json says where, then Diverged) instead of training on NaN and saving it. Stops an
-  // interrupted run too (stop_if_asked).
+  // Call with each training step's loss (steps from 1): when training has diverged (divergence(),
+  // against the first loss checked under the name `what`), stops the run (summary.json says where,
+  // then Diverged) instead of training on NaN and saving it. Stops an interrupted run too.
   void check_loss(int64_t step, double loss, LossKind kind = LossKind::plain, const std::string& what = "the loss");
   // The same for an evaluation's figure ("val_loss": `kind` judges it; others need only be finite).
   void check_figure(int64_t step, const std::string& figure, double value, LossKind kind);
@@ -133,21 +114,26 @@ class Run {
   // that diverged) stops the run as diverged instead.
   void finish(const nlohmann::ordered_json& metrics, const MetricNotes& notes, const std::string& next);
 
+  // Stops the run as `signal` does at a step: summary.json says "interrupted", then Interrupted.
+  // Lesson 16's rank 0 calls it when another of its processes received the signal.
+  [[noreturn]] void interrupted(int signal);
+
  private:
   [[noreturn]] void diverged(int64_t step, double loss, const std::string& why);
-  [[noreturn]] void interrupted(int signal);
   void clear_earlier_run();
-  void unlock();
   // summary.json: the fields every status has, `status`, then `fields`, and the files written so
   // far (which the next run into the folder removes); written atomically.
   nlohmann::ordered_json summary(const std::string& status, const nlohmann::ordered_json& fields) const;
   void write_summary(const std::string& status, const nlohmann::ordered_json& fields);
+  // Renders what a second signal writes (stop_signals.h): the summary as it stands, "interrupted".
+  void prepare_exit_at_once();
   const LessonCli& cli_;
   std::string folder_;
   std::string status_ = "running";
   nlohmann::ordered_json machine_;  // how the run ran: threads, cores, load, BLAS
   nlohmann::ordered_json evaluations_ = nlohmann::ordered_json::object();  // each loop's last
   int lock_fd_ = -1;
+  StopSignals stop_signals_;
   std::vector<std::string> written_;
   std::vector<std::string> loops_;  // the loops that keep checkpoints
   int64_t checkpoints_ = 0;
@@ -155,6 +141,7 @@ class Run {
   std::chrono::steady_clock::time_point start_;
   int64_t last_step_ = 0;  // the last loss check, for a divergence found in the weights
   double last_loss_ = 0;
+  std::map<std::string, double> first_losses_;  // by the loss's name: where each training started
 };
 
 // The main() of every lesson: runs it, and turns an exception (a ladder::Error, or one from a

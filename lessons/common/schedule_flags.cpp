@@ -17,13 +17,21 @@ void ScheduleFlags::add_to(LessonCli& cli, const std::string& part) {
   cli.option("--decay", decay, part + "the decay's shape after the warmup: cosine (nanoGPT), linear, or constant (makemore)");
 }
 
+namespace {
+
+void check_warmup(const std::string& lesson, int64_t warmup, int64_t steps, const std::string& decay) {
+  if (warmup >= steps)
+    fail(lesson.c_str(), "--warmup ", warmup, " leaves no step of --steps ", steps,
+         " for the ", decay, " decay; give a smaller --warmup");
+}
+
+}  // namespace
+
 void ScheduleFlags::check(const std::string& lesson, int64_t steps) const {
   const std::vector<std::string>& shapes = decays();
   if (std::find(shapes.begin(), shapes.end(), decay) == shapes.end())
     fail(lesson.c_str(), "--decay ", decay, " is not a decay shape; give cosine, linear or constant");
-  if (warmup >= steps)
-    fail(lesson.c_str(), "--warmup ", warmup, " leaves no step of --steps ", steps,
-         " for the ", decay, " decay; give a smaller --warmup");
+  check_warmup(lesson, warmup, steps, decay);
 }
 
 optim::Schedule ScheduleFlags::schedule(float lr, int64_t steps) const {
@@ -40,6 +48,17 @@ optim::Schedule ScheduleFlags::schedule(float lr, int64_t steps) const {
     const float progress = std::min(1.0f, static_cast<float>(step - w) / static_cast<float>(steps - w));
     return lr - (lr - lowest) * progress;
   };
+}
+
+void ScheduleFlags::check_after_quick(const std::string& lesson, const LessonCli& cli) const {
+  if (!cli.common.quick || cli.given("--warmup")) {
+    const nlohmann::json& given = cli.flags_at_start();
+    return check_warmup(lesson, given.at("warmup").get<int64_t>(), given.at("steps").get<int64_t>(), decay);
+  }
+  const int64_t steps = cli.common.steps;
+  if (warmup >= steps)
+    fail(lesson.c_str(), "--quick runs ", steps, " step", steps == 1 ? "" : "s", " with a warmup of ", warmup,
+         " steps, which leaves none for the ", decay, " decay; give --steps ", warmup + 1, " or more, or --warmup 0");
 }
 
 }  // namespace ladder::lessons

@@ -23,6 +23,10 @@ struct ScheduleFlags {
   void add_to(LessonCli& cli, const std::string& part = "");
   // Refuses a --decay that is no shape, and a warmup that leaves no step of `steps` after it. After cli.parse().
   void check(const std::string& lesson, int64_t steps) const;
+  // The same in a lesson whose --quick cuts the steps and the warmup, after the cuts: a --warmup the
+  // user gave is judged against the --steps they gave (their own numbers must fit), the default
+  // warmup against what --quick runs, which the message then names.
+  void check_after_quick(const std::string& lesson, const LessonCli& cli) const;
   // The rate of step s (from 0) for a run of `steps` steps at peak rate `lr`.
   optim::Schedule schedule(float lr, int64_t steps) const;
 };

@@ -10,6 +10,7 @@
 #include "data/dates.h"
 #include "data/numbers.h"
 #include "data/phrasebook.h"
+#include "data/visible_text.h"
 #include "models/bleu.h"
 #include "models/decoding.h"
 
@@ -65,7 +66,7 @@ data::PairSplits load_splits(const TranslationFlags& flags, const CommonFlags& c
   if (flags.pad_words != 0 || flags.pairs != TranslationFlags{}.pairs)
     fail(lesson.c_str(), "--pad-words and --pairs shape the date task; they do not apply to --data");
   if (flags.level != "word" && flags.level != "char")
-    fail(lesson.c_str(), "--level must be word or char, got '", flags.level, "'");
+    fail(lesson.c_str(), "--level must be word or char, got '", data::visible(flags.level), "'");
   if (!flags.phrasebook.empty()) write_phrasebook(flags, common, lesson);
   return data::load_pairs({.data = flags.phrasebook.empty() ? flags.data : flags.phrasebook, .val = flags.val,
                            .level = flags.level == "char" ? data::PairLevel::chars : data::PairLevel::word,

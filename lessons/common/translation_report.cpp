@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "data/visible_text.h"
 #include "io/small_file.h"
 #include "models/bleu.h"
 
@@ -36,7 +37,7 @@ std::optional<std::vector<Series>> read_curves(const std::string& text, const st
     double x, y;
     char separator;
     if (!(numbers >> x >> separator >> y) || separator != ',') {
-      why_not = cat(csv_path, " has a line that is not a model and two numbers: '", line, "'");
+      why_not = cat(csv_path, " has a line that is not a model and two numbers: '", data::visible(line), "'");
       return std::nullopt;
     }
     const std::string model = line.substr(0, comma);
@@ -286,7 +287,7 @@ std::optional<Series> other_run_loss(const OtherRun& other, const LessonCli& cli
     try {
       loss.x.push_back(std::stod(cells[0])), loss.y.push_back(std::stod(cells[column]));
     } catch (const std::exception&) {
-      why_not = cat(other.folder, "/metrics.csv has a row that is not numbers: '", line, "'");
+      why_not = cat(other.folder, "/metrics.csv has a row that is not numbers: '", data::visible(line), "'");
       return std::nullopt;
     }
   }

@@ -3,14 +3,12 @@
 #include <cctype>
 #include <sstream>
 
+#include "tools/trim.h"
+
 namespace ladder::docs {
 namespace {
 
-std::string trim(const std::string& s) {
-  const size_t begin = s.find_first_not_of(" \t");
-  if (begin == std::string::npos) return "";
-  return s.substr(begin, s.find_last_not_of(" \t") + 1 - begin);
-}
+using text::trim;
 
 size_t indentation(const std::string& line) { return line.find_first_not_of(' ') == std::string::npos ? line.size() : line.find_first_not_of(' '); }
 

@@ -12,7 +12,10 @@
 #include "core/error.h"
 #include "file_helpers.h"
 #include "lesson_runner.h"
+#include "data/visible_text.h"
 #include "lessons/common/memory_estimate.h"
+#include "lessons/common/model_memory.h"
+#include "models/gpt.h"
 
 using namespace ladder;
 using ladder::testing::check_refused;
@@ -114,15 +117,26 @@ TEST_CASE("pairs whose source or target splits into no tokens are refused with t
   check_refused_before_folder("10_transformer", "--quick --data " + pairs.string(), {"pairs.tsv:41", "target", "no tokens"});
 }
 
-TEST_CASE("messages: a CRLF line is quoted without its carriage return") {
+TEST_CASE("messages: a CRLF line is quoted without its line end, a carriage return inside it shown as \\r") {
+  CHECK(data::visible("no tab\rhere") == "no tab\\rhere");
+  CHECK(data::visible("a\tb\nc\x1b[2Jd\x7f") == "a\\tb\\nc\\x1b[2Jd\\x7f");
+  CHECK(data::visible("caf\xC3\xA9") == "caf\xC3\xA9");  // UTF-8 stays
   const TempDir dir("crlf");
   const std::filesystem::path pairs = dir.path / "pairs.tsv";
-  write_file(pairs, "go .\tva !\r\nno tab here\r\n");
-  const testing::Ran ran = run_lesson("07_seq2seq", "--quick --data " + pairs.string() + " --out " + (dir.path / "run").string());
-  INFO(ran.output);
-  CHECK(ran.status == 2);
-  CHECK(says_all(ran.output, {"pairs.tsv:2", "no tab in \"no tab here\""}));
-  CHECK(ran.output.find('\r') == std::string::npos);
+  for (const auto& [line, quoted] : {std::pair<std::string, std::string>{"no tab here", "\"no tab here\""}, {"no tab\rhere", "\"no tab\\rhere\""}}) {
+    write_file(pairs, "go .\tva !\r\n" + line + "\r\n");
+    const testing::Ran ran = run_lesson("07_seq2seq", "--quick --data " + pairs.string() + " --out " + (dir.path / "run").string());
+    INFO(ran.output);
+    CHECK(ran.status == 2);
+    CHECK(says_all(ran.output, {"pairs.tsv:2", "no tab in " + quoted}));
+    CHECK(ran.output.find('\r') == std::string::npos);
+  }
+  // A flag's value is user text too.
+  const testing::Ran flag = run_lesson("06_gated_rnn", "--quick --cell 'gr\ru' --out " + (dir.path / "run").string());
+  INFO(flag.output);
+  CHECK(flag.status == 2);
+  CHECK(says_all(flag.output, {"unknown cell 'gr\\ru'"}));
+  CHECK(flag.output.find('\r') == std::string::npos);
 }
 
 TEST_CASE("messages: lesson 15 speaks of its own flags") {
@@ -152,3 +166,62 @@ TEST_CASE("messages: lesson 10 refuses a run too short for its comparison with a
   check_refused_before_folder("10_transformer", "--quick --steps 3 --warmup 2", {"warmup", "same run", "--steps"});
   check_refused_before_folder("10_transformer", "--warmup 0", {"--warmup 0", "same run", "--norm-steps 0"});
 }
+
+TEST_CASE("messages: --quick --steps 3 names the warmup --quick leaves, not the default --warmup it cut") {
+  const TempDir out("quick_warmup");
+  const testing::Ran ran = run_lesson("10_transformer", "--quick --steps 3 --out " + out.path.string());
+  INFO(ran.output);
+  CHECK(ran.status == 2);
+  CHECK(says_all(ran.output, {"--quick's warmup", "is 0 here", "--norm-steps 0"}));
+  CHECK(ran.output.find("--warmup 60") == std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(out.path));
+  check_refused_before_folder("10_transformer", "--quick --steps 50 --warmup 50", {"--warmup 50", "--steps 50"});  // the user's own
+}
+
+TEST_CASE("lesson 16's memory: every process counted, so flags that fit one process may not fit four") {
+  const models::GPTConfig config{.vocab_size = 80, .block_size = 256, .n_layer = 4, .n_head = 4, .n_embd = 256, .dropout = 0};
+  const std::string flags = lessons::gpt_flags_text(config);
+  const lessons::MemoryEstimate one = lessons::data_parallel_memory(config, 64, 1, flags);
+  const lessons::MemoryEstimate four = lessons::data_parallel_memory(config, 64, 4, flags);
+  const double others = lessons::gpt_training_memory(config, 16, flags).total();  // each of the 3 others: a shard of 16 windows
+  CHECK(four.total() == doctest::Approx(one.total() + 3 * others));
+  const double available = (one.total() + four.total()) / 2;
+  CHECK_NOTHROW(lessons::check_memory("16_data_parallel", one, available));
+  CHECK_THROWS_WITH_AS(lessons::check_memory("16_data_parallel", four, available),
+                       doctest::Contains(("need about " + lessons::bytes_text(four.total()) + " with --procs 4 (").c_str()), Error);
+  CHECK(four.costs().back().what == "3 other processes (" + lessons::bytes_text(others) + " each)");
+}
+
+#ifdef LADDER_MPIRUN
+namespace {
+
+testing::Ran run_lesson_16(int processes, const std::string& args) {
+  return testing::run_command("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " + std::string(LADDER_MPIRUN) +
+                              " -q --oversubscribe -np " + std::to_string(processes) + " " + LADDER_LESSON_DIR +
+                              "/lesson_16_data_parallel " + args);
+}
+
+}  // namespace
+
+TEST_CASE("lesson 16: --quick --steps 1 names the warmup --quick leaves; four processes that need more memory than there is are refused") {
+  const TempDir out("quick_warmup_16");
+  const testing::Ran ran = run_lesson_16(2, "--quick --steps 1 --out " + out.path.string());
+  INFO(ran.output);
+  CHECK(ran.status == 2);
+  CHECK(says_all(ran.output, {"--quick runs 1 step with a warmup of 5", "--steps 6"}));
+  CHECK(ran.output.find("--warmup 40") == std::string::npos);
+  const testing::Ran own = run_lesson_16(2, "--quick --steps 50 --warmup 50 --out " + out.path.string());  // the user's own numbers
+  INFO(own.output);
+  CHECK(own.status == 2);
+  CHECK(says_all(own.output, {"--warmup 50", "--steps 50"}));
+  const testing::Ran memory = run_lesson_16(4, "--quick --embd 4096 --heads 64 --layers 48 --out " + out.path.string());
+  INFO(memory.output);
+  CHECK(memory.status == 2);
+  CHECK(says_all(memory.output, {"need about", "with --procs 4", "available"}));
+  CHECK_FALSE(std::filesystem::exists(out.path));
+}
+#else
+TEST_CASE("lesson 16's refusals under mpirun: skipped, this build found no MPI (mpirun)") {
+  MESSAGE("mpirun is absent: lesson 16's refusal tests are skipped (./ladder setup installs openmpi-bin)");
+}
+#endif

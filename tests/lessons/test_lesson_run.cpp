@@ -108,14 +108,14 @@ TEST_CASE("a lesson at --lr 1e30 stops with status 3, says where it diverged, an
     CHECK_FALSE(fs::exists(out.path / "model.safetensors"));
     CHECK_FALSE(fs::exists(out.path / "run.lock"));
   }
-  // Lesson 02 studies divergence (its exercise 1): the linear regression's is reported, the other parts go on.
+  // Lesson 02 studies divergence (its exercise 1's rate): the linear regression's is reported, the other parts go on.
   TempDir out("kit_diverge02");
-  const Ran ran = run_lesson("02_regression", "--quick --threads 1 --lr 1e30 --out " + out.path.string());
+  const Ran ran = run_lesson("02_regression", "--quick --threads 1 --lr 1.2 --out " + out.path.string());
   INFO(ran.output);
   CHECK(ran.status == 0);
-  CHECK(ran.output.find("gradient descent diverged: its MSE was inf at step 2") != std::string::npos);
+  CHECK(ran.output.find("gradient descent diverged: its MSE was inf at step") != std::string::npos);
   const nlohmann::json m = summary_of(out.path)["metrics"];
-  CHECK(m["linear_regression_diverged_at_step"] == 2);
+  CHECK(m["linear_regression_diverged_at_step"].get<int>() > 1);
   CHECK(m["test_acc"].get<double>() > 0.9);  // softmax regression survives the rate
 }
 

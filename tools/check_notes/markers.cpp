@@ -4,14 +4,12 @@
 #include <regex>
 #include <sstream>
 
+#include "tools/trim.h"
+
 namespace ladder::check_notes {
 namespace {
 
-std::string trim(const std::string& s) {
-  const size_t begin = s.find_first_not_of(" \t");
-  if (begin == std::string::npos) return "";
-  return s.substr(begin, s.find_last_not_of(" \t") + 1 - begin);
-}
+using text::trim;
 
 std::vector<std::string> split(const std::string& text, char separator) {
   std::vector<std::string> parts;
