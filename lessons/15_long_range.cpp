@@ -343,6 +343,6 @@ int main(int argc, char** argv) {
                        "part 5: recall with two tokens per pair, test accuracy");
     }
     run.finish(summary.metrics, summary.notes,
-               "docs/15_long_range.md, section 3 (The results); then exercise 1: --max-len 2000");
+               "docs/15_long_range.md, section 3 (The results); then exercise 1: --max-len 2000", lessons::Run::Metrics::shown_above);
   });
 }

@@ -35,6 +35,22 @@ std::string rounded(const nlohmann::ordered_json& value) {
   return buf;
 }
 
+// The metrics in two aligned columns, each with its note when it has one.
+void print_metrics(const nlohmann::ordered_json& metrics, const MetricNotes& notes) {
+  size_t name_width = 0, value_width = 0;
+  for (const auto& [name, value] : metrics.items()) {
+    name_width = std::max(name_width, name.size());
+    value_width = std::max(value_width, rounded(value).size());
+  }
+  for (const auto& [name, value] : metrics.items()) {
+    const auto note = notes.find(name);
+    if (note == notes.end()) std::printf("  %-*s  %s\n", static_cast<int>(name_width), name.c_str(), rounded(value).c_str());
+    else
+      std::printf("  %-*s  %-*s  %s\n", static_cast<int>(name_width), name.c_str(), static_cast<int>(value_width),
+                  rounded(value).c_str(), note->second.c_str());
+  }
+}
+
 }  // namespace
 
 Run::Run(const LessonCli& cli) : cli_(cli), folder_(cli.common.out) {
@@ -200,7 +216,8 @@ void Run::prepare_exit_at_once() {
   lessons::prepare_exit_at_once(path("summary.json"), summary("interrupted", fields).dump(2) + "\n", path(kLockName));
 }
 
-void Run::finish(const nlohmann::ordered_json& metrics, const MetricNotes& notes, const std::string& next) {
+void Run::finish(const nlohmann::ordered_json& metrics, const MetricNotes& notes, const std::string& next,
+                 Metrics metrics_print) {
   stop_if_asked();
   for (const auto& [name, value] : metrics.items())
     if (value.is_number_float() && !std::isfinite(value.get<double>()))
@@ -210,18 +227,8 @@ void Run::finish(const nlohmann::ordered_json& metrics, const MetricNotes& notes
   write_summary("finished", {{"metrics", metrics}});
   std::filesystem::remove_all(resume_folder(folder_));  // a finished run has nothing to resume
   std::printf("\n== %s done in %.1f s ==\n", cli_.lesson().c_str(), seconds());
-  size_t name_width = 0, value_width = 0;
-  for (const auto& [name, value] : metrics.items()) {
-    name_width = std::max(name_width, name.size());
-    value_width = std::max(value_width, rounded(value).size());
-  }
-  for (const auto& [name, value] : metrics.items()) {
-    const auto note = notes.find(name);
-    if (note == notes.end()) std::printf("  %-*s  %s\n", static_cast<int>(name_width), name.c_str(), rounded(value).c_str());
-    else
-      std::printf("  %-*s  %-*s  %s\n", static_cast<int>(name_width), name.c_str(), static_cast<int>(value_width),
-                  rounded(value).c_str(), note->second.c_str());
-  }
+  if (metrics_print == Metrics::listed) print_metrics(metrics, notes);
+  else if (!metrics.empty()) std::printf("the %zu figures of the tables above are in summary.json\n", metrics.size());
   std::printf("files:\n");
   for (const std::string& p : written_) std::printf("  %s\n", p.c_str());
   std::printf("next: %s\n", next.c_str());

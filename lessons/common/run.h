@@ -108,11 +108,13 @@ class Run {
   std::string save_checkpoint(const nn::Module& model, std::map<std::string, std::string> metadata = {});
 
   // summary.json: {"lesson", "status": "finished", "seconds", "machine", "flags", "metrics",
-  // "files"}; then prints the metrics (rounded, each with its note), every file written, and
-  // `next`: the note's section to read and an exercise to try. The last thing a lesson does.
-  // The metrics are printed and saved in the order given; one that is NaN or infinite (weights
-  // that diverged) stops the run as diverged instead.
-  void finish(const nlohmann::ordered_json& metrics, const MetricNotes& notes, const std::string& next);
+  // "files"}; then prints the metrics (rounded, each with its note) unless the lesson has shown
+  // them in tables of its own, every file written, and `next`: the note's section to read and an
+  // exercise to try. The last thing a lesson does. The metrics are printed and saved in the order
+  // given; one that is NaN or infinite (weights that diverged) stops the run as diverged instead.
+  enum class Metrics { listed, shown_above };
+  void finish(const nlohmann::ordered_json& metrics, const MetricNotes& notes, const std::string& next,
+              Metrics metrics_print = Metrics::listed);
 
   // Stops the run as `signal` does at a step: summary.json says "interrupted", then Interrupted.
   // Lesson 16's rank 0 calls it when another of its processes received the signal.

@@ -127,9 +127,13 @@ TEST_CASE("a run's flags against the defaults its lesson's --help states") {
       "  --steps INT>0=500           training steps\n  --lr FLOAT>0=0.5            learning rate\n"
       "  --threads INT in [0, 1024]=0\n                              threads\n"
       "  --quick                     shrink everything\n  --data TEXT                 training text file\n"
-      "  --lines,--stream{false}     --lines: each line\n  --level TEXT:{char,word}=char\n";
+      "  --lines,--stream{false}     --lines: each line\n  --level TEXT:{char,word}=char\n"
+      "  --warmup INT>=0=5           warmup\n  --examples-to-print-in-part-two INT in [0, 20]=2 part 2: sequences printed\n";
   const auto flags = [](const std::string& json) { return nlohmann::json::parse(R"({"flags": )" + json + "}"); };
   CHECK(non_default_flags(flags(R"({"steps": 500, "lr": 0.5, "threads": 1, "quick": false, "data": "x", "lines": true, "out": "a"})"), help).empty());
+  // A long flag leaves one space before its help: the default still ends there; ">=" is part of the type.
+  CHECK(non_default_flags(flags(R"({"warmup": 5, "examples-to-print-in-part-two": 2})"), help).empty());
+  CHECK(non_default_flags(flags(R"({"warmup": 6, "examples-to-print-in-part-two": 3})"), help).size() == 2);
   const std::vector<std::string> differ = non_default_flags(flags(R"({"steps": 200, "lr": 0.5, "quick": true, "level": "word"})"), help);
   CHECK(differ == std::vector<std::string>{"--level word (default char)", "--quick true (default false)", "--steps 200 (default 500)"});
 }

@@ -142,10 +142,17 @@ std::vector<std::string> non_default_flags(const nlohmann::json& summary, const 
   for (std::string line; std::getline(in, line);) {
     std::smatch m;
     if (!std::regex_search(line, m, kOption)) continue;
-    const std::string type = m[2].str().substr(0, m[2].str().find("  "));  // "INT in [0, 1024]=0", " TEXT", ""
-    const size_t equals = type.rfind('=');
+    // CLI11 puts two spaces before the help text, one when the flag and its type fill the column.
+    const std::string rest = m[2].str();  // " INT in [0, 1024]=0  threads ...", "  help", ""
+    const size_t help = rest.find("  ");
+    const std::string type = rest.substr(0, help);
+    size_t equals = type.find('=');
+    while (equals != std::string::npos && equals > 0 && type[equals - 1] == '>') equals = type.find('=', equals + 1);  // INT>=0=5
     if (type.empty()) defaults[m[1].str()] = "false";  // a flag without a value is off unless given
-    else if (equals != std::string::npos && !type.starts_with(",")) defaults[m[1].str()] = type.substr(equals + 1);  // not "--lines,--stream{false}"
+    else if (equals != std::string::npos && !type.starts_with(",")) {  // not "--lines,--stream{false}"
+      const size_t end = help == std::string::npos ? type.find(' ', equals) : std::string::npos;
+      defaults[m[1].str()] = type.substr(equals + 1, end == std::string::npos ? std::string::npos : end - equals - 1);
+    }
   }
   std::vector<std::string> differ;
   for (const auto& [name, value] : summary.at("flags").items()) {
