@@ -16,6 +16,7 @@ namespace ladder::data {
 struct Batch {
   Tensor x;  // inputs
   Tensor y;  // targets
+  Tensor key_padding_mask;  // (B,T) of x, 1 = a real position, 0 = padding; undefined when every position is real
 };
 
 // Random windows from one long stream of ids: x (B,T) = stream[i : i+T], y = stream[i+1 : i+T+1].

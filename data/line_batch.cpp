@@ -1,5 +1,7 @@
 #include "data/line_batch.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "core/ops.h"
 #include "data/text.h"
@@ -16,7 +18,8 @@ LineMarkers line_markers(const Tokenizer& tokenizer) {
 Batch frame_lines(const std::vector<std::vector<int>>& lines, int64_t width, LineMarkers markers) {
   if (lines.empty()) fail("frame_lines", "no lines given");
   const auto B = static_cast<int64_t>(lines.size());
-  Batch b{full({B, width}, static_cast<float>(markers.eos)), full({B, width}, static_cast<float>(kNoAnswer))};
+  Batch b{full({B, width}, static_cast<float>(markers.eos)), full({B, width}, static_cast<float>(kNoAnswer)),
+          zeros({B, width})};
   for (int64_t r = 0; r < B; ++r) {
     const std::vector<int>& line = lines[static_cast<size_t>(r)];
     const auto n = static_cast<int64_t>(line.size());
@@ -24,7 +27,9 @@ Batch frame_lines(const std::vector<std::vector<int>>& lines, int64_t width, Lin
       fail("frame_lines", "a line of ", n, " tokens needs ", n + 1, " positions with its start marker; the rows are ", width, " wide");
     float* x = b.x.data() + r * width;
     float* y = b.y.data() + r * width;
+    float* real = b.key_padding_mask.data() + r * width;
     x[0] = static_cast<float>(markers.bos);
+    std::fill(real, real + n + 1, 1.0f);
     for (int64_t t = 0; t < n; ++t) x[t + 1] = y[t] = static_cast<float>(line[static_cast<size_t>(t)]);
     y[n] = static_cast<float>(markers.eos);
   }

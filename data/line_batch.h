@@ -23,9 +23,12 @@ LineMarkers line_markers(const Tokenizer& tokenizer);
 // The rows of lines (token ids, without markers), each `width` long:
 //   x (B,width): <bos> c1 .. cn  then <eos> as padding  (what the model reads)
 //   y (B,width): c1 .. cn <eos>  then kNoAnswer         (what it should predict; kNoAnswer adds no loss)
+//   key_padding_mask (B,width): 1 for <bos> c1 .. cn, 0 for the padding
 // The padding sits after the line, so causal attention never lets a real position read it, and its
 // targets are kNoAnswer: a padded position changes neither the loss nor any gradient, whatever it
-// holds, so no <pad> token is needed. Throws when a line needs more than `width` positions (its length + 1).
+// holds, so no <pad> token is needed. The mask is for what reads every key, causal or not: vq
+// attention's codebook must not learn from the padding. Throws when a line needs more than `width`
+// positions (its length + 1).
 Batch frame_lines(const std::vector<std::vector<int>>& lines, int64_t width, LineMarkers markers);
 
 // Random lines, framed and padded: what a step of training on lines reads.

@@ -293,7 +293,7 @@ int main(int argc, char** argv) {
     for (const char* flag : {"--sample-chars", "--temperature"})
       if (cli.given(flag)) fail(kLesson, flag, " applies to sampling from a checkpoint: give it with --load FILE");
     config.attention = lessons::attention_settings(kLesson, cli, attention, cli.common.seed);
-    lessons::check_gpt_shape(kLesson, text, config);
+    lessons::check_gpt_shape(kLesson, config);
     training.settle(kLesson, cli.common);
     const lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, config.block_size, cli.given("--context"));
     config.block_size = corpus.context;

@@ -297,7 +297,7 @@ int main(int argc, char** argv) {
     lessons::PartFlag part(cli, 5);
     cli.parse(argc, argv);
     lessons::check_feature_map(kLesson, feature_map);
-    lessons::check_gpt_shape(kLesson, text, gpt);
+    lessons::check_gpt_shape(kLesson, gpt);
     training.settle(kLesson, cli.common);
     const lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, gpt.block_size, cli.given("--context"));
     gpt.block_size = corpus.context, gpt.vocab_size = corpus.tokenizer.vocab_size();

@@ -198,9 +198,16 @@ struct VQFlags {
     cli.option("--codes", codes, "part 3: codes per head of the VQ GPT's codebooks (S)", {1, 4096});
     cli.option("--attention-block", block, "part 3: positions per block of the VQ GPT (L)", {1, 1024});
   }
-  // Refuses blocks so long that no query of a window of `context` reads the per-code cache. After cli.parse().
-  void check(int64_t context) const {
+  // Refuses blocks so long that no query of a window of `context` reads the per-code cache; with
+  // --lines and no --attention-block, the default block shrinks to the longest that leaves 3 blocks
+  // (short lines make a short context). After the corpus is read.
+  void settle(int64_t context, bool lines, bool block_given) {
     const int64_t longest = (context - 1) / 2;  // the longest that leaves 3 blocks in a window
+    if (lines && !block_given && block > longest && longest >= 1) {
+      block = longest;
+      std::printf("--attention-block %lld: the lines' context of %lld holds 3 blocks of it\n", static_cast<long long>(block),
+                  static_cast<long long>(context));
+    }
     if (block > longest)
       fail(kLesson, "--attention-block ", block, " cuts --context ", context, " into fewer than 3 blocks, so no query ever "
            "reads the per-code cache of older blocks; ", longest >= 1 ? cat("give --attention-block ", longest, " or less, or ") : "give ",
@@ -236,7 +243,7 @@ TrainedGPTs train_per_kind(lessons::Run& run, const lessons::CommonFlags& flags,
   std::printf("\n== 3. Character GPTs: full, linear and VQ attention part by part, same text and budget ==\n");
   lessons::print_compared_gpts(gpt, flags, corpus);
   TrainedGPTs trained;
-  lessons::CodebookHistory history{.windows = lessons::first_windows(corpus.val_ids, gpt.block_size, 8)};
+  lessons::CodebookHistory history{.sample = lessons::validation_sample(corpus, gpt.block_size, 8)};
   for (const lessons::AttentionVariant& kind : gpt_kinds(vq)) {
     const bool followed = kind.name == nn::VQAttention::kName;  // the paper's VQ: its codebooks and bias
     std::printf("-- %s\n", kind.label.c_str());
@@ -245,13 +252,13 @@ TrainedGPTs train_per_kind(lessons::Run& run, const lessons::CommonFlags& flags,
     models::GPT model(gpt, init);
     optim::AdamW adamw = training.optimizer(model, flags.lr);
     const optim::Schedule lr = training.schedule.schedule(flags.lr, flags.steps);
-    const data::StreamBatcher windows(corpus.train_ids, gpt.block_size);
+    const lessons::TrainingBatches batches_of(corpus, gpt.block_size);  // windows, or with --lines whole lines
     Generator batches(flags.seed + 1);  // the same batches for every kind
     lessons::Tracker tracker = training.tracker(run, flags, gpt.block_size, "gpt_" + kind.name + ".csv", kind.label);
     model.train();
     for (int64_t step = tracker.resume({model, adamw, {&batches}, lessons::codebook_carried(history)}); step <= flags.steps; ++step) {
       adamw.set_lr(lr(step - 1));
-      const data::Batch batch = windows.sample(flags.batch, batches);  // x, y (B,T)
+      const data::Batch batch = batches_of.sample(flags.batch, batches);  // x, y (B,T)
       tracker.step(step, optim::train_step(model, adamw, batch, training.clip), adamw.lr());
       if (!tracker.evaluation_due(step)) continue;
       const std::vector<double> figures = lessons::validation_figures(model, corpus, flags);
@@ -262,7 +269,7 @@ TrainedGPTs train_per_kind(lessons::Run& run, const lessons::CommonFlags& flags,
     trained.comparison.add(kind, tracker);
     if (!followed) continue;
     trained.codebook = lessons::codebook_report(run, model, history);
-    lessons::position_bias_report(run, model, history.windows);
+    lessons::position_bias_report(run, model, history.sample);
   }
   trained.comparison.report(run);
   return trained;
@@ -306,11 +313,11 @@ int main(int argc, char** argv) {
     training.add_to(cli);
     lessons::PartFlag part(cli, 3);
     cli.parse(argc, argv);
-    lessons::check_gpt_shape(kLesson, text, gpt, /*trains_vq=*/part.runs(3));
-    vq.check(gpt.block_size);
+    lessons::check_gpt_shape(kLesson, gpt);
     training.settle(kLesson, cli.common);
-    const lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, gpt.block_size);
-    gpt.vocab_size = corpus.tokenizer.vocab_size();
+    const lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, gpt.block_size, cli.given("--context"));
+    gpt.block_size = corpus.context, gpt.vocab_size = corpus.tokenizer.vocab_size();
+    vq.settle(gpt.block_size, corpus.lines, cli.given("--attention-block"));
     lessons::check_memory(kLesson, lessons::gpt_training_memory(gpt, cli.common.batch, lessons::gpt_flags_text(gpt)));
     if (cli.common.quick) max_n = std::min<int64_t>(max_n, 512);
     lessons::Run run(cli);

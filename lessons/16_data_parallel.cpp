@@ -303,7 +303,7 @@ int main(int argc, char** argv) {
     if (cli.given("--procs") && procs != processes.size())
       fail(kLesson, "--procs ", procs, " but mpirun started ", processes.size(), " processes; give mpirun -np ", procs, " or leave --procs out");
     dist::shard_of(cli.common.batch, 0, processes.size());  // refuses more processes than windows in a batch
-    lessons::check_gpt_shape(kLesson, text, config);
+    lessons::check_gpt_shape(kLesson, config);
     // Processes that share a machine share its cores: one thread each on 2 cores and 2 processes.
     const int here = world.processes_on_this_machine();
     if (!cli.given("--threads")) set_num_threads(std::max(1, omp_get_num_procs() / here));

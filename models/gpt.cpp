@@ -77,13 +77,14 @@ GPTBlock::GPTBlock(const GPTConfig& config, int64_t layer, Generator& gen) : Mod
   mlp = register_module("mlp", std::make_shared<GPTMLP>(config, gen));
 }
 
-Tensor GPTBlock::forward(const Tensor& x, nn::AttentionState* state, nn::AttentionHeads* heads) {
+Tensor GPTBlock::forward(const Tensor& x, nn::AttentionState* state, nn::AttentionHeads* heads,
+                         const Tensor& key_padding_mask) {
   const Tensor h = ln_1->forward(x);
   Tensor attended;
   if (state) {
     attended = attn->forward_step(h, *state);
   } else {
-    const nn::MultiheadAttentionOutput out = attn->forward(h, h, h, {.causal = true});
+    const nn::MultiheadAttentionOutput out = attn->forward(h, h, h, {.key_padding_mask = key_padding_mask, .causal = true});
     if (heads) *heads = out.heads;
     attended = out.output;
   }
@@ -130,7 +131,8 @@ void GPT::check_ids(const Tensor& idx) const {
   }
 }
 
-Tensor GPT::run(const Tensor& idx, GPTCache* cache, std::vector<nn::AttentionHeads>* heads) {
+Tensor GPT::run(const Tensor& idx, GPTCache* cache, std::vector<nn::AttentionHeads>* heads,
+                const Tensor& key_padding_mask) {
   const int64_t offset = cache ? cache->length() : 0;
   check_ids(idx);
   const int64_t T = idx.size(1);
@@ -147,7 +149,7 @@ Tensor GPT::run(const Tensor& idx, GPTCache* cache, std::vector<nn::AttentionHea
   for (size_t i = 0; i < transformer->h.size(); ++i) {
     if (cache && !cache->layers[i]) cache->layers[i] = transformer->h[i]->attn->start_state();
     nn::AttentionHeads seen;
-    x = transformer->h[i]->forward(x, cache ? cache->layers[i].get() : nullptr, heads ? &seen : nullptr);
+    x = transformer->h[i]->forward(x, cache ? cache->layers[i].get() : nullptr, heads ? &seen : nullptr, key_padding_mask);
     if (heads) heads->push_back(seen);
   }
   return lm_head->forward(transformer->ln_f->forward(x));  // (B,T,V)
@@ -155,7 +157,11 @@ Tensor GPT::run(const Tensor& idx, GPTCache* cache, std::vector<nn::AttentionHea
 
 Tensor GPT::forward(const Tensor& idx) { return run(idx, nullptr, nullptr); }
 
-Tensor GPT::loss(const data::Batch& batch) { return cross_entropy(forward(batch.x), batch.y); }
+Tensor GPT::forward(const Tensor& idx, const Tensor& key_padding_mask) {
+  return run(idx, nullptr, nullptr, key_padding_mask);
+}
+
+Tensor GPT::loss(const data::Batch& batch) { return cross_entropy(forward(batch.x, batch.key_padding_mask), batch.y); }
 
 GPTForward GPT::forward_with_heads(const Tensor& idx) {
   GPTForward out;

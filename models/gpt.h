@@ -55,7 +55,9 @@ class GPTBlock : public nn::Module {
   // x (B,T,C) -> (B,T,C). Without a state the attention is causal over x, and `heads`, when given,
   // receives the q, k, v it attended with; with a state, x continues the sequence the state holds
   // (MultiheadAttention::forward_step; for full attention the state is the KV cache).
-  Tensor forward(const Tensor& x, nn::AttentionState* state, nn::AttentionHeads* heads = nullptr);
+  // key_padding_mask (B,T), when defined, hides padded positions from the attention (forward without a state only).
+  Tensor forward(const Tensor& x, nn::AttentionState* state, nn::AttentionHeads* heads = nullptr,
+                 const Tensor& key_padding_mask = Tensor());
   Tensor forward(const Tensor& x) override { return forward(x, nullptr); }
 
   std::shared_ptr<nn::LayerNorm> ln_1, ln_2;
@@ -106,8 +108,11 @@ class GPT : public nn::Module {
 
   // idx (B,T) of token ids, T <= block_size -> logits (B,T,V): the scores of the token after each position.
   Tensor forward(const Tensor& idx) override;
-  // The model contract of training (optim::train_step): the mean cross-entropy of forward(batch.x)
-  // (B,T,V) against the next tokens batch.y (B,T).
+  // The same, with the padded positions of idx (key_padding_mask (B,T), 0 = padding) hidden from every
+  // block's attention: framed lines (data/line_batch.h), whose padding vq attention must not learn from.
+  Tensor forward(const Tensor& idx, const Tensor& key_padding_mask);
+  // The model contract of training (optim::train_step): the mean cross-entropy of
+  // forward(batch.x, batch.key_padding_mask) (B,T,V) against the next tokens batch.y (B,T).
   Tensor loss(const data::Batch& batch);
   // forward(), with what every block's attention attended with on the way: for attention maps
   // (attn->attention_kind->implied_weights(q, k, {.causal = true})) and for reading its keys.
@@ -140,7 +145,8 @@ class GPT : public nn::Module {
  private:
   // The blocks over idx at positions offset.. (continuing the cache's states when it is given; each
   // block's heads appended to `heads` when it is given).
-  Tensor run(const Tensor& idx, GPTCache* cache, std::vector<nn::AttentionHeads>* heads);
+  Tensor run(const Tensor& idx, GPTCache* cache, std::vector<nn::AttentionHeads>* heads,
+             const Tensor& key_padding_mask = Tensor());
   void check_ids(const Tensor& idx) const;  // (B,T), whole numbers in [0, vocab_size)
   GPTConfig config_;
 };

@@ -8,7 +8,6 @@
 #include "core/error.h"
 #include "core/ops.h"
 #include "data/visible_text.h"
-#include "nn/attention/vq_attention.h"
 
 namespace ladder::lessons {
 
@@ -38,13 +37,7 @@ Tracker GPTTraining::tracker(Run& run, const CommonFlags& flags, int64_t context
                        .unit = "tok", .items_per_step = flags.batch * context, .name = name});
 }
 
-void check_gpt_shape(const std::string& lesson, const TextFlags& text, const models::GPTConfig& config, bool trains_vq) {
-  if (text.lines && trains_vq)
-    fail(lesson.c_str(), "this lesson's GPTs with vq attention learn their codebooks from the keys of every position, the padding of "
-                         "--lines too; give --stream");
-  if (text.lines && config.attention.kind == nn::VQAttention::kName)
-    fail(lesson.c_str(), "--attention vq learns its codebook from the keys of every position, the padding of --lines too; "
-                         "give --stream, or another --attention");
+void check_gpt_shape(const std::string& lesson, const models::GPTConfig& config) {
   if (config.n_embd % config.n_head != 0)
     fail(lesson.c_str(), "--heads ", config.n_head, " does not divide --embd ", config.n_embd,
          "; each head takes --embd / --heads features: choose --heads dividing --embd");

@@ -45,10 +45,8 @@ struct GPTTraining {
                   const std::string& name = "train") const;
 };
 
-// After parse(): refuses --lines when an attention the lesson trains reads a padded position (vq's
-// commitment loss and codebook read every key): its --attention, or vq itself when the lesson
-// trains vq GPTs whatever --attention says (`trains_vq`); and --heads that does not divide --embd.
-void check_gpt_shape(const std::string& lesson, const TextFlags& text, const models::GPTConfig& config, bool trains_vq = false);
+// After parse(): refuses --heads that does not divide --embd.
+void check_gpt_shape(const std::string& lesson, const models::GPTConfig& config);
 
 struct CharCorpus {
   data::Tokenizer tokenizer;  // the text's characters; with lines, <bos> and <eos> first

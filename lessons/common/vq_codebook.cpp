@@ -9,6 +9,7 @@
 #include "core/autograd.h"
 #include "core/error.h"
 #include "core/ops.h"
+#include "data/line_batch.h"
 #include "lessons/common/plot.h"
 #include "nn/attention/vq_attention.h"
 #include "nn/vector_quantizer.h"
@@ -17,15 +18,17 @@ namespace ladder::lessons {
 
 namespace {
 
-// The keys (B,H,T,D) that every VQ layer rounds for ids (B,T), one per layer: the model's k as its
-// forward hands them back, normalised as the layer prepares them.
-std::vector<Tensor> keys_of(models::GPT& model, const Tensor& ids) {
+// The keys that every VQ layer rounds for the sample's real positions, one (1,H,N,D) per layer (the
+// sample's (B,H,T,D) when every position is real): the model's k as its forward hands them back,
+// normalised as the layer prepares them. A line's padding comes after it, so no real position reads it.
+std::vector<Tensor> keys_of(models::GPT& model, const KeySample& sample) {
   NoGradGuard no_grad;
   nn::EvalModeGuard eval(model);
   const std::vector<nn::VQAttention*> layers = vq_layers(model);
-  const std::vector<nn::AttentionHeads> heads = model.forward_with_heads(ids).heads;
+  const std::vector<nn::AttentionHeads> heads = model.forward_with_heads(sample.ids).heads;
   std::vector<Tensor> keys;
-  for (size_t l = 0; l < layers.size(); ++l) keys.push_back(layers[l]->prepare(heads[l].q, heads[l].k, true).keys);
+  for (size_t l = 0; l < layers.size(); ++l)
+    keys.push_back(at_real_positions(layers[l]->prepare(heads[l].q, heads[l].k, true).keys, sample.real));
   return keys;
 }
 
@@ -97,9 +100,33 @@ std::vector<nn::VQAttention*> vq_layers(models::GPT& model) {
   return layers;
 }
 
-Tensor first_windows(const std::vector<int>& ids, int64_t context, int64_t count) {
-  const int64_t B = std::min<int64_t>(count, static_cast<int64_t>(ids.size()) / context);
-  return tensor(std::vector<float>(ids.begin(), ids.begin() + B * context), {B, context});
+KeySample validation_sample(const CharCorpus& corpus, int64_t context, int64_t count) {
+  if (corpus.lines) {
+    const std::vector<std::vector<int>> first(corpus.val_lines.begin(),
+                                              corpus.val_lines.begin() + std::min<int64_t>(count, std::ssize(corpus.val_lines)));
+    const data::Batch framed = data::frame_lines(first, context, data::line_markers(corpus.tokenizer));
+    return {framed.x, framed.key_padding_mask, "lines"};
+  }
+  const int64_t B = std::min<int64_t>(count, std::ssize(corpus.val_ids) / context);
+  return {tensor(std::vector<float>(corpus.val_ids.begin(), corpus.val_ids.begin() + B * context), {B, context}), Tensor(),
+          "windows"};
+}
+
+Tensor at_real_positions(const Tensor& per_position, const Tensor& real) {  // (B,H,T,D), (B,T) -> (1,H,N,D)
+  if (!real.defined()) return per_position;
+  const int64_t B = per_position.size(0), H = per_position.size(1), T = per_position.size(2), D = per_position.size(3);
+  std::vector<int64_t> kept;  // b * T + t of every real position
+  for (int64_t i = 0; i < B * T; ++i)
+    if (real.data()[i] != 0) kept.push_back(i);
+  const auto N = std::ssize(kept);
+  Tensor rows = zeros({1, H, N, D});
+  for (int64_t h = 0; h < H; ++h)
+    for (int64_t n = 0; n < N; ++n) {
+      const int64_t b = kept[n] / T, t = kept[n] % T;
+      const float* from = per_position.data() + ((b * H + h) * T + t) * D;
+      std::copy(from, from + D, rows.data() + (h * N + n) * D);
+    }
+  return rows;
 }
 
 void record_codebooks(models::GPT& model, int64_t step, CodebookHistory& history) {
@@ -107,7 +134,7 @@ void record_codebooks(models::GPT& model, int64_t step, CodebookHistory& history
   if (layers.empty()) return;
   history.layers.resize(layers.size());
   history.steps.push_back(static_cast<double>(step));
-  const std::vector<Tensor> keys = keys_of(model, history.windows);
+  const std::vector<Tensor> keys = keys_of(model, history.sample);
   for (size_t l = 0; l < layers.size(); ++l) history.layers[l].push_back(codebook_state(*layers[l], keys[l]));
 }
 
@@ -134,8 +161,8 @@ Carried codebook_carried(CodebookHistory& history) {
 CodebookSummary codebook_report(Run& run, models::GPT& model, const CodebookHistory& history) {
   const std::vector<nn::VQAttention*> layers = vq_layers(model);
   const int64_t S = layers.front()->quantizer->num_codes();
-  std::printf("  the VQ model's codebooks at the end, on the keys of %lld validation windows (%lld codes per head):\n",
-              static_cast<long long>(history.windows.size(0)), static_cast<long long>(S));
+  std::printf("  the VQ model's codebooks at the end, on the keys of %lld validation %s (%lld codes per head):\n",
+              static_cast<long long>(history.sample.ids.size(0)), history.sample.unit.c_str(), static_cast<long long>(S));
   std::printf("  %6s %22s %22s %24s\n", "layer", "codes the keys take", "codebook perplexity", "error / key spread");
   LineChart over_training{"The VQ model's codebooks during training (mean over heads)", "step",
                                    "codes (of " + std::to_string(S) + " per head)", {}};
@@ -171,7 +198,7 @@ CodebookSummary codebook_report(Run& run, models::GPT& model, const CodebookHist
   run.wrote(save_line_chart(run.path("vq_code_counts"), counts));
 
   // Layer 1, head 1: its validation keys (N,D) and its codes (S,D) on the keys' principal plane.
-  const Tensor keys = keys_of(model, history.windows).front();  // (B,H,T,D)
+  const Tensor keys = keys_of(model, history.sample).front();  // (B,H,T,D), or (1,H,N,D) of a lines' real positions
   const int64_t D = keys.size(3);
   const Tensor head_keys = reshape(narrow(keys, 1, 0, 1), {-1, D});
   const Tensor head_codes = reshape(narrow(layers.front()->quantizer->codes, 0, 0, 1), {S, D});

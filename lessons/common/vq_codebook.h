@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "lessons/common/char_gpt.h"
 #include "lessons/common/resume.h"
 #include "lessons/common/run.h"
 #include "models/gpt.h"
@@ -24,18 +25,28 @@ struct CodebookState {
   double error = 0;       // mean |k - code|^2 over mean |k - mean k|^2: the share of the keys' spread the codes miss
 };
 
+// The validation sequences whose keys the reports read: windows of the stream, or with --lines
+// whole lines, framed and padded, their padding marked so that no report reads it.
+struct KeySample {
+  Tensor ids;        // (B,T)
+  Tensor real;       // (B,T): 1 = a real position, 0 = a line's padding; undefined: every position is real
+  std::string unit;  // "windows" or "lines"
+};
+// The first `count` windows of `context` ids (or as many as the stream holds), or the first `count` lines.
+KeySample validation_sample(const CharCorpus& corpus, int64_t context, int64_t count);
+// The rows of per_position (B,H,T,D) at the positions `real` (B,T) marks, every head alike -> (1,H,N,D)
+// with N real positions; per_position itself when `real` is undefined.
+Tensor at_real_positions(const Tensor& per_position, const Tensor& real);
+
 // What lesson 14 follows of the VQ model: its codebooks at every evaluation, per layer.
 struct CodebookHistory {
-  Tensor windows;  // (B,T): the validation windows the keys come from
+  KeySample sample;  // the validation sequences the keys come from
   std::vector<double> steps;
   std::vector<std::vector<CodebookState>> layers;  // [layer][evaluation]
 };
 
 // The VQ attention of every block of a model, in order (none when the model attends otherwise).
 std::vector<nn::VQAttention*> vq_layers(models::GPT& model);
-
-// The first `count` windows of `context` ids (or as many as `ids` holds), as rows: (B,T).
-Tensor first_windows(const std::vector<int>& ids, int64_t context, int64_t count);
 
 // Adds the state of every VQ layer of `model` at `step` to `history`; nothing when the model has no VQ layer.
 void record_codebooks(models::GPT& model, int64_t step, CodebookHistory& history);

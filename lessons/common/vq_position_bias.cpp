@@ -12,23 +12,24 @@
 
 namespace ladder::lessons {
 
-void position_bias_report(Run& run, models::GPT& model, const Tensor& windows) {
+void position_bias_report(Run& run, models::GPT& model, const KeySample& sample) {
   NoGradGuard no_grad;
   nn::EvalModeGuard eval(model);
   const std::vector<nn::VQAttention*> layers = vq_layers(model);
   if (layers.empty() || !layers.front()->positions) return;
-  const std::vector<nn::AttentionHeads> heads = model.forward_with_heads(windows).heads;
+  const std::vector<nn::AttentionHeads> heads = model.forward_with_heads(sample.ids).heads;
   LineChart chart{"Position bias learned inside the window, mean over validation queries", "offset i - j",
                   "score added to key j", {}};
-  std::printf("  the VQ model's position bias, mean over the queries of %lld validation windows:\n",
-              static_cast<long long>(windows.size(0)));
+  std::printf("  the VQ model's position bias, mean over the queries of %lld validation %s:\n",
+              static_cast<long long>(sample.ids.size(0)), sample.unit.c_str());
   for (size_t l = 0; l < layers.size(); ++l) {
     nn::VQAttention& layer = *layers[l];
     const nn::VQAttention::Prepared in = layer.prepare(heads[l].q, heads[l].k, /*causal=*/true);
     const int64_t D = in.bias.queries.size(3);
     const float scale = layer.options(true).scale.value_or(1.0f / std::sqrt(static_cast<float>(D)));
-    // scale * qp . r: (B,H,T,D) @ (H,P,D)^T -> (B,H,T,P), averaged over B and T -> (H,P)
-    const Tensor terms = matmul(in.bias.queries, in.bias.offsets, {.transpose_b = true}) * scale;
+    // scale * qp . r: (1,H,N,D) @ (H,P,D)^T -> (1,H,N,P) over the N real queries, averaged over them -> (H,P)
+    const Tensor queries = at_real_positions(in.bias.queries, sample.real);
+    const Tensor terms = matmul(queries, in.bias.offsets, {.transpose_b = true}) * scale;
     const Tensor by_offset = mean(terms, {0, 2});
     const int64_t H = by_offset.size(0), P = by_offset.size(1), L = P - 1;  // row m: offset L - m
     for (int64_t h = 0; h < H; ++h) {

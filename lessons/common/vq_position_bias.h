@@ -6,13 +6,14 @@
 
 #include "core/tensor.h"
 #include "lessons/common/run.h"
+#include "lessons/common/vq_codebook.h"
 #include "models/gpt.h"
 
 namespace ladder::lessons {
 
 // Prints the bias at a few offsets for every head and draws vq_position_bias: one curve per layer
-// and head over the offsets 0 .. L. windows (B,T) of validation ids. Nothing for a model whose VQ
-// layers have no position term.
-void position_bias_report(Run& run, models::GPT& model, const Tensor& windows);
+// and head over the offsets 0 .. L, averaged over the real queries of the sample. Nothing for a
+// model whose VQ layers have no position term.
+void position_bias_report(Run& run, models::GPT& model, const KeySample& sample);
 
 }  // namespace ladder::lessons

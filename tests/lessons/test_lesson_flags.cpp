@@ -179,7 +179,6 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
       {"11_gpt", "--decay step", {"--decay step", "cosine, linear or constant"}},
       {"13_bigbird", "--decay exponential", {"--decay exponential", "cosine, linear or constant"}},
       {"11_gpt", "--prompt \"\x01\"", {"--prompt", "vocabulary lacks"}},
-      {"11_gpt", "--lines --attention vq", {"--attention vq", "padding of --lines"}},
       {"11_gpt", "--temperature 0.8", {"--temperature", "--load FILE"}},
       // The attention kind (lessons/common/attention_flags.h): unknown names, a setting for another kind,
       // and a BigBird pattern that would see every block.
@@ -214,7 +213,6 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
       {"13_bigbird", "--steps 50 --warmup 50", {"--warmup 50", "--steps 50"}},
       {"13_bigbird", "--patterns full,windows", {"--patterns", "'windows'", "window_global_mid"}},
       {"14_transformer_vq", "--heads 3", {"--heads 3", "--embd 64"}},
-      {"14_transformer_vq", "--lines", {"vq attention", "padding of --lines", "--stream"}},
       {"14_transformer_vq", "--attention-block 32", {"--attention-block 32", "--context 64", "fewer than 3 blocks",
                                                      "--attention-block 31", "--context 65"}},
       {"14_transformer_vq", "--context 2 --attention-block 1", {"--context 2", "fewer than 3 blocks", "--context 3"}},

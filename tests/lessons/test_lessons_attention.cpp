@@ -3,6 +3,7 @@
 #include "lessons/lesson_checks.h"
 
 #include <random>
+#include <sstream>
 
 #include "io/safetensors.h"
 #include "nn/attention/attention_registry.h"
@@ -158,6 +159,26 @@ TEST_CASE("lesson 12_linear_attention --lines: every kind's GPT trains on lines,
     CAPTURE(kind);
     CHECK(column(out.path / ("gpt_" + std::string(kind) + ".csv"), "val_loss").back() < std::log(27.0) - 0.5);
   }
+}
+
+TEST_CASE("lesson 14_transformer_vq --lines: every GPT trains on lines, the VQ codebooks never read the padding") {
+  const std::string words = words_file(1000, 0);
+  TempDir out("lesson14_lines");
+  const Ran ran = run_lesson("14_transformer_vq", "--quick --threads 1 --part 3 --lines --data " + words + " --out " + out.path.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  std::istringstream lines(read_text(words));
+  int64_t context = 0;  // the longest word and its start marker
+  for (std::string word; std::getline(lines, word);) context = std::max(context, 1 + std::ssize(word));
+  const int64_t block = (context - 1) / 2;  // the default 16 shrinks to leave 3 blocks in the lines' context
+  CHECK(says_all(ran.output, {"--attention-block " + std::to_string(block) + ": the lines' context of " + std::to_string(context),
+                              "on the lines of " + words, "keys of 8 validation lines", "queries of 8 validation lines"}));
+  for (const char* kind : {"full", "linear", "vq_plain", "vq_norm", "vq", "vq_stopped"}) {  // below a uniform guess over 26 letters and <eos>
+    CAPTURE(kind);
+    CHECK(column(out.path / ("gpt_" + std::string(kind) + ".csv"), "val_loss").back() < std::log(27.0) - 0.5);
+  }
+  check_refused("14_transformer_vq", "--lines --attention-block 16 --data " + words,
+                {"--attention-block 16", "--context " + std::to_string(context), "fewer than 3 blocks"});
 }
 
 TEST_CASE("lesson 12_linear_attention --quick: one layer three ways agrees; the implied maps and their rank; GPTs per kind; cost against length") {
