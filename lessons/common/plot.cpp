@@ -129,12 +129,21 @@ int64_t lies_on(const std::vector<Series>& series, size_t k, bool log_y, double 
   return -1;
 }
 
+std::string percent_label(double share) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f%%", 100 * share);
+  return text;
+}
+
 std::vector<Series> baseline_lines(double chance, double majority, double x_from, double x_to) {
   const auto level = [&](const std::string& name, double share) {
-    const double percent = 100 * share;
-    return Series{cat(name, ", ", std::round(10 * percent) / 10, "%"), {x_from, x_to}, {percent, percent}};
+    return Series{name, {x_from, x_to}, {100 * share, 100 * share}};
   };
-  return {level("chance", chance), level("the most common answer", majority)};
+  // Levels less than a point apart would draw as one line: one short legend entry names both.
+  if (std::fabs(chance - majority) < 0.01)
+    return {level(cat("chance ", percent_label(chance), ", most common ", percent_label(majority)), chance)};
+  return {level("chance, " + percent_label(chance), chance),
+          level("the most common answer, " + percent_label(majority), majority)};
 }
 
 std::vector<OffScale> off_scale(const Series& s, bool log_y) {

@@ -59,10 +59,15 @@ std::vector<std::string> sparse_labels(const std::vector<double>& values, int64_
 // map, symmetric around 0). Values beyond either end take its colour.
 std::pair<double, double> colour_scale(const Heatmap& map);
 
+// A share as a legend writes it, "6.2%" for 0.0625: one decimal, rounded as printf rounds it, so that
+// a legend and the printed tables agree.
+std::string percent_label(double share);
+
 // The two levels a classifier's accuracy (in %) has to beat, as flat lines from x_from to x_to:
 // guessing uniformly (`chance`) and always giving the training set's most common answer
 // (`majority`, measured on the test set), so that a model stuck on the commonest class is not read
-// as learning. Both as fractions: 0.1 is drawn at 10%.
+// as learning. Both as fractions: 0.1 is drawn at 10%. Two levels less than a point apart are one
+// line, "chance 6.2%, most common 6.4%", drawn at chance.
 std::vector<Series> baseline_lines(double chance, double majority, double x_from, double x_to);
 
 // The values a line chart cannot draw, in runs of one kind: "infinite", "minus infinite", "NaN",

@@ -15,7 +15,7 @@
 
 namespace ladder::lessons {
 
-int64_t state_numbers(const nn::AttentionSettings& a, int64_t length, int64_t D) {
+int64_t state_numbers(const nn::AttentionSettings& a, int64_t length, int64_t D, bool causal) {
   if (a.kind == nn::FullAttention::kName) return 2 * length * D;
   if (a.kind == nn::LinearAttention::kName) {
     const int64_t M =
@@ -26,13 +26,15 @@ int64_t state_numbers(const nn::AttentionSettings& a, int64_t length, int64_t D)
     const nn::BlockPattern p = nn::bigbird_pattern(length, nn::bigbird_pattern_settings(a));
     int64_t keys = 0;  // over every query position: the positions of the blocks its block lists
     for (int64_t i = 0; i < length; ++i)
-      for (const int64_t block : p.keys[static_cast<size_t>(i / p.block)])
-        keys += std::min(length, (block + 1) * p.block) - block * p.block;
+      for (const int64_t block : p.keys[static_cast<size_t>(i / p.block)]) {
+        const int64_t end = std::min(causal ? i + 1 : length, (block + 1) * p.block);
+        keys += std::max<int64_t>(0, end - block * p.block);
+      }
     return 2 * D * keys / length;
   }
   if (a.kind == nn::LinformerAttention::kName) return 2 * a.number("k") * D;
   if (a.kind == nn::VQAttention::kName)
-    return 2 * D * std::min(length, 2 * a.number("block")) + a.number("codes") * (2 * D + 1);
+    return 2 * D * std::min(length, (causal ? 2 : 3) * a.number("block")) + a.number("codes") * (2 * D + 1);
   return 0;
 }
 
@@ -43,7 +45,7 @@ void report_capacity(Run& run, const std::vector<KindCapacity>& kinds, double ch
     if (kind.points.size() != first.size())
       fail("report_capacity", kind.name, " has ", kind.points.size(), " counts of pairs, ", kinds.front().name, " ",
            first.size(), "; every kind needs the same");
-  std::printf("\n== 4. how many pairs fit a state: test accuracy on multi-query recall (one token per pair) ==\n   %-16s",
+  std::printf("\n   test accuracy on multi-query recall (one token per pair):\n   %-16s",
               "kind \\ pairs");
   for (const CapacityPoint& p : first) std::printf(" %13lld", static_cast<long long>(p.pairs));
   std::printf("\n");
@@ -80,7 +82,7 @@ void report_capacity(Run& run, const std::vector<KindCapacity>& kinds, double ch
     std::printf("\n");
   }
   const double fewest = static_cast<double>(first.front().pairs), most = static_cast<double>(first.back().pairs);
-  by_pairs.series.push_back({cat("chance, ", std::round(1000 * chance) / 10, "%"), {fewest, most}, {100 * chance, 100 * chance}});
+  by_pairs.series.push_back({cat("chance, ", percent_label(chance)), {fewest, most}, {100 * chance, 100 * chance}});
   run.wrote(save_line_chart(run.path("recall_pairs"), by_pairs));
   run.wrote(save_line_chart(run.path("recall_state"), by_state));
 }

@@ -443,6 +443,7 @@ TEST_CASE("lesson 15_long_range --quick: the tasks printed, every kind trained o
     }
   }
   CHECK(ran.output.find("[MAX 4 3 [MIN 2 3 ] 1 0 [MED 1 5 8 9 2 ] ] = 5") != std::string::npos);
+  CHECK(ran.output.find("2 blocks (recall: 1)") != std::string::npos);  // one token per pair: a single hop
   CHECK(ran.output.find("answers: 0:") != std::string::npos);
   CHECK(ran.output.find("the answers, in the order asked:") != std::string::npos);
   CHECK(ran.output.find("runs causal") == std::string::npos);  // every attention kind there is attends both ways

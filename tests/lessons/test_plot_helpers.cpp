@@ -89,10 +89,15 @@ TEST_CASE("doubling_label: a tick at log2 x names the value, short, in units of 
 TEST_CASE("baseline_lines: chance and the most common answer as flat lines in %, each named with its level") {
   const std::vector<Series> lines = baseline_lines(0.1, 0.166, 0, 2000);
   REQUIRE(lines.size() == 2);
-  CHECK(lines[0].name == "chance, 10%");
+  CHECK(lines[0].name == "chance, 10.0%");
   CHECK(lines[1].name == "the most common answer, 16.6%");
   for (const Series& s : lines) CHECK(s.x == std::vector<double>{0, 2000});
   CHECK(lines[0].y == std::vector<double>{10, 10});
   CHECK(lines[1].y[0] == doctest::Approx(16.6));
   CHECK(lines[1].y[1] == lines[1].y[0]);
+  CHECK(percent_label(0.0625) == "6.2%");  // as the printed tables round it (printf, half to even), not 6.3%
+  const std::vector<Series> one = baseline_lines(0.0625, 0.064, 0, 100);  // less than a point apart: one line
+  REQUIRE(one.size() == 1);
+  CHECK(one[0].name == "chance 6.2%, most common 6.4%");
+  CHECK(one[0].y == std::vector<double>{6.25, 6.25});
 }

@@ -88,6 +88,7 @@ void run_lesson(const Options& o, const std::string& name, const fs::path& folde
     ladder::fail("check-notes", "lesson ", name, " failed (exit status ", status, "):\n",
                  output.substr(output.size() > 2000 ? output.size() - 2000 : 0));
   write_timing(folder, timing);
+  std::ofstream(folder / "printed.txt") << output;  // what the lesson printed, for whoever writes its note
   std::printf("   ran in %.1f s; load %.1f before, %.1f after, on %d cores\n", timing.seconds, timing.load_before,
               timing.load_after, timing.cores);
 }
