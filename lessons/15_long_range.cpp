@@ -19,7 +19,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
-#include <optional>
 #include <iterator>
 #include <sstream>
 #include <string>
@@ -141,7 +140,8 @@ double circuit(lessons::Run& run, const Contender& c, const data::MqarOptions& o
 
 // ---- the lesson's own flags ----
 struct Flags {
-  data::ListOpsOptions listops{.min_len = 0, .max_len = 64, .train = 20000, .val = 200, .test = 1200};
+  data::ListOpsOptions listops{.max_len = 64, .train = 20000, .val = 200, .test = 1200};  // min_len: complete()
+  int64_t min_len = 0;  // --min-len as given, kept so that the run records the flag, not what it implies
   data::MqarOptions recall{.pairs = 16, .queries = 16, .keys = 64, .values = 16, .length = 64, .one_hop = true,
                            .train = 5000, .val = 200, .test = 500};
   std::vector<int64_t> capacity_pairs{4, 16, 32, 64};
@@ -162,7 +162,7 @@ struct Flags {
                      "causal; lstm has no attention and runs ListOps only)");
     cli.option("--tasks", parts, "which to run, separated by commas, or all: listops, recall, capacity, circuit");
     cli.option("--max-len", listops.max_len, "ListOps: the longest expression in tokens (the LRA: 2000)", {4, 1 << 15});
-    cli.option("--min-len", listops.min_len, "ListOps: the shortest expression in tokens; 0: a quarter of --max-len",
+    cli.option("--min-len", min_len, "ListOps: the shortest expression in tokens; 0: a quarter of --max-len",
                {0, 1 << 15});
     cli.option("--max-depth", listops.max_depth,
                "ListOps: levels of the tree, the digits' counted (operators nest one fewer deep; the LRA: 10)", {2, 64});
@@ -206,7 +206,7 @@ struct Flags {
 
   // The tasks' options the flags imply: the same sizes and seed for every task.
   void complete(uint64_t seed) {
-    if (listops.min_len == 0) listops.min_len = std::max<int64_t>(4, listops.max_len / 4);
+    listops.min_len = min_len > 0 ? min_len : std::max<int64_t>(4, listops.max_len / 4);
     listops.seed = recall.seed = two_tokens.seed = seed;
     recall.train = listops.train, recall.val = listops.val, recall.test = listops.test;
     two_tokens.queries = two_tokens.pairs, two_tokens.test = listops.test;
