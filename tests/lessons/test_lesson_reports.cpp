@@ -15,6 +15,7 @@
 #include "lessons/common/recall_capacity.h"
 #include "lessons/common/run.h"
 #include "lessons/common/tracker.h"
+#include "lessons/common/vq_codebook.h"
 #include "lessons/kit_fixtures.h"
 #include "lessons/lesson_checks.h"
 #include "models/encoder_tagger.h"
@@ -193,4 +194,18 @@ TEST_CASE("the capacity's report: a row per kind and count of pairs, the metrics
   check_files(out.path, {"recall_pairs.png", "recall_pairs.svg", "recall_state.png", "recall_state.svg"});
   const std::vector<lessons::KindCapacity> uneven = {kinds[0], {"vq", {{4, 64, 100, 0.5, 400}}}};
   CHECK_THROWS_WITH_AS(lessons::report_capacity(run, uneven, 0.1, summary), doctest::Contains("vq has 1 counts of pairs, full 2"), Error);
+}
+
+TEST_CASE("at_real_positions: the rows of the real positions of every sequence, head by head, in order") {
+  // (B,H,T,D) = (2,2,3,1): the value of (b,h,t) is 100 b + 10 h + t; sequence 0 has 2 real positions, sequence 1 one.
+  std::vector<float> values;
+  for (int b = 0; b < 2; ++b)
+    for (int h = 0; h < 2; ++h)
+      for (int t = 0; t < 3; ++t) values.push_back(static_cast<float>(100 * b + 10 * h + t));
+  const Tensor per_position = tensor(values, {2, 2, 3, 1});
+  const Tensor real = tensor({1, 1, 0, 1, 0, 0}, {2, 3});
+  const Tensor kept = lessons::at_real_positions(per_position, real);
+  REQUIRE(kept.shape() == Shape{1, 2, 3, 1});
+  CHECK(std::vector<float>(kept.data(), kept.data() + 6) == std::vector<float>{0, 1, 100, 10, 11, 110});
+  CHECK(lessons::at_real_positions(per_position, Tensor()).data() == per_position.data());  // every position real: itself
 }
