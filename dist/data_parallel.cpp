@@ -40,7 +40,9 @@ Shard shard_of(int64_t batch, int rank, int processes) {
 }
 
 data::Batch take_shard(const data::Batch& batch, const Shard& shard) {
-  return {narrow(batch.x, 0, shard.begin, shard.rows), narrow(batch.y, 0, shard.begin, shard.rows)};
+  const Tensor mask = batch.key_padding_mask;
+  return {narrow(batch.x, 0, shard.begin, shard.rows), narrow(batch.y, 0, shard.begin, shard.rows),
+          mask.defined() ? narrow(mask, 0, shard.begin, shard.rows) : Tensor()};
 }
 
 void all_reduce_gradients(nn::Module& model, const Communicator& comm, float share) {

@@ -25,7 +25,7 @@ struct Shard {
   float share = 0;
 };
 Shard shard_of(int64_t batch, int rank, int processes);
-// x and y (B,T) -> their rows begin .. begin + rows - 1: (rows,T)
+// x and y (B,T), and the key padding mask when the batch has one -> their rows begin .. begin + rows - 1: (rows,T)
 data::Batch take_shard(const data::Batch& batch, const Shard& shard);
 
 // After backward, on every process: each gradient becomes the sum over the processes of share x

@@ -9,6 +9,7 @@
 #include "dist/data_parallel.h"
 #include "dist/mpi_world.h"
 #include "dist/ring_all_reduce.h"
+#include "data/line_batch.h"
 #include "models/gpt.h"
 #include "optim/adam.h"
 #include "optim/train_step.h"
@@ -51,6 +52,17 @@ float largest_difference(const std::vector<float>& a, const std::vector<float>& 
 }
 
 }  // namespace
+
+TEST_CASE("take_shard: a process's rows of x, y and, for framed lines, the key padding mask") {
+  const data::Batch lines = data::frame_lines({{4, 5, 6}, {7}, {8, 9}}, 5, {.bos = 1, .eos = 2});
+  const data::Batch mine = dist::take_shard(lines, {.begin = 1, .rows = 2, .share = 2.0f / 3});
+  REQUIRE(mine.key_padding_mask.defined());
+  CHECK(mine.x.shape() == Shape{2, 5});
+  CHECK(std::vector<float>(mine.key_padding_mask.data(), mine.key_padding_mask.data() + 10) ==
+        std::vector<float>{1, 1, 0, 0, 0, 1, 1, 1, 0, 0});  // <bos> 7, then <bos> 8 9
+  CHECK(mine.x.data()[5] == 1);  // row 2's <bos>
+  CHECK_FALSE(dist::take_shard(data::Batch{lines.x, lines.y}, {.begin = 0, .rows = 1}).key_padding_mask.defined());
+}
 
 TEST_CASE("ring_all_reduce sums like MPI's all-reduce, on every size, and leaves the same bits on every process") {
   const dist::Communicator& all = processes();
