@@ -115,18 +115,11 @@ KeySample validation_sample(const CharCorpus& corpus, int64_t context, int64_t c
 Tensor at_real_positions(const Tensor& per_position, const Tensor& real) {  // (B,H,T,D), (B,T) -> (1,H,N,D)
   if (!real.defined()) return per_position;
   const int64_t B = per_position.size(0), H = per_position.size(1), T = per_position.size(2), D = per_position.size(3);
-  std::vector<int64_t> kept;  // b * T + t of every real position
+  std::vector<float> kept;  // b * T + t of every real position
   for (int64_t i = 0; i < B * T; ++i)
-    if (real.data()[i] != 0) kept.push_back(i);
-  const auto N = std::ssize(kept);
-  Tensor rows = zeros({1, H, N, D});
-  for (int64_t h = 0; h < H; ++h)
-    for (int64_t n = 0; n < N; ++n) {
-      const int64_t b = kept[n] / T, t = kept[n] % T;
-      const float* from = per_position.data() + ((b * H + h) * T + t) * D;
-      std::copy(from, from + D, rows.data() + (h * N + n) * D);
-    }
-  return rows;
+    if (real.data()[i] != 0) kept.push_back(static_cast<float>(i));
+  const Tensor by_head = reshape(permute(per_position, {1, 0, 2, 3}), {H, B * T, D});  // (H,B*T,D)
+  return unsqueeze(index_select(by_head, 1, tensor(kept)), 0);
 }
 
 void record_codebooks(models::GPT& model, int64_t step, CodebookHistory& history) {
