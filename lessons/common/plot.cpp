@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <tuple>
 
 #include "core/error.h"
 #include "lessons/common/plot_page.h"
@@ -174,6 +175,13 @@ std::string off_scale_note(const std::vector<OffScale>& runs, const std::string&
   return note;
 }
 
+std::pair<double, double> y_extent(double low, double high, const LineChart& chart) {
+  const auto drawn_y = [&](double y) { return chart.log_y ? std::log10(y) : y; };
+  if (std::isfinite(drawn_y(chart.y_floor))) low = std::min(low, drawn_y(chart.y_floor));
+  if (std::isfinite(drawn_y(chart.y_ceiling))) high = std::max(high, drawn_y(chart.y_ceiling));
+  return {low, high};
+}
+
 std::vector<std::string> save_line_chart(const std::string& stem, const LineChart& chart) {
   std::vector<Drawn> series;
   double x_min = INFINITY, x_max = -INFINITY, y_min = INFINITY, y_max = -INFINITY;
@@ -185,6 +193,7 @@ std::vector<std::string> save_line_chart(const std::string& stem, const LineChar
     for (const double x : series.back().below) x_min = std::min(x_min, x), x_max = std::max(x_max, x);
   }
   if (!std::isfinite(y_min)) fail("save_line_chart", stem, ": no finite points to plot");
+  std::tie(y_min, y_max) = y_extent(y_min, y_max, chart);
   if (x_max == x_min) x_max = x_min + 1;
   const bool dots = std::any_of(series.begin(), series.end(), [](const Drawn& d) {
     return std::any_of(d.runs.begin(), d.runs.end(), [](const auto& run) { return run.size() == 1; });

@@ -32,6 +32,9 @@ struct LineChart {
   // two labelled with their values in units of 1024 ("256", "1k", "64k", "1M"; say so in x_label);
   // x of 0 or less is not drawn. x_tick then counts doublings.
   bool log2_x = false;
+  // The y axis reaches at least from y_floor to y_ceiling (NaN: only as far as the points): shares
+  // such as exact match take 0 and 1, so that a dip of one example in a thousand is drawn small.
+  double y_floor = NAN, y_ceiling = NAN;
 };
 
 // Rows are drawn top to bottom and labelled on the left (attention: queries); columns left to
@@ -85,6 +88,11 @@ std::string off_scale_note(const std::vector<OffScale>& runs, const std::string&
 // The earlier series (index) that series k lies on: the same x, and every y within `tolerance`
 // (as drawn: log10 y on a log axis); -1 if none. Series of fewer than two points lie on nothing.
 int64_t lies_on(const std::vector<Series>& series, size_t k, bool log_y, double tolerance);
+
+// The y range a line chart draws before its margins: [low, high], the points' ends as drawn,
+// widened to take in chart.y_floor and chart.y_ceiling where they are given (log10 of them on a
+// log axis).
+std::pair<double, double> y_extent(double low, double high, const LineChart& chart);
 
 // The values a log axis from 10^lo to 10^hi labels, with grid lines: powers of ten over a wide
 // range (every second, fifth, tenth... when there are many, so that at most eight are written),

@@ -68,7 +68,9 @@ DecoderComparison compare_decoders(Run& run, nn::Module& module, models::Encoder
   }
   std::printf("\nexamples (ok: exactly the target; bleu: sentence BLEU):\n");
   print_examples(task, {{"greedy", out.greedy}, {"beam 4", beam4}}, first_test_pairs(task, 6));
-  run.wrote(save_line_chart(run.path("beam_search"), {"Test scores against beam width", "beam width", "score", {exact, bleu}}));
+  LineChart scores{"Test scores against beam width", "beam width", "score", {exact, bleu}};
+  scores.y_floor = 0, scores.y_ceiling = 1;
+  run.wrote(save_line_chart(run.path("beam_search"), scores));
   if (targets_differ_in_length(task)) {
     std::printf("\nthe targets differ in length: beam search with and without length normalisation\n");
     compare_length_normalisation(module, model, task);
@@ -214,8 +216,9 @@ Series report_exact_match_by_length(Run& run, const LessonCli& cli, const Length
   CsvWriter csv(run.file(chart.stem + ".csv"), {"model", "source_tokens", "exact_match"});
   for (const Series& curve : curves)
     for (size_t i = 0; i < curve.x.size(); ++i) csv.row({curve.name, cat(std::setprecision(8), curve.x[i]), cat(std::setprecision(8), curve.y[i])});
-  run.wrote(save_line_chart(run.path(chart.stem),
-                            {chart.title, "mean source length of a sixth of the test pairs (tokens)", "exact match", curves}));
+  LineChart by_length_chart{chart.title, "mean source length of a sixth of the test pairs (tokens)", "exact match", curves};
+  by_length_chart.y_floor = 0, by_length_chart.y_ceiling = 1;
+  run.wrote(save_line_chart(run.path(chart.stem), by_length_chart));
   return by_length;
 }
 

@@ -101,3 +101,15 @@ TEST_CASE("baseline_lines: chance and the most common answer as flat lines in %,
   CHECK(one[0].name == "chance 6.2%, most common 6.4%");
   CHECK(one[0].y == std::vector<double>{6.25, 6.25});
 }
+
+TEST_CASE("y_extent: the points' range, widened to the chart's floor and ceiling where given") {
+  LineChart chart{"t", "x", "y", {}};
+  CHECK(y_extent(0.994, 1.0, chart) == std::pair<double, double>{0.994, 1.0});  // none given: the points' own
+  chart.y_floor = 0, chart.y_ceiling = 1;
+  CHECK(y_extent(0.994, 1.0, chart) == std::pair<double, double>{0.0, 1.0});  // a small dip is drawn small
+  CHECK(y_extent(-0.5, 1.5, chart) == std::pair<double, double>{-0.5, 1.5});  // points beyond them stay in view
+  chart.log_y = true, chart.y_floor = 0.1, chart.y_ceiling = NAN;  // log axis: the points come as log10 y
+  CHECK(y_extent(0.5, 2.0, chart) == std::pair<double, double>{-1.0, 2.0});
+  chart.y_floor = 0;  // log10 0 is not drawable: no floor
+  CHECK(y_extent(0.5, 2.0, chart) == std::pair<double, double>{0.5, 2.0});
+}
