@@ -33,6 +33,9 @@ void log_y_labels(double x_min, double x_max, double y_min, double y_max) {
   }
 }
 
+// y where the axis draws it: log10 y on a log axis.
+double as_drawn(double y, bool log_y) { return log_y ? std::log10(y) : y; }
+
 // What a value that a chart cannot draw is called; "" for one that it can.
 std::string unplottable(double y, bool log_y) {
   if (std::isnan(y)) return "NaN";
@@ -64,7 +67,7 @@ Drawn drawn(const Series& s, const LineChart& chart) {
   for (size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i) {
     const double x = chart.log2_x ? (s.x[i] > 0 ? std::log2(s.x[i]) : NAN) : s.x[i];
     const bool drawable = std::isfinite(x) && unplottable(s.y[i], log_y).empty();
-    if (drawable) d.runs.back().push_back({x, log_y ? std::log10(s.y[i]) : s.y[i]});
+    if (drawable) d.runs.back().push_back({x, as_drawn(s.y[i], log_y)});
     if ((!drawable || s.dots) && !d.runs.back().empty()) d.runs.emplace_back();  // the line breaks here (dots: after each point)
   }
   const std::vector<OffScale> off = off_scale(s, log_y);
@@ -119,12 +122,12 @@ std::vector<double> log_axis_values(double y_min, double y_max) {
 int64_t lies_on(const std::vector<Series>& series, size_t k, bool log_y, double tolerance) {
   const Series& s = series[k];
   if (s.dots || s.x.size() < 2 || s.y.size() != s.x.size()) return -1;
-  const auto drawn_y = [log_y](double y) { return log_y ? std::log10(y) : y; };
   for (size_t j = 0; j < k; ++j) {
     const Series& other = series[j];
     if (other.dots || other.x != s.x || other.y.size() != s.y.size()) continue;
     bool close = true;
-    for (size_t i = 0; i < s.y.size() && close; ++i) close = std::fabs(drawn_y(s.y[i]) - drawn_y(other.y[i])) <= tolerance;
+    for (size_t i = 0; i < s.y.size() && close; ++i)
+      close = std::fabs(as_drawn(s.y[i], log_y) - as_drawn(other.y[i], log_y)) <= tolerance;
     if (close) return static_cast<int64_t>(j);
   }
   return -1;
@@ -176,9 +179,9 @@ std::string off_scale_note(const std::vector<OffScale>& runs, const std::string&
 }
 
 std::pair<double, double> y_extent(double low, double high, const LineChart& chart) {
-  const auto drawn_y = [&](double y) { return chart.log_y ? std::log10(y) : y; };
-  if (std::isfinite(drawn_y(chart.y_floor))) low = std::min(low, drawn_y(chart.y_floor));
-  if (std::isfinite(drawn_y(chart.y_ceiling))) high = std::max(high, drawn_y(chart.y_ceiling));
+  const double bottom = as_drawn(chart.y_floor, chart.log_y), top = as_drawn(chart.y_ceiling, chart.log_y);
+  if (std::isfinite(bottom)) low = std::min(low, bottom);
+  if (std::isfinite(top)) high = std::max(high, top);
   return {low, high};
 }
 
