@@ -162,11 +162,10 @@ TEST_CASE("the state a query reads: every key and value for full attention, M (D
   // less the window's overlap), blocks 2-5 five: 44 blocks of 8 keys over 8 query blocks of 8.
   const nn::AttentionSettings window_global = nn::bigbird_attention_settings({.block = 8, .random_blocks = 0});
   CHECK(lessons::state_numbers(window_global, 64, D, false) == 2 * D * 44);
-  // Two blocks of 8, each listing both: both ways every query reads 16 keys; causally query i reads
-  // i + 1, 136 over the 16 queries.
-  const nn::AttentionSettings two_blocks = nn::bigbird_attention_settings({.block = 8, .random_blocks = 0});
-  CHECK(lessons::state_numbers(two_blocks, 16, D, false) == 2 * D * 16);
-  CHECK(lessons::state_numbers(two_blocks, 16, D, true) == 2 * D * 136 / 16);
+  // The same pattern over 16 positions, two blocks of 8, each listing both: both ways every query
+  // reads 16 keys; causally query i reads i + 1, 136 over the 16 queries.
+  CHECK(lessons::state_numbers(window_global, 16, D, false) == 2 * D * 16);
+  CHECK(lessons::state_numbers(window_global, 16, D, true) == 2 * D * 136 / 16);
   const nn::AttentionSettings linformer{.kind = nn::LinformerAttention::kName, .max_length = 64};
   CHECK(lessons::state_numbers(linformer, 64, D, false) == 2 * linformer.number("k") * D);
   // vq reads its own block and the one before exactly, and both ways the one after too.
