@@ -246,10 +246,10 @@ Tensor causal_linear_product_naive(const Tensor& q, const Tensor& k, const Tenso
 // ---- Transformer-VQ attention (core/ops/vq_attention.cpp); q, khat, v (B,H,T,D) ----
 // khat holds the quantised keys, each row the code of its head's codebook (H,S,D) that code_index
 // names: (B,H,T) row-major, as nearest_codes gives it (one codebook per head; one shared codebook
-// is H = 1); -1 hides a key (padding): no query reads it. khat is read only inside each query's
-// window and the codebook for the other keys: when khat is not those codes, the result is that
-// mixture, not the formula below (nothing checks it), and the naive twin below computes the same
-// mixture.
+// is H = 1); -1 hides a key (padding): no query reads it. vq_attention reads every key as its code
+// (a window score is then an entry of q's scores against the codebook, which the cache needs
+// anyway) and checks that khat holds those codes; khat carries the gradient the window gives its
+// keys. The naive twin and the weights read khat itself inside each query's window.
 struct VQAttentionOptions {
   int64_t block = 512;         // L: positions per block; T need not be a multiple of it
   std::optional<float> scale;  // multiplies every score; unset: 1/sqrt(D)

@@ -9,6 +9,21 @@
 
 namespace ladder {
 
+namespace {
+
+// The index of the smallest of row[0, n), the first of equal minima: the minimum first, then where
+// it is (two passes that vectorise, where one compare-and-keep pass does not). A row of NaN gives 0.
+int64_t first_minimum(const float* row, int64_t n) {
+  float least = row[0];
+#pragma omp simd reduction(min : least)
+  for (int64_t s = 0; s < n; ++s) least = least < row[s] ? least : row[s];
+  int64_t at = 0;
+  while (at < n && row[at] != least) ++at;
+  return at < n ? at : 0;
+}
+
+}  // namespace
+
 void nearest_code(const NearestCodeProblem& p, const float* keys, const float* codes, int64_t* index,
                   float* distance) {
   const int64_t H = p.heads, T = p.length, S = p.codes, d = p.width, R = p.rows;
@@ -34,7 +49,7 @@ void nearest_code(const NearestCodeProblem& p, const float* keys, const float* c
       gemm(false, true, n, S, d, -2.0f, k, d, codes + h * S * d, d, 1.0f, scores.data(), S);
       for (int64_t i = 0; i < n; ++i) {
         const float* row = scores.data() + i * S;
-        const int64_t best = std::min_element(row, row + S) - row;  // the first of equal minima
+        const int64_t best = first_minimum(row, S);
         float key_norm = 0;
 #pragma omp simd reduction(+ : key_norm)
         for (int64_t j = 0; j < d; ++j) key_norm += k[i * d + j] * k[i * d + j];

@@ -63,16 +63,26 @@ BandKeys band_keys(const VQAttentionProblem& p, const RowTile& t, int64_t r) {
   return {std::max(t.w0, i - p.block), std::min(t.w0 + t.cols - 1, p.causal ? i : i + p.block)};
 }
 
-// The scores of one row tile:
-//   window (rows, cols), row stride ldw: scale * q . khat, plus scale * qp . r_{i-j} inside the band,
-//     -inf for the keys the query does not see (after it when causal; code -1);
-//   cached (rows, S), unless the cache is empty: scale * q . c_s + log count_s.
+// The scores of one row tile. Every key is its code (khat_j = c_{z_j}), so a window score
+// q_i . khat_j is entry z_j of q_i's scores against the codebook, which the cache needs anyway:
+// one product serves both.
+//   cached (rows, S): scale * q . c_s, then + log count_s for the cache (unless it is empty);
+//   window (rows, cols), row stride ldw: cached[z_j] before the log counts, plus scale * qp . r_{i-j}
+//     inside the band, -inf for the keys the query does not see (after it when causal; code -1).
 // band (rows, offset rows) is scratch for the position term.
 void tile_scores(const VQAttentionProblem& p, const HeadData& h, const CodeCache& cache, const RowTile& t,
                  float* window, int64_t ldw, float* cached, float* band) {
   const int64_t D = p.dim, S = p.codes;
-  const float* q_tile = h.q + t.i0 * D;
-  gemm(false, true, t.rows, t.cols, D, p.scale, q_tile, D, h.khat + t.w0 * D, D, 0.0f, window, ldw);
+  // cached (rows, S) = scale * q_tile (rows, D) @ codebook^T (D, S)
+  gemm(false, true, t.rows, S, D, p.scale, h.q + t.i0 * D, D, h.codebook, D, 0.0f, cached, S);
+  const int64_t* codes = h.codes + t.w0;  // the window's keys' codes, -1 for a hidden key
+  for (int64_t r = 0; r < t.rows; ++r) {
+    float* row = window + r * ldw;
+    const float* scores = cached + r * S;
+    const int64_t seen = p.causal ? t.i0 + r - t.w0 + 1 : t.cols;  // causal: the keys up to query i0 + r
+    for (int64_t c = 0; c < seen; ++c) row[c] = codes[c] < 0 ? -INFINITY : scores[codes[c]];
+    std::fill(row + seen, row + t.cols, -INFINITY);
+  }
   if (p.position_bias) {
     const int64_t P = vq_offset_rows(p);
     // band (rows, P) = scale * qp_tile (rows, D) @ r^T (D, P)
@@ -86,16 +96,7 @@ void tile_scores(const VQAttentionProblem& p, const HeadData& h, const CodeCache
       for (int64_t e = 0; e <= keys.last - keys.first; ++e) row[e] += terms[e];
     }
   }
-  std::vector<int64_t> hidden;  // columns of keys no query reads (code -1)
-  for (int64_t c = 0; c < t.cols; ++c)
-    if (h.codes[t.w0 + c] < 0) hidden.push_back(c);
-  for (int64_t r = 0; r < t.rows; ++r) {
-    float* row = window + r * ldw;
-    for (const int64_t c : hidden) row[c] = -INFINITY;
-    if (p.causal) std::fill(row + (t.i0 + r - t.w0) + 1, row + t.cols, -INFINITY);  // the keys after query i0 + r
-  }
   if (cache.empty) return;
-  gemm(false, true, t.rows, S, D, p.scale, q_tile, D, h.codebook, D, 0.0f, cached, S);
   for (int64_t r = 0; r < t.rows; ++r) {
     float* c = cached + r * S;
 #pragma omp simd
@@ -205,11 +206,11 @@ struct HeadGrads {
 };
 
 // One row tile, with P recomputed from lse and D_i = dout_i . out_i:
-//   window: dS = P * (dout @ v^T - D_i);  dq = scale dS @ khat;  dv += P^T @ dout;  dkhat += scale dS^T @ q
+//   window: dS = P * (dout @ v^T - D_i);  dv += P^T @ dout;  dkhat += scale dS^T @ q
 //           (with stop_cache_gradient, dv and dkhat for the keys of the tile's own block only);
 //   band:   dB = dS at each offset;  dqp = scale dB @ r;  dr += scale dB^T @ qp;
-//   cache:  dS = P * (dout @ mean^T - D_i);  dq += scale dS @ codebook;  G += (P / count)^T @ dout
-//           (none with stop_cache_gradient).
+//   cache:  dS = P * (dout @ mean^T - D_i);  G += (P / count)^T @ dout (none with stop_cache_gradient);
+//   dq = scale (dS of the cache + the window's dS added up per code) @ codebook: every key is its code.
 void backward_tile(const VQAttentionProblem& p, const HeadData& h, const CodeCache& cache, const RowTile& t,
                    const float* out, const float* lse, const float* dout, const HeadGrads& g, TileScratch& s) {
   const int64_t D = p.dim, S = p.codes, ldw = vq::window_stride(p);
@@ -217,7 +218,6 @@ void backward_tile(const VQAttentionProblem& p, const HeadData& h, const CodeCac
   float *dcached = s.dcached.data(), *band = s.band.data();
   tile_scores(p, h, cache, t, window, ldw, cached, band);
   const float *dout_tile = dout + t.i0 * D, *q_tile = h.q + t.i0 * D;
-  float* dq_tile = g.dq + t.i0 * D;
   std::vector<float> delta(t.rows);
   for (int64_t r = 0; r < t.rows; ++r) {
     float sum = 0;
@@ -237,8 +237,6 @@ void backward_tile(const VQAttentionProblem& p, const HeadData& h, const CodeCac
 
   gemm(false, true, t.rows, t.cols, D, 1.0f, dout_tile, D, h.v + t.w0 * D, D, 0.0f, dwindow, ldw);
   for (int64_t r = 0; r < t.rows; ++r) softmax_grad(window + r * ldw, dwindow + r * ldw, t.cols, r);
-  // dq_tile (rows, D) = scale * dS (rows, cols) @ khat_window (cols, D)
-  gemm(false, false, t.rows, D, t.cols, p.scale, dwindow, ldw, h.khat + t.w0 * D, D, 0.0f, dq_tile, D);
   // The keys that learn from these queries: the whole window, or with stop_cache_gradient its own block.
   const int64_t n = t.i0 / p.block;
   const int64_t c0 = p.stop_cache_gradient ? vq::block_begin(p, n) - t.w0 : 0;
@@ -261,13 +259,23 @@ void backward_tile(const VQAttentionProblem& p, const HeadData& h, const CodeCac
     // dr (P, D) += scale * dB^T (P, rows) @ qp_tile (rows, D)
     gemm(true, false, P, D, t.rows, p.scale, band, P, h.position_queries + t.i0 * D, D, 1.0f, g.doffsets, D);
   }
-  if (cache.empty) return;
 
-  gemm(false, true, t.rows, S, D, 1.0f, dout_tile, D, cache.mean.data(), D, 0.0f, dcached, S);
-  for (int64_t r = 0; r < t.rows; ++r) softmax_grad(cached + r * S, dcached + r * S, S, r);
-  // dq_tile (rows, D) += scale * dS (rows, S) @ codebook (S, D)
-  gemm(false, false, t.rows, D, S, p.scale, dcached, S, h.codebook, D, 1.0f, dq_tile, D);
-  if (p.stop_cache_gradient) return;
+  if (cache.empty) {
+    std::fill_n(dcached, t.rows * S, 0.0f);
+  } else {
+    gemm(false, true, t.rows, S, D, 1.0f, dout_tile, D, cache.mean.data(), D, 0.0f, dcached, S);
+    for (int64_t r = 0; r < t.rows; ++r) softmax_grad(cached + r * S, dcached + r * S, S, r);
+  }
+  const int64_t* codes = h.codes + t.w0;
+  for (int64_t r = 0; r < t.rows; ++r) {  // the window's dS joins its keys' codes (hidden keys have none)
+    const float* dscores = dwindow + r * ldw;
+    float* per_code = dcached + r * S;
+    for (int64_t c = 0; c < t.cols; ++c)
+      if (codes[c] >= 0) per_code[codes[c]] += dscores[c];
+  }
+  // dq_tile (rows, D) = scale * dS per code (rows, S) @ codebook (S, D)
+  gemm(false, false, t.rows, D, S, p.scale, dcached, S, h.codebook, D, 0.0f, g.dq + t.i0 * D, D);
+  if (cache.empty || p.stop_cache_gradient) return;
   // A code's weight is shared by its count_s keys: each key's own weight is P / count_s.
   for (int64_t r = 0; r < t.rows; ++r) {
     float* c = cached + r * S;

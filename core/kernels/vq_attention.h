@@ -14,7 +14,10 @@
 //     whose weight multiplies their mean value U_s / count_s.
 // Since the count_s keys of code s share one score, exp(scale q.c_s + log count_s) is their summed
 // weight and the result is exactly the quadratic softmax(scale * (Q Khat^T + band) + mask) V, in
-// O(L (L + S) D) per block instead of O(T L D).
+// O(L (L + S) D) per block instead of O(T L D). Because khat_j = c_{z_j}, a window score q_i . khat_j
+// is entry z_j of q_i's scores against the codebook, q_i C^T, which the cache needs anyway: the
+// fast kernels compute q_i C^T once and read both from it (and dq = scale (dS per code) C), so they
+// read each key as its code and never khat; the naive twins read khat.
 //
 // Gradients (the semantics of the paper and its official code):
 //   dq, dv, dqp, dr: exactly the quadratic reference's;
@@ -52,7 +55,7 @@ int64_t vq_offset_rows(const VQAttentionProblem& p);
 
 // The inputs, all contiguous.
 struct VQAttentionInputs {
-  const float *q, *khat, *v;  // (B,H,T,D)
+  const float *q, *khat, *v;  // (B,H,T,D); khat = the codes, read by the naive twins only
   // (B,H,T): khat's code indices, each in [0, S); -1 marks a key no query reads (padding): it is
   // neither scored in a window nor counted in a cache.
   const int64_t* codes;

@@ -71,6 +71,31 @@ void check_codes(const char* op, VQAttentionProblem& p, const std::vector<int64_
            ") (the codebook has S = ", p.codes, " rows)", hidden_allowed ? ", or -1 for a key no query reads" : "");
 }
 
+// Checks that every key khat (B,H,T,D) not hidden is the code its index names, to 1e-5 of the
+// code's largest entry: the kernels read each key as its code (khat carries only the gradient).
+void check_keys_are_codes(const char* op, const VQAttentionProblem& p, const Tensor& khat,
+                          const std::vector<int64_t>& code_index, const Tensor& codebook) {
+  const int64_t D = p.dim;
+  for (int64_t key = 0; key < p.batch * p.heads * p.length; ++key) {
+    const int64_t z = code_index[static_cast<size_t>(key)];
+    if (z < 0) continue;
+    const int64_t h = key / p.length % p.heads;
+    const float* code = codebook.data() + (h * p.codes + z) * D;
+    const float* row = khat.data() + key * D;
+    float largest = 1, apart = 0;
+#pragma omp simd reduction(max : largest, apart)
+    for (int64_t d = 0; d < D; ++d) {
+      const float size = std::abs(code[d]), off = std::abs(row[d] - code[d]);
+      largest = largest > size ? largest : size;
+      apart = apart > off ? apart : off;
+    }
+    if (!(apart <= 1e-5f * largest))
+      fail(op, "khat at (b,h,t) = (", key / p.length / p.heads, ",", h, ",", key % p.length, ") is not code ", z,
+           " of head ", h, "'s codebook, which code_index names (they differ by ", apart,
+           "); every key is read as its code, so khat must be the codes (the quantiser's straight_through keys)");
+  }
+}
+
 VQAttentionInputs inputs_of(const Tensor& q, const Tensor& khat, const std::vector<int64_t>& code_index,
                             const Tensor& codebook, const Tensor& v, const VQPositionBias& bias) {
   return {q.data(),
@@ -136,6 +161,7 @@ Tensor vq_attention(const Tensor& q, const Tensor& khat, const std::vector<int64
   if (!v.defined()) fail(op, "v is undefined: give the values (B,H,T,D) the weights multiply");
   VQAttentionProblem p = check_sequence(op, q, khat, v, options, bias);
   check_codes(op, p, code_index, codebook, /*hidden_allowed=*/true);
+  check_keys_are_codes(op, p, khat, code_index, codebook);
   Tensor out = empty(q.shape()), lse = empty({p.batch, p.heads, p.length});
   vq_attention_forward(p, inputs_of(q, khat, code_index, codebook, v, bias), out.data(), lse.data());
   // The codebook and the indices are read, not differentiated: they are saved, not inputs.

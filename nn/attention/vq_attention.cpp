@@ -69,8 +69,8 @@ float VQAttention::score_root(int64_t head_dim) const {
 // paper's code scales u, v and r by D^-1/4 too: RelativePositions's scale), so that every score keeps 1/sqrt(D).
 VQAttention::Prepared VQAttention::prepare(const Tensor& q, const Tensor& k, bool causal) {
   const int64_t D = q.size(3);
-  const float root = score_root(D);
-  Prepared out{normalise_ ? rms_norm(q, {D}) * root : q, normalise_ ? rms_norm(k, {D}) * root : k, {}};
+  const Tensor root = full({D}, score_root(D));  // the norm's gain: D^-1/4 in the same pass
+  Prepared out{normalise_ ? rms_norm(q, {D}, root) : q, normalise_ ? rms_norm(k, {D}, root) : k, {}};
   if (!positions) return out;
   out.bias = {out.queries + positions->position_query_bias(), positions->offsets(block_, causal)};
   out.queries = out.queries + positions->content_query_bias();

@@ -244,14 +244,20 @@ const std::vector<GradCase>& cases() {
          return linear_attention_weights(x[0], x[1], {.key_padding_mask = padding});
        }},
       // ---- Transformer-VQ: q, khat, v (B,H,T,D), codebook (H,S,D); code indices (B,H,T) fixed ----
-      // khat is drawn apart from the codes: the op reads it in the window and the codebook beyond,
-      // so the numeric gradient of khat is the window gradient it promises.
+      // vq_attention reads every key as its code, so its khat is the codes (gathered here) and its
+      // inputs are q and v; the twins read khat inside the window, where khat drawn apart from the
+      // codes gives the numeric gradient of the window that vq_attention's khat gradient is held to.
       // T = 7 in blocks of 2: 2 + 2 + 2 + 1, so the last queries read the cache.
-      {"vq_attention", {{{1, 2, 7, 3}}, {{1, 2, 7, 3}}, {{2, 4, 3}, -2, 2, false}, {{1, 2, 7, 3}}},
-       [](Inputs x) { return vq_attention(x[0], x[1], cycling_codes(14, 4), x[2], x[3], {.block = 2}); }},
-      {"vq_attention/one_head", {{{2, 1, 6, 2}}, {{2, 1, 6, 2}}, {{1, 3, 2}, -2, 2, false}, {{2, 1, 6, 2}}},
+      {"vq_attention", {{{1, 2, 7, 3}}, {{2, 4, 3}, -2, 2, false}, {{1, 2, 7, 3}}},
        [](Inputs x) {
-         return vq_attention(x[0], x[1], cycling_codes(12, 3), x[2], x[3], {.block = 1, .scale = 0.7f});
+         const std::vector<int64_t> codes = cycling_codes(14, 4);
+         return vq_attention(x[0], gather_codes(x[1], codes, {1, 2, 7}), codes, x[1], x[2], {.block = 2});
+       }},
+      {"vq_attention/one_head", {{{2, 1, 6, 2}}, {{1, 3, 2}, -2, 2, false}, {{2, 1, 6, 2}}},
+       [](Inputs x) {
+         const std::vector<int64_t> codes = cycling_codes(12, 3);
+         return vq_attention(x[0], gather_codes(x[1], codes, {2, 1, 6}), codes, x[1], x[2],
+                             {.block = 1, .scale = 0.7f});
        }},
       {"vq_attention_naive", {{{1, 2, 5, 3}}, {{1, 2, 5, 3}}, {{2, 4, 3}, -2, 2, false}, {{1, 2, 5, 3}}},
        [](Inputs x) { return vq_attention_naive(x[0], x[1], cycling_codes(10, 4), x[2], x[3], {.block = 2}); }},

@@ -233,14 +233,17 @@ TEST_CASE("vq_attention equals its dense plain-op twin, values and gradients, in
     }
 }
 
-TEST_CASE("with keys off their codes, vq_attention and its twin compute the same mixture") {
-  // The window reads khat, the other keys the codes their indices name.
-  for (const bool causal : {true, false}) {
-    VQInputs in = make_inputs(1, 2, 23, 4, 5, 5, Form{.causal = causal, .bias = true}, 22);
-    Generator gen(23);
-    in.khat = randn(in.khat.shape(), gen);
-    check_runs_within(run_vq(in), run_dense(in));
-  }
+TEST_CASE("vq_attention reads each key as its code: khat off its code is refused, within rounding it is the same") {
+  VQInputs in = make_inputs(1, 2, 23, 4, 5, 5, Form{.bias = true}, 22);
+  const Tensor exact = run_vq(in).out;
+  VQInputs rounded = in;
+  rounded.khat = in.khat * (1.0f + 1e-7f);  // as k + (c - k) rounds
+  check_close(run_vq(rounded).out, exact, 0);
+  VQInputs off = in;
+  off.khat = in.khat.clone();
+  off.khat.data()[(23 + 3) * 4 + 2] += 0.01f;  // head 1, position 3
+  check_error([&] { run_vq(off); }, {"vq_attention: khat at (b,h,t) = (0,1,3) is not code", "differ by 0.0099",
+                                     "khat must be the codes"});
 }
 
 TEST_CASE("with a code for every key, vq_attention is full attention, causal or both ways") {
@@ -385,23 +388,30 @@ TEST_CASE("vq_attention sends no gradient to the codebook") {
   CHECK_FALSE(in.codebook.grad().defined());
 }
 
-TEST_CASE("vq_attention passes the gradient check for q, khat, v and the bias's queries and offsets") {
-  // Perturbing khat moves the keys in the window off their codes; the other keys are read through
-  // the codebook, so the numeric gradient of khat is the window gradient the op promises. Stopped,
-  // the op computes the same values: only the analytic gradient differs, so it is checked exact.
+TEST_CASE("vq_attention passes the gradient check for q, v and the bias's queries and offsets; its twin for khat") {
+  // The op reads each key as its code, so moving khat off its code is refused: its khat gradient is
+  // held to the dense twin's (every form's run above compares them), and the twin, which reads khat
+  // inside each query's window, is checked numerically here. Stopped, the op computes the same
+  // values: only the analytic gradient differs, so it is checked exact.
   for (const bool causal : {true, false})
     for (const int64_t L : {3, 4}) {
       CAPTURE(causal);
       CAPTURE(L);
       const VQInputs in = make_inputs(1, 2, 10, 3, 4, L, Form{.causal = causal, .bias = true}, 19 + L);
-      const auto f = [&](const std::vector<Tensor>& x) {
-        return vq_attention(x[0], x[1], in.code_index, in.codebook, x[2], in.options, {x[3], x[4]});
+      const auto op = [&](const std::vector<Tensor>& x) {
+        return vq_attention(x[0], in.khat, in.code_index, in.codebook, x[1], in.options, {x[2], x[3]});
       };
-      std::vector<Tensor> inputs = {in.q.clone(), in.khat.clone(), in.v.clone(), in.position_queries.clone(),
-                                    in.offsets.clone()};
+      std::vector<Tensor> inputs = {in.q.clone(), in.v.clone(), in.position_queries.clone(), in.offsets.clone()};
       for (Tensor& x : inputs) x.requires_grad_();
-      const GradcheckResult result = gradcheck(f, inputs);
+      const GradcheckResult result = gradcheck(op, inputs);
       CHECK_MESSAGE(result.ok, result.worst);
+      const auto twin = [&](const std::vector<Tensor>& x) {
+        return vq_attention_naive(in.q, x[0], in.code_index, in.codebook, in.v, in.options, in.bias());
+      };
+      std::vector<Tensor> keys = {in.khat.clone()};
+      keys[0].requires_grad_();
+      const GradcheckResult twin_result = gradcheck(twin, keys);
+      CHECK_MESSAGE(twin_result.ok, twin_result.worst);
     }
 }
 
