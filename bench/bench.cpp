@@ -10,6 +10,7 @@
 
 #include "bench/pytorch_process.h"
 #include "core/kernels/parallel.h"
+#include "core/kernels/work_clock.h"
 #include "core/ops.h"
 
 namespace ladder::bench {
@@ -101,6 +102,65 @@ std::function<void()> raw_sgemm(const Tensor& a, const Tensor& b, Tensor& c) {
     const int m = static_cast<int>(a.size(0)), k = static_cast<int>(a.size(1)), n = static_cast<int>(b.size(1));
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, c.data(), n);
   };
+}
+
+void TrainingStep::operator()() const {
+  zero_grad();
+  loss().backward();
+  clip();
+  update();
+}
+
+void print_breakdown(const TrainingStep& step, int threads, int steps) {
+  const int threads_before = num_threads();
+  set_num_threads(threads);
+  step();  // warm-up
+  using Clock = std::chrono::steady_clock;
+  const auto ms_since = [](Clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  };
+  const auto ms_of = [](const WorkTimes& after, const WorkTimes& before, Work kind) {
+    return 1e3 * (after[kind] - before[kind]);
+  };
+  double zero = 0, forward = 0, backward = 0, clip = 0, update = 0;
+  double forward_gemm = 0, forward_attention = 0, backward_gemm = 0, backward_attention = 0, backward_ops = 0;
+  start_work_clock();
+  for (int s = 0; s < steps; ++s) {
+    Clock::time_point start = Clock::now();
+    step.zero_grad();
+    zero += ms_since(start);
+    const WorkTimes before_forward = work_clock_now();
+    start = Clock::now();
+    const Tensor loss = step.loss();
+    forward += ms_since(start);
+    const WorkTimes before_backward = work_clock_now();
+    start = Clock::now();
+    loss.backward();
+    backward += ms_since(start);
+    const WorkTimes after_backward = work_clock_now();
+    start = Clock::now();
+    step.clip();
+    clip += ms_since(start);
+    start = Clock::now();
+    step.update();
+    update += ms_since(start);
+    forward_gemm += ms_of(before_backward, before_forward, Work::gemm);
+    forward_attention += ms_of(before_backward, before_forward, Work::attention);
+    backward_gemm += ms_of(after_backward, before_backward, Work::gemm);
+    backward_attention += ms_of(after_backward, before_backward, Work::attention);
+    backward_ops += ms_of(after_backward, before_backward, Work::op_backward);
+  }
+  stop_work_clock();
+  set_num_threads(threads_before);
+  const double n = steps;
+  std::printf("    where a step's time goes at %d thread%s (mean of %d steps): %.2f ms\n", threads,
+              threads == 1 ? "" : "s", steps, (zero + forward + backward + clip + update) / n);
+  std::printf("      forward  %6.2f ms = GEMM %.2f + attention %.2f + the other ops %.2f\n", forward / n,
+              forward_gemm / n, forward_attention / n, (forward - forward_gemm - forward_attention) / n);
+  std::printf("      backward %6.2f ms = GEMM %.2f + attention %.2f + the ops' backward %.2f + the engine %.2f\n",
+              backward / n, backward_gemm / n, backward_attention / n, backward_ops / n,
+              (backward - backward_gemm - backward_attention - backward_ops) / n);
+  std::printf("      clipping %.2f ms, optimizer %.2f ms, zero_grad %.2f ms\n", clip / n, update / n, zero / n);
 }
 
 void report(const std::string& name, double ours_ms, double ref_ms, const std::string& note) {

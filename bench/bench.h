@@ -53,6 +53,21 @@ double sgemm_gflops(int64_t n);
 // a (M,K) @ b (K,N) into c (M,N) by raw cblas_sgemm, nothing allocated: the reference GEMM.
 std::function<void()> raw_sgemm(const Tensor& a, const Tensor& b, Tensor& c);
 
+// The phases of one training step: the step itself is zero_grad, loss().backward(), clip, update.
+struct TrainingStep {
+  std::function<void()> zero_grad;
+  std::function<Tensor()> loss;  // the forward pass, to the scalar loss
+  std::function<void()> clip, update;
+
+  void operator()() const;
+};
+
+// Prints where the step's wall time goes at `threads` threads, the mean of `steps` steps: each
+// phase, and the forward and the backward split by the work clock (core/kernels/work_clock.h)
+// into GEMM, the fused attention, the ops' backward functions and the rest (in the forward the
+// other ops; in the backward the engine: walking the graph, summing gradients that meet).
+void print_breakdown(const TrainingStep& step, int threads, int steps = 20);
+
 // One result line; ref_ms < 0 means no reference ran.
 void report(const std::string& name, double ours_ms, double ref_ms, const std::string& note = "");
 
@@ -62,6 +77,8 @@ void run_rnn();
 void run_seq2seq();
 void run_attention();
 void run_gpt();
+// Lesson 15's encoder and LSTM classifiers at its size against PyTorch (run by run_gpt).
+void run_classifiers();
 // The peak memory one attention forward + backward of this kind at this length adds, printed in
 // bytes (run by run_attention in a fresh process: ladder_bench --attention-peak-memory KIND T).
 void attention_peak_memory(const std::string& kind, int64_t length);

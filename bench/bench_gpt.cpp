@@ -53,6 +53,7 @@ StepFlop step_flop(const StepSize& s) {
 
 void bench_steps(const std::vector<StepSize>& sizes, const std::map<int, double>& sgemm_rate) {
   std::vector<Workload> workloads;
+  std::vector<TrainingStep> steps;
   std::vector<std::unique_ptr<models::GPT>> models;
   std::vector<std::unique_ptr<optim::AdamW>> optimizers;
   Generator gen(12);
@@ -66,12 +67,11 @@ void bench_steps(const std::vector<StepSize>& sizes, const std::map<int, double>
                                                         optim::AdamOptions{.lr = 1e-3f, .beta2 = 0.99f}));
     optim::AdamW& adamw = *optimizers.back();
     const Tensor x = randint(0, kVocab, {s.batch, s.context}, gen), y = randint(0, kVocab, {s.batch, s.context}, gen);
-    auto step = [&model, &adamw, x, y] {
-      adamw.zero_grad();
-      cross_entropy(model.forward(x), y).backward();
-      optim::clip_grad_norm(model.parameters(), 1.0f);
-      adamw.step();
-    };
+    const TrainingStep step{.zero_grad = [&adamw] { adamw.zero_grad(); },
+                            .loss = [&model, x, y] { return cross_entropy(model.forward(x), y); },
+                            .clip = [&model] { optim::clip_grad_norm(model.parameters(), 1.0f); },
+                            .update = [&adamw] { adamw.step(); }};
+    steps.push_back(step);
     const bool slow = s.embd > 128;  // seconds per step: fewer repeats
     for (int threads : {1, 2})
       workloads.push_back({.name = s.name() + "_threads" + std::to_string(threads),
@@ -100,6 +100,9 @@ void bench_steps(const std::vector<StepSize>& sizes, const std::map<int, double>
       }
       std::printf("\n");
     }
+    const bool slow = sizes[i].embd > 128;  // seconds per step: 3 steps, at 2 threads only
+    if (!slow) print_breakdown(steps[i], 1);
+    print_breakdown(steps[i], 2, slow ? 3 : 20);
   }
 }
 
@@ -149,6 +152,7 @@ void run_gpt() {
   std::printf("  raw cblas_sgemm 512^3: %.1f GFLOP/s at 1 thread, %.1f at 2\n", sgemm_rate[1], sgemm_rate[2]);
   bench_steps({{4, 4, 128, 64, 12}, {6, 6, 384, 256, 16}}, sgemm_rate);
   for (int64_t context : {64, 512}) bench_generation(context);
+  run_classifiers();
 }
 
 }  // namespace ladder::bench

@@ -4,6 +4,7 @@
 #include "core/kernels/parallel.h"
 #include "core/ops.h"
 #include "core/ops/elementwise.h"
+#include "core/kernels/work_clock.h"
 
 namespace ladder {
 
@@ -110,7 +111,11 @@ void run_node(Node& node, bool retain_graph) {
   if (auto out = node.output.lock(); out && out->retains_grad) accumulate_owned(out->grad, grad_out, grad_out.shape());
 
   check_saved_versions(node);
-  Grads grads = node.backward(grad_out, NeedsGrad(node.inputs));
+  Grads grads;
+  {
+    const TimedWork timed(Work::op_backward);
+    grads = node.backward(grad_out, NeedsGrad(node.inputs));
+  }
   if (grads.size() != node.inputs.size())
     fail("backward", "op '", node.op, "' returned ", grads.size(), " gradients for ",
          node.inputs.size(), " inputs; this is a bug in that op's backward");

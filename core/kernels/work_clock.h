@@ -1,0 +1,44 @@
+// Where a program's wall time goes, by kind of work, while the work clock records: what `./ladder
+// bench gpt` prints as the breakdown of a training step. A TimedWork scope (placed in gemm, the
+// fused attention kernels and the backward engine's call of each op's backward) charges its wall
+// time to its kind. Scopes nest, and each kind gets its own time only: while a GEMM runs inside an
+// op's backward, the clock charges the GEMM, not the backward. Only scopes on the main thread
+// outside any parallel region count (work inside a parallel loop belongs to the scope that started
+// the loop), so the kinds never overlap and add up to at most the wall time recorded.
+#pragma once
+
+#include <array>
+#include <chrono>
+
+namespace ladder {
+
+enum class Work {
+  gemm,         // every matrix product through gemm() (core/kernels/gemm.h)
+  attention,    // the fused softmax attention kernels, their own GEMMs included
+  op_backward,  // the ops' backward functions, minus the GEMMs and attention inside them
+  count
+};
+
+// Seconds per kind of work since the clock started.
+struct WorkTimes {
+  std::array<double, static_cast<size_t>(Work::count)> seconds{};
+  double operator[](Work kind) const { return seconds[static_cast<size_t>(kind)]; }
+};
+
+void start_work_clock();     // zeroes the totals and starts recording
+WorkTimes work_clock_now();  // the totals so far (the clock keeps recording)
+WorkTimes stop_work_clock();  // stops recording; returns the totals
+
+// Charges the wall time of its lifetime to `kind` while the clock records (else costs one test).
+class TimedWork {
+ public:
+  explicit TimedWork(Work kind);
+  ~TimedWork();
+  TimedWork(const TimedWork&) = delete;
+  TimedWork& operator=(const TimedWork&) = delete;
+
+ private:
+  bool counted_;
+};
+
+}  // namespace ladder
