@@ -31,6 +31,13 @@ void charge_innermost(WorkClock& c, Clock::time_point now) {
   c.since = now;
 }
 
+// A scope counts on the main thread outside parallel regions, and not inside the attention, which
+// keeps its own GEMMs (at one thread they run outside any parallel region, at two inside one: the
+// attention's share must not depend on that).
+bool counts(const WorkClock& c) {
+  return c.recording && !omp_in_parallel() && (c.open.empty() || c.open.back() != Work::attention);
+}
+
 }  // namespace
 
 void start_work_clock() {
@@ -48,7 +55,7 @@ WorkTimes stop_work_clock() {
   return c.totals;
 }
 
-TimedWork::TimedWork(Work kind) : counted_(clock().recording && !omp_in_parallel()) {
+TimedWork::TimedWork(Work kind) : counted_(counts(clock())) {
   if (!counted_) return;
   WorkClock& c = clock();
   charge_innermost(c, Clock::now());

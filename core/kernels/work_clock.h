@@ -2,9 +2,10 @@
 // bench gpt` prints as the breakdown of a training step. A TimedWork scope (placed in gemm, the
 // fused attention kernels and the backward engine's call of each op's backward) charges its wall
 // time to its kind. Scopes nest, and each kind gets its own time only: while a GEMM runs inside an
-// op's backward, the clock charges the GEMM, not the backward. Only scopes on the main thread
-// outside any parallel region count (work inside a parallel loop belongs to the scope that started
-// the loop), so the kinds never overlap and add up to at most the wall time recorded.
+// op's backward, the clock charges the GEMM, not the backward; the attention alone keeps what runs
+// inside it. Only scopes on the main thread outside any parallel region count (work inside a
+// parallel loop belongs to the scope that started the loop), so the kinds never overlap and add
+// up to at most the wall time recorded.
 #pragma once
 
 #include <array>

@@ -65,6 +65,21 @@ TEST_CASE("nested scopes: each kind gets its own time, and the charges add up to
   CHECK(t[Work::op_backward] + t[Work::gemm] <= wall);
 }
 
+TEST_CASE("the attention keeps the GEMMs inside it, whether or not they run in a parallel region") {
+  start_work_clock();
+  {
+    const TimedWork attention(Work::attention);
+    sleep_ms(5);
+    {
+      const TimedWork inner(Work::gemm);  // as the kernel's GEMMs at one thread: no parallel region
+      sleep_ms(10);
+    }
+  }
+  const WorkTimes t = stop_work_clock();
+  CHECK(t[Work::gemm] == 0);
+  CHECK(t[Work::attention] >= 0.015);
+}
+
 TEST_CASE("scopes inside a parallel region are not charged: the region belongs to the scope that started it") {
   start_work_clock();
 #pragma omp parallel num_threads(2)
