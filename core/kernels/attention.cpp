@@ -277,6 +277,16 @@ void attention_backward(const AttentionProblem& p, const float* q, const float* 
   std::fill_n(dk, heads * head_size, 0.0f);
   std::fill_n(dv, heads * head_size, 0.0f);
   if (p.dim == 0) return;
+  const int64_t tile_size = row_tile(p) * key_tile(p);
+  if (p.queries <= row_tile(p)) {  // one row tile per head: no two blocks add into one head's dk and dv
+    for_each_row_tile(p, [&](int64_t bh, int64_t i0, int64_t rows, int) {
+      std::vector<float> scratch(3 * tile_size + key_tile(p));
+      float* tile = scratch.data();
+      backward_row_tile(p, bh, i0, rows, q, k, v, out, lse, dout, dq, dk + bh * head_size, dv + bh * head_size, tile,
+                        tile + tile_size, tile + 2 * tile_size, tile + 3 * tile_size);
+    });
+    return;
+  }
   // Several blocks may add into the same head's dk and dv: each block accumulates its own copy of
   // the heads it touches, and the copies are added in block order afterwards, so the result
   // depends on the blocks, not on which thread finished first.
@@ -293,7 +303,6 @@ void attention_backward(const AttentionProblem& p, const float* q, const float* 
       part.dk.resize(need, 0.0f);
       part.dv.resize(need, 0.0f);
     }
-    const int64_t tile_size = row_tile(p) * key_tile(p);
     std::vector<float> scratch(3 * tile_size + key_tile(p));
     float* tile = scratch.data();
     const int64_t offset = (bh - part.first_head) * head_size;

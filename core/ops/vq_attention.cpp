@@ -72,7 +72,8 @@ void check_codes(const char* op, VQAttentionProblem& p, const std::vector<int64_
 }
 
 // Checks that every key khat (B,H,T,D) not hidden is the code its index names, to 1e-5 of the
-// code's largest entry: the kernels read each key as its code (khat carries only the gradient).
+// code's largest entry (or of 1, if that is larger): the kernels read each key as its code (khat
+// carries only the gradient).
 void check_keys_are_codes(const char* op, const VQAttentionProblem& p, const Tensor& khat,
                           const std::vector<int64_t>& code_index, const Tensor& codebook) {
   const int64_t D = p.dim;

@@ -102,6 +102,11 @@ TEST_CASE("fused attention on two threads equals its naive twin") {
   SUBCASE("one head, so that row tiles of one head split across threads") {
     check_fused_against_naive({1, 1, 300, 300, 16}, {.causal = true});
   }
+  SUBCASE("one row tile per head: the backward adds into dk and dv directly") {
+    const Sizes small{12, 4, 64, 64, 32};  // a GPT step's shape: the heads shared out, whole
+    ladder::testing::require_threaded(small.B * small.H, small.T * small.S * small.D);
+    check_fused_against_naive(small, {.causal = true, .key_padding_mask = padding_mask(12, 64, 9), .dropout = 0.1f});
+  }
 }
 
 // A block-sparse pattern by hand for T positions in blocks of `block`: query block t sees block 0,
