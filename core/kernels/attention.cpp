@@ -118,8 +118,9 @@ void scale_row(float* x, float factor, int64_t n) {
 // index, and contiguous blocks of this order get about the same work.
 int64_t zigzag(int64_t t, int64_t n) { return t % 2 == 0 ? t / 2 : n - 1 - t / 2; }
 
-// The threaded loop of both passes: body(bh, i0, rows, block) for every tile of query rows of
-// every head, blocks of tiles split across the threads.
+// The threaded loop of both passes: body(bh, i0, rows, block, shared) for every tile of query rows
+// of every head, blocks of tiles split across the threads; shared: some of the head's row tiles
+// run in another block.
 template <class Body>
 void for_each_row_tile(const AttentionProblem& p, const Body& body) {
   const int64_t tile = row_tile(p), tiles = (p.queries + tile - 1) / tile;
@@ -133,8 +134,9 @@ void for_each_row_tile(const AttentionProblem& p, const Body& body) {
   const int64_t work_per_tile = rows * std::max<int64_t>(keys_per_tile, 1) * std::max<int64_t>(p.dim, 1);
   parallel_for_blocks(p.batch * p.heads * tiles, work_per_tile, [&](int64_t begin, int64_t end, int block) {
     for (int64_t item = begin; item < end; ++item) {
-      const int64_t i0 = zigzag(item % tiles, tiles) * tile;
-      body(item / tiles, i0, std::min(tile, p.queries - i0), block);
+      const int64_t bh = item / tiles, i0 = zigzag(item % tiles, tiles) * tile;
+      const bool shared = bh * tiles < begin || (bh + 1) * tiles > end;
+      body(bh, i0, std::min(tile, p.queries - i0), block, shared);
     }
   });
 }
@@ -264,7 +266,7 @@ void attention_forward(const AttentionProblem& p, const float* q, const float* k
     attention_forward_naive(p, q, k, v, out, lse);
     return;
   }
-  for_each_row_tile(p, [&](int64_t bh, int64_t i0, int64_t rows, int) {
+  for_each_row_tile(p, [&](int64_t bh, int64_t i0, int64_t rows, int, bool) {
     std::vector<float> scores(row_tile(p) * key_tile(p)), keep(key_tile(p));
     forward_row_tile(p, bh, i0, rows, q, k, v, out, lse, scores.data(), keep.data());
   });
@@ -277,43 +279,35 @@ void attention_backward(const AttentionProblem& p, const float* q, const float* 
   std::fill_n(dk, heads * head_size, 0.0f);
   std::fill_n(dv, heads * head_size, 0.0f);
   if (p.dim == 0) return;
-  const int64_t tile_size = row_tile(p) * key_tile(p);
-  if (p.queries <= row_tile(p)) {  // one row tile per head: no two blocks add into one head's dk and dv
-    for_each_row_tile(p, [&](int64_t bh, int64_t i0, int64_t rows, int) {
-      std::vector<float> scratch(3 * tile_size + key_tile(p));
-      float* tile = scratch.data();
-      backward_row_tile(p, bh, i0, rows, q, k, v, out, lse, dout, dq, dk + bh * head_size, dv + bh * head_size, tile,
-                        tile + tile_size, tile + 2 * tile_size, tile + 3 * tile_size);
-    });
-    return;
-  }
-  // Several blocks may add into the same head's dk and dv: each block accumulates its own copy of
-  // the heads it touches, and the copies are added in block order afterwards, so the result
-  // depends on the blocks, not on which thread finished first.
-  struct Partial {
-    int64_t first_head = 0;
-    std::vector<float> dk, dv;  // (heads touched, S, D)
+  // A head whose row tiles all run in one block adds into dk and dv directly. A head the split
+  // shares between blocks (at most the first and the last of a block) gets a copy of its dk and dv
+  // per block, added in block order afterwards, so that the result depends on the blocks, not on
+  // which thread finished first.
+  struct SharedHead {
+    int64_t bh;
+    std::vector<float> dk, dv;  // (S, D) each
   };
-  std::vector<Partial> partials(num_threads());
-  for_each_row_tile(p, [&](int64_t bh, int64_t i0, int64_t rows, int block) {
-    Partial& part = partials[block];
-    if (part.dk.empty()) part.first_head = bh;
-    const auto need = static_cast<size_t>((bh - part.first_head + 1) * head_size);
-    if (part.dk.size() < need) {
-      part.dk.resize(need, 0.0f);
-      part.dv.resize(need, 0.0f);
+  std::vector<std::vector<SharedHead>> copies(num_threads());  // per block
+  const int64_t tile_size = row_tile(p) * key_tile(p);
+  for_each_row_tile(p, [&](int64_t bh, int64_t i0, int64_t rows, int block, bool shared) {
+    float *dk_head = dk + bh * head_size, *dv_head = dv + bh * head_size;
+    if (shared) {
+      std::vector<SharedHead>& mine = copies[block];
+      if (mine.empty() || mine.back().bh != bh)
+        mine.push_back({bh, std::vector<float>(head_size, 0.0f), std::vector<float>(head_size, 0.0f)});
+      dk_head = mine.back().dk.data(), dv_head = mine.back().dv.data();
     }
     std::vector<float> scratch(3 * tile_size + key_tile(p));
     float* tile = scratch.data();
-    const int64_t offset = (bh - part.first_head) * head_size;
-    backward_row_tile(p, bh, i0, rows, q, k, v, out, lse, dout, dq, part.dk.data() + offset, part.dv.data() + offset,
-                      tile, tile + tile_size, tile + 2 * tile_size, tile + 3 * tile_size);
+    backward_row_tile(p, bh, i0, rows, q, k, v, out, lse, dout, dq, dk_head, dv_head, tile, tile + tile_size,
+                      tile + 2 * tile_size, tile + 3 * tile_size);
   });
-  for (const Partial& part : partials)
-    for (size_t e = 0; e < part.dk.size(); ++e) {
-      dk[part.first_head * head_size + static_cast<int64_t>(e)] += part.dk[e];
-      dv[part.first_head * head_size + static_cast<int64_t>(e)] += part.dv[e];
-    }
+  for (const std::vector<SharedHead>& mine : copies)
+    for (const SharedHead& head : mine)
+      for (int64_t e = 0; e < head_size; ++e) {
+        dk[head.bh * head_size + e] += head.dk[static_cast<size_t>(e)];
+        dv[head.bh * head_size + e] += head.dv[static_cast<size_t>(e)];
+      }
 }
 
 void attention_dropout_mask(const AttentionProblem& p, float* mask) {
