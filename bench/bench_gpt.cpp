@@ -5,9 +5,10 @@
 //    128 wide, context 64, batch 12) and its Shakespeare model (6 layers, 6 heads, 384 wide, context
 //    256, batch 16); ladder at one and at two threads, PyTorch at the faster of 1 and 2. After each
 //    size, its FLOP per step and both sides' FLOP/s as a share of raw sgemm's rate at the same
-//    thread count, measured in this run;
+//    thread count, measured in this run, and where our step's time goes (print_breakdown);
 //  - generation speed: context - 1 tokens from one token, at contexts 64 and 512, with the KV cache
-//    and without it (PyTorch: without, as nanoGPT's generate runs).
+//    and without it (PyTorch: without, as nanoGPT's generate runs);
+//  - lesson 15's encoder and LSTM classifiers (bench_classifiers.cpp).
 #include <cstdio>
 #include <map>
 #include <memory>
