@@ -33,6 +33,8 @@ struct StepSize {
     return "gpt_step_" + std::to_string(layers) + "x" + std::to_string(embd) + "_t" + std::to_string(context) + "_b" +
            std::to_string(batch);
   }
+  // Seconds per step: fewer timed repeats, and the breakdown over 3 steps at 2 threads only.
+  bool slow() const { return embd > 128; }
 };
 
 // FLOP of one training step, counted as the GEMMs do: each of the P weights of a matrix multiply does
@@ -73,14 +75,13 @@ void bench_steps(const std::vector<StepSize>& sizes, const std::map<int, double>
                             .clip = [&model] { optim::clip_grad_norm(model.parameters(), 1.0f); },
                             .update = [&adamw] { adamw.step(); }};
     steps.push_back(step);
-    const bool slow = s.embd > 128;  // seconds per step: fewer repeats
     for (int threads : {1, 2})
       workloads.push_back({.name = s.name() + "_threads" + std::to_string(threads),
                            .step = step,
                            .threads = threads,
                            .note = "(ref: nanoGPT's model in torch.nn, its faster of 1 and 2 threads; "
                                    "fwd + bwd + clip + AdamW)",
-                           .repeats = slow ? 3 : kRepeats});
+                           .repeats = s.slow() ? 3 : kRepeats});
   }
   const std::vector<Comparison> results = compare_with_pytorch("bench_gpt.py", workloads);
   for (size_t i = 0; i < sizes.size(); ++i) {
@@ -101,9 +102,8 @@ void bench_steps(const std::vector<StepSize>& sizes, const std::map<int, double>
       }
       std::printf("\n");
     }
-    const bool slow = sizes[i].embd > 128;  // seconds per step: 3 steps, at 2 threads only
-    if (!slow) print_breakdown(steps[i], 1);
-    print_breakdown(steps[i], 2, slow ? 3 : 20);
+    if (!sizes[i].slow()) print_breakdown(steps[i], 1);
+    print_breakdown(steps[i], 2, sizes[i].slow() ? 3 : 20);
   }
 }
 

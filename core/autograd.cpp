@@ -2,9 +2,9 @@
 
 #include "core/error.h"
 #include "core/kernels/parallel.h"
+#include "core/kernels/work_clock.h"
 #include "core/ops.h"
 #include "core/ops/elementwise.h"
-#include "core/kernels/work_clock.h"
 
 namespace ladder {
 

@@ -8,6 +8,7 @@
 #include <map>
 #include <numeric>
 #include <sstream>
+#include <utility>
 
 #include "core/error.h"
 #include "data/visible_text.h"
@@ -47,6 +48,14 @@ bool targets_differ_in_length(const TranslationTask& task) {
   return false;
 }
 
+// A chart of shares (exact match, BLEU) whose y axis runs from 0 to 1, so that a model at
+// 0.994-1.000 is drawn as the flat line it is, not a W of single mistakes.
+LineChart share_chart(std::string title, std::string x_label, std::string y_label, std::vector<Series> series) {
+  LineChart chart{std::move(title), std::move(x_label), std::move(y_label), std::move(series)};
+  chart.y_floor = 0, chart.y_ceiling = 1;
+  return chart;
+}
+
 }  // namespace
 
 DecoderComparison compare_decoders(Run& run, nn::Module& module, models::EncoderDecoder& model, const TranslationTask& task) {
@@ -68,9 +77,8 @@ DecoderComparison compare_decoders(Run& run, nn::Module& module, models::Encoder
   }
   std::printf("\nexamples (ok: exactly the target; bleu: sentence BLEU):\n");
   print_examples(task, {{"greedy", out.greedy}, {"beam 4", beam4}}, first_test_pairs(task, 6));
-  LineChart scores{"Test scores against beam width", "beam width", "score", {exact, bleu}};
-  scores.y_floor = 0, scores.y_ceiling = 1;
-  run.wrote(save_line_chart(run.path("beam_search"), scores));
+  run.wrote(save_line_chart(run.path("beam_search"),
+                            share_chart("Test scores against beam width", "beam width", "score", {exact, bleu})));
   if (targets_differ_in_length(task)) {
     std::printf("\nthe targets differ in length: beam search with and without length normalisation\n");
     compare_length_normalisation(module, model, task);
@@ -216,9 +224,9 @@ Series report_exact_match_by_length(Run& run, const LessonCli& cli, const Length
   CsvWriter csv(run.file(chart.stem + ".csv"), {"model", "source_tokens", "exact_match"});
   for (const Series& curve : curves)
     for (size_t i = 0; i < curve.x.size(); ++i) csv.row({curve.name, cat(std::setprecision(8), curve.x[i]), cat(std::setprecision(8), curve.y[i])});
-  LineChart by_length_chart{chart.title, "mean source length of a sixth of the test pairs (tokens)", "exact match", curves};
-  by_length_chart.y_floor = 0, by_length_chart.y_ceiling = 1;
-  run.wrote(save_line_chart(run.path(chart.stem), by_length_chart));
+  run.wrote(save_line_chart(
+      run.path(chart.stem),
+      share_chart(chart.title, "mean source length of a sixth of the test pairs (tokens)", "exact match", curves)));
   return by_length;
 }
 
