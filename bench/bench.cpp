@@ -123,9 +123,12 @@ void print_breakdown(const TrainingStep& step, int threads, int steps) {
     return 1e3 * (after[kind] - before[kind]);
   };
   double zero = 0, forward = 0, backward = 0, clip = 0, update = 0;
-  double forward_gemm = 0, forward_attention = 0, backward_gemm = 0, backward_attention = 0, backward_ops = 0;
+  double forward_gemm = 0, forward_attention = 0, forward_sync = 0;
+  double backward_gemm = 0, backward_attention = 0, backward_ops = 0, backward_sync = 0;
+  double other_sync = 0;  // in zero_grad, clipping and the optimizer
   start_work_clock();
   for (int s = 0; s < steps; ++s) {
+    const WorkTimes before_step = work_clock_now();
     Clock::time_point start = Clock::now();
     step.zero_grad();
     zero += ms_since(start);
@@ -144,23 +147,33 @@ void print_breakdown(const TrainingStep& step, int threads, int steps) {
     start = Clock::now();
     step.update();
     update += ms_since(start);
+    const WorkTimes after_step = work_clock_now();
     forward_gemm += ms_of(before_backward, before_forward, Work::gemm);
     forward_attention += ms_of(before_backward, before_forward, Work::attention);
     backward_gemm += ms_of(after_backward, before_backward, Work::gemm);
     backward_attention += ms_of(after_backward, before_backward, Work::attention);
     backward_ops += ms_of(after_backward, before_backward, Work::op_backward);
+    forward_sync += ms_of(before_backward, before_forward, Work::sync);
+    backward_sync += ms_of(after_backward, before_backward, Work::sync);
+    other_sync += ms_of(after_step, before_step, Work::sync) - ms_of(after_backward, before_forward, Work::sync);
   }
   stop_work_clock();
   set_num_threads(threads_before);
   const double n = steps;
   std::printf("    where a step's time goes at %d thread%s (mean of %d steps): %.2f ms\n", threads,
               threads == 1 ? "" : "s", steps, (zero + forward + backward + clip + update) / n);
-  std::printf("      forward  %6.2f ms = GEMM %.2f + attention %.2f + the other ops %.2f\n", forward / n,
-              forward_gemm / n, forward_attention / n, (forward - forward_gemm - forward_attention) / n);
-  std::printf("      backward %6.2f ms = GEMM %.2f + attention %.2f + the ops' backward %.2f + the engine %.2f\n",
-              backward / n, backward_gemm / n, backward_attention / n, backward_ops / n,
-              (backward - backward_gemm - backward_attention - backward_ops) / n);
-  std::printf("      clipping %.2f ms, optimizer %.2f ms, zero_grad %.2f ms\n", clip / n, update / n, zero / n);
+  std::printf("      forward  %6.2f ms = GEMM %.2f + attention %.2f + threads' sync %.2f + the other ops %.2f\n",
+              forward / n, forward_gemm / n, forward_attention / n, forward_sync / n,
+              (forward - forward_gemm - forward_attention - forward_sync) / n);
+  std::printf(
+      "      backward %6.2f ms = GEMM %.2f + attention %.2f + threads' sync %.2f + the ops' backward %.2f + the engine "
+      "%.2f\n",
+      backward / n, backward_gemm / n, backward_attention / n, backward_sync / n, backward_ops / n,
+      (backward - backward_gemm - backward_attention - backward_sync - backward_ops) / n);
+  std::printf("      clipping %.2f ms, optimizer %.2f ms, zero_grad %.2f ms (threads' sync in these three: %.2f ms)\n",
+              clip / n, update / n, zero / n, other_sync / n);
+  std::printf("      (threads' sync: ladder's loops starting the other threads and waiting for them at their end;\n"
+              "       OpenBLAS's own waits count in GEMM, the attention's GEMMs in the attention)\n");
 }
 
 void report(const std::string& name, double ours_ms, double ref_ms, const std::string& note) {

@@ -64,8 +64,9 @@ struct TrainingStep {
 
 // Prints where the step's wall time goes at `threads` threads, the mean of `steps` steps: each
 // phase, and the forward and the backward split by the work clock (core/kernels/work_clock.h)
-// into GEMM, the fused attention, the ops' backward functions and the rest (in the forward the
-// other ops; in the backward the engine: walking the graph, summing gradients that meet).
+// into GEMM, the fused attention, the threads' synchronisation in ladder's parallel loops, the ops'
+// backward functions and the rest (in the forward the other ops; in the backward the engine:
+// walking the graph, summing gradients that meet).
 void print_breakdown(const TrainingStep& step, int threads, int steps = 20);
 
 // One result line; ref_ms < 0 means no reference ran.

@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <string>
 
+#include "core/kernels/work_clock.h"
+
 namespace ladder {
 
 int num_threads();
@@ -59,9 +61,15 @@ void parallel_for_blocks(int64_t n, int64_t work_per_item, const Body& body) {
     for (int b = 0; b < blocks; ++b) body(n * b / blocks, n * (b + 1) / blocks, b);
     return;
   }
+  LoopWait wait;
 #pragma omp parallel num_threads(threads)
-  for (int b = omp_get_thread_num(); b < blocks; b += omp_get_num_threads())
-    body(n * b / blocks, n * (b + 1) / blocks, b);
+  {
+    const bool main_thread = omp_get_thread_num() == 0;
+    if (main_thread) wait.main_thread_starts();
+    for (int b = omp_get_thread_num(); b < blocks; b += omp_get_num_threads())
+      body(n * b / blocks, n * (b + 1) / blocks, b);
+    if (main_thread) wait.main_thread_ends();
+  }
 }
 
 // Runs body(begin, end) over [0, n), split as above.

@@ -69,4 +69,31 @@ TimedWork::~TimedWork() {
   c.open.pop_back();
 }
 
+// Not subject to counts(): the attention's own loops have their waits charged apart too, so that
+// the attention's share at two threads is its work, as at one.
+LoopWait::LoopWait() : counted_(clock().recording && !omp_in_parallel()) {
+  if (counted_) region_start_ = Clock::now();
+}
+
+void LoopWait::main_thread_starts() {
+  if (counted_) main_start_ = Clock::now();
+}
+
+void LoopWait::main_thread_ends() {
+  if (counted_) main_end_ = Clock::now();
+}
+
+LoopWait::~LoopWait() {
+  WorkClock& c = clock();
+  if (!counted_ || !c.recording) return;
+  const Clock::time_point region_end = Clock::now();
+  double& sync = c.totals.seconds[static_cast<size_t>(Work::sync)];
+  charge_innermost(c, region_start_);
+  sync += std::chrono::duration<double>(main_start_ - region_start_).count();
+  c.since = main_start_;
+  charge_innermost(c, main_end_);
+  sync += std::chrono::duration<double>(region_end - main_end_).count();
+  c.since = region_end;
+}
+
 }  // namespace ladder

@@ -5,7 +5,9 @@
 // op's backward, the clock charges the GEMM, not the backward; the attention alone keeps what runs
 // inside it. Only scopes on the main thread outside any parallel region count (work inside a
 // parallel loop belongs to the scope that started the loop), so the kinds never overlap and add
-// up to at most the wall time recorded.
+// up to at most the wall time recorded. A parallel loop's LoopWait charges the threads'
+// synchronisation apart, inside any scope: the main thread starting the other threads and waiting
+// for them at the loop's end (OpenBLAS's own waits stay inside its GEMMs).
 #pragma once
 
 #include <array>
@@ -17,6 +19,7 @@ enum class Work {
   gemm,         // every matrix product through gemm() (core/kernels/gemm.h)
   attention,    // the fused softmax attention kernels, their own GEMMs included
   op_backward,  // the ops' backward functions, minus the GEMMs and attention inside them
+  sync,         // ladder's parallel loops: starting the other threads, waiting for the slowest
   count
 };
 
@@ -40,6 +43,24 @@ class TimedWork {
 
  private:
   bool counted_;
+};
+
+// Times one parallel loop of ladder's (parallel_for_blocks): made before the parallel region, told
+// on the main thread when its own blocks start and end, destroyed after the region. Charges the
+// main thread's time before its blocks and after them to Work::sync, the rest to the innermost
+// scope. Reads the time only while the clock records.
+class LoopWait {
+ public:
+  LoopWait();
+  ~LoopWait();
+  LoopWait(const LoopWait&) = delete;
+  LoopWait& operator=(const LoopWait&) = delete;
+  void main_thread_starts();
+  void main_thread_ends();
+
+ private:
+  bool counted_;
+  std::chrono::steady_clock::time_point region_start_, main_start_, main_end_;
 };
 
 }  // namespace ladder
