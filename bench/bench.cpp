@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <tuple>
+#include <utility>
 
 #include "bench/pytorch_process.h"
 #include "core/kernels/parallel.h"
@@ -172,8 +173,10 @@ void print_breakdown(const TrainingStep& step, int threads, int steps) {
       (backward - backward_gemm - backward_attention - backward_sync - backward_ops) / n);
   std::printf("      clipping %.2f ms, optimizer %.2f ms, zero_grad %.2f ms (threads' sync in these three: %.2f ms)\n",
               clip / n, update / n, zero / n, other_sync / n);
-  std::printf("      (threads' sync: ladder's loops starting the other threads and waiting for them at their end;\n"
-              "       OpenBLAS's own waits count in GEMM, the attention's GEMMs in the attention)\n");
+  static bool sync_explained = false;  // the first breakdown of a run says what "threads' sync" is
+  if (!std::exchange(sync_explained, true))
+    std::printf("      (threads' sync: ladder's parallel loops starting the other thread and waiting for it at their\n"
+                "       end, the attention's loops included; the waits inside one OpenBLAS call count in GEMM)\n");
 }
 
 void report(const std::string& name, double ours_ms, double ref_ms, const std::string& note) {

@@ -87,6 +87,10 @@ LoopWait::~LoopWait() {
   WorkClock& c = clock();
   if (!counted_ || !c.recording) return;
   const Clock::time_point region_end = Clock::now();
+  // The region's time in pieces: the innermost scope gets since..region_start and the main
+  // thread's blocks, sync the gap before them and the wait after. (In a region of one thread,
+  // scopes inside do count and move `since` past region_start; the first piece then comes out
+  // negative and takes back what the scope would otherwise be charged twice.)
   double& sync = c.totals.seconds[static_cast<size_t>(Work::sync)];
   charge_innermost(c, region_start_);
   sync += std::chrono::duration<double>(main_start_ - region_start_).count();

@@ -5,9 +5,10 @@
 // op's backward, the clock charges the GEMM, not the backward; the attention alone keeps what runs
 // inside it. Only scopes on the main thread outside any parallel region count (work inside a
 // parallel loop belongs to the scope that started the loop), so the kinds never overlap and add
-// up to at most the wall time recorded. A parallel loop's LoopWait charges the threads'
-// synchronisation apart, inside any scope: the main thread starting the other threads and waiting
-// for them at the loop's end (OpenBLAS's own waits stay inside its GEMMs).
+// up to at most the wall time recorded. One exception to the region rule: the main thread's time
+// starting the other threads of a parallel_for_blocks loop and waiting for them at its end goes to
+// Work::sync (the loop's LoopWait charges it), whatever scope is open, the attention's included;
+// the waits inside one OpenBLAS call stay in GEMM.
 #pragma once
 
 #include <array>
@@ -19,7 +20,7 @@ enum class Work {
   gemm,         // every matrix product through gemm() (core/kernels/gemm.h)
   attention,    // the fused softmax attention kernels, their own GEMMs included
   op_backward,  // the ops' backward functions, minus the GEMMs and attention inside them
-  sync,         // ladder's parallel loops: starting the other threads, waiting for the slowest
+  sync,         // ladder's parallel loops: starting the other threads, waiting for the slowest one
   count
 };
 
@@ -45,7 +46,7 @@ class TimedWork {
   bool counted_;
 };
 
-// Times one parallel loop of ladder's (parallel_for_blocks): made before the parallel region, told
+// Times one parallel region of parallel_for_blocks: made before the region, told
 // on the main thread when its own blocks start and end, destroyed after the region. Charges the
 // main thread's time before its blocks and after them to Work::sync, the rest to the innermost
 // scope. Reads the time only while the clock records.
