@@ -271,18 +271,20 @@ int main(int argc, char** argv) {
     const std::vector<std::string> parts = lessons::chosen_names(
         kLesson, "--tasks", flags.parts, {"listops", "recall", "capacity", "circuit"}, "task");
     if (cli.given("--part") && cli.given("--tasks")) fail(kLesson, "--part and --tasks both choose what runs; give one of them");
+    const auto asked = [&](const std::string& task) { return std::find(parts.begin(), parts.end(), task) != parts.end(); };
     const auto chosen = [&](const std::string& task) {  // parts 2 and 3 are the training on listops and recall, and its table
       const int number = task == "capacity" ? 4 : task == "circuit" ? 5 : 2;
-      return (part.runs(number) || (number == 2 && part.runs(3))) && std::find(parts.begin(), parts.end(), task) != parts.end();
+      return (part.runs(number) || (number == 2 && part.runs(3))) && asked(task);
     };
     flags.complete(cli.common.seed);
     flags.check(cli.common, contenders, circuit_kinds);
     lessons::Run run(cli);
     lessons::Summary summary{nlohmann::ordered_json::object(), {}};  // part 1 alone reports no metrics
 
-    const Task listops = lessons::listops_task(flags.listops);
+    // Part 1 describes the tasks that --tasks asks for.
+    const Task listops = lessons::listops_task(flags.listops, part.runs(1) && asked("listops"));
     const Task recall = lessons::recall_task(flags.recall, "recall", "recall, one token per pair");
-    lessons::print_mqar("1b. multi-query associative recall", flags.recall, recall);
+    if (part.runs(1) && asked("recall")) lessons::print_mqar("1b. multi-query associative recall", flags.recall, recall);
 
     const nn::AttentionSettings bigbird =
         lessons::kind_settings(cli, flags.attention, nn::BigBirdAttention::kName, cli.common.seed);

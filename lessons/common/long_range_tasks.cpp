@@ -31,8 +31,13 @@ std::string cut(const std::string& text, size_t most) { return text.size() > mos
 
 }  // namespace
 
-LongRangeTask listops_task(const data::ListOpsOptions& o) {
+LongRangeTask listops_task(const data::ListOpsOptions& o, bool describe) {
   const data::ListOpsSplits splits = data::make_listops(o);
+  const auto labelled = [](const data::ListOpsSet& set) { return data::LabelledBatch{set.tokens, set.answers, set.valid}; };
+  LongRangeTask task{"listops", "ListOps", labelled(splits.train), labelled(splits.val), labelled(splits.test),
+                     data::kListOpsVocabulary, data::kListOpsClasses, o.max_len, false, 1.0 / data::kListOpsClasses};
+  task.majority = majority_share(task.train.labels, task.test.labels, task.classes);
+  if (!describe) return task;
   std::printf("\n== 1a. ListOps: %lld to %lld tokens, trees of up to %lld levels (operators nested up to %lld deep), "
               "2 to %lld arguments ==\n",
               static_cast<long long>(o.min_len), static_cast<long long>(o.max_len), static_cast<long long>(o.max_depth),
@@ -60,10 +65,6 @@ LongRangeTask listops_task(const data::ListOpsOptions& o) {
     std::printf(" %lld:%.1f%%", static_cast<long long>(a),
                 100.0 * static_cast<double>(counts[static_cast<size_t>(a)]) / static_cast<double>(o.train));
   std::printf("\n");
-  const auto labelled = [](const data::ListOpsSet& set) { return data::LabelledBatch{set.tokens, set.answers, set.valid}; };
-  LongRangeTask task{"listops", "ListOps", labelled(splits.train), labelled(splits.val), labelled(splits.test),
-                     data::kListOpsVocabulary, data::kListOpsClasses, o.max_len, false, 1.0 / data::kListOpsClasses};
-  task.majority = majority_share(task.train.labels, task.test.labels, task.classes);
   std::printf("   chance: guessing %.1f%%, always the most common answer %.1f%% (of the test set)\n", 100 * task.chance,
               100 * task.majority);
   return task;

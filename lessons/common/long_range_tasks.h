@@ -22,8 +22,8 @@ struct LongRangeTask {
   double majority = 0;  // always answering the training set's most common answer, on the test set
 };
 
-// ListOps drawn and printed, with its chance and majority share.
-LongRangeTask listops_task(const data::ListOpsOptions& options);
+// ListOps drawn, with its chance and majority share; printed when `describe`.
+LongRangeTask listops_task(const data::ListOpsOptions& options, bool describe);
 // Multi-query recall drawn (printed by print_mqar), with its chance and majority share per query.
 LongRangeTask recall_task(const data::MqarOptions& options, const std::string& name, const std::string& title);
 // Sequence 0 of `task` (drawn by recall_task from `options`) and its answers.

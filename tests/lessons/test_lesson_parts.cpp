@@ -7,7 +7,8 @@ using namespace ladder::testing;
 
 namespace {
 
-// The metrics of a --quick --part run of `lesson`, and its output; fails unless it ran.
+// The metrics of a --quick run of `lesson` with `args` (--part or --tasks), and its output; fails
+// unless it ran.
 std::pair<nlohmann::json, std::string> run_part(const std::string& lesson, const std::string& args) {
   TempDir out("part_" + lesson);
   const Ran ran = run_lesson(lesson, "--quick --threads 2 " + args + " --out " + out.path.string());
@@ -56,9 +57,20 @@ TEST_CASE("lesson 15 --part 5: the circuit alone; --part 1 the tasks, with no me
   CHECK(keys(metrics) == std::vector<std::string>{"circuit_acc_full"});
   CHECK(output.find("== 5. the circuit") != std::string::npos);
   for (const char* other : {"== 3. results", "== 4."}) CHECK(output.find(other) == std::string::npos);
+  for (const char* task : {"== 1a. ListOps", "== 1b."}) CHECK(output.find(task) == std::string::npos);
   const auto [none, tasks] = run_part("15_long_range", "--part 1");
   CHECK((none.is_object() && none.empty()));
   CHECK(tasks.find("== 1a. ListOps") != std::string::npos);
+  CHECK(tasks.find("== 1b. multi-query associative recall") != std::string::npos);
+}
+
+TEST_CASE("lesson 15 --tasks listops describes ListOps alone among the tasks") {
+  const auto [metrics, output] = run_part("15_long_range", "--tasks listops --kinds full");
+  INFO(output);
+  CHECK(metrics.contains("test_acc_listops_full"));
+  CHECK(!metrics.contains("test_acc_recall_full"));
+  CHECK(output.find("== 1a. ListOps") != std::string::npos);
+  CHECK(output.find("== 1b.") == std::string::npos);
 }
 
 TEST_CASE("a part the lesson does not have is refused, naming its parts; lesson 15 takes --part or --tasks") {
