@@ -120,13 +120,13 @@ void print_breakdown(const TrainingStep& step, int threads, int steps) {
   const auto ms_since = [](Clock::time_point start) {
     return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   };
-  const auto ms_of = [](const WorkTimes& after, const WorkTimes& before, Work kind) {
-    return 1e3 * (after[kind] - before[kind]);
+  // Adds each kind's seconds between two readings of the work clock to `sum`.
+  const auto add_between = [](WorkTimes& sum, const WorkTimes& before, const WorkTimes& after) {
+    for (size_t kind = 0; kind < sum.seconds.size(); ++kind)
+      sum.seconds[kind] += after.seconds[kind] - before.seconds[kind];
   };
-  double zero = 0, forward = 0, backward = 0, clip = 0, update = 0;
-  double forward_gemm = 0, forward_attention = 0, forward_sync = 0;
-  double backward_gemm = 0, backward_attention = 0, backward_ops = 0, backward_sync = 0;
-  double other_sync = 0;  // in zero_grad, clipping and the optimizer
+  double zero = 0, forward = 0, backward = 0, clip = 0, update = 0;  // ms per phase
+  WorkTimes in_forward, in_backward, in_step;                         // seconds per kind of work
   start_work_clock();
   for (int s = 0; s < steps; ++s) {
     const WorkTimes before_step = work_clock_now();
@@ -148,31 +148,31 @@ void print_breakdown(const TrainingStep& step, int threads, int steps) {
     start = Clock::now();
     step.update();
     update += ms_since(start);
-    const WorkTimes after_step = work_clock_now();
-    forward_gemm += ms_of(before_backward, before_forward, Work::gemm);
-    forward_attention += ms_of(before_backward, before_forward, Work::attention);
-    backward_gemm += ms_of(after_backward, before_backward, Work::gemm);
-    backward_attention += ms_of(after_backward, before_backward, Work::attention);
-    backward_ops += ms_of(after_backward, before_backward, Work::op_backward);
-    forward_sync += ms_of(before_backward, before_forward, Work::sync);
-    backward_sync += ms_of(after_backward, before_backward, Work::sync);
-    other_sync += ms_of(after_step, before_step, Work::sync) - ms_of(after_backward, before_forward, Work::sync);
+    add_between(in_forward, before_forward, before_backward);
+    add_between(in_backward, before_backward, after_backward);
+    add_between(in_step, before_step, work_clock_now());
   }
   stop_work_clock();
   set_num_threads(threads_before);
   const double n = steps;
+  const auto ms = [n](const WorkTimes& times, Work kind) { return 1e3 * times[kind] / n; };  // per step
+  const double forward_kinds =
+      ms(in_forward, Work::gemm) + ms(in_forward, Work::attention) + ms(in_forward, Work::sync);
+  const double backward_kinds = ms(in_backward, Work::gemm) + ms(in_backward, Work::attention) +
+                                ms(in_backward, Work::sync) + ms(in_backward, Work::op_backward);
   std::printf("    where a step's time goes at %d thread%s (mean of %d steps): %.2f ms\n", threads,
               threads == 1 ? "" : "s", steps, (zero + forward + backward + clip + update) / n);
   std::printf("      forward  %6.2f ms = GEMM %.2f + attention %.2f + threads' sync %.2f + the other ops %.2f\n",
-              forward / n, forward_gemm / n, forward_attention / n, forward_sync / n,
-              (forward - forward_gemm - forward_attention - forward_sync) / n);
+              forward / n, ms(in_forward, Work::gemm), ms(in_forward, Work::attention), ms(in_forward, Work::sync),
+              forward / n - forward_kinds);
   std::printf(
       "      backward %6.2f ms = GEMM %.2f + attention %.2f + threads' sync %.2f + the ops' backward %.2f + the engine "
       "%.2f\n",
-      backward / n, backward_gemm / n, backward_attention / n, backward_sync / n, backward_ops / n,
-      (backward - backward_gemm - backward_attention - backward_sync - backward_ops) / n);
+      backward / n, ms(in_backward, Work::gemm), ms(in_backward, Work::attention), ms(in_backward, Work::sync),
+      ms(in_backward, Work::op_backward), backward / n - backward_kinds);
   std::printf("      clipping %.2f ms, optimizer %.2f ms, zero_grad %.2f ms (threads' sync in these three: %.2f ms)\n",
-              clip / n, update / n, zero / n, other_sync / n);
+              clip / n, update / n, zero / n,
+              ms(in_step, Work::sync) - ms(in_forward, Work::sync) - ms(in_backward, Work::sync));
   static bool sync_explained = false;  // the first breakdown of a run says what "threads' sync" is
   if (!std::exchange(sync_explained, true))
     std::printf("      (threads' sync: ladder's parallel loops starting the other thread and waiting for it at their\n"

@@ -255,7 +255,7 @@ int main(int argc, char** argv) {
                            {.steps = 500, .lr = 3e-3f, .batch = 32});
     Flags flags;
     flags.add_to(cli);
-    lessons::PartFlag part(cli, 5);  // part 1 alone prints the tasks
+    lessons::PartFlag part(cli, 5);  // part 1 describes the tasks --tasks asks for
     cli.parse(argc, argv);
     if (cli.common.quick) flags.shrink_for_quick(cli);
     if (!cli.given("--warmup")) flags.warmup.warmup = std::min(flags.warmup.warmup, cli.common.steps / 10);
@@ -281,7 +281,6 @@ int main(int argc, char** argv) {
     lessons::Run run(cli);
     lessons::Summary summary{nlohmann::ordered_json::object(), {}};  // part 1 alone reports no metrics
 
-    // Part 1 describes the tasks that --tasks asks for.
     const Task listops = lessons::listops_task(flags.listops, part.runs(1) && asked("listops"));
     const Task recall = lessons::recall_task(flags.recall, "recall", "recall, one token per pair");
     if (part.runs(1) && asked("recall")) lessons::print_mqar("1b. multi-query associative recall", flags.recall, recall);
