@@ -15,10 +15,10 @@
 #include "core/graphviz.h"
 #include "core/ops.h"
 #include "io/checkpoint.h"
-#include "lessons/common/cli.h"
-#include "lessons/common/plot.h"
-#include "lessons/common/progress.h"
-#include "lessons/common/run.h"
+#include "harness/cli.h"
+#include "plot/plot.h"
+#include "harness/progress.h"
+#include "harness/run.h"
 #include "nn/sequential.h"
 #include "optim/adam.h"
 #include "optim/schedule.h"
@@ -33,7 +33,7 @@ Tensor leaf(float value) {
 }
 
 // ---- part 1: one neuron, by hand and by autograd ----
-void expression_graph(lessons::Run& run) {
+void expression_graph(harness::Run& run) {
   std::printf("== part 1: the graph of one neuron ==\n");
   Tensor x1 = leaf(2), x2 = leaf(-1), w1 = leaf(-0.5f), w2 = leaf(-1.5f), b = leaf(0.25f);
   const Tensor n = x1 * w1 + x2 * w2 + b;  // the neuron's input
@@ -86,7 +86,7 @@ struct FitResult {
   double train_loss, val_loss;
 };
 
-FitResult fit_sine(lessons::Run& run, const lessons::CommonFlags& flags, int64_t hidden) {
+FitResult fit_sine(harness::Run& run, const harness::CommonFlags& flags, int64_t hidden) {
   std::printf("\n== part 2: a 2-layer MLP fits y = sin(x) on [-pi, pi] ==\n");
   const float pi = std::numbers::pi_v<float>;
   const Tensor x_train = uniform({256, 1}, -pi, pi), y_train = sin(x_train);
@@ -97,9 +97,9 @@ FitResult fit_sine(lessons::Run& run, const lessons::CommonFlags& flags, int64_t
   optim::Adam optimizer(model->named_parameters(), {.lr = flags.lr});
   const optim::Schedule schedule = optim::cosine_lr(flags.lr, flags.steps / 20, flags.steps, flags.lr / 100);
 
-  lessons::CsvWriter metrics(run.file("metrics.csv"), {"step", "train_loss", "val_loss", "lr", "examples_per_s"});
-  lessons::Progress progress(flags.steps, "ex", /*show_ppl=*/false);
-  lessons::Series train_curve{"train MSE"}, val_curve{"validation MSE"};
+  harness::CsvWriter metrics(run.file("metrics.csv"), {"step", "train_loss", "val_loss", "lr", "examples_per_s"});
+  harness::Progress progress(flags.steps, "ex", /*show_ppl=*/false);
+  plot::Series train_curve{"train MSE"}, val_curve{"validation MSE"};
   Generator batches(flags.seed + 1);
   double train_loss = 0, val_loss = 0;
   for (int64_t step = 1; step <= flags.steps; ++step) {
@@ -127,7 +127,7 @@ FitResult fit_sine(lessons::Run& run, const lessons::CommonFlags& flags, int64_t
   progress.finish();
   std::printf("validation MSE %.2e (target: below 1e-3) %s\n", val_loss, val_loss < 1e-3 ? "reached" : "not reached");
 
-  run.wrote(lessons::save_line_chart(run.path("loss"), {"Fitting sin(x): mean squared error", "step", "MSE (log scale)",
+  run.wrote(plot::save_line_chart(run.path("loss"), {"Fitting sin(x): mean squared error", "step", "MSE (log scale)",
                                                          {train_curve, val_curve}, /*log_y=*/true}));
   Tensor prediction;
   {
@@ -135,7 +135,7 @@ FitResult fit_sine(lessons::Run& run, const lessons::CommonFlags& flags, int64_t
     prediction = (*model)(x_val);
   }
   const std::vector<float> xs = x_val.to_vector(), truth = y_val.to_vector(), fit = prediction.to_vector();
-  run.wrote(lessons::save_line_chart(run.path("fit"), {"The MLP against sin(x)", "x", "y",
+  run.wrote(plot::save_line_chart(run.path("fit"), {"The MLP against sin(x)", "x", "y",
                                                         {{"sin(x)", {xs.begin(), xs.end()}, {truth.begin(), truth.end()}},
                                                          {"MLP", {xs.begin(), xs.end()}, {fit.begin(), fit.end()}}}}));
 
@@ -152,14 +152,14 @@ FitResult fit_sine(lessons::Run& run, const lessons::CommonFlags& flags, int64_t
 }  // namespace
 
 int main(int argc, char** argv) {
-  return lessons::lesson_main([&] {
-    lessons::LessonCli cli("00_autograd", "Lesson 00: tensors and autograd from the inside; an MLP fits sin(x).",
+  return harness::lesson_main([&] {
+    harness::LessonCli cli("00_autograd", "Lesson 00: tensors and autograd from the inside; an MLP fits sin(x).",
                            {.steps = 3000, .lr = 0.01f, .batch = 64});
     int64_t hidden = 32;
     cli.option("--hidden", hidden, "hidden units of the MLP", {1, 1 << 16});
     cli.parse(argc, argv);
     if (cli.common.quick) cli.common.steps = std::min<int64_t>(cli.common.steps, 300);
-    lessons::Run run(cli);
+    harness::Run run(cli);
 
     expression_graph(run);
     const FitResult fit = fit_sine(run, cli.common, hidden);

@@ -11,9 +11,9 @@
 #include "core/error.h"
 #include "data/text.h"
 #include "data/tokenizer.h"
-#include "lessons/common/cli.h"
-#include "lessons/common/plot.h"
-#include "lessons/common/run.h"
+#include "harness/cli.h"
+#include "plot/plot.h"
+#include "harness/run.h"
 #include "models/ngram.h"
 
 using namespace ladder;
@@ -31,7 +31,7 @@ struct Corpus {
 };
 
 // ---- data: lines (or one stream) of characters or words, as ids ----
-Corpus load_corpus(const lessons::TextFlags& text, const std::string& level, uint64_t seed, bool quick) {
+Corpus load_corpus(const harness::TextFlags& text, const std::string& level, uint64_t seed, bool quick) {
   data::TextData lines = data::load_text({.data = text.data, .val = text.val, .lines = text.lines, .seed = seed});
   if (quick) data::keep_first(lines, 4000, 400);  // a small slice: enough to see the same shapes in seconds
   data::Tokenizer tokenizer = level == "char" ? data::char_tokenizer(lines, text.lines) : data::Tokenizer::words(lines.train);
@@ -97,7 +97,7 @@ std::string settings(const Estimator& e) {
   return buf;
 }
 
-void write_samples(lessons::Run& run, const models::NGramCounts& counts, const Score& best, const Corpus& corpus,
+void write_samples(harness::Run& run, const models::NGramCounts& counts, const Score& best, const Corpus& corpus,
                    uint64_t seed) {
   Generator gen(seed);
   const std::string path = run.file("samples.txt");
@@ -122,12 +122,12 @@ nlohmann::ordered_json lm_metrics(const Score& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return lessons::lesson_main([&] {
-    lessons::LessonCli cli("01_ngram",
+  return harness::lesson_main([&] {
+    harness::LessonCli cli("01_ngram",
                            "Lesson 01: n-gram language models: counts, smoothing, back-off, interpolation, perplexity.\n"
                            "(Counting has no training steps: --steps, --lr and --batch do not apply.)",
                            {});
-    lessons::TextFlags text;
+    harness::TextFlags text;
     std::string level = "char", smoothing;
     int order = 0;
     double delta = 0;
@@ -135,24 +135,24 @@ int main(int argc, char** argv) {
     cli.choice("--level", level, "char or word", {"char", "word"});
     cli.option("--order", order, "n-gram order; 0: compare orders 1 to 5", {0, models::kMaxOrder});
     cli.option("--smoothing", smoothing, "mle, add-one, add-delta, simple-backoff, backoff or interp; empty: all");
-    cli.option("--delta", delta, "delta for add-delta; 0: the best on validation text", lessons::non_negative);
+    cli.option("--delta", delta, "delta for add-delta; 0: the best on validation text", harness::non_negative);
     cli.parse(argc, argv);
     if (text.data.empty())  // the word list for characters, a license text for words (both from Debian)
       text.data = level == "char" ? "/usr/share/dict/american-english" : "/usr/share/common-licenses/GPL-3";
     const std::vector<Smoothing> estimators =
         smoothing.empty() ? std::vector<Smoothing>(std::begin(kAll), std::end(kAll)) : std::vector{models::parse_smoothing(smoothing)};
     const Corpus corpus = load_corpus(text, level, cli.common.seed, cli.common.quick);  // a bad --data fails before the run starts
-    lessons::Run run(cli);
+    harness::Run run(cli);
 
     const int max_order = order > 0 ? order : (cli.common.quick ? 3 : 5);
     const models::NGramCounts counts(max_order, corpus.train, corpus.tokenizer.vocab_size());
     std::printf("counted every n-gram of orders 1-%d\n", max_order);
 
     // ---- every estimator at every order: perplexity on training and validation text ----
-    lessons::CsvWriter metrics(run.file("metrics.csv"),
+    harness::CsvWriter metrics(run.file("metrics.csv"),
                                {"order", "estimator", "train_loss", "val_loss", "val_ppl", "train_ppl", "settings"});
     std::vector<Score> scores;
-    std::vector<lessons::Series> by_order(estimators.size()), delta_curves;
+    std::vector<plot::Series> by_order(estimators.size()), delta_curves;
     std::printf("\nperplexity (train / validation):\n%-6s", "order");
     for (Smoothing s : estimators) std::printf(" %24s", models::smoothing_name(s));
     std::printf("\n");
@@ -172,7 +172,7 @@ int main(int argc, char** argv) {
         by_order[k].x.push_back(n);
         by_order[k].y.push_back(s.val.perplexity());
         if (!tuned.delta_curve.empty()) {
-          lessons::Series curve{"order " + std::to_string(n)};
+          plot::Series curve{"order " + std::to_string(n)};
           for (const auto& [d, ppl] : tuned.delta_curve) curve.x.push_back(std::log10(d)), curve.y.push_back(ppl);
           delta_curves.push_back(curve);
         }
@@ -195,11 +195,11 @@ int main(int argc, char** argv) {
       }
 
     // ---- plots ----
-    run.wrote(lessons::save_line_chart(run.path("val_ppl_by_order"),
+    run.wrote(plot::save_line_chart(run.path("val_ppl_by_order"),
                                        {"Validation perplexity against n-gram order", "order", "perplexity (log scale)",
                                         by_order, /*log_y=*/true, /*x_tick=*/1}));
     if (!delta_curves.empty())
-      run.wrote(lessons::save_line_chart(run.path("add_delta"), {"Add-delta: choosing delta on validation text",
+      run.wrote(plot::save_line_chart(run.path("add_delta"), {"Add-delta: choosing delta on validation text",
                                                                  "log10(delta)", "validation perplexity (log scale)",
                                                                  delta_curves, /*log_y=*/true}));
 

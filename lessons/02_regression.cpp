@@ -16,10 +16,10 @@
 #include "core/linalg.h"
 #include "core/ops.h"
 #include "data/toy2d.h"
-#include "lessons/common/cli.h"
-#include "lessons/common/plot.h"
-#include "lessons/common/regions.h"
-#include "lessons/common/run.h"
+#include "harness/cli.h"
+#include "plot/plot.h"
+#include "plot/regions.h"
+#include "harness/run.h"
 #include "models/perceptron.h"
 #include "nn/linear.h"
 #include "nn/sequential.h"
@@ -34,7 +34,7 @@ namespace {
 // With a `run`, each loss and the loss after the last step must not show divergence (run.h): the
 // run stops as diverged. Linear regression trains without: its divergence is exercise 1's subject.
 std::vector<double> train(optim::Optimizer& optimizer, int64_t steps, const std::function<Tensor()>& loss_of,
-                          lessons::Run* run = nullptr, const std::string& what = "") {
+                          harness::Run* run = nullptr, const std::string& what = "") {
   std::vector<double> curve;
   for (int64_t step = 0; step < steps; ++step) {
     const Tensor loss = loss_of();
@@ -42,11 +42,11 @@ std::vector<double> train(optim::Optimizer& optimizer, int64_t steps, const std:
     loss.backward();
     optimizer.step();
     curve.push_back(loss.item());
-    if (run) run->check_loss(step + 1, curve.back(), lessons::LossKind::plain, what);
+    if (run) run->check_loss(step + 1, curve.back(), harness::LossKind::plain, what);
   }
   if (run) {
     NoGradGuard no_grad;
-    run->check_loss(steps, loss_of().item(), lessons::LossKind::plain, what);  // what the last update did
+    run->check_loss(steps, loss_of().item(), harness::LossKind::plain, what);  // what the last update did
   }
   return curve;
 }
@@ -75,7 +75,7 @@ struct Parts {
 };
 
 // ---- 1. the perceptron ----
-void perceptron(lessons::Run& run, Parts& parts, Generator& gen) {
+void perceptron(harness::Run& run, Parts& parts, Generator& gen) {
   std::printf("== 1. the perceptron rule on separable clusters ==\n");
   const data::Points d = data::separable_blobs(50, 0.8f, 0.15f, gen);
   Tensor signs = d.y * 2.0f - 1.0f;  // classes 0/1 as -1/+1
@@ -89,12 +89,12 @@ void perceptron(lessons::Run& run, Parts& parts, Generator& gen) {
   std::printf("  %s after %lld epochs: w = (%.2f, %.2f), b = %.2f\n", mistakes == 0 ? "separated" : "NOT separated",
               static_cast<long long>(parts.perceptron_epochs), p.weight.data()[0], p.weight.data()[1], p.bias);
   auto classify = [&](const Tensor& x) { return (p.predict(x) + 1.0f) / 2.0f; };
-  run.wrote(lessons::save_decision_regions(run.path("perceptron"),
-                                           lessons::decision_regions(classify, d.x, d.y, {"-1", "+1"}, "Perceptron")));
+  run.wrote(plot::save_decision_regions(run.path("perceptron"),
+                                           plot::decision_regions(classify, d.x, d.y, {"-1", "+1"}, "Perceptron")));
 }
 
 // ---- 2. linear regression, solved and learned ----
-void linear_regression(Parts& parts, const lessons::CommonFlags& flags, Generator& gen) {
+void linear_regression(Parts& parts, const harness::CommonFlags& flags, Generator& gen) {
   std::printf("\n== 2. linear regression: y = 2 x1 - 3 x2 + 0.5 + noise ==\n");
   const data::Points d = data::linear_targets(200, {2, -3}, 0.5f, 0.1f, gen);
   // Normal equations: with X1 = [x, 1], the least-squares w solves (X1^T X1) w = X1^T y.
@@ -107,7 +107,7 @@ void linear_regression(Parts& parts, const lessons::CommonFlags& flags, Generato
       train(sgd, flags.steps, [&] { return mse_loss(model(d.x), as_column(d.y)); });
   // Above a critical rate gradient descent diverges (exercise 1): the lesson says where, and goes on.
   const std::vector<double>& mse = parts.curves["linear regression (MSE)"];
-  const auto blown = std::find_if(mse.begin(), mse.end(), [](double loss) { return !lessons::divergence(loss, lessons::LossKind::plain).empty(); });
+  const auto blown = std::find_if(mse.begin(), mse.end(), [](double loss) { return !harness::divergence(loss, harness::LossKind::plain).empty(); });
   if (blown != mse.end()) parts.linear_diverged_at = blown - mse.begin() + 1;
   const float learned[] = {model.weight.data()[0], model.weight.data()[1], model.bias.data()[0]};
   std::printf("  %-22s %8s %8s %8s\n", "", "w1", "w2", "b");
@@ -124,7 +124,7 @@ void linear_regression(Parts& parts, const lessons::CommonFlags& flags, Generato
 }
 
 // ---- 3. logistic regression ----
-void logistic_regression(lessons::Run& run, Parts& parts, const lessons::CommonFlags& flags, Generator& gen) {
+void logistic_regression(harness::Run& run, Parts& parts, const harness::CommonFlags& flags, Generator& gen) {
   std::printf("\n== 3. logistic regression on two overlapping clusters ==\n");
   const std::vector<std::pair<float, float>> centers = {{-1, -1}, {1, 1}};
   const data::Points train_set = data::blobs(100, centers, 0.9f, gen), test_set = data::blobs(100, centers, 0.9f, gen);
@@ -136,13 +136,13 @@ void logistic_regression(lessons::Run& run, Parts& parts, const lessons::CommonF
   NoGradGuard no_grad;
   parts.logistic_acc = accuracy(binary_decision(model, test_set.x), test_set.y);
   std::printf("  test accuracy %.3f (the clusters overlap: some points lie on the other cluster's side)\n", parts.logistic_acc);
-  run.wrote(lessons::save_decision_regions(
-      run.path("logistic"), lessons::decision_regions([&](const Tensor& x) { return binary_decision(model, x); }, test_set.x,
+  run.wrote(plot::save_decision_regions(
+      run.path("logistic"), plot::decision_regions([&](const Tensor& x) { return binary_decision(model, x); }, test_set.x,
                                                       test_set.y, {"class 0", "class 1"}, "Logistic regression (test points)")));
 }
 
 // ---- 4. softmax regression ----
-void softmax_regression(lessons::Run& run, Parts& parts, const lessons::CommonFlags& flags, Generator& gen) {
+void softmax_regression(harness::Run& run, Parts& parts, const harness::CommonFlags& flags, Generator& gen) {
   std::printf("\n== 4. softmax regression on three classes ==\n");
   const std::vector<std::pair<float, float>> centers = {{-1.5f, -0.5f}, {1.5f, -0.5f}, {0, 1.5f}};
   const data::Points train_set = data::blobs(100, centers, 0.6f, gen), test_set = data::blobs(100, centers, 0.6f, gen);
@@ -154,14 +154,14 @@ void softmax_regression(lessons::Run& run, Parts& parts, const lessons::CommonFl
   auto classify = [&](const Tensor& x) { return argmax(model(x), 1); };
   parts.softmax_acc = accuracy(classify(test_set.x), test_set.y);
   std::printf("  test accuracy %.3f\n", parts.softmax_acc);
-  run.wrote(lessons::save_decision_regions(run.path("softmax"),
-                                           lessons::decision_regions(classify, test_set.x, test_set.y,
+  run.wrote(plot::save_decision_regions(run.path("softmax"),
+                                           plot::decision_regions(classify, test_set.x, test_set.y,
                                                                      {"class 0", "class 1", "class 2"},
                                                                      "Softmax regression (test points)")));
 }
 
 // ---- 5. XOR ----
-void xor_problem(lessons::Run& run, Parts& parts, const lessons::CommonFlags& flags, Generator& gen) {
+void xor_problem(harness::Run& run, Parts& parts, const harness::CommonFlags& flags, Generator& gen) {
   std::printf("\n== 5. XOR: no straight line separates it ==\n");
   const data::Points d = data::xor_points(50, 0.3f, gen);
   nn::Linear linear(2, 1);
@@ -178,8 +178,8 @@ void xor_problem(lessons::Run& run, Parts& parts, const lessons::CommonFlags& fl
   std::printf("  training accuracy: logistic regression %.3f, one hidden layer of 8 tanh units %.3f\n", parts.xor_linear_acc,
               parts.xor_mlp_acc);
   for (auto [name, model] : {std::pair<const char*, nn::Module*>{"xor_linear", &linear}, {"xor_mlp", mlp.get()}})
-    run.wrote(lessons::save_decision_regions(
-        run.path(name), lessons::decision_regions([&](const Tensor& x) { return binary_decision(*model, x); }, d.x, d.y,
+    run.wrote(plot::save_decision_regions(
+        run.path(name), plot::decision_regions([&](const Tensor& x) { return binary_decision(*model, x); }, d.x, d.y,
                                                   {"class 0", "class 1"},
                                                   std::string(name) == "xor_linear" ? "XOR: logistic regression"
                                                                                      : "XOR: one hidden layer")));
@@ -188,14 +188,14 @@ void xor_problem(lessons::Run& run, Parts& parts, const lessons::CommonFlags& fl
 }  // namespace
 
 int main(int argc, char** argv) {
-  return lessons::lesson_main([&] {
-    lessons::LessonCli cli("02_regression",
+  return harness::lesson_main([&] {
+    harness::LessonCli cli("02_regression",
                            "Lesson 02: perceptron, linear, logistic and softmax regression; XOR.\n"
                            "(Full-batch gradient descent: --batch does not apply; --lr is for SGD, the XOR network uses Adam at 0.05.)",
                            {.steps = 500, .lr = 0.5f});
     cli.parse(argc, argv);
     if (cli.common.quick) cli.common.steps = std::min<int64_t>(cli.common.steps, 150);
-    lessons::Run run(cli);
+    harness::Run run(cli);
     Generator gen(cli.common.seed);
     Parts parts;
 
@@ -206,20 +206,20 @@ int main(int argc, char** argv) {
     xor_problem(run, parts, cli.common, gen);
 
     std::vector<std::string> columns = {"step"};
-    std::vector<lessons::Series> series;
+    std::vector<plot::Series> series;
     for (const auto& [name, curve] : parts.curves) {
       columns.push_back(name);
-      lessons::Series s{name};
+      plot::Series s{name};
       for (size_t i = 0; i < curve.size(); ++i) s.x.push_back(static_cast<double>(i + 1)), s.y.push_back(curve[i]);
       series.push_back(s);
     }
-    lessons::CsvWriter metrics(run.file("metrics.csv"), columns);
+    harness::CsvWriter metrics(run.file("metrics.csv"), columns);
     for (int64_t step = 0; step < cli.common.steps; ++step) {
       std::vector<double> row = {static_cast<double>(step + 1)};
       for (const auto& [name, curve] : parts.curves) row.push_back(curve[static_cast<size_t>(step)]);
       metrics.row(row);
     }
-    run.wrote(lessons::save_line_chart(run.path("losses"), {"Training losses", "step", "loss (log scale)", series, true}));
+    run.wrote(plot::save_line_chart(run.path("losses"), {"Training losses", "step", "loss (log scale)", series, true}));
     nlohmann::ordered_json summary = {{"test_acc", parts.softmax_acc},
                               {"logistic_test_acc", parts.logistic_acc},
                               {"perceptron_epochs", parts.perceptron_epochs},

@@ -14,12 +14,12 @@
 #include "data/text.h"
 #include "data/tokenizer.h"
 #include "data/toy2d.h"
-#include "lessons/common/cli.h"
-#include "lessons/common/model_memory.h"
-#include "lessons/common/plot.h"
-#include "lessons/common/regions.h"
-#include "lessons/common/run.h"
-#include "lessons/common/tracker.h"
+#include "harness/cli.h"
+#include "lessons/memory/model_memory.h"
+#include "plot/plot.h"
+#include "plot/regions.h"
+#include "harness/run.h"
+#include "harness/tracker.h"
 #include "models/classifier.h"
 #include "models/mlp_lm.h"
 #include "models/ngram.h"
@@ -52,7 +52,7 @@ struct SpiralResult {
   double best_acc;
 };
 
-SpiralResult spirals(lessons::Run& run, bool quick, uint64_t seed) {
+SpiralResult spirals(harness::Run& run, bool quick, uint64_t seed) {
   std::printf("== part 1: MLP classifiers on three interleaved spirals ==\n");
   Generator gen(seed);
   const data::Points train_points = data::spirals(100, 3, 0.15f, gen), test_points = data::spirals(100, 3, 0.15f, gen);
@@ -65,7 +65,7 @@ SpiralResult spirals(lessons::Run& run, bool quick, uint64_t seed) {
                                              {"2 x 64 tanh", {64, 64}, nn::ActivationKind::tanh},
                                              {"2 x 64 gelu", {64, 64}, nn::ActivationKind::gelu}};
   const int64_t steps = quick ? 300 : 1500;
-  std::vector<lessons::Series> curves;
+  std::vector<plot::Series> curves;
   std::printf("%-26s %10s %10s %10s\n", "model", "params", "train acc", "test acc");
   double best_acc = -1;
   std::shared_ptr<models::Classifier> best, linear;
@@ -77,8 +77,8 @@ SpiralResult spirals(lessons::Run& run, bool quick, uint64_t seed) {
     Generator init(seed + 1);
     auto model = std::make_shared<models::Classifier>(nn::mlp(sizes, {.activation = c.activation}, init));
     optim::Adam adam(model->named_parameters(), {.lr = 0.01f});
-    lessons::Tracker tracker(run, {.steps = steps, .eval_every = 25, .figures = {"test_acc"}, .csv = "",
-                                   .loss_kind = lessons::LossKind::plain, .name = c.name, .progress = false});
+    harness::Tracker tracker(run, {.steps = steps, .eval_every = 25, .figures = {"test_acc"}, .csv = "",
+                                   .loss_kind = harness::LossKind::plain, .name = c.name, .progress = false});
     for (int64_t step = 1; step <= steps; ++step) {
       tracker.step(step, optim::train_step(*model, adam, train_set, 0), adam.lr());  // full batch: 300 points
       if (tracker.evaluation_due(step)) tracker.evaluated(step, {accuracy(*model, test_set)});
@@ -90,11 +90,11 @@ SpiralResult spirals(lessons::Run& run, bool quick, uint64_t seed) {
     if (c.hidden.empty()) linear = model;
     if (test_acc > best_acc) best_acc = test_acc, best = model, best_name = c.name;  // ties: the smaller model
   }
-  run.wrote(lessons::save_line_chart(run.path("spirals_accuracy"), {"Spirals: test accuracy while training", "step", "test accuracy", curves}));
+  run.wrote(plot::save_line_chart(run.path("spirals_accuracy"), {"Spirals: test accuracy while training", "step", "test accuracy", curves}));
   for (auto [stem, model, title] : {std::tuple{"spirals_linear", linear, std::string("Spirals: linear model")},
                                     std::tuple{"spirals_best", best, "Spirals: " + best_name}})
-    run.wrote(lessons::save_decision_regions(run.path(stem),
-                                             lessons::decision_regions([&](const Tensor& x) { return argmax((*model)(x), 1); },
+    run.wrote(plot::save_decision_regions(run.path(stem),
+                                             plot::decision_regions([&](const Tensor& x) { return argmax((*model)(x), 1); },
                                                                        test_set.inputs, test_set.labels, {"arm 0", "arm 1", "arm 2"},
                                                                        title + " (test points)")));
   return {best_name, best_acc};
@@ -157,7 +157,7 @@ struct Words {
   data::DroppedUnknown dropped;  // validation characters not in the training text
 };
 
-Words load_words(const lessons::TextFlags& text, const lessons::CommonFlags& flags) {
+Words load_words(const harness::TextFlags& text, const harness::CommonFlags& flags) {
   data::TextData lines = data::load_text({.data = text.data, .val = text.val, .lines = text.lines, .seed = flags.seed});
   if (flags.quick) data::keep_first(lines, 4000, 400);
   data::Tokenizer tokenizer = data::char_tokenizer(lines, text.lines);
@@ -166,9 +166,9 @@ Words load_words(const lessons::TextFlags& text, const lessons::CommonFlags& fla
   return {lines.train_source, std::move(tokenizer), std::move(ids), dropped};
 }
 
-LMResult language_model(lessons::Run& run, const lessons::LessonCli& cli, const Words& words, int64_t context, int64_t embed,
+LMResult language_model(harness::Run& run, const harness::LessonCli& cli, const Words& words, int64_t context, int64_t embed,
                         int64_t hidden) {
-  const lessons::CommonFlags& flags = cli.common;
+  const harness::CommonFlags& flags = cli.common;
   std::printf("\n== part 2: an MLP language model on the characters of words ==\n");
   const data::Tokenizer& tokenizer = words.tokenizer;
   const auto& train_seqs = words.ids.train;
@@ -184,7 +184,7 @@ LMResult language_model(lessons::Run& run, const lessons::LessonCli& cli, const 
   std::printf("%s", model.summary().c_str());
   optim::Adam adam(model.named_parameters(), {.lr = flags.lr});
   const optim::Schedule schedule = optim::cosine_lr(flags.lr, flags.steps / 20, flags.steps, flags.lr / 100);  // no warm-up below 20 steps
-  lessons::Tracker tracker(run, {.steps = flags.steps, .eval_every = std::max<int64_t>(1, flags.steps / 20),
+  harness::Tracker tracker(run, {.steps = flags.steps, .eval_every = std::max<int64_t>(1, flags.steps / 20),
                                  .figures = {"val_loss", "val_ppl"}, .unit = "tok", .items_per_step = flags.batch});
   Generator batches(flags.seed + 7);
   for (int64_t step = tracker.resume({model, adam, {&batches}}); step <= flags.steps; ++step) {  // 1, or after --resume's checkpoint
@@ -197,7 +197,7 @@ LMResult language_model(lessons::Run& run, const lessons::LessonCli& cli, const 
   }
   tracker.finish();
   const double val_loss = tracker.last("val_loss");
-  lessons::Series train_curve = tracker.curve("train_loss"), val_curve = tracker.curve("val_loss");
+  plot::Series train_curve = tracker.curve("train_loss"), val_curve = tracker.curve("val_loss");
   train_curve.name = "MLP train", val_curve.name = "MLP validation";
 
   // The n-gram models of lesson 01, on exactly the same sequences.
@@ -207,7 +207,7 @@ LMResult language_model(lessons::Run& run, const lessons::LessonCli& cli, const 
   std::printf("\nvalidation loss (nats per character) on the same split:\n");
   std::printf("  %-34s %8.4f  (perplexity %.2f, %lld parameters)\n", "MLP language model", val_loss, std::exp(val_loss),
               static_cast<long long>(model.num_parameters()));
-  std::vector<lessons::Series> curves = {train_curve, val_curve};
+  std::vector<plot::Series> curves = {train_curve, val_curve};
   models::Estimator same_context;  // the n-gram that sees as many characters as the MLP
   for (int order = 1; order <= ngram_max; ++order) {
     const models::Estimator interp{models::Smoothing::interpolation, order, 1, models::fit_lambdas(counts, order, val_seqs)};
@@ -219,7 +219,7 @@ LMResult language_model(lessons::Run& run, const lessons::LessonCli& cli, const 
       curves.push_back({std::to_string(order) + "-gram (lesson 01)", {val_curve.x.front(), val_curve.x.back()}, {nll, nll}});
   }
   if (context + 1 <= models::kMaxOrder) seen_and_unseen(model, counts, same_context, val_windows);
-  run.wrote(lessons::save_line_chart(run.path("lm_loss"), {"MLP language model: loss per character", "step",
+  run.wrote(plot::save_line_chart(run.path("lm_loss"), {"MLP language model: loss per character", "step",
                                                            "cross-entropy (nats, log scale)", curves, /*log_y=*/true}));
 
   Generator gen(flags.seed);
@@ -241,12 +241,12 @@ LMResult language_model(lessons::Run& run, const lessons::LessonCli& cli, const 
 }  // namespace
 
 int main(int argc, char** argv) {
-  return lessons::lesson_main([&] {
-    lessons::LessonCli cli("03_mlp",
+  return harness::lesson_main([&] {
+    harness::LessonCli cli("03_mlp",
                            "Lesson 03: MLP classifiers on spirals; the MLP language model of Bengio et al.\n"
                            "(--steps, --lr and --batch set the language model; the spirals always train 1500 full-batch steps.)",
                            {.steps = 8000, .lr = 0.01f, .batch = 256});
-    lessons::TextFlags text;
+    harness::TextFlags text;
     cli.text_options(text, "/usr/share/dict/american-english", /*default_lines=*/true);
     int64_t context = 3, embed = 16, hidden = 256;
     cli.option("--context", context, "characters the language model sees", {1, 16});
@@ -255,8 +255,8 @@ int main(int argc, char** argv) {
     cli.parse(argc, argv);
     if (cli.common.quick) cli.common.steps = std::min<int64_t>(cli.common.steps, 300);
     const Words words = load_words(text, cli.common);
-    lessons::check_memory("03_mlp", lessons::mlp_language_model_memory(cli.common.batch, context, embed, hidden));
-    lessons::Run run(cli);
+    harness::check_memory("03_mlp", lessons::mlp_language_model_memory(cli.common.batch, context, embed, hidden));
+    harness::Run run(cli);
 
     const SpiralResult spiral = spirals(run, cli.common.quick, cli.common.seed);
     const LMResult lm = language_model(run, cli, words, context, embed, hidden);

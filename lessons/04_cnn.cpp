@@ -11,11 +11,11 @@
 #include "core/autograd.h"
 #include "core/ops.h"
 #include "data/glyphs.h"
-#include "lessons/common/cli.h"
-#include "lessons/common/model_memory.h"
-#include "lessons/common/plot.h"
-#include "lessons/common/run.h"
-#include "lessons/common/tracker.h"
+#include "harness/cli.h"
+#include "lessons/memory/model_memory.h"
+#include "plot/plot.h"
+#include "harness/run.h"
+#include "harness/tracker.h"
 #include "models/classifier.h"
 #include "models/cnn.h"
 #include "nn/conv.h"
@@ -55,41 +55,41 @@ std::vector<std::vector<double>> grid_of(const Tensor& t, int64_t offset, int64_
 }
 
 // What the first layer learned, and what it sees in one shifted test image.
-void plot_first_layer(lessons::Run& run, nn::Sequential& cnn, const data::LabelledBatch& shifted) {
+void plot_first_layer(harness::Run& run, nn::Sequential& cnn, const data::LabelledBatch& shifted) {
   const Tensor& weight = dynamic_cast<nn::Conv2d&>(cnn[0]).weight;  // (16, 1, 3, 3)
   std::vector<std::vector<std::vector<double>>> filters;
   for (int64_t f = 0; f < weight.size(0); ++f) filters.push_back(grid_of(weight, f * 9, 3, 3));
-  lessons::Heatmap map{"First-layer filters (3x3, 16 of them)", "", "", "weight", lessons::tile(filters, 4)};
+  plot::Heatmap map{"First-layer filters (3x3, 16 of them)", "", "", "weight", plot::tile(filters, 4)};
   map.diverging = map.square_cells = true;
-  run.wrote(lessons::save_heatmap(run.path("filters"), map));
+  run.wrote(plot::save_heatmap(run.path("filters"), map));
 
   NoGradGuard no_grad;
   cnn.eval();
   const Tensor image = narrow(shifted.inputs, 0, 0, 1);  // (1, 1, 20, 20)
   const Tensor maps = cnn[2](cnn[1](cnn[0](image)));  // after the first convolution, batch norm and ReLU: (1, 16, 20, 20)
   cnn.train();
-  lessons::Heatmap input{"A shifted test image: the digit " + std::to_string(static_cast<int>(shifted.labels.data()[0])), "", "",
+  plot::Heatmap input{"A shifted test image: the digit " + std::to_string(static_cast<int>(shifted.labels.data()[0])), "", "",
                          "intensity", grid_of(image, 0, kCanvas, kCanvas)};
   input.square_cells = true;
-  run.wrote(lessons::save_heatmap(run.path("input"), input));
+  run.wrote(plot::save_heatmap(run.path("input"), input));
   std::vector<std::vector<std::vector<double>>> tiles;
   for (int64_t c = 0; c < maps.size(1); ++c) tiles.push_back(grid_of(maps, c * kCanvas * kCanvas, kCanvas, kCanvas));
-  lessons::Heatmap features{"Its 16 feature maps after conv, batch norm and ReLU", "", "", "activation", lessons::tile(tiles, 4)};
+  plot::Heatmap features{"Its 16 feature maps after conv, batch norm and ReLU", "", "", "activation", plot::tile(tiles, 4)};
   features.square_cells = true;
-  run.wrote(lessons::save_heatmap(run.path("feature_maps"), features));
+  run.wrote(plot::save_heatmap(run.path("feature_maps"), features));
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  return lessons::lesson_main([&] {
-    lessons::LessonCli cli("04_cnn", "Lesson 04: a small CNN against an MLP on shifted digit images.",
+  return harness::lesson_main([&] {
+    harness::LessonCli cli("04_cnn", "Lesson 04: a small CNN against an MLP on shifted digit images.",
                            {.steps = 1500, .lr = 3e-3f, .batch = 64});
     cli.parse(argc, argv);
     if (cli.common.quick) cli.common.steps = std::min<int64_t>(cli.common.steps, 200);
-    lessons::check_memory("04_cnn", lessons::glyph_cnn_memory(cli.common.batch, kCanvas));
-    lessons::Run run(cli);
-    const lessons::CommonFlags& flags = cli.common;
+    harness::check_memory("04_cnn", lessons::glyph_cnn_memory(cli.common.batch, kCanvas));
+    harness::Run run(cli);
+    const harness::CommonFlags& flags = cli.common;
 
     // ---- data: the same digits, near the top left for training, elsewhere for the shifted test ----
     Generator gen(flags.seed);
@@ -115,11 +115,11 @@ int main(int argc, char** argv) {
     optim::Adam cnn_opt(cnn.named_parameters(), {.lr = flags.lr}), mlp_opt(mlp.named_parameters(), {.lr = flags.lr});
     const int64_t eval_every = std::max<int64_t>(1, flags.steps / 30);
     const std::vector<std::string> figures = {"test_acc_seen", "test_acc_shifted"};
-    lessons::Tracker cnn_tracker(run, {.steps = flags.steps, .eval_every = eval_every, .figures = figures, .unit = "img",
-                                       .items_per_step = flags.batch, .loss_kind = lessons::LossKind::plain, .name = "CNN"});
-    lessons::Tracker mlp_tracker(run, {.steps = flags.steps, .eval_every = eval_every, .figures = figures,
+    harness::Tracker cnn_tracker(run, {.steps = flags.steps, .eval_every = eval_every, .figures = figures, .unit = "img",
+                                       .items_per_step = flags.batch, .loss_kind = harness::LossKind::plain, .name = "CNN"});
+    harness::Tracker mlp_tracker(run, {.steps = flags.steps, .eval_every = eval_every, .figures = figures,
                                        .csv = "metrics_mlp.csv", .unit = "img", .items_per_step = flags.batch,
-                                       .loss_kind = lessons::LossKind::plain, .name = "MLP", .progress = false});
+                                       .loss_kind = harness::LossKind::plain, .name = "MLP", .progress = false});
     Generator batches(flags.seed + 2);
     // 1, or after --resume's checkpoints: the two loops keep theirs at the same evaluations
     const int64_t first = std::min(cnn_tracker.resume({cnn, cnn_opt, {&batches}}), mlp_tracker.resume({mlp, mlp_opt, {&batches}}));
@@ -138,11 +138,11 @@ int main(int argc, char** argv) {
     std::printf("  CNN (%5lld params)        %.3f             %.3f\n", static_cast<long long>(cnn.num_parameters()), cnn_seen, cnn_shifted);
     std::printf("  MLP (%5lld params)        %.3f             %.3f\n", static_cast<long long>(mlp.num_parameters()), mlp_seen, mlp_shifted);
 
-    std::vector<lessons::Series> curves = {cnn_tracker.curve("test_acc_shifted"), mlp_tracker.curve("test_acc_shifted"),
+    std::vector<plot::Series> curves = {cnn_tracker.curve("test_acc_shifted"), mlp_tracker.curve("test_acc_shifted"),
                                            cnn_tracker.curve("test_acc_seen"), mlp_tracker.curve("test_acc_seen")};
     const char* names[] = {"CNN, shifted test", "MLP, shifted test", "CNN, seen positions", "MLP, seen positions"};
     for (size_t k = 0; k < curves.size(); ++k) curves[k].name = names[k];
-    run.wrote(lessons::save_line_chart(run.path("accuracy"), {"Test accuracy while training", "step", "accuracy", curves}));
+    run.wrote(plot::save_line_chart(run.path("accuracy"), {"Test accuracy while training", "step", "accuracy", curves}));
     plot_first_layer(run, *cnn_layers, test_shifted);
     run.save_checkpoint(*cnn_layers, {{"canvas", std::to_string(kCanvas)}});  // glyph_cnn's names: 0.weight, ...
     run.finish({{"test_acc", cnn_shifted}, {"cnn_test_acc_seen", cnn_seen}, {"mlp_test_acc_shifted", mlp_shifted},

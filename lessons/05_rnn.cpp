@@ -19,11 +19,11 @@
 #include "data/symbol_sequences.h"
 #include "data/text.h"
 #include "data/tokenizer.h"
-#include "lessons/common/cli.h"
-#include "lessons/common/model_memory.h"
-#include "lessons/common/plot.h"
-#include "lessons/common/run.h"
-#include "lessons/common/tracker.h"
+#include "harness/cli.h"
+#include "lessons/memory/model_memory.h"
+#include "plot/plot.h"
+#include "harness/run.h"
+#include "harness/tracker.h"
 #include "models/char_rnn.h"
 #include "models/classifier.h"
 #include "models/rnn_shapes.h"
@@ -46,10 +46,10 @@ struct LMSettings {
 // the state the previous window ended in (the model carries it, detached), zeros when a pass over
 // the stream starts again. `figures` gives an evaluation's figures, after the step's result.
 void train_lm(models::CharRNN& model, optim::Optimizer& optimizer, data::ContiguousBatcher windows, float clip,
-              int64_t steps, lessons::Tracker& tracker,
+              int64_t steps, harness::Tracker& tracker,
               const std::function<std::vector<double>(const optim::StepResult&)>& figures) {
   // 1, or after --resume's checkpoint, which keeps the carried state and the stream's position too
-  for (int64_t step = tracker.resume({model, optimizer, {}, lessons::bptt_carried(model, windows)}); step <= steps; ++step) {
+  for (int64_t step = tracker.resume({model, optimizer, {}, harness::bptt_carried(model, windows)}); step <= steps; ++step) {
     const data::Batch batch = windows.next();
     if (windows.restarted()) model.reset_state();  // a new pass over the stream starts from zeros
     const optim::StepResult result = optim::train_step(model, optimizer, batch, clip);
@@ -71,7 +71,7 @@ struct LMRun {
 
 // Part 1's text, read before anything runs: a bad --data or --val, or a text too short for
 // --batch and --block, fails at once.
-LMRun load_stream(const lessons::CommonFlags& flags, const lessons::TextFlags& text, const LMSettings& s) {
+LMRun load_stream(const harness::CommonFlags& flags, const harness::TextFlags& text, const LMSettings& s) {
   data::TextData lines = data::load_text({.data = text.data, .val = text.val, .lines = false, .seed = flags.seed});
   if (flags.quick) data::keep_first(lines, 250, 60);
   LMRun lm{nullptr, data::char_tokenizer(lines, false)};
@@ -80,13 +80,13 @@ LMRun load_stream(const lessons::CommonFlags& flags, const lessons::TextFlags& t
   lm.train_ids = std::move(ids.train[0]);
   lm.val_ids = std::move(ids.val[0]);
   lm.source = lines.train_source;
-  lessons::check_windows_fit("05_rnn", lm.train_ids, "the training text", flags.batch, s.block,
+  harness::check_windows_fit("05_rnn", lm.train_ids, "the training text", flags.batch, s.block,
                              "give a smaller --batch or --block, or a longer --data");
-  lessons::check_windows_fit("05_rnn", lm.val_ids, "the validation text", 1, s.block, "give a smaller --block or a longer --val");
+  harness::check_windows_fit("05_rnn", lm.val_ids, "the validation text", 1, s.block, "give a smaller --block or a longer --val");
   return lm;
 }
 
-void language_model(lessons::Run& run, const lessons::CommonFlags& flags, LMRun& lm, const LMSettings& s) {
+void language_model(harness::Run& run, const harness::CommonFlags& flags, LMRun& lm, const LMSettings& s) {
   std::printf("== 1. N-vs-N: a character RNN language model ==\n");
   std::printf("data: %s: %zu training and %zu validation characters, vocabulary %lld\n", lm.source.c_str(),
               lm.train_ids.size(), lm.val_ids.size(), static_cast<long long>(lm.tokenizer.vocab_size()));
@@ -96,7 +96,7 @@ void language_model(lessons::Run& run, const lessons::CommonFlags& flags, LMRun&
   std::printf("%s", model.summary().c_str());
 
   optim::Adam adam(model.named_parameters(), {.lr = flags.lr});
-  lessons::Tracker tracker(run, {.steps = flags.steps, .eval_every = std::max<int64_t>(1, flags.steps / 25),
+  harness::Tracker tracker(run, {.steps = flags.steps, .eval_every = std::max<int64_t>(1, flags.steps / 25),
                                  .figures = {"val_loss", "val_ppl"}, .unit = "tok", .items_per_step = flags.batch * s.block});
   train_lm(model, adam, data::ContiguousBatcher(lm.train_ids, flags.batch, s.block), s.clip, flags.steps, tracker,
            [&](const optim::StepResult&) -> std::vector<double> {
@@ -104,11 +104,11 @@ void language_model(lessons::Run& run, const lessons::CommonFlags& flags, LMRun&
              return {val_loss, std::exp(val_loss)};
            });
   lm.train_loss = tracker.train_loss(), lm.val_loss = tracker.last("val_loss");
-  lessons::Series train_curve = tracker.curve("train_loss"), val_curve = tracker.curve("val_ppl");
+  plot::Series train_curve = tracker.curve("train_loss"), val_curve = tracker.curve("val_ppl");
   for (double& loss : train_curve.y) loss = std::exp(loss);  // perplexity
   val_curve.name = "validation";
   std::printf("validation perplexity %.2f (%.4f nats per character)\n", std::exp(lm.val_loss), lm.val_loss);
-  run.wrote(lessons::save_line_chart(run.path("perplexity"), {"Character RNN: perplexity", "step", "perplexity (log scale)",
+  run.wrote(plot::save_line_chart(run.path("perplexity"), {"Character RNN: perplexity", "step", "perplexity (log scale)",
                                                               {train_curve, val_curve}, /*log_y=*/true}));
   Generator gen(flags.seed);
   const std::string prompt = "The ";
@@ -122,15 +122,15 @@ void language_model(lessons::Run& run, const lessons::CommonFlags& flags, LMRun&
 }
 
 // ---- 2. N-vs-1: which of a, b, c occurs most often? ----
-double many_to_one(lessons::Run& run, const lessons::CommonFlags& flags) {
+double many_to_one(harness::Run& run, const harness::CommonFlags& flags) {
   std::printf("\n== 2. N-vs-1: which symbol occurs most often? ==\n");
   Generator gen(flags.seed + 3);
   // Only the final state decides: that is what makes it N-vs-1.
   models::Classifier model(std::make_shared<models::ManyToOne>(/*vocab=*/3, /*embed_size=*/8, /*hidden=*/32, /*classes=*/3, gen));
   optim::Adam adam(model.named_parameters(), {.lr = 0.01f});
   const int64_t steps = flags.quick ? 150 : 600;
-  lessons::Tracker tracker(run, {.steps = steps, .eval_every = steps, .figures = {}, .csv = "", .unit = "seq",
-                                 .items_per_step = 64, .loss_kind = lessons::LossKind::plain, .name = "N-vs-1 RNN"});
+  harness::Tracker tracker(run, {.steps = steps, .eval_every = steps, .figures = {}, .csv = "", .unit = "seq",
+                                 .items_per_step = 64, .loss_kind = harness::LossKind::plain, .name = "N-vs-1 RNN"});
   for (int64_t step = 1; step <= steps; ++step) {
     // 64 sequences of 15 symbols from {0, 1, 2}, each labelled with its most frequent symbol
     const data::LabelledBatch batch = data::most_frequent_symbol(64, 15, 3, gen);
@@ -148,7 +148,7 @@ double many_to_one(lessons::Run& run, const lessons::CommonFlags& flags) {
 }
 
 // ---- 3. 1-vs-N: write the name of a digit ----
-double one_to_many(lessons::Run& run, const lessons::CommonFlags& flags) {
+double one_to_many(harness::Run& run, const harness::CommonFlags& flags) {
   std::printf("\n== 3. 1-vs-N: from a digit to its name ==\n");
   const std::vector<std::string> names = {"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"};
   const data::Tokenizer tokenizer = data::Tokenizer::chars(names);
@@ -161,8 +161,8 @@ double one_to_many(lessons::Run& run, const lessons::CommonFlags& flags) {
   for (int d = 0; d < 10; ++d) pairs.push_back({{d}, tokenizer.encode(names[static_cast<size_t>(d)])});
   const data::Seq2SeqBatch all_ten = data::pad_pairs(pairs);
   const int64_t steps = flags.quick ? 150 : 400;
-  lessons::Tracker tracker(run, {.steps = steps, .eval_every = steps, .figures = {}, .csv = "", .unit = "names",
-                                 .items_per_step = 10, .loss_kind = lessons::LossKind::plain, .name = "1-vs-N RNN"});
+  harness::Tracker tracker(run, {.steps = steps, .eval_every = steps, .figures = {}, .csv = "", .unit = "names",
+                                 .items_per_step = 10, .loss_kind = harness::LossKind::plain, .name = "1-vs-N RNN"});
   for (int64_t step = 1; step <= steps; ++step) tracker.step(step, optim::train_step(model, adam, all_ten, 1.0f), adam.lr());
   tracker.finish();
   int right = 0;
@@ -212,17 +212,17 @@ std::vector<double> gradient_on_text(models::CharRNN& model, const std::vector<i
   return gradient_per_step(cell, embedded, zeros({1, H}), randn({1, H}, gen));
 }
 
-lessons::Series per_step_series(const std::string& name, const std::vector<double>& norms) {
-  lessons::Series line{name};
+plot::Series per_step_series(const std::string& name, const std::vector<double>& norms) {
+  plot::Series line{name};
   for (size_t t = 0; t < norms.size(); ++t) line.x.push_back(static_cast<double>(t)), line.y.push_back(norms[t]);
   return line;
 }
 
-void bptt(lessons::Run& run, const lessons::CommonFlags& flags, const LMRun& lm, const LMSettings& s) {
+void bptt(harness::Run& run, const harness::CommonFlags& flags, const LMRun& lm, const LMSettings& s) {
   std::printf("\n== 4. BPTT: the gradient reaching each time step ==\n");
   constexpr int64_t T = 50, H = 32;
   Generator gen(flags.seed + 5);
-  std::vector<lessons::Series> series;
+  std::vector<plot::Series> series;
   // With zero inputs a tanh RNN stays at h = 0, where tanh is linear: going back one step
   // multiplies the gradient by W_hh^T, so with W_hh = sigma * (orthogonal) its size is
   // sigma^(T-1-t) (steps 0..T-1, the loss on the last state).
@@ -238,14 +238,14 @@ void bptt(lessons::Run& run, const lessons::CommonFlags& flags, const LMRun& lm,
   const std::vector<double> norms = gradient_on_text(*lm.model, lm.val_ids, T, gen);
   std::printf("  the trained model on text: %.3g times\n", norms.front() / norms.back());
   series.push_back(per_step_series("trained, on text", norms));
-  run.wrote(lessons::save_line_chart(run.path("bptt_gradients"),
+  run.wrote(plot::save_line_chart(run.path("bptt_gradients"),
                                      {"Gradient reaching each step (BPTT)", "time step t", "|dL/dh_t| (log scale)", series, /*log_y=*/true}));
 
   // Plain SGD from a large W_hh, with and without clipping. (Adam divides every gradient by its
   // own running size, which hides an explosion; SGD steps in proportion to it.) Before and after
   // each run, the gradient reaching each time step on text, measured as above (the same w each time).
   const int64_t steps = flags.quick ? 60 : 300;
-  std::vector<lessons::Series> losses_by_run, norms_by_run, per_step;
+  std::vector<plot::Series> losses_by_run, norms_by_run, per_step;
   for (const float clip : {0.0f, 1.0f}) {
     Generator init(flags.seed + 6);
     models::CharRNN model(lm.tokenizer.vocab_size(), s.embed, s.hidden, nn::CellKind::rnn_tanh, {}, init);
@@ -261,13 +261,13 @@ void bptt(lessons::Run& run, const lessons::CommonFlags& flags, const LMRun& lm,
     optim::SGD sgd(model.named_parameters(), {.lr = 2.0f});
     std::printf("  -- SGD, %s\n", name.c_str());
     // Every step a point of each curve; a loss that explodes is what this part shows, not a reason to stop.
-    lessons::Tracker tracker(run, {.steps = steps, .eval_every = 1, .figures = {"grad_norm"}, .csv = "", .unit = "tok",
+    harness::Tracker tracker(run, {.steps = steps, .eval_every = 1, .figures = {"grad_norm"}, .csv = "", .unit = "tok",
                                    .items_per_step = flags.batch * s.block, .name = name, .stop_if_diverged = false,
                                    .checkpoints = false});  // a checkpoint every step would cost more than training again
     train_lm(model, sgd, data::ContiguousBatcher(lm.train_ids, flags.batch, s.block), clip, steps, tracker,
              [](const optim::StepResult& result) -> std::vector<double> { return {result.grad_norm}; });
-    const lessons::Series& losses = tracker.curve("train_loss");
-    const lessons::Series& norms = tracker.curve("grad_norm");
+    const plot::Series& losses = tracker.curve("train_loss");
+    const plot::Series& norms = tracker.curve("grad_norm");
     std::printf("  SGD, W_hh = 2 x orthogonal, %s: largest gradient norm %.3g, final training loss %.3f\n", name.c_str(),
                 *std::max_element(norms.y.begin(), norms.y.end()), losses.y.back());
     Generator probe(flags.seed + 7);
@@ -282,33 +282,33 @@ void bptt(lessons::Run& run, const lessons::CommonFlags& flags, const LMRun& lm,
     losses_by_run.push_back(losses), norms_by_run.push_back(norms);
   }
   const std::string title = "SGD (lr 2) from W_hh = 2 x orthogonal";
-  run.wrote(lessons::save_line_chart(run.path("clipping"), {title, "step", "training loss (nats per character)", losses_by_run}));
-  run.wrote(lessons::save_line_chart(run.path("clipping_grad_norm"),
+  run.wrote(plot::save_line_chart(run.path("clipping"), {title, "step", "training loss (nats per character)", losses_by_run}));
+  run.wrote(plot::save_line_chart(run.path("clipping_grad_norm"),
                                      {title, "step", "gradient norm (log scale)", norms_by_run, /*log_y=*/true}));
-  run.wrote(lessons::save_line_chart(run.path("clipping_bptt"), {"Gradient reaching each step, before and after SGD", "time step t",
+  run.wrote(plot::save_line_chart(run.path("clipping_bptt"), {"Gradient reaching each step, before and after SGD", "time step t",
                                                                   "|dL/dh_t| (log scale)", per_step, /*log_y=*/true}));
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  return lessons::lesson_main([&] {
-    lessons::LessonCli cli("05_rnn", "Lesson 05: RNNs: a character language model, N-vs-1 and 1-vs-N tasks, BPTT and clipping.",
+  return harness::lesson_main([&] {
+    harness::LessonCli cli("05_rnn", "Lesson 05: RNNs: a character language model, N-vs-1 and 1-vs-N tasks, BPTT and clipping.",
                            {.steps = 600, .lr = 3e-3f, .batch = 32});
-    lessons::TextFlags text;
+    harness::TextFlags text;
     cli.text_options(text, "/usr/share/common-licenses", /*default_lines=*/false);
     LMSettings s{32, 128, 64, 1.0f};
     cli.option("--embed", s.embed, "size of each character's embedding", {1, 1 << 16});
     cli.option("--hidden", s.hidden, "hidden units of the language model", {1, 1 << 16});
     cli.option("--block", s.block, "characters per truncated-BPTT window", {1, 1 << 16});
-    cli.option("--clip", s.clip, "clip the gradient norm to this (0: no clipping)", lessons::non_negative);
+    cli.option("--clip", s.clip, "clip the gradient norm to this (0: no clipping)", harness::non_negative);
     cli.parse(argc, argv);
     if (text.lines) fail("05_rnn", "the language model reads one character stream; --lines does not apply");
     if (cli.common.quick) cli.common.steps = std::min<int64_t>(cli.common.steps, 100);
-    lessons::check_memory("05_rnn", lessons::recurrent_memory(cli.common.batch, s.block, s.embed, s.hidden, 1,
+    harness::check_memory("05_rnn", lessons::recurrent_memory(cli.common.batch, s.block, s.embed, s.hidden, 1,
                                                               "--hidden " + std::to_string(s.hidden)));
     LMRun lm = load_stream(cli.common, text, s);
-    lessons::Run run(cli);
+    harness::Run run(cli);
 
     language_model(run, cli.common, lm, s);
     const double most_frequent = many_to_one(run, cli.common);

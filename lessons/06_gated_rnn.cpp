@@ -20,11 +20,11 @@
 #include "data/text.h"
 #include "data/tokenizer.h"
 #include "data/visible_text.h"
-#include "lessons/common/cli.h"
-#include "lessons/common/model_memory.h"
-#include "lessons/common/plot.h"
-#include "lessons/common/run.h"
-#include "lessons/common/tracker.h"
+#include "harness/cli.h"
+#include "lessons/memory/model_memory.h"
+#include "plot/plot.h"
+#include "harness/run.h"
+#include "harness/tracker.h"
 #include "models/char_rnn.h"
 #include "models/classifier.h"
 #include "nn/recurrent.h"
@@ -58,18 +58,18 @@ struct Scores {
 };
 
 // ---- 1. the same language model task for every cell ----
-Scores train_language_model(lessons::Run& run, const Config& c, const lessons::CommonFlags& flags, int64_t hidden, int64_t block,
-                            const data::EncodedText& ids, int64_t vocab, std::vector<lessons::Series>& curves,
+Scores train_language_model(harness::Run& run, const Config& c, const harness::CommonFlags& flags, int64_t hidden, int64_t block,
+                            const data::EncodedText& ids, int64_t vocab, std::vector<plot::Series>& curves,
                             std::unique_ptr<models::CharRNN>& keep) {
   Generator init(flags.seed + 1);  // every model starts from the same seed
   auto model = std::make_unique<models::CharRNN>(vocab, 32, hidden, c.cell, nn::RecurrentOptions{.num_layers = c.layers}, init);
   optim::Adam adam(model->named_parameters(), {.lr = flags.lr});
   data::ContiguousBatcher windows(ids.train[0], flags.batch, block);  // every model reads the same windows
-  lessons::Tracker tracker(run, {.steps = flags.steps, .eval_every = std::max<int64_t>(1, flags.steps / 20),
+  harness::Tracker tracker(run, {.steps = flags.steps, .eval_every = std::max<int64_t>(1, flags.steps / 20),
                                  .figures = {"val_loss", "val_ppl"}, .csv = c.csv, .unit = "tok",
                                  .items_per_step = flags.batch * block, .name = c.name});
   // 1, or after --resume's checkpoint; the checkpoints keep the carried state and the stream's position too
-  for (int64_t step = tracker.resume({*model, adam, {}, lessons::bptt_carried(*model, windows)}); step <= flags.steps; ++step) {
+  for (int64_t step = tracker.resume({*model, adam, {}, harness::bptt_carried(*model, windows)}); step <= flags.steps; ++step) {
     const data::Batch batch = windows.next();
     if (windows.restarted()) model->reset_state();  // truncated BPTT, as in lesson 05
     tracker.step(step, optim::train_step(*model, adam, batch, 1.0f), adam.lr());
@@ -119,7 +119,7 @@ std::function<std::vector<Tensor>(const Tensor&)> first_layer_replay(models::Cha
   };
 }
 
-void plot_gates(lessons::Run& run, models::CharRNN& model, const data::Tokenizer& tokenizer, const std::vector<int>& ids) {
+void plot_gates(harness::Run& run, models::CharRNN& model, const data::Tokenizer& tokenizer, const std::vector<int>& ids) {
   const int64_t T = std::min<int64_t>(48, static_cast<int64_t>(ids.size())), units = std::min<int64_t>(24, model.rnn->hidden_size());
   std::vector<GateMap> maps;
   if (model.rnn->kind() == nn::CellKind::lstm)
@@ -142,7 +142,7 @@ void plot_gates(lessons::Run& run, models::CharRNN& model, const data::Tokenizer
   std::vector<std::string> unit_names;
   for (int64_t u = 0; u < units; ++u) unit_names.push_back(std::to_string(u));
   for (const GateMap& m : maps)
-    run.wrote(lessons::save_heatmap(run.path(m.stem), {m.title, "character read", "hidden unit", "gate value", m.values, unit_names, chars}));
+    run.wrote(plot::save_heatmap(run.path(m.stem), {m.title, "character read", "hidden unit", "gate value", m.values, unit_names, chars}));
 }
 
 // ---- 3. fill in the blank ----
@@ -178,15 +178,15 @@ class BlankReader : public nn::Module {
 };
 
 // Trains a fill-in model for half the steps of part 1; returns its accuracy on validation windows.
-double fill_in(lessons::Run& run, const Config& c, bool bidirectional, const lessons::CommonFlags& flags, int64_t hidden,
+double fill_in(harness::Run& run, const Config& c, bool bidirectional, const harness::CommonFlags& flags, int64_t hidden,
                const data::EncodedText& ids, int64_t vocab) {
   Generator gen(flags.seed + 2), init(flags.seed + 3);
   models::Classifier model(std::make_shared<BlankReader>(std::make_shared<models::CharRNN>(
       vocab, 32, hidden, c.cell, nn::RecurrentOptions{.num_layers = c.layers, .bidirectional = bidirectional}, init)));
   optim::Adam adam(model.named_parameters(), {.lr = flags.lr});
   const int64_t steps = std::max<int64_t>(1, flags.steps / 2);
-  lessons::Tracker tracker(run, {.steps = steps, .eval_every = steps, .figures = {}, .csv = "", .unit = "win",
-                                 .items_per_step = flags.batch, .loss_kind = lessons::LossKind::plain,
+  harness::Tracker tracker(run, {.steps = steps, .eval_every = steps, .figures = {}, .csv = "", .unit = "win",
+                                 .items_per_step = flags.batch, .loss_kind = harness::LossKind::plain,
                                  .name = "fill-in " + c.name});
   for (int64_t step = 1; step <= steps; ++step) {
     const data::LabelledBatch batch = blanked_windows(ids.train[0], flags.batch, gen);
@@ -205,10 +205,10 @@ double fill_in(lessons::Run& run, const Config& c, bool bidirectional, const les
 }  // namespace
 
 int main(int argc, char** argv) {
-  return lessons::lesson_main([&] {
-    lessons::LessonCli cli("06_gated_rnn", "Lesson 06: RNN, GRU and LSTM compared; LSTM gates; bidirectional fill-in-the-blank.",
+  return harness::lesson_main([&] {
+    harness::LessonCli cli("06_gated_rnn", "Lesson 06: RNN, GRU and LSTM compared; LSTM gates; bidirectional fill-in-the-blank.",
                            {.steps = 600, .lr = 3e-3f, .batch = 32});
-    lessons::TextFlags text;
+    harness::TextFlags text;
     cli.text_options(text, "/usr/share/common-licenses", /*default_lines=*/false);
     std::string cell;
     int64_t layers = 1, hidden = 96, block = 64;
@@ -229,7 +229,7 @@ int main(int argc, char** argv) {
     else
       configs = {{cell + (layers > 1 ? " " + std::to_string(layers) + " layers" : ""), parse_cell(cell), layers, "metrics.csv"}};
 
-    lessons::check_memory("06_gated_rnn", lessons::recurrent_memory(cli.common.batch, block, hidden, hidden, std::max<int64_t>(layers, 2),
+    harness::check_memory("06_gated_rnn", lessons::recurrent_memory(cli.common.batch, block, hidden, hidden, std::max<int64_t>(layers, 2),
                                                                     "--hidden " + std::to_string(hidden)));
     // The text, and every limit it sets, before the run starts (not after minutes of training).
     data::TextData lines = data::load_text({.data = text.data, .val = text.val, .lines = false, .seed = cli.common.seed});
@@ -237,19 +237,19 @@ int main(int argc, char** argv) {
     const data::Tokenizer tokenizer = data::char_tokenizer(lines, false);
     data::EncodedText ids = data::encode_text(lines, tokenizer, false);
     const data::DroppedUnknown dropped = data::drop_unknown(ids.val);
-    lessons::check_windows_fit("06_gated_rnn", ids.train[0], "the training text", cli.common.batch, block,
+    harness::check_windows_fit("06_gated_rnn", ids.train[0], "the training text", cli.common.batch, block,
                                "give a smaller --batch or --block, or a longer --data");
-    lessons::check_windows_fit("06_gated_rnn", ids.val[0], "the validation text", 1, block, "give a smaller --block or a longer --val");
-    lessons::check_windows_fit("06_gated_rnn", ids.train[0], "the training text", 1, kFillWindow, "the fill-in task needs a longer --data");
-    lessons::check_windows_fit("06_gated_rnn", ids.val[0], "the validation text", 1, kFillWindow, "the fill-in task needs a longer --val");
-    lessons::Run run(cli);
+    harness::check_windows_fit("06_gated_rnn", ids.val[0], "the validation text", 1, block, "give a smaller --block or a longer --val");
+    harness::check_windows_fit("06_gated_rnn", ids.train[0], "the training text", 1, kFillWindow, "the fill-in task needs a longer --data");
+    harness::check_windows_fit("06_gated_rnn", ids.val[0], "the validation text", 1, kFillWindow, "the fill-in task needs a longer --val");
+    harness::Run run(cli);
     std::printf("data: %s: %zu training and %zu validation characters\n", lines.train_source.c_str(), ids.train[0].size(),
                 ids.val[0].size());
     if (dropped.unknown > 0) std::printf("%s\n", dropped.describe("character").c_str());
 
     std::printf("\n== 1. the same language model with each cell: %lld steps, hidden %lld ==\n",
                 static_cast<long long>(cli.common.steps), static_cast<long long>(hidden));
-    std::vector<lessons::Series> curves;
+    std::vector<plot::Series> curves;
     std::vector<Scores> scores;
     std::unique_ptr<models::CharRNN> kept;  // the model part 2 plots and saves
     for (const Config& c : configs) {
@@ -263,7 +263,7 @@ int main(int argc, char** argv) {
                   std::exp(s.val_loss), s.seconds);
       if (s.val_loss < best->val_loss) best = &s;
     }
-    run.wrote(lessons::save_line_chart(run.path("perplexity"), {"Validation perplexity, same text and budget", "step",
+    run.wrote(plot::save_line_chart(run.path("perplexity"), {"Validation perplexity, same text and budget", "step",
                                                                 "validation perplexity (log scale)", curves, /*log_y=*/true}));
     std::printf("\n== 2. the gates of the %s's first layer over the start of the validation text ==\n",
                 kept->rnn->type_name().c_str());
@@ -286,7 +286,7 @@ int main(int argc, char** argv) {
                                            {"val_unknown_tokens", dropped.unknown}};
     for (const Scores& s : scores) metrics_json["val_ppl " + s.name] = std::exp(s.val_loss);
     metrics_json.update(fill_scores);
-    lessons::MetricNotes notes = {
+    harness::MetricNotes notes = {
         {"best_model", "the lowest validation perplexity of part 1"},
         {"train_loss", "best_model: mean training loss of its last steps, nats per character"},
         {"val_loss", "best_model on the validation text, nats per character"},

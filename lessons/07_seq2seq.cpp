@@ -14,13 +14,13 @@
 #include <cstdio>
 #include <optional>
 
-#include "lessons/common/cli.h"
-#include "lessons/common/model_memory.h"
-#include "lessons/common/plot.h"
-#include "lessons/common/run.h"
-#include "lessons/common/tracker.h"
-#include "lessons/common/translation.h"
-#include "lessons/common/translation_report.h"
+#include "harness/cli.h"
+#include "lessons/memory/model_memory.h"
+#include "plot/plot.h"
+#include "harness/run.h"
+#include "harness/tracker.h"
+#include "lessons/translation/translation.h"
+#include "lessons/translation/report.h"
 #include "models/seq2seq.h"
 #include "optim/adam.h"
 #include "optim/train_step.h"
@@ -31,11 +31,11 @@ namespace {
 
 // The training loop of parts 1, 3 and 5: Adam at --lr, the gradient clipped to norm 1, --steps
 // random batches of pairs; the model's loss feeds its decoder as model.feeding says.
-lessons::Tracker train(lessons::Run& run, models::Seq2Seq& model, const lessons::TranslationTask& task,
-                       const lessons::CommonFlags& flags, const std::string& name, const std::string& csv,
+harness::Tracker train(harness::Run& run, models::Seq2Seq& model, const lessons::TranslationTask& task,
+                       const harness::CommonFlags& flags, const std::string& name, const std::string& csv,
                        lessons::NormalisationWatch* watch = nullptr) {
   optim::Adam adam(model.named_parameters(), {.lr = flags.lr});
-  lessons::Tracker tracker = lessons::translation_tracker(run, flags, name, csv);
+  harness::Tracker tracker = lessons::translation_tracker(run, flags, name, csv);
   lessons::BestWeights best(task);  // a pairs file's model ends with the weights of its lowest validation loss
   Generator batches(flags.seed + 11);  // the same batches for every model
   for (int64_t step = tracker.resume({model, adam, {&batches}, best.carried()}); step <= flags.steps; ++step) {  // 1, or after --resume's checkpoint
@@ -57,8 +57,8 @@ lessons::Tracker train(lessons::Run& run, models::Seq2Seq& model, const lessons:
 }  // namespace
 
 int main(int argc, char** argv) {
-  return lessons::lesson_main([&] {
-    lessons::LessonCli cli("07_seq2seq", "Lesson 07: a GRU encoder-decoder translates dates; greedy and beam search, BLEU.",
+  return harness::lesson_main([&] {
+    harness::LessonCli cli("07_seq2seq", "Lesson 07: a GRU encoder-decoder translates dates; greedy and beam search, BLEU.",
                            {.steps = 600, .lr = 3e-3f, .batch = 64});
     lessons::TranslationFlags task_flags{.number_steps = 1200};
     lessons::add_translation_options(cli, task_flags);
@@ -74,8 +74,8 @@ int main(int argc, char** argv) {
     const std::optional<lessons::TranslationTask> numbers = lessons::load_number_task(task_flags, cli.common, "07_seq2seq");
     config = lessons::sized_for(config, task);
     models::check_config("07_seq2seq", config);
-    lessons::check_memory("07_seq2seq", lessons::seq2seq_memory(config, cli.common.batch, task.source_width, task.longest_target));
-    lessons::Run run(cli);
+    harness::check_memory("07_seq2seq", lessons::seq2seq_memory(config, cli.common.batch, task.source_width, task.longest_target));
+    harness::Run run(cli);
     lessons::print_task(task);
 
     std::printf("\n== 1. the encoder-decoder, trained with teacher forcing: %lld steps of %lld pairs ==\n",
@@ -84,30 +84,30 @@ int main(int argc, char** argv) {
     models::Seq2Seq model(config, init);
     std::printf("%s", model.summary().c_str());
     lessons::print_time_estimate<models::Seq2Seq>(config, task, cli.common);
-    const lessons::Tracker taught = train(run, model, task, cli.common, "teacher forcing", "metrics.csv");
+    const harness::Tracker taught = train(run, model, task, cli.common, "teacher forcing", "metrics.csv");
     run.save_checkpoint(model, task.tokenizers.metadata());
 
     std::printf("\n== 2. translating the %zu test sources: greedy and beam search ==\n", task.test.size());
     const lessons::DecoderComparison decoders = lessons::compare_decoders(run, model, model, task);
-    run.wrote(lessons::save_line_chart(run.path("beam_seconds"),
+    run.wrote(plot::save_line_chart(run.path("beam_seconds"),
                                        {"Seconds to translate the test set against beam width", "beam width", "seconds",
                                         {decoders.seconds}}));
 
-    std::vector<lessons::Series> curves = {taught.curve("val_loss")};
+    std::vector<plot::Series> curves = {taught.curve("val_loss")};
     nlohmann::ordered_json own_json;
     if (!skip_own_predictions) {
       std::printf("\n== 3. the same model trained on its own predictions (no teacher forcing) ==\n");
       Generator same_init(cli.common.seed + 1);
       models::Seq2Seq free_running(config, same_init);
       free_running.feeding = models::Feeding::own_predictions;  // its loss: the decoder reads what it predicted
-      const lessons::Tracker own = train(run, free_running, task, cli.common, "own predictions", "metrics_own_predictions.csv");
+      const harness::Tracker own = train(run, free_running, task, cli.common, "own predictions", "metrics_own_predictions.csv");
       const lessons::TranslationScores s = lessons::score(lessons::translate(free_running, free_running, task, task.test, 0), task.test);
       std::printf("validation loss %.4f (teacher forcing: %.4f); greedy test exact match %.3f (teacher forcing: %.3f)\n",
                   own.last("val_loss"), taught.last("val_loss"), s.exact_match, decoders.greedy_scores.exact_match);
       curves.push_back(own.curve("val_loss"));
       own_json = {{"own_predictions_val_loss", own.last("val_loss")}, {"own_predictions_exact_match", s.exact_match}};
     }
-    run.wrote(lessons::save_line_chart(run.path("loss"), {"Validation loss per target character", "step",
+    run.wrote(plot::save_line_chart(run.path("loss"), {"Validation loss per target character", "step",
                                                           "validation loss (nats, log scale)", curves, /*log_y=*/true}));
 
     std::printf("\n== 4. greedy exact match by source length ==\n");
@@ -125,10 +125,10 @@ int main(int argc, char** argv) {
       lessons::print_task(*numbers);
       Generator number_init(cli.common.seed + 1);
       models::Seq2Seq number_model(lessons::sized_for(config, *numbers), number_init);
-      lessons::CommonFlags budget = cli.common;
+      harness::CommonFlags budget = cli.common;
       budget.steps = task_flags.number_steps;
       lessons::NormalisationWatch watch(budget.steps);
-      const lessons::Tracker counted = train(run, number_model, *numbers, budget, "numbers", "metrics_numbers.csv", &watch);
+      const harness::Tracker counted = train(run, number_model, *numbers, budget, "numbers", "metrics_numbers.csv", &watch);
       summary.add(lessons::report_number_task(run, cli, number_model, number_model, *numbers, counted, watch,
                                               "encoder-decoder (lesson 07)", std::nullopt));
     }

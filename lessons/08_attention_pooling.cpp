@@ -17,9 +17,9 @@
 #include "core/ops.h"
 #include "data/copied_keys.h"
 #include "data/regression_toy.h"
-#include "lessons/common/cli.h"
-#include "lessons/common/plot.h"
-#include "lessons/common/run.h"
+#include "harness/cli.h"
+#include "plot/plot.h"
+#include "harness/run.h"
 #include "models/kernel_regression.h"
 #include "nn/attention/masked_softmax.h"
 #include "nn/attention/nadaraya_watson.h"
@@ -44,7 +44,7 @@ std::vector<double> doubles(const Tensor& t) {
 // summary.json's metrics in the order the parts add them, each with its note for the final printout.
 struct Summary {
   nlohmann::ordered_json metrics;
-  lessons::MetricNotes notes;
+  harness::MetricNotes notes;
   void add(const std::string& name, double value, const std::string& note) { metrics[name] = value, notes[name] = note; }
 };
 
@@ -52,12 +52,12 @@ struct Summary {
 
 // The weights as a heatmap: test inputs (queries) down, training inputs (keys) across, every
 // fifth labelled; colours from 0 to `scale_max`, shared by the maps to be compared.
-lessons::Heatmap weights_map(const std::string& title, const Tensor& weights, const data::RegressionToy& toy, double scale_max) {
-  lessons::Heatmap map{title, "training input x_i, sorted (keys)", "test input x (queries)", "attention weight",
-                       lessons::matrix_rows(weights.data(), weights.size(0), weights.size(1)), {}, {}};
+plot::Heatmap weights_map(const std::string& title, const Tensor& weights, const data::RegressionToy& toy, double scale_max) {
+  plot::Heatmap map{title, "training input x_i, sorted (keys)", "test input x (queries)", "attention weight",
+                       plot::matrix_rows(weights.data(), weights.size(0), weights.size(1)), {}, {}};
   map.scale_min = 0, map.scale_max = scale_max;
   if (weights.size(1) <= 100)
-    map.row_labels = lessons::sparse_labels(doubles(toy.x_test), 5), map.col_labels = lessons::sparse_labels(doubles(toy.x_train), 5);
+    map.row_labels = plot::sparse_labels(doubles(toy.x_test), 5), map.col_labels = plot::sparse_labels(doubles(toy.x_train), 5);
   return map;
 }
 
@@ -75,10 +75,10 @@ struct Pooling {
 
 // The training loss against w, on a grid, with and without leaving each point out of its own keys,
 // and the w that SGD visited: why training must leave the point out.
-void plot_loss_against_w(lessons::Run& run, const data::RegressionToy& toy, const models::RegressionBatch& batch,
-                         const lessons::Series& path, Pooling& result) {
+void plot_loss_against_w(harness::Run& run, const data::RegressionToy& toy, const models::RegressionBatch& batch,
+                         const plot::Series& path, Pooling& result) {
   NoGradGuard no_grad;
-  lessons::Series left_out{"leave-one-out loss (what SGD minimises)"}, kept{"each point among its own keys"};
+  plot::Series left_out{"leave-one-out loss (what SGD minimises)"}, kept{"each point among its own keys"};
   const double w_max = std::max(40.0, 1.5 * *std::max_element(path.x.begin(), path.x.end()));
   double best_loss = INFINITY;
   for (int i = 0; i <= 400; ++i) {
@@ -89,17 +89,17 @@ void plot_loss_against_w(lessons::Run& run, const data::RegressionToy& toy, cons
     kept.x.push_back(w), kept.y.push_back(mse_loss(nn::nadaraya_watson(toy.x_train, toy.x_train, toy.y_train, wf).context, toy.y_train).item());
     if (loss < best_loss) best_loss = loss, result.best_w = w;
   }
-  run.wrote(lessons::save_line_chart(run.path("loss_against_w"),
+  run.wrote(plot::save_line_chart(run.path("loss_against_w"),
                                      {"Training loss against the kernel's w = 1/bandwidth", "w", "training MSE", {left_out, kept, path}}));
 }
 
 // Full-batch SGD on the leave-one-out loss, one shared training step at a time. metrics.csv gets
 // each step's loss and the w it was computed at; so does the returned path, for loss_against_w.png.
-lessons::Series train_width(lessons::Run& run, models::KernelRegression& model, const models::RegressionBatch& batch,
-                            const lessons::CommonFlags& flags, Pooling& result) {
+plot::Series train_width(harness::Run& run, models::KernelRegression& model, const models::RegressionBatch& batch,
+                            const harness::CommonFlags& flags, Pooling& result) {
   optim::SGD sgd(model.named_parameters(), {.lr = flags.lr});
-  lessons::CsvWriter metrics(run.file("metrics.csv"), {"step", "train_loss", "w"});
-  lessons::Series path{"SGD's steps", {}, {}, /*dots=*/true};
+  harness::CsvWriter metrics(run.file("metrics.csv"), {"step", "train_loss", "w"});
+  plot::Series path{"SGD's steps", {}, {}, /*dots=*/true};
   std::printf("  %6s %12s %10s\n", "step", "train MSE", "w");
   for (int64_t step = 1; step <= flags.steps; ++step) {
     const double w = model.w.item();
@@ -117,7 +117,7 @@ lessons::Series train_width(lessons::Run& run, models::KernelRegression& model, 
   return path;
 }
 
-void attention_pooling(lessons::Run& run, const lessons::CommonFlags& flags, int64_t points, float noise, Generator& gen,
+void attention_pooling(harness::Run& run, const harness::CommonFlags& flags, int64_t points, float noise, Generator& gen,
                        Summary& summary) {
   std::printf("== 1. attention pooling: y = 2 sin(x) + x^0.8 + noise (sd %g), %lld training points ==\n", noise,
               static_cast<long long>(points));
@@ -133,7 +133,7 @@ void attention_pooling(lessons::Run& run, const lessons::CommonFlags& flags, int
   // Parametric: the same formula, w learned by SGD, each training point predicted from the others.
   const models::RegressionBatch batch{toy.x_train, models::leave_one_out(toy.x_train), models::leave_one_out(toy.y_train),
                                       toy.y_train};
-  const lessons::Series path = train_width(run, model, batch, flags, result);
+  const plot::Series path = train_width(run, model, batch, flags, result);
   const nn::AttentionOutput after = predict(model, toy);
   result.mse_average = mse_loss(average, toy.y_truth).item();  // test MSE against the noise-free curve
   result.mse_nonparametric = mse_loss(fixed.context, toy.y_truth).item();
@@ -145,7 +145,7 @@ void attention_pooling(lessons::Run& run, const lessons::CommonFlags& flags, int
   std::printf("    parametric, learned w     %.4f\n", result.mse_parametric);
 
   const std::vector<double> x_test = doubles(toy.x_test);
-  run.wrote(lessons::save_line_chart(
+  run.wrote(plot::save_line_chart(
       run.path("fits"), {"Three attention poolings of the same points", "x", "y",
                          {{"truth", x_test, doubles(toy.y_truth)},
                           {"training data", doubles(toy.x_train), doubles(toy.y_train), /*dots=*/true},
@@ -155,12 +155,12 @@ void attention_pooling(lessons::Run& run, const lessons::CommonFlags& flags, int
   // One colour scale for the three maps: a wider kernel spreads the weight thinner.
   const double largest = amax(concat({flatten(fixed.weights), flatten(before.weights), flatten(after.weights)})).item();
   char title[96];
-  run.wrote(lessons::save_heatmap(run.path("weights_nonparametric"),
+  run.wrote(plot::save_heatmap(run.path("weights_nonparametric"),
                                   weights_map("Non-parametric Nadaraya-Watson: w = 1", fixed.weights, toy, largest)));
   std::snprintf(title, sizeof title, "Parametric, before training: w = %.3f", result.initial_w);
-  run.wrote(lessons::save_heatmap(run.path("weights_before_training"), weights_map(title, before.weights, toy, largest)));
+  run.wrote(plot::save_heatmap(run.path("weights_before_training"), weights_map(title, before.weights, toy, largest)));
   std::snprintf(title, sizeof title, "Parametric, after training: w = %.3f", result.learned_w);
-  run.wrote(lessons::save_heatmap(run.path("weights_after_training"), weights_map(title, after.weights, toy, largest)));
+  run.wrote(plot::save_heatmap(run.path("weights_after_training"), weights_map(title, after.weights, toy, largest)));
   plot_loss_against_w(run, toy, batch, path, result);
   std::printf("  the leave-one-out loss is lowest at w = %.2f on a grid; SGD ended at %.4f\n", result.best_w, result.learned_w);
   summary.add("mse_average", result.mse_average, "part 1: test MSE against the noise-free curve, average pooling");
@@ -176,7 +176,7 @@ void attention_pooling(lessons::Run& run, const lessons::CommonFlags& flags, int
 // ---- 2. scoring functions ----
 
 // Queries that are noisy copies of some of the keys, scored four ways; a heatmap of each one's weights.
-void scoring_side_by_side(lessons::Run& run, Generator& gen, Summary& summary) {
+void scoring_side_by_side(harness::Run& run, Generator& gen, Summary& summary) {
   constexpr int64_t kQueries = 6, kKeys = 10, kDim = 8, kHidden = 16;
   std::printf("\n== 2. scoring functions on the same %lld queries and %lld keys (d = %lld) ==\n", static_cast<long long>(kQueries),
               static_cast<long long>(kKeys), static_cast<long long>(kDim));
@@ -198,10 +198,10 @@ void scoring_side_by_side(lessons::Run& run, Generator& gen, Summary& summary) {
     const double largest = mean(amax(weights, {-1})).item();
     std::printf("  %-12s %22.3f %20lld of %lld\n", name, largest, static_cast<long long>(right), static_cast<long long>(kQueries));
     summary.add(metric, static_cast<double>(right) / kQueries, "part 2: share of queries whose largest weight is on the key they copy");
-    lessons::Heatmap map{title, "key", "query (~ the key it copies)", "attention weight",
-                         lessons::matrix_rows(weights.data(), kQueries, kKeys), query_names, key_names};
+    plot::Heatmap map{title, "key", "query (~ the key it copies)", "attention weight",
+                         plot::matrix_rows(weights.data(), kQueries, kKeys), query_names, key_names};
     map.scale_min = 0, map.scale_max = 1;  // one scale for the four
-    run.wrote(lessons::save_heatmap(run.path(stem), map));
+    run.wrote(plot::save_heatmap(run.path(stem), map));
   };
   report("dot", "top_key_right_dot", "scores_dot", "Dot product: q . k", nn::dot_attention(queries, keys, keys).weights);
   report("scaled dot", "top_key_right_scaled_dot", "scores_scaled_dot", "Scaled dot product: q . k / sqrt(d)",
@@ -213,14 +213,14 @@ void scoring_side_by_side(lessons::Run& run, Generator& gen, Summary& summary) {
 
 // For each d: random queries and keys of N(0, 1) entries, each query against `keys` keys, scored
 // q . k and q . k / sqrt(d); the scores' variance, and what the softmax makes of them.
-void why_the_scale(lessons::Run& run, int64_t trials, int64_t keys, Generator& gen, Summary& summary) {
+void why_the_scale(harness::Run& run, int64_t trials, int64_t keys, Generator& gen, Summary& summary) {
   std::printf("\n== 2b. why 1/sqrt(d): %lld random queries against %lld random keys each, entries N(0, 1) ==\n",
               static_cast<long long>(trials), static_cast<long long>(keys));
-  lessons::CsvWriter csv(run.file("scaling.csv"), {"d", "var_dot", "var_scaled_dot", "max_weight", "max_weight_scaled", "grad_median",
+  harness::CsvWriter csv(run.file("scaling.csv"), {"d", "var_dot", "var_scaled_dot", "max_weight", "max_weight_scaled", "grad_median",
                                                    "grad_median_scaled", "grad_mean", "grad_mean_scaled"});
-  lessons::Series var_dot{"var(q . k)"}, line{"y = d"}, var_scaled{"var(q . k / sqrt(d))"};
-  lessons::Series largest{"q . k"}, largest_scaled{"q . k / sqrt(d)"};
-  lessons::Series median{"q . k, median"}, median_scaled{"q . k / sqrt(d), median"}, mean_length{"q . k, mean"},
+  plot::Series var_dot{"var(q . k)"}, line{"y = d"}, var_scaled{"var(q . k / sqrt(d))"};
+  plot::Series largest{"q . k"}, largest_scaled{"q . k / sqrt(d)"};
+  plot::Series median{"q . k, median"}, median_scaled{"q . k / sqrt(d), median"}, mean_length{"q . k, mean"},
       mean_scaled{"q . k / sqrt(d), mean"};
   std::printf("  %5s %10s %16s %16s %26s\n", "d", "var(q.k)", "var(q.k/sqrt d)", "largest weight", "median gradient length");
   nn::SoftmaxSaturation plain{}, scaled{};
@@ -228,7 +228,7 @@ void why_the_scale(lessons::Run& run, int64_t trials, int64_t keys, Generator& g
     const Tensor q = randn({trials, 1, d}, gen), k = randn({trials, keys, d}, gen);  // (trials,1,d), (trials,S,d)
     plain = nn::softmax_saturation(nn::dot_scores(q, k), gen), scaled = nn::softmax_saturation(nn::scaled_dot_scores(q, k), gen);
     const auto x = static_cast<double>(d);
-    auto add = [x](lessons::Series& s, double y) { s.x.push_back(x), s.y.push_back(y); };
+    auto add = [x](plot::Series& s, double y) { s.x.push_back(x), s.y.push_back(y); };
     add(var_dot, plain.variance), add(line, x), add(var_scaled, scaled.variance);
     add(largest, plain.largest_weight), add(largest_scaled, scaled.largest_weight);
     add(median, plain.grad_median), add(median_scaled, scaled.grad_median);
@@ -239,11 +239,11 @@ void why_the_scale(lessons::Run& run, int64_t trials, int64_t keys, Generator& g
                 plain.largest_weight, scaled.largest_weight, plain.grad_median, scaled.grad_median);
   }
   std::printf("  (largest weight and gradient length: without / with 1/sqrt(d))\n");
-  run.wrote(lessons::save_line_chart(run.path("scaling_variance"),
+  run.wrote(plot::save_line_chart(run.path("scaling_variance"),
                                      {"The variance of q . k grows with d", "d (size of q and k)", "variance", {var_dot, line, var_scaled}}));
-  run.wrote(lessons::save_line_chart(run.path("scaling_largest_weight"), {"Softmax of the scores: the largest weight", "d (size of q and k)",
+  run.wrote(plot::save_line_chart(run.path("scaling_largest_weight"), {"Softmax of the scores: the largest weight", "d (size of q and k)",
                                                                           "largest weight (mean over queries)", {largest, largest_scaled}}));
-  run.wrote(lessons::save_line_chart(run.path("scaling_gradient"),
+  run.wrote(plot::save_line_chart(run.path("scaling_gradient"),
                                      {"The gradient that the softmax passes back to the scores", "d (size of q and k)",
                                       "gradient length per query (log scale)", {median, median_scaled, mean_length, mean_scaled},
                                       /*log_y=*/true}));
@@ -318,8 +318,8 @@ void check_scaling_fits(int64_t trials, int64_t keys) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return lessons::lesson_main([&] {
-    lessons::LessonCli cli("08_attention_pooling",
+  return harness::lesson_main([&] {
+    harness::LessonCli cli("08_attention_pooling",
                            "Lesson 08: Nadaraya-Watson attention pooling, fixed and learned; scoring functions and why 1/sqrt(d); "
                            "masked softmax.\n(Full-batch SGD on the kernel's w: --batch does not apply.)",
                            {.steps = 100, .lr = 5.0f});
@@ -332,7 +332,7 @@ int main(int argc, char** argv) {
     cli.parse(argc, argv);
     check_scaling_fits(trials, keys);
     if (cli.common.quick) cli.common.steps = std::min<int64_t>(cli.common.steps, 20), trials = std::min<int64_t>(trials, 200);
-    lessons::Run run(cli);
+    harness::Run run(cli);
     Generator gen(cli.common.seed);
 
     Summary summary;

@@ -16,13 +16,13 @@
 
 #include "core/autograd.h"
 #include "core/ops.h"
-#include "lessons/common/cli.h"
-#include "lessons/common/model_memory.h"
-#include "lessons/common/plot.h"
-#include "lessons/common/run.h"
-#include "lessons/common/tracker.h"
-#include "lessons/common/translation.h"
-#include "lessons/common/translation_report.h"
+#include "harness/cli.h"
+#include "lessons/memory/model_memory.h"
+#include "plot/plot.h"
+#include "harness/run.h"
+#include "harness/tracker.h"
+#include "lessons/translation/translation.h"
+#include "lessons/translation/report.h"
 #include "models/seq2seq_attention.h"
 #include "optim/adam.h"
 #include "optim/train_step.h"
@@ -35,11 +35,11 @@ constexpr size_t kMaps = 4;  // test examples drawn as attention maps
 
 // Lesson 07's training loop: Adam at --lr, the gradient clipped to norm 1, --steps random batches of
 // pairs (lesson 07's batches), teacher forcing.
-lessons::Tracker train(lessons::Run& run, models::Seq2SeqAttention& model, const lessons::TranslationTask& task,
-                       const lessons::CommonFlags& flags, const std::string& name, const std::string& csv,
+harness::Tracker train(harness::Run& run, models::Seq2SeqAttention& model, const lessons::TranslationTask& task,
+                       const harness::CommonFlags& flags, const std::string& name, const std::string& csv,
                        lessons::NormalisationWatch* watch = nullptr) {
   optim::Adam adam(model.named_parameters(), {.lr = flags.lr});
-  lessons::Tracker tracker = lessons::translation_tracker(run, flags, name, csv);
+  harness::Tracker tracker = lessons::translation_tracker(run, flags, name, csv);
   lessons::BestWeights best(task);  // a pairs file's model ends with the weights of its lowest validation loss
   Generator batches(flags.seed + 11);  // the same batches for every model
   for (int64_t step = tracker.resume({model, adam, {&batches}, best.carried()}); step <= flags.steps; ++step) {  // 1, or after --resume's checkpoint
@@ -60,14 +60,14 @@ lessons::Tracker train(lessons::Run& run, models::Seq2SeqAttention& model, const
 
 // The attention weights of one greedy translation of `pair`'s source: a row per output token (the
 // <eos> included), a column per source token.
-lessons::Heatmap attention_map(models::Seq2SeqAttention& model, const lessons::TranslationTask& task,
+plot::Heatmap attention_map(models::Seq2SeqAttention& model, const lessons::TranslationTask& task,
                                const data::IdPair& pair, const std::string& title) {
   NoGradGuard no_grad;
   model.eval();
   const data::Seq2SeqBatch b = task.padded({pair});
   models::DecoderState state = model.encode(b.src, b.src_mask);
   const auto S = static_cast<int64_t>(b.src.size(1)), length = static_cast<int64_t>(pair.first.size());
-  lessons::Heatmap map{title, "source", "output", "attention weight", {}, {}, {}};
+  plot::Heatmap map{title, "source", "output", "attention weight", {}, {}, {}};
   map.scale_min = 0, map.scale_max = 1;  // every map on the same scale: a weight of 1 is all attention on one token
   for (const int id : pair.first) map.col_labels.push_back(task.tokenizers.source.token(id));
   Tensor token = full({1}, static_cast<float>(data::Tokenizer::kBos));
@@ -85,19 +85,19 @@ lessons::Heatmap attention_map(models::Seq2SeqAttention& model, const lessons::T
 }
 
 // Draws the attention maps of test pairs `rows` as attention_map_NAME_1.png, ...
-void save_maps(lessons::Run& run, models::Seq2SeqAttention& model, const lessons::TranslationTask& task,
+void save_maps(harness::Run& run, models::Seq2SeqAttention& model, const lessons::TranslationTask& task,
                const std::vector<size_t>& rows, const std::string& name) {
   for (size_t k = 0; k < rows.size(); ++k) {
     const std::string title = "Attention while translating \"" + task.test_text[rows[k]].source + "\"";
-    run.wrote(lessons::save_heatmap(run.path(name + std::to_string(k + 1)), attention_map(model, task, task.test[rows[k]], title)));
+    run.wrote(plot::save_heatmap(run.path(name + std::to_string(k + 1)), attention_map(model, task, task.test[rows[k]], title)));
   }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  return lessons::lesson_main([&] {
-    lessons::LessonCli cli("09_attention_seq2seq",
+  return harness::lesson_main([&] {
+    harness::LessonCli cli("09_attention_seq2seq",
                            "Lesson 09: the encoder-decoder with Bahdanau attention on lesson 07's task; attention maps.",
                            {.steps = 600, .lr = 3e-3f, .batch = 64});
     lessons::TranslationFlags task_flags{.number_steps = 1200};
@@ -114,9 +114,9 @@ int main(int argc, char** argv) {
     const std::optional<lessons::TranslationTask> numbers = lessons::load_number_task(task_flags, cli.common, "09_attention_seq2seq");
     config = lessons::sized_for(config, task);
     models::check_config("09_attention_seq2seq", config);
-    lessons::check_memory("09_attention_seq2seq", lessons::seq2seq_memory(config, cli.common.batch, task.source_width, task.longest_target));
+    harness::check_memory("09_attention_seq2seq", lessons::seq2seq_memory(config, cli.common.batch, task.source_width, task.longest_target));
     const lessons::OtherRun lesson07 = lessons::read_other_run("--compare", compare, "lesson 07");
-    lessons::Run run(cli);
+    harness::Run run(cli);
     lessons::print_task(task);
 
     std::printf("\n== 1. the encoder-decoder with attention, teacher forcing: %lld steps of %lld pairs ==\n",
@@ -125,13 +125,13 @@ int main(int argc, char** argv) {
     models::Seq2SeqAttention model(config, init);
     std::printf("%s", model.summary().c_str());
     lessons::print_time_estimate<models::Seq2SeqAttention>(config, task, cli.common);
-    const lessons::Tracker tracker = train(run, model, task, cli.common, "attention", "metrics.csv");
+    const harness::Tracker tracker = train(run, model, task, cli.common, "attention", "metrics.csv");
     run.save_checkpoint(model, task.tokenizers.metadata());
-    std::vector<lessons::Series> losses = {tracker.curve("val_loss")};
+    std::vector<plot::Series> losses = {tracker.curve("val_loss")};
     std::string why_not;  // lesson 07's curve goes beside ours when its run translated the same task
     if (auto theirs = lessons::other_run_loss(lesson07, cli, "without attention (lesson 07)", why_not)) losses.insert(losses.begin(), *theirs);
     else std::printf("lesson 07's loss is not beside it: %s\n", why_not.c_str());
-    run.wrote(lessons::save_line_chart(run.path("loss"), {"Validation loss per target token", "step", "validation loss (nats, log scale)",
+    run.wrote(plot::save_line_chart(run.path("loss"), {"Validation loss per target token", "step", "validation loss (nats, log scale)",
                                                           losses, /*log_y=*/true}));
 
     std::printf("\n== 2. translating the %zu test sources: greedy and beam search ==\n", task.test.size());
@@ -152,10 +152,10 @@ int main(int argc, char** argv) {
       lessons::print_task(*numbers);
       Generator number_init(cli.common.seed + 1);
       models::Seq2SeqAttention number_model(lessons::sized_for(config, *numbers), number_init);
-      lessons::CommonFlags budget = cli.common;
+      harness::CommonFlags budget = cli.common;
       budget.steps = task_flags.number_steps;
       lessons::NormalisationWatch watch(budget.steps);
-      const lessons::Tracker counted = train(run, number_model, *numbers, budget, "numbers", "metrics_numbers.csv", &watch);
+      const harness::Tracker counted = train(run, number_model, *numbers, budget, "numbers", "metrics_numbers.csv", &watch);
       summary.add(lessons::report_number_task(run, cli, number_model, number_model, *numbers, counted, watch,
                                               "with attention (lesson 09)", lesson07));
       save_maps(run, number_model, *numbers, lessons::longest_test_pairs(*numbers, 2), "attention_numbers_");

@@ -13,7 +13,7 @@
 //     their final losses;
 //  6. lesson 07's numbers in words: exact match by source length beside lessons 07 and 09, and beam
 //     search with and without length normalisation.
-// --attention full|linear|bigbird chooses the encoder's self attention (lessons/common/attention_flags.h);
+// --attention full|linear|bigbird chooses the encoder's self attention (harness/attention_flags.h);
 // the decoder's causal self attention and its cross attention stay full (its KV cache, its maps).
 // The note that goes with it: docs/10_transformer.md.
 #include <algorithm>
@@ -24,17 +24,17 @@
 
 #include "core/autograd.h"
 #include "core/ops.h"
-#include "lessons/common/attention_flags.h"
-#include "lessons/common/cli.h"
-#include "lessons/common/model_memory.h"
-#include "lessons/common/model_printout.h"
-#include "lessons/common/plot.h"
-#include "lessons/common/run.h"
-#include "lessons/common/schedule_flags.h"
-#include "lessons/common/tracker.h"
-#include "lessons/common/transformer_maps.h"
-#include "lessons/common/translation.h"
-#include "lessons/common/translation_report.h"
+#include "harness/attention_flags.h"
+#include "harness/cli.h"
+#include "lessons/memory/model_memory.h"
+#include "harness/model_printout.h"
+#include "plot/plot.h"
+#include "harness/run.h"
+#include "harness/schedule_flags.h"
+#include "harness/tracker.h"
+#include "lessons/10_transformer/attention_maps.h"
+#include "lessons/translation/translation.h"
+#include "lessons/translation/report.h"
 #include "models/transformer.h"
 #include "nn/attention/positional_encoding.h"
 #include "optim/adam.h"
@@ -51,15 +51,15 @@ constexpr int64_t kTablePositions = 64;  // positions shown in part 1
 struct TransformerFlags {
   int64_t layers = 2, heads = 4, embed = 64, ff = 256;
   float dropout = 0;
-  lessons::ScheduleFlags schedule{.warmup = 60};  // the warmup of every run, parts 5 and 6 included
+  harness::ScheduleFlags schedule{.warmup = 60};  // the warmup of every run, parts 5 and 6 included
   bool pre_ln = false;
   int64_t norm_steps = 150;  // steps of each of part 5's four runs
   float norm_lr = 1e-2f;     // their peak learning rate
-  lessons::AttentionFlags attention{.defaults = {{"block", 4}, {"random_blocks", 1}}};  // a date is a few blocks of 4
+  harness::AttentionFlags attention{.defaults = {{"block", 4}, {"random_blocks", 1}}};  // a date is a few blocks of 4
   nn::AttentionSettings encoder_attention;  // what the attention flags chose, after parse()
 };
 
-void add_transformer_options(lessons::LessonCli& cli, TransformerFlags& flags) {
+void add_transformer_options(harness::LessonCli& cli, TransformerFlags& flags) {
   cli.option("--layers", flags.layers, "encoder layers, and as many decoder layers", {1, 8});
   cli.option("--heads", flags.heads, "attention heads; must divide --embed", {1, 64});
   cli.option("--embed", flags.embed, "d_model: the width of every position's vector", {2, 1024});
@@ -69,14 +69,14 @@ void add_transformer_options(lessons::LessonCli& cli, TransformerFlags& flags) {
   cli.flag("--pre-ln", flags.pre_ln, "train the main model pre-LN (norm_first) instead of post-LN");
   cli.option("--norm-steps", flags.norm_steps, "part 5: steps of each post-LN / pre-LN run (0: skip part 5)", {0, 100000});
   cli.option("--norm-lr", flags.norm_lr, "part 5: the peak learning rate of the four runs", {0.0f, 1.0f, /*above_min=*/true});
-  lessons::add_attention_options(cli, flags.attention,
+  harness::add_attention_options(cli, flags.attention,
                                  "the encoder's self attention (the decoder's masked self attention, with its KV cache, and "
                                  "its cross attention stay full)",
                                  /*causal=*/false);
 }
 
-void check_flags(const TransformerFlags& flags, const lessons::LessonCli& cli, int64_t number_steps) {
-  const lessons::CommonFlags& common = cli.common;
+void check_flags(const TransformerFlags& flags, const harness::LessonCli& cli, int64_t number_steps) {
+  const harness::CommonFlags& common = cli.common;
   if (flags.embed % flags.heads != 0) {
     std::string divisors;
     for (int64_t h = 1; h <= std::min<int64_t>(flags.embed, 16); ++h)
@@ -102,12 +102,12 @@ models::TransformerConfig model_config(const TransformerFlags& flags, const less
 
 // The training loop of parts 2, 5 and 6: lesson 07's (Adam, the gradient clipped to norm 1, the same
 // random batches for every model) with a learning-rate schedule, step s (from 1) at rate lr(s - 1).
-lessons::Tracker train(lessons::Run& run, models::Transformer& model, const lessons::TranslationTask& task,
-                       const lessons::CommonFlags& flags, const lessons::ScheduleFlags& schedule, const std::string& name,
+harness::Tracker train(harness::Run& run, models::Transformer& model, const lessons::TranslationTask& task,
+                       const harness::CommonFlags& flags, const harness::ScheduleFlags& schedule, const std::string& name,
                        const std::string& csv, lessons::NormalisationWatch* watch = nullptr) {
   const optim::Schedule lr = schedule.schedule(flags.lr, flags.steps);  // warmup, then down to lr / 10
   optim::Adam adam(model.named_parameters(), {.lr = flags.lr});
-  lessons::Tracker tracker = lessons::translation_tracker(run, flags, name, csv);
+  harness::Tracker tracker = lessons::translation_tracker(run, flags, name, csv);
   lessons::BestWeights best(task);  // a pairs file's model ends with the weights of its lowest validation loss
   Generator batches(flags.seed + 11);  // the same batches for every model
   for (int64_t step = tracker.resume({model, adam, {&batches}, best.carried()}); step <= flags.steps; ++step) {  // 1, or after --resume's checkpoint
@@ -128,12 +128,12 @@ lessons::Tracker train(lessons::Run& run, models::Transformer& model, const less
 }
 
 // Part 1: the table P (positions x dimensions) and P P^T.
-void show_positional_encoding(lessons::Run& run, int64_t dim) {
+void show_positional_encoding(harness::Run& run, int64_t dim) {
   const Tensor table = nn::sinusoidal_encoding(kTablePositions, dim);  // (P,E)
   const Tensor dots = matmul(table, table, {.transpose_b = true});    // (P,P)
-  lessons::Heatmap encoding{"Sinusoidal positional encoding", "dimension", "position", "value", {}, {}, {}};
+  plot::Heatmap encoding{"Sinusoidal positional encoding", "dimension", "position", "value", {}, {}, {}};
   encoding.diverging = true;
-  lessons::Heatmap similarity{"Dot products between positional encodings", "position", "position", "dot product", {}, {}, {}};
+  plot::Heatmap similarity{"Dot products between positional encodings", "position", "position", "dot product", {}, {}, {}};
   for (int64_t p = 0; p < kTablePositions; ++p) {
     encoding.values.emplace_back(table.data() + p * dim, table.data() + (p + 1) * dim);
     similarity.values.emplace_back(dots.data() + p * kTablePositions, dots.data() + (p + 1) * kTablePositions);
@@ -141,8 +141,8 @@ void show_positional_encoding(lessons::Run& run, int64_t dim) {
     encoding.row_labels.push_back(label), similarity.row_labels.push_back(label), similarity.col_labels.push_back(label);
   }
   for (int64_t i = 0; i < dim; ++i) encoding.col_labels.push_back(i % 8 == 0 ? std::to_string(i) : "");
-  run.wrote(lessons::save_heatmap(run.path("positional_encoding"), encoding));
-  run.wrote(lessons::save_heatmap(run.path("position_dot_products"), similarity));
+  run.wrote(plot::save_heatmap(run.path("positional_encoding"), encoding));
+  run.wrote(plot::save_heatmap(run.path("position_dot_products"), similarity));
   auto dot = [&](int64_t a, int64_t b) { return dots.data()[a * kTablePositions + b]; };
   std::printf("P[p] . P[p+k] for p = 5, 20, 40 (each row: one k; the columns agree, the product depends on k only):\n");
   for (const int64_t k : {0, 1, 2, 5, 10, 20})
@@ -152,30 +152,30 @@ void show_positional_encoding(lessons::Run& run, int64_t dim) {
 struct NormRun {
   std::string name, key, csv;  // key: its metric in summary.json
   bool norm_first;
-  lessons::ScheduleFlags schedule;
+  harness::ScheduleFlags schedule;
   double train_loss = 0, val_loss = 0;
 };
 
 // Part 5: post-LN and pre-LN, with and without warmup, from the same initial weights and batches.
-std::vector<NormRun> compare_norms(lessons::Run& run, const TransformerFlags& flags, const lessons::TranslationTask& task,
-                                   const lessons::CommonFlags& common) {
-  lessons::CommonFlags budget = common;
+std::vector<NormRun> compare_norms(harness::Run& run, const TransformerFlags& flags, const lessons::TranslationTask& task,
+                                   const harness::CommonFlags& common) {
+  harness::CommonFlags budget = common;
   budget.steps = flags.norm_steps;
   budget.lr = flags.norm_lr;
   std::vector<NormRun> runs = {{"post-LN with warmup", "val_loss_post_ln_warmup", "metrics_post_ln_warmup.csv", false, flags.schedule},
                                {"post-LN without warmup", "val_loss_post_ln_no_warmup", "metrics_post_ln_no_warmup.csv", false, {.warmup = 0}},
                                {"pre-LN with warmup", "val_loss_pre_ln_warmup", "metrics_pre_ln_warmup.csv", true, flags.schedule},
                                {"pre-LN without warmup", "val_loss_pre_ln_no_warmup", "metrics_pre_ln_no_warmup.csv", true, {.warmup = 0}}};
-  std::vector<lessons::Series> curves;
+  std::vector<plot::Series> curves;
   for (NormRun& r : runs) {
     std::printf("%s:\n", r.name.c_str());
     Generator init(common.seed + 1);
     models::Transformer model(model_config(flags, task, r.norm_first), init);
-    const lessons::Tracker tracker = train(run, model, task, budget, r.schedule, r.name, r.csv);
+    const harness::Tracker tracker = train(run, model, task, budget, r.schedule, r.name, r.csv);
     r.train_loss = tracker.train_loss(), r.val_loss = tracker.last("val_loss");
     curves.push_back(tracker.curve("train_loss"));
   }
-  run.wrote(lessons::save_line_chart(run.path("norm_first"),
+  run.wrote(plot::save_line_chart(run.path("norm_first"),
                                      {"Training loss: post-LN and pre-LN, with and without warmup", "step",
                                       "training loss (nats per target token, log scale)", curves, /*log_y=*/true}));
   std::printf("\n%-24s %12s %12s\n", "run", "train loss", "val loss");
@@ -193,8 +193,8 @@ std::vector<NormRun> compare_norms(lessons::Run& run, const TransformerFlags& fl
 }  // namespace
 
 int main(int argc, char** argv) {
-  return lessons::lesson_main([&] {
-    lessons::LessonCli cli(kLesson, "Lesson 10: the encoder-decoder Transformer on lesson 07's task; attention maps, post-LN vs pre-LN.",
+  return harness::lesson_main([&] {
+    harness::LessonCli cli(kLesson, "Lesson 10: the encoder-decoder Transformer on lesson 07's task; attention maps, post-LN vs pre-LN.",
                            {.steps = 600, .lr = 3e-3f, .batch = 64});
     lessons::TranslationFlags task_flags{.number_steps = 1200};
     lessons::add_translation_options(cli, task_flags);
@@ -202,11 +202,11 @@ int main(int argc, char** argv) {
     add_transformer_options(cli, flags);
     std::string compare = "runs/09_attention_seq2seq";
     cli.option("--compare", compare, "lesson 09's run folder, whose exact match by length part 3 plots beside ours");
-    lessons::ModelPrintout printout;
+    harness::ModelPrintout printout;
     printout.add_to(cli);
     cli.parse(argc, argv);
     check_flags(flags, cli, task_flags.number_steps);
-    flags.encoder_attention = lessons::attention_settings(kLesson, cli, flags.attention, cli.common.seed);
+    flags.encoder_attention = harness::attention_settings(kLesson, cli, flags.attention, cli.common.seed);
     if (cli.common.quick) {  // the same parts, shorter; the warmup shrinks with the runs
       cli.common.steps = std::min<int64_t>(cli.common.steps, 40);
       flags.norm_steps = std::min<int64_t>(flags.norm_steps, 10);
@@ -221,14 +221,14 @@ int main(int argc, char** argv) {
     const std::optional<lessons::TranslationTask> numbers = lessons::load_number_task(task_flags, cli.common, kLesson);
     const models::TransformerConfig config = model_config(flags, task, flags.pre_ln);
     models::check_config(kLesson, config);
-    lessons::check_memory(kLesson, lessons::transformer_memory(config, cli.common.batch, task.source_width, task.longest_target + 1));
+    harness::check_memory(kLesson, lessons::transformer_memory(config, cli.common.batch, task.source_width, task.longest_target + 1));
     const lessons::OtherRun lesson09 = lessons::read_other_run("--compare", compare, "lesson 09");
-    lessons::check_pattern_fits(kLesson, config.encoder_attention, task.source_width, /*causal=*/false,
+    harness::check_pattern_fits(kLesson, config.encoder_attention, task.source_width, /*causal=*/false,
                                 cat("the longest source (", task.source_width, " tokens)"));
     if (numbers)
-      lessons::check_pattern_fits(kLesson, config.encoder_attention, numbers->source_width, /*causal=*/false,
+      harness::check_pattern_fits(kLesson, config.encoder_attention, numbers->source_width, /*causal=*/false,
                                   cat("the longest number in words (", numbers->source_width, " tokens)"));
-    lessons::Run run(cli);
+    harness::Run run(cli);
     lessons::print_task(task);
 
     std::printf("\n== 1. the sinusoidal positional encoding (%lld positions, %lld dimensions) ==\n",
@@ -241,12 +241,12 @@ int main(int argc, char** argv) {
     Generator init(cli.common.seed + 1);
     models::Transformer model(config, init);
     std::printf("encoder self attention: %s; the decoder's attention: full\n",
-                lessons::describe_attention(config.encoder_attention, /*causal=*/false).c_str());
+                harness::describe_attention(config.encoder_attention, /*causal=*/false).c_str());
     printout.print(model);
     lessons::print_time_estimate<models::Transformer>(config, task, cli.common);
-    const lessons::Tracker tracker = train(run, model, task, cli.common, flags.schedule, "transformer", "metrics.csv");
+    const harness::Tracker tracker = train(run, model, task, cli.common, flags.schedule, "transformer", "metrics.csv");
     run.save_checkpoint(model, task.tokenizers.metadata());
-    run.wrote(lessons::save_line_chart(run.path("loss"), {"Validation loss per target token", "step", "validation loss (nats, log scale)",
+    run.wrote(plot::save_line_chart(run.path("loss"), {"Validation loss per target token", "step", "validation loss (nats, log scale)",
                                                           {tracker.curve("val_loss")}, /*log_y=*/true}));
 
     std::printf("\n== 3. translating the %zu test sources: greedy and beam search ==\n", task.test.size());
@@ -276,10 +276,10 @@ int main(int argc, char** argv) {
       lessons::print_task(*numbers);
       Generator number_init(cli.common.seed + 1);
       models::Transformer number_model(model_config(flags, *numbers, flags.pre_ln), number_init);
-      lessons::CommonFlags budget = cli.common;
+      harness::CommonFlags budget = cli.common;
       budget.steps = task_flags.number_steps;
       lessons::NormalisationWatch watch(budget.steps);
-      const lessons::Tracker counted =
+      const harness::Tracker counted =
           train(run, number_model, *numbers, budget, flags.schedule, "numbers", "metrics_numbers.csv", &watch);
       summary.add(lessons::report_number_task(run, cli, number_model, number_model, *numbers, counted, watch,
                                               "Transformer (lesson 10)", lesson09));

@@ -9,9 +9,9 @@
 //     `--load` samples from later;
 //  3. generation speed with and without the KV cache against the context length;
 //  4. the attention of every head of the first and the last layer over a validation passage.
-// --attention chooses every block's attention, any attention kind (lessons/common/attention_flags.h);
+// --attention chooses every block's attention, any attention kind (harness/attention_flags.h);
 // the rest of the lesson does not change with it.
-// The model is models/gpt.h, what lessons 11, 12, 14 and 16 share lessons/common/char_gpt.h; the note
+// The model is models/gpt.h, what lessons 11, 12, 14 and 16 share lessons/char_gpt/char_gpt.h; the note
 // that goes with it: docs/11_gpt.md.
 #include <algorithm>
 #include <chrono>
@@ -26,14 +26,14 @@
 #include "data/batcher.h"
 #include "data/tokenizer.h"
 #include "io/checkpoint.h"
-#include "lessons/common/attention_flags.h"
-#include "lessons/common/char_gpt.h"
-#include "lessons/common/cli.h"
-#include "lessons/common/model_memory.h"
-#include "lessons/common/model_printout.h"
-#include "lessons/common/plot.h"
-#include "lessons/common/run.h"
-#include "lessons/common/tracker.h"
+#include "harness/attention_flags.h"
+#include "lessons/char_gpt/char_gpt.h"
+#include "harness/cli.h"
+#include "lessons/memory/model_memory.h"
+#include "harness/model_printout.h"
+#include "plot/plot.h"
+#include "harness/run.h"
+#include "harness/tracker.h"
 #include "models/gpt.h"
 #include "nn/attention/bigbird_attention.h"
 #include "nn/attention/linear_attention.h"
@@ -51,14 +51,14 @@ constexpr int64_t kDefaultSteps = 2000;
 // The training loop: --steps batches of random windows of the training text (or of random lines),
 // the rate warmed up then decayed, AdamW, the gradient clipped to --clip; the validation loss over
 // the whole validation text every --eval-every steps.
-lessons::Tracker train(lessons::Run& run, const lessons::CommonFlags& flags, models::GPT& model,
+harness::Tracker train(harness::Run& run, const harness::CommonFlags& flags, models::GPT& model,
                        const lessons::CharCorpus& corpus, const lessons::GPTTraining& training) {
   const int64_t context = model.config().block_size;
   optim::AdamW adamw = training.optimizer(model, flags.lr);
   const optim::Schedule lr = training.schedule.schedule(flags.lr, flags.steps);
   const lessons::TrainingBatches batches_of(corpus, context);
   Generator batches(flags.seed + 1);
-  lessons::Tracker tracker = training.tracker(run, flags, context, "metrics.csv");
+  harness::Tracker tracker = training.tracker(run, flags, context, "metrics.csv");
   model.train();
   for (int64_t step = tracker.resume({model, adamw, {&batches}}); step <= flags.steps; ++step) {  // 1, or after --resume's checkpoint
     adamw.set_lr(lr(step - 1));
@@ -71,19 +71,19 @@ lessons::Tracker train(lessons::Run& run, const lessons::CommonFlags& flags, mod
 }
 
 // Prints the last validation loss and draws the training and validation perplexity against step.
-void report_perplexity(lessons::Run& run, const lessons::Tracker& tracker, const lessons::CharCorpus& corpus, int64_t context) {
+void report_perplexity(harness::Run& run, const harness::Tracker& tracker, const lessons::CharCorpus& corpus, int64_t context) {
   const double val_loss = tracker.last("val_loss");
   std::printf("validation perplexity %.2f (%.4f nats per character, over %s)\n", std::exp(val_loss), val_loss,
               lessons::validation_extent(corpus, context).c_str());
-  lessons::Series train_curve = tracker.curve("train_loss"), val_curve = tracker.curve("val_ppl");
+  plot::Series train_curve = tracker.curve("train_loss"), val_curve = tracker.curve("val_ppl");
   for (double& loss : train_curve.y) loss = std::exp(loss);  // perplexity
   val_curve.name = "validation";
-  run.wrote(lessons::save_line_chart(run.path("perplexity"), {"GPT: perplexity", "step", "perplexity (log scale)",
+  run.wrote(plot::save_line_chart(run.path("perplexity"), {"GPT: perplexity", "step", "perplexity (log scale)",
                                                               {train_curve, val_curve}, /*log_y=*/true}));
 }
 
 // ---- 2. samples and the checkpoint ----
-void samples(lessons::Run& run, const lessons::CommonFlags& flags, models::GPT& model, const lessons::CharCorpus& corpus,
+void samples(harness::Run& run, const harness::CommonFlags& flags, models::GPT& model, const lessons::CharCorpus& corpus,
              const std::vector<int>& prompt) {
   std::printf("\n== 2. samples ==\n");
   const int64_t length = flags.quick ? 80 : 300, lines = flags.quick ? 5 : 10;
@@ -108,15 +108,15 @@ void samples(lessons::Run& run, const lessons::CommonFlags& flags, models::GPT& 
 // Tokens per second while generating a sequence of each context length from one token.
 // Without the cache each new token runs the model over the whole sequence so far; with it, over
 // the new token alone, its keys and values appended to those kept.
-void generation_speed(lessons::Run& run, const lessons::CommonFlags& flags, models::GPT& model, int first_token,
+void generation_speed(harness::Run& run, const harness::CommonFlags& flags, models::GPT& model, int first_token,
                       nlohmann::ordered_json& metrics) {
   std::printf("\n== 3. generation speed with and without the KV cache ==\n");
   if (model.config().attention.kind == nn::LinearAttention::kName)
     std::printf("(linear attention carries a fixed-size sum instead of keys and values: the cache here is that state)\n");
   std::printf("tokens per second while generating a sequence of each length from one token\n");
   std::printf("%10s %16s %16s %10s\n", "context", "cached tok/s", "uncached tok/s", "speed-up");
-  lessons::CsvWriter csv(run.file("generation_speed.csv"), {"context", "cached_tokens_per_s", "uncached_tokens_per_s"});
-  lessons::Series cached{"with the KV cache"}, uncached{"without"};
+  harness::CsvWriter csv(run.file("generation_speed.csv"), {"context", "cached_tokens_per_s", "uncached_tokens_per_s"});
+  plot::Series cached{"with the KV cache"}, uncached{"without"};
   const int64_t full_context = model.config().block_size;
   for (int64_t context = std::min<int64_t>(8, full_context);; context = std::min(2 * context, full_context)) {
     double speed[2];
@@ -138,7 +138,7 @@ void generation_speed(lessons::Run& run, const lessons::CommonFlags& flags, mode
       break;
     }
   }
-  run.wrote(lessons::save_line_chart(run.path("generation_speed"),
+  run.wrote(plot::save_line_chart(run.path("generation_speed"),
                                      {"Generation speed", "context length (tokens)", "tokens per second", {cached, uncached}}));
 }
 
@@ -161,7 +161,7 @@ std::vector<Tensor> attention_of(models::GPT& model, const Tensor& ids, const st
 // The maps show the matrix each kind implies (AttentionKind::implied_weights): linear attention
 // never builds it when it trains, BigBird leaves the blocks out of its pattern at zero.
 // The passage: the first 48 validation characters, or with lines, the first validation line framed.
-void attention_maps(lessons::Run& run, models::GPT& model, const lessons::CharCorpus& corpus) {
+void attention_maps(harness::Run& run, models::GPT& model, const lessons::CharCorpus& corpus) {
   const data::Tokenizer& tokenizer = corpus.tokenizer;
   const std::vector<int>& first = corpus.lines ? corpus.val_lines.front() : corpus.val_ids;
   std::vector<int> passage(first.begin(), first.begin() + std::min<int64_t>(std::ssize(first), 48));
@@ -178,13 +178,13 @@ void attention_maps(lessons::Run& run, models::GPT& model, const lessons::CharCo
   const std::vector<Tensor> maps = attention_of(model, tensor(std::vector<float>(passage.begin(), passage.end()), {1, T}), layers);
   for (size_t m = 0; m < maps.size(); ++m)
     for (int64_t head = 0; head < maps[m].size(0); ++head) {
-      lessons::Heatmap map{cat("Layer ", layers[m] + 1, ", head ", head + 1, ": ", kind, " attention over a validation passage"),
+      plot::Heatmap map{cat("Layer ", layers[m] + 1, ", head ", head + 1, ": ", kind, " attention over a validation passage"),
                            "key (the character attended to)", "query (the character predicting the next)", "weight"};
       const float* w = maps[m].data() + head * T * T;
       for (int64_t i = 0; i < T; ++i) map.values.emplace_back(w + i * T, w + (i + 1) * T);
       map.row_labels = map.col_labels = labels;
       map.scale_min = 0, map.scale_max = 1;  // every map on one scale, so that heads can be compared
-      run.wrote(lessons::save_heatmap(run.path(cat("attention_layer", layers[m] + 1, "_head", head + 1)), map));
+      run.wrote(plot::save_heatmap(run.path(cat("attention_layer", layers[m] + 1, "_head", head + 1)), map));
     }
   std::printf("each row: one position; each column: a position it may see (the causal mask hides the future); a row sums to 1\n");
   if (kind == nn::LinearAttention::kName)
@@ -195,7 +195,7 @@ void attention_maps(lessons::Run& run, models::GPT& model, const lessons::CharCo
 
 // With --load the model, its settings and its tokenizer come from the checkpoint, and nothing is
 // trained or written: a flag that would change any of that is refused rather than ignored.
-void refuse_training_flags(const lessons::LessonCli& cli, const lessons::AttentionFlags& attention) {
+void refuse_training_flags(const harness::LessonCli& cli, const harness::AttentionFlags& attention) {
   std::vector<std::string> flags = {"--steps", "--lr",      "--batch",      "--layers", "--heads", "--embd",  "--dropout", "--weight-decay",
                                     "--warmup", "--lr-floor", "--decay", "--clip", "--eval-every", "--data", "--val", "--lines", "--out", "--quick",
                                     "--resume", "--stop-after"};
@@ -223,7 +223,7 @@ void sample_from(const std::string& file, std::optional<int64_t> shorter, const 
          "of this lesson wrote");
   const data::Tokenizer tokenizer = data::Tokenizer::from_json(metadata.at("tokenizer"));
   models::GPTConfig config = models::gpt_config_from_json(metadata.at("gpt_config"));
-  lessons::check_memory(kLesson, lessons::gpt_sampling_memory(config));
+  harness::check_memory(kLesson, lessons::gpt_sampling_memory(config));
   const int64_t learned = config.block_size, context = shorter.value_or(learned);
   if (context > learned)
     fail(kLesson, "--context ", context, " is longer than the ", learned, " positions the model of ", file,
@@ -238,7 +238,7 @@ void sample_from(const std::string& file, std::optional<int64_t> shorter, const 
               nn::with_commas(model.num_parameters()).c_str(), static_cast<long long>(config.n_layer),
               static_cast<long long>(config.n_head), static_cast<long long>(config.n_embd),
               (context < learned ? cat(context, " of the ", learned, " it learned") : cat(learned)).c_str(),
-              lessons::describe_attention(config.attention, /*causal=*/true).c_str());
+              harness::describe_attention(config.attention, /*causal=*/true).c_str());
   Generator gen(seed);
   if (!lines) {
     std::printf("%s\n", lessons::sample_text(model, tokenizer, lessons::prompt_ids(kLesson, tokenizer, prompt), length, temperature, gen).c_str());
@@ -256,10 +256,10 @@ void sample_from(const std::string& file, std::optional<int64_t> shorter, const 
 }  // namespace
 
 int main(int argc, char** argv) {
-  return lessons::lesson_main([&] {
-    lessons::LessonCli cli(kLesson, "Lesson 11: a GPT (decoder-only Transformer) as a character language model, with a KV cache.",
+  return harness::lesson_main([&] {
+    harness::LessonCli cli(kLesson, "Lesson 11: a GPT (decoder-only Transformer) as a character language model, with a KV cache.",
                            {.steps = kDefaultSteps, .lr = 1e-3f, .batch = 12});
-    lessons::TextFlags text;
+    harness::TextFlags text;
     cli.text_options(text, "/usr/share/common-licenses", /*default_lines=*/false);
     models::GPTConfig config{.block_size = 64, .n_layer = 4, .n_head = 4, .n_embd = 128, .dropout = 0};
     lessons::GPTTraining training;
@@ -274,14 +274,14 @@ int main(int argc, char** argv) {
                "with --load, at most the checkpoint's", {1, 4096});
     cli.option("--dropout", config.dropout, "dropout on embeddings, residual branches and full attention's weights (the other kinds form no weights)", {0.0f, 0.9f});
     training.add_to(cli);
-    lessons::AttentionFlags attention{.defaults = {{"block", 8}, {"random_blocks", 2}}};  // 8 blocks in the default context of 64
-    lessons::add_attention_options(cli, attention, "every block's causal self attention", /*causal=*/true);
+    harness::AttentionFlags attention{.defaults = {{"block", 8}, {"random_blocks", 2}}};  // 8 blocks in the default context of 64
+    harness::add_attention_options(cli, attention, "every block's causal self attention", /*causal=*/true);
     cli.option("--load", load, "a checkpoint of this lesson to sample from, instead of training");
     cli.option("--sample-chars", sample_length, "with --load: how many characters to sample", {1, 100000});
     cli.option("--prompt", prompt, "the text samples continue (empty: the start of the validation text; with --load, a newline; "
                                    "with --lines, the start of every sampled line)");
     cli.option("--temperature", temperature, "with --load: the sampling temperature", {0.01f, 100.0f});
-    lessons::ModelPrintout printout;
+    harness::ModelPrintout printout;
     printout.add_to(cli);
     cli.parse(argc, argv);
     if (!load.empty()) {
@@ -292,20 +292,20 @@ int main(int argc, char** argv) {
     }
     for (const char* flag : {"--sample-chars", "--temperature"})
       if (cli.given(flag)) fail(kLesson, flag, " applies to sampling from a checkpoint: give it with --load FILE");
-    config.attention = lessons::attention_settings(kLesson, cli, attention, cli.common.seed);
+    config.attention = harness::attention_settings(kLesson, cli, attention, cli.common.seed);
     lessons::check_gpt_shape(kLesson, config);
     training.settle(kLesson, cli.common);
     const lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, config.block_size, cli.given("--context"));
     config.block_size = corpus.context;
-    lessons::check_pattern_fits(kLesson, config.attention, config.block_size, /*causal=*/true, cat("--context ", config.block_size));
+    harness::check_pattern_fits(kLesson, config.attention, config.block_size, /*causal=*/true, cat("--context ", config.block_size));
     config.vocab_size = corpus.tokenizer.vocab_size();
-    lessons::check_memory(kLesson, lessons::gpt_training_memory(config, cli.common.batch, lessons::gpt_flags_text(config)));
+    harness::check_memory(kLesson, lessons::gpt_training_memory(config, cli.common.batch, lessons::gpt_flags_text(config)));
     // Without --prompt, the samples continue the start of the validation text (lines: start from <bos> alone).
     const std::vector<int> prompt_start =
         !prompt.empty() ? lessons::prompt_ids(kLesson, corpus.tokenizer, prompt)
         : corpus.lines  ? std::vector<int>{}
                         : std::vector<int>(corpus.val_ids.begin(), corpus.val_ids.begin() + std::min<int64_t>(32, config.block_size));
-    lessons::Run run(cli);
+    harness::Run run(cli);
 
     std::printf("== 1. a character GPT ==\n");
     if (corpus.lines)
@@ -317,11 +317,11 @@ int main(int argc, char** argv) {
       std::printf("data: %s: %zu training and %zu validation characters, vocabulary %lld\n", corpus.source.c_str(),
                   corpus.train_ids.size(), corpus.val_ids.size(), static_cast<long long>(config.vocab_size));
     if (corpus.dropped.unknown > 0) std::printf("%s\n", corpus.dropped.describe("character").c_str());
-    std::printf("attention: %s\n", lessons::describe_attention(config.attention, /*causal=*/true).c_str());
+    std::printf("attention: %s\n", harness::describe_attention(config.attention, /*causal=*/true).c_str());
     Generator init(cli.common.seed);
     models::GPT model(config, init);
     printout.print(model);
-    const lessons::Tracker trained = train(run, cli.common, model, corpus, training);
+    const harness::Tracker trained = train(run, cli.common, model, corpus, training);
     report_perplexity(run, trained, corpus, config.block_size);
     samples(run, cli.common, model, corpus, prompt_start);
     nlohmann::ordered_json metrics = {{"attention", config.attention.kind}, {"train_loss", trained.train_loss()},

@@ -25,17 +25,17 @@
 #include "core/error.h"
 #include "core/ops.h"
 #include "data/batcher.h"
-#include "lessons/common/attention_cost.h"
-#include "lessons/common/attention_spectra.h"
-#include "lessons/common/attention_flags.h"
-#include "lessons/common/char_gpt.h"
-#include "lessons/common/cli.h"
-#include "lessons/common/gpt_comparison.h"
-#include "lessons/common/model_memory.h"
-#include "lessons/common/part_flag.h"
-#include "lessons/common/plot.h"
-#include "lessons/common/run.h"
-#include "lessons/common/tracker.h"
+#include "lessons/attention_kinds/layer_cost.h"
+#include "lessons/12_linear_attention/spectra.h"
+#include "harness/attention_flags.h"
+#include "lessons/char_gpt/char_gpt.h"
+#include "harness/cli.h"
+#include "lessons/attention_kinds/gpt_comparison.h"
+#include "lessons/memory/model_memory.h"
+#include "harness/part_flag.h"
+#include "plot/plot.h"
+#include "harness/run.h"
+#include "harness/tracker.h"
 #include "models/gpt.h"
 #include "nn/attention/attention_kind.h"
 #include "nn/attention/attention_workload.h"
@@ -160,7 +160,7 @@ std::vector<std::vector<double>> rows_of(const Tensor& weights) {  // (1,1,T,S) 
 
 using MapSharpness = std::vector<std::pair<std::string, Sharpness>>;  // "elu_causal" -> its numbers
 
-MapSharpness implied_maps(lessons::Run& run, Generator& gen) {
+MapSharpness implied_maps(harness::Run& run, Generator& gen) {
   std::printf("\n== 2. The attention each feature map implies, next to softmax's ==\n");
   NoGradGuard no_grad;
   // Query i is kMatch times key match[i] plus noise, match[i] <= i so that the causal maps see it too.
@@ -201,17 +201,17 @@ MapSharpness implied_maps(lessons::Run& run, Generator& gen) {
   }
   std::string title = "Implied attention, left to right:";
   for (const lessons::AttentionVariant& kind : kMapKinds) title += " " + kind.label + (&kind == &kMapKinds.back() ? "" : " |");
-  lessons::Heatmap map{title, "keys (16 per map)", "queries: non-causal (top), causal (bottom)", "attention weight",
-                       lessons::tile(tiles, static_cast<int>(kMapKinds.size()))};
+  plot::Heatmap map{title, "keys (16 per map)", "queries: non-causal (top), causal (bottom)", "attention weight",
+                       plot::tile(tiles, static_cast<int>(kMapKinds.size()))};
   map.scale_min = 0, map.scale_max = 1;  // one scale for all eight; the frames between maps are drawn at 1
-  run.wrote(lessons::save_heatmap(run.path("implied_attention"), map));
+  run.wrote(plot::save_heatmap(run.path("implied_attention"), map));
   return result;
 }
 
-// ---- 3. the rank of the implied matrices (lessons/common/attention_spectra.h) ----
+// ---- 3. the rank of the implied matrices (lessons/12_linear_attention/spectra.h) ----
 
 // Softmax, each feature map with its M features, and Linformer with its k projected rows.
-std::vector<lessons::Spectrum> implied_ranks(lessons::Run& run, Generator& gen) {
+std::vector<lessons::Spectrum> implied_ranks(harness::Run& run, Generator& gen) {
   std::printf("\n== 3. The rank of the implied matrices: %lld positions, heads of %lld, q and k of N(0, 1) entries ==\n",
               static_cast<long long>(kSpectrumLength), static_cast<long long>(kSpectrumDim));
   std::vector<lessons::SpectrumKind> kinds;
@@ -231,7 +231,7 @@ std::vector<lessons::Spectrum> implied_ranks(lessons::Run& run, Generator& gen) 
 // One GPT per kind of kMapKinds, each from the same initial weights (the attention kinds have no
 // parameters), trained on the same batches for the same steps: lesson 11's loop, in each kind's
 // gpt_NAME.csv.
-lessons::GPTComparison train_per_kind(lessons::Run& run, const lessons::CommonFlags& flags, const lessons::CharCorpus& corpus,
+lessons::GPTComparison train_per_kind(harness::Run& run, const harness::CommonFlags& flags, const lessons::CharCorpus& corpus,
                                       models::GPTConfig gpt, const lessons::GPTTraining& training) {
   std::printf("\n== 4. Character GPTs: softmax attention against each feature map, same text and budget ==\n");
   lessons::print_compared_gpts(gpt, flags, corpus);
@@ -245,7 +245,7 @@ lessons::GPTComparison train_per_kind(lessons::Run& run, const lessons::CommonFl
     const optim::Schedule lr = training.schedule.schedule(flags.lr, flags.steps);
     const lessons::TrainingBatches batches_of(corpus, gpt.block_size);  // windows, or with --lines whole lines
     Generator batches(flags.seed + 1);  // the same batches for every kind
-    lessons::Tracker tracker = training.tracker(run, flags, gpt.block_size, "gpt_" + kind.name + ".csv", kind.label);
+    harness::Tracker tracker = training.tracker(run, flags, gpt.block_size, "gpt_" + kind.name + ".csv", kind.label);
     model.train();
     for (int64_t step = tracker.resume({model, adamw, {&batches}}); step <= flags.steps; ++step) {  // 1, or after --resume's checkpoint
       adamw.set_lr(lr(step - 1));
@@ -260,13 +260,13 @@ lessons::GPTComparison train_per_kind(lessons::Run& run, const lessons::CommonFl
   return comparison;
 }
 
-// ---- 5. cost against length (lessons/common/attention_cost.h) ----
+// ---- 5. cost against length (lessons/attention_kinds/layer_cost.h) ----
 
 const std::vector<lessons::CostKind> kCostKinds = {
     {nn::FullAttention::kName, "softmax (full, fused)", "KV cache", nn::full_attention()},
     {nn::LinearAttention::kName, "linear elu+1 (chunk 64)", "recurrent state", nn::linear_attention_settings(nn::EluFeatures::kName)}};
 
-lessons::Costs cost_against_length(lessons::Run& run, int64_t max_n, Generator& gen) {
+lessons::Costs cost_against_length(harness::Run& run, int64_t max_n, Generator& gen) {
   std::printf("\n== 5. Cost against length: one causal layer, B=1 H=%lld D=%lld ==\n",
               static_cast<long long>(nn::kWorkloadHeads), static_cast<long long>(nn::kWorkloadHeadDim));
   return lessons::cost_against_length(run, kCostKinds, max_n, gen);
@@ -275,13 +275,13 @@ lessons::Costs cost_against_length(lessons::Run& run, int64_t max_n, Generator& 
 }  // namespace
 
 int main(int argc, char** argv) {
-  return lessons::lesson_main([&] {
-    lessons::LessonCli cli(kLesson,
+  return harness::lesson_main([&] {
+    harness::LessonCli cli(kLesson,
                            "Lesson 12: linear attention. One causal layer three ways (quadratic, chunked, recurrent); the "
                            "attention matrices of each feature map next to softmax's, and their rank; character GPTs with "
                            "each, on the same text and budget; time and memory against length, and per generated token.",
                            {.steps = kDefaultSteps, .lr = 2e-3f, .batch = 12});
-    lessons::TextFlags text;
+    harness::TextFlags text;
     cli.text_options(text, "/usr/share/common-licenses", /*default_lines=*/false);
     models::GPTConfig gpt = lessons::compared_gpt();
     lessons::GPTTraining training = lessons::compared_gpt_training();
@@ -294,20 +294,20 @@ int main(int argc, char** argv) {
     lessons::add_max_n_option(cli, max_n, "part 5: ");
     lessons::add_gpt_shape_options(cli, gpt, "part 4: ");
     training.add_to(cli);
-    lessons::PartFlag part(cli, 5);
+    harness::PartFlag part(cli, 5);
     cli.parse(argc, argv);
-    lessons::check_feature_map(kLesson, feature_map);
+    harness::check_feature_map(kLesson, feature_map);
     lessons::check_gpt_shape(kLesson, gpt);
     training.settle(kLesson, cli.common);
     const lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, gpt.block_size, cli.given("--context"));
     gpt.block_size = corpus.context, gpt.vocab_size = corpus.tokenizer.vocab_size();
-    lessons::check_memory(kLesson, lessons::gpt_training_memory(gpt, cli.common.batch, lessons::gpt_flags_text(gpt)));
+    harness::check_memory(kLesson, lessons::gpt_training_memory(gpt, cli.common.batch, lessons::gpt_flags_text(gpt)));
     if (cli.common.quick) max_n = std::min<int64_t>(max_n, 512);
-    lessons::Run run(cli);
+    harness::Run run(cli);
     Generator gen(cli.common.seed);
 
     nlohmann::ordered_json metrics;
-    lessons::MetricNotes notes;
+    harness::MetricNotes notes;
     if (part.runs(1)) {
       const ThreeWays ways = three_ways(feature_map, length, chunk, gen);
       metrics = {{"chunked_vs_quadratic", ways.chunked_vs_quadratic},

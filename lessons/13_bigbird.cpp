@@ -6,10 +6,10 @@
 //  2. the task where distant tokens matter (data/retrieval.h): generated examples, printed one block
 //     per line, the distance from the asked key to the question, the chance level;
 //  3. the time of one attention layer (forward + backward) against the sequence length, full and
-//     BigBird, and where BigBird gets ahead (lessons/common/bigbird_timing.h);
+//     BigBird, and where BigBird gets ahead (lessons/13_bigbird/timing.h);
 //  4. a classifier (models/encoder_classifier.h) trained on the task with full attention, the
 //     window alone, window + global and BigBird, same model and budget, and the last two again with
-//     the question off the global blocks (lessons/common/pattern_variants.h): the accuracy table, and
+//     the question off the global blocks (lessons/13_bigbird/pattern_variants.h): the accuracy table, and
 //     accuracy by how many blocks back the asked key sits, which shows where each pattern fails.
 // The note that goes with it: docs/13_bigbird.md.
 #include <algorithm>
@@ -20,17 +20,17 @@
 
 #include "core/error.h"
 #include "data/retrieval.h"
-#include "lessons/common/bigbird_timing.h"
-#include "lessons/common/block_pattern_plot.h"
-#include "lessons/common/classifier_training.h"
-#include "lessons/common/cli.h"
-#include "lessons/common/model_memory.h"
-#include "lessons/common/part_flag.h"
-#include "lessons/common/pattern_variants.h"
-#include "lessons/common/plot.h"
-#include "lessons/common/run.h"
-#include "lessons/common/schedule_flags.h"
-#include "lessons/common/tracker.h"
+#include "lessons/13_bigbird/timing.h"
+#include "lessons/13_bigbird/block_pattern_plot.h"
+#include "lessons/attention_kinds/classifier_training.h"
+#include "harness/cli.h"
+#include "lessons/memory/model_memory.h"
+#include "harness/part_flag.h"
+#include "lessons/13_bigbird/pattern_variants.h"
+#include "plot/plot.h"
+#include "harness/run.h"
+#include "harness/schedule_flags.h"
+#include "harness/tracker.h"
 #include "models/encoder_classifier.h"
 #include "nn/attention/bigbird_pattern.h"
 #include "optim/adam.h"
@@ -52,9 +52,9 @@ struct Flags {
   int64_t width = 64, layers = 1, heads = 4;  // part 4's classifier
   std::string patterns_given = "all";
   std::vector<std::string> patterns;  // part 4's rows, from --patterns
-  lessons::ScheduleFlags schedule{.warmup = 50};
+  harness::ScheduleFlags schedule{.warmup = 50};
 
-  void add_to(lessons::LessonCli& cli) {
+  void add_to(harness::LessonCli& cli) {
     cli.option("--length", length, "part 1: sequence length of the drawn pattern", {2, 1 << 16});
     cli.option("--attention-block", block, "parts 1, 2 and 4: positions per block b", {1, 4096});
     cli.option("--random-blocks", random, "parts 1 and 4: random blocks r per query block", {0, 64});
@@ -76,7 +76,7 @@ struct Flags {
   }
 
   // --quick: everything small but what the command line sets.
-  void shrink_for_quick(lessons::LessonCli& cli) {
+  void shrink_for_quick(harness::LessonCli& cli) {
     const auto small = [&](const char* flag, int64_t& value, int64_t tiny) { value = cli.given(flag) ? value : tiny; };
     small("--max-n", max_n, 512), small("--examples", examples, 1), sample = 100;
     small("--steps", cli.common.steps, 4), small("--warmup", schedule.warmup, 1);
@@ -85,7 +85,7 @@ struct Flags {
   }
 
   // Refuses what cannot run, before any work.
-  void check(const lessons::CommonFlags& common) const {
+  void check(const harness::CommonFlags& common) const {
     if (length % block != 0)
       fail(kLesson, "--length ", length, " is not a multiple of --attention-block ", block, ": the picture draws whole blocks; "
            "give --length ", (length / block + 1) * block, " or a --attention-block that divides it");
@@ -113,13 +113,13 @@ struct Flags {
     too_short("--task-length", cat("--task-length ", task.length, " in blocks of --attention-block ", block),
               (task.length + block - 1) / block, "part 4's patterns");
     schedule.check(kLesson, common.steps);
-    lessons::check_memory(kLesson, lessons::retrieval_memory(task, common.batch, width, layers, heads));
+    harness::check_memory(kLesson, lessons::retrieval_memory(task, common.batch, width, layers, heads));
   }
 };
 
 // ---- 1. the pattern ----
 
-void show_pattern(lessons::Run& run, const Flags& f, uint64_t seed, lessons::Summary& summary) {
+void show_pattern(harness::Run& run, const Flags& f, uint64_t seed, harness::Summary& summary) {
   const nn::BlockPattern both = nn::bigbird_pattern(f.length, {.block = f.block, .random_blocks = f.random, .seed = seed});
   const nn::BlockPattern causal =
       nn::bigbird_pattern(f.length, {.block = f.block, .random_blocks = f.random, .causal = true, .seed = seed});
@@ -147,7 +147,7 @@ void show_pattern(lessons::Run& run, const Flags& f, uint64_t seed, lessons::Sum
 
 // ---- 2. the task ----
 
-void show_task(const Flags& f, lessons::Summary& summary) {
+void show_task(const Flags& f, harness::Summary& summary) {
   data::RetrievalTaskOptions o = f.task;
   o.train = f.sample, o.val = o.test = 0;
   const data::RetrievalSet set = data::make_retrieval_task(o).train;
@@ -180,22 +180,22 @@ void show_task(const Flags& f, lessons::Summary& summary) {
   summary.report("window_layers_needed", window_layers, "sliding-window layers before the question can reach the nearest key");
 }
 
-// ---- 3. time against length: lessons::time_against_length (lessons/common/bigbird_timing.h) ----
+// ---- 3. time against length: lessons::time_against_length (lessons/13_bigbird/timing.h) ----
 
 // ---- 4. the patterns trained on the task ----
 
-// The patterns compared, and the question's place: lessons/common/pattern_variants.h.
+// The patterns compared, and the question's place: lessons/13_bigbird/pattern_variants.h.
 using lessons::PatternVariant;
 
 // The training loop, the same for every pattern: AdamW (no decay on biases, norms and embeddings),
 // a linear warmup then a cosine decay, the gradient clipped to norm 1, each step a batch drawn from
 // the training set (the same batches for every pattern); the validation loss and accuracy ten times.
-lessons::Tracker train(lessons::Run& run, models::EncoderClassifier& model, const data::LabelledBatch& train_set,
-                       const data::LabelledBatch& val, const Flags& f, const lessons::CommonFlags& common,
+harness::Tracker train(harness::Run& run, models::EncoderClassifier& model, const data::LabelledBatch& train_set,
+                       const data::LabelledBatch& val, const Flags& f, const harness::CommonFlags& common,
                        const PatternVariant& v) {
   optim::AdamW adamw(optim::decay_groups(model.named_parameters(), 0.01f), {.lr = common.lr});
   const optim::Schedule schedule = f.schedule.schedule(common.lr, common.steps);
-  lessons::Tracker tracker = lessons::classifier_tracker(run, common.steps, common.batch, v.label, cat("train_", v.name, ".csv"));
+  harness::Tracker tracker = lessons::classifier_tracker(run, common.steps, common.batch, v.label, cat("train_", v.name, ".csv"));
   Generator batches(common.seed + 1);
   model.train();
   for (int64_t step = tracker.resume({model, adamw, {&batches}}); step <= common.steps; ++step) {  // 1, or after --resume's checkpoint
@@ -217,12 +217,12 @@ struct PatternResult {
   double test_accuracy = 0, ms_per_step = 0;
   // Accuracy by the blocks between the asked key and the question; and within reach (blocks back <= layers), beyond.
   std::vector<double> by_blocks_back, reach;
-  lessons::Series val_curve;
+  plot::Series val_curve;
 };
 
-std::vector<PatternResult> compare_patterns(lessons::Run& run, const data::RetrievalSplits& task,
+std::vector<PatternResult> compare_patterns(harness::Run& run, const data::RetrievalSplits& task,
                                             const std::vector<int64_t>& back, const Flags& f,
-                                            const lessons::CommonFlags& common) {
+                                            const harness::CommonFlags& common) {
   const data::RetrievalTaskOptions& o = f.task;
   std::printf("%s", cat("\n== 4. the patterns trained on the task: n = ", o.length, ", blocks of ", f.block,
                         ", r = ", f.random, " ==\n   EncoderClassifier (each pair one token, the answer read at the "
@@ -245,7 +245,7 @@ std::vector<PatternResult> compare_patterns(lessons::Run& run, const data::Retri
                                      .num_layers = f.layers, .dim_feedforward = 2 * f.width,
                                      .pooling = models::Pooling::last,  // the question's key, which sees the asked pair
                                      .attention = lessons::pattern_attention(v, f.block, f.random, common.seed)}, init);
-    const lessons::Tracker tracker =
+    const harness::Tracker tracker =
         train(run, model, lessons::pad_after(train_set, padding), lessons::pad_after(val, padding), f, common, v);
     const lessons::Predictions test = lessons::predict(model, lessons::pad_after(test_set, padding), common.batch);
     results.push_back({v.name, v.label, test.accuracy, 1000 * tracker.mean_step_seconds(),
@@ -256,8 +256,8 @@ std::vector<PatternResult> compare_patterns(lessons::Run& run, const data::Retri
 }
 
 // The tables, accuracy_by_distance.csv, the two charts and the metrics.
-void report_comparison(lessons::Run& run, const std::vector<PatternResult>& results, const std::vector<int64_t>& back,
-                       const Flags& f, int64_t steps, lessons::Summary& summary) {
+void report_comparison(harness::Run& run, const std::vector<PatternResult>& results, const std::vector<int64_t>& back,
+                       const Flags& f, int64_t steps, harness::Summary& summary) {
   const double chance = data::retrieval_chance(f.task);
   std::printf("\n   test accuracy (chance %.3f), %lld steps each; 'within reach': the key at most %lld block(s) back "
               "(as many as\n   the layers: each moves information one block through a window of 3)\n",
@@ -269,7 +269,7 @@ void report_comparison(lessons::Run& run, const std::vector<PatternResult>& resu
   std::printf("\n   accuracy by how many blocks back the asked key sits (0: in the question's block)\n   %6s %6s",
               "blocks", "count");
   std::vector<std::string> columns{"blocks_back", "count"};
-  std::vector<lessons::Series> by_distance, val_curves;
+  std::vector<plot::Series> by_distance, val_curves;
   for (size_t v = 0; v < results.size(); ++v) {
     std::printf(" %20s", results[v].label.c_str());
     columns.push_back("acc_" + results[v].name);
@@ -284,7 +284,7 @@ void report_comparison(lessons::Run& run, const std::vector<PatternResult>& resu
     summary.report("window_beyond_reach", window->reach[1], "window only, keys farther back");
   }
   std::printf("\n");
-  lessons::CsvWriter csv(run.file("accuracy_by_distance.csv"), columns);
+  harness::CsvWriter csv(run.file("accuracy_by_distance.csv"), columns);
   const size_t blocks = results.front().by_blocks_back.size();
   for (size_t b = 0; b < blocks; ++b) {
     const auto count = static_cast<double>(std::count(back.begin(), back.end(), static_cast<int64_t>(b)));
@@ -301,11 +301,11 @@ void report_comparison(lessons::Run& run, const std::vector<PatternResult>& resu
     std::printf("\n");
   }
   by_distance.push_back({.name = "chance", .x = {0, static_cast<double>(blocks - 1)}, .y = {chance, chance}});
-  run.wrote(lessons::save_line_chart(run.path("accuracy_by_distance"),
+  run.wrote(plot::save_line_chart(run.path("accuracy_by_distance"),
       {.title = cat("Test accuracy by the asked key's distance (n = ", f.task.length, ", blocks of ", f.block, ")"),
        .x_label = "blocks between the asked key and the question", .y_label = "test accuracy", .series = by_distance,
        .x_tick = blocks <= 20 ? 1.0 : 0.0}));
-  run.wrote(lessons::save_line_chart(
+  run.wrote(plot::save_line_chart(
       run.path("validation_loss"), {.title = "Validation loss of the patterns, same model and budget",
                                     .x_label = "step", .y_label = "cross-entropy (nats)", .series = val_curves}));
 }
@@ -313,23 +313,23 @@ void report_comparison(lessons::Run& run, const std::vector<PatternResult>& resu
 }  // namespace
 
 int main(int argc, char** argv) {
-  return lessons::lesson_main([&] {
-    lessons::LessonCli cli(kLesson,
+  return harness::lesson_main([&] {
+    harness::LessonCli cli(kLesson,
                            "Lesson 13: BigBird block-sparse attention: the pattern, the long-range retrieval task, time "
                            "against length, and full attention, the window alone, window + global and BigBird "
                            "trained on the task.",
                            {.steps = 600, .lr = 1.5e-3f, .batch = 32});
     Flags flags;
     flags.add_to(cli);
-    lessons::PartFlag part(cli, 4);
+    harness::PartFlag part(cli, 4);
     cli.parse(argc, argv);
     if (!cli.given("--warmup")) flags.schedule.warmup = std::min(flags.schedule.warmup, cli.common.steps / 10);
     if (cli.common.quick) flags.shrink_for_quick(cli);
-    flags.patterns = lessons::chosen_names(kLesson, "--patterns", flags.patterns_given, lessons::pattern_variant_names(), "pattern");
+    flags.patterns = harness::chosen_names(kLesson, "--patterns", flags.patterns_given, lessons::pattern_variant_names(), "pattern");
     flags.check(cli.common);
     flags.task.seed = cli.common.seed;
-    lessons::Run run(cli);
-    lessons::Summary summary;
+    harness::Run run(cli);
+    harness::Summary summary;
 
     if (part.runs(1)) show_pattern(run, flags, cli.common.seed, summary);
     if (part.runs(2)) show_task(flags, summary);

@@ -12,8 +12,8 @@
 //     gradient stopped at the cache), each trained by the loop in train_per_kind: a perplexity table
 //     and curves, the two gradient modes side by side; the VQ model's codebook over training (the
 //     codes its keys take, its perplexity), its counts at the end, the quantisation error of the
-//     keys, and keys and codes of one head in 2-D (lessons/common/vq_codebook.h); the position bias
-//     it learned against the offset (lessons/common/vq_position_bias.h).
+//     keys, and keys and codes of one head in 2-D (lessons/14_transformer_vq/codebook.h); the position bias
+//     it learned against the offset (lessons/14_transformer_vq/position_bias.h).
 // The op is core/ops.h (vq_attention and its naive twin), the codebook nn/vector_quantizer.h, the
 // attention kind nn/attention/vq_attention.h; the note that goes with it: docs/14_transformer_vq.md.
 #include <algorithm>
@@ -27,17 +27,17 @@
 #include "core/error.h"
 #include "core/ops.h"
 #include "data/batcher.h"
-#include "lessons/common/attention_cost.h"
-#include "lessons/common/char_gpt.h"
-#include "lessons/common/cli.h"
-#include "lessons/common/gpt_comparison.h"
-#include "lessons/common/model_memory.h"
-#include "lessons/common/part_flag.h"
-#include "lessons/common/plot.h"
-#include "lessons/common/run.h"
-#include "lessons/common/tracker.h"
-#include "lessons/common/vq_codebook.h"
-#include "lessons/common/vq_position_bias.h"
+#include "lessons/attention_kinds/layer_cost.h"
+#include "lessons/char_gpt/char_gpt.h"
+#include "harness/cli.h"
+#include "lessons/attention_kinds/gpt_comparison.h"
+#include "lessons/memory/model_memory.h"
+#include "harness/part_flag.h"
+#include "plot/plot.h"
+#include "harness/run.h"
+#include "harness/tracker.h"
+#include "lessons/14_transformer_vq/codebook.h"
+#include "lessons/14_transformer_vq/position_bias.h"
 #include "models/gpt.h"
 #include "nn/attention/attention_kind.h"
 #include "nn/attention/attention_workload.h"
@@ -82,7 +82,7 @@ std::vector<std::vector<double>> rows_of(const Tensor& weights) {  // (1,1,T,S) 
 
 double largest_difference(const Tensor& a, const Tensor& b) { return amax(abs(a - b)).item(); }
 
-SmallLayer exact_where_it_matters(lessons::Run& run, int64_t length, int64_t block, Generator& gen) {
+SmallLayer exact_where_it_matters(harness::Run& run, int64_t length, int64_t block, Generator& gen) {
   std::printf("== 1. Exact where it matters: one VQ layer, T = %lld, block L = %lld, %lld codes of width %lld ==\n",
               static_cast<long long>(length), static_cast<long long>(block), static_cast<long long>(kSmallCodes),
               static_cast<long long>(kDim));
@@ -145,11 +145,11 @@ SmallLayer exact_where_it_matters(lessons::Run& run, int64_t length, int64_t blo
   // The maps: full attention on the raw keys, VQ attention on their codes; where VQ reads from.
   const Tensor full_weights = full->implied_weights(q.detach(), raw_keys, {.causal = true});  // (1,1,T,T)
   const Tensor vq_weights = vq_attention_weights(q.detach(), khat.detach(), code_index, codebook, options);
-  lessons::Heatmap maps{"Full attention (raw keys) | VQ attention (keys rounded to 6 codes)", "keys", "queries",
-                        "attention weight", lessons::tile({rows_of(full_weights), rows_of(vq_weights)}, 2)};
+  plot::Heatmap maps{"Full attention (raw keys) | VQ attention (keys rounded to 6 codes)", "keys", "queries",
+                        "attention weight", plot::tile({rows_of(full_weights), rows_of(vq_weights)}, 2)};
   maps.scale_min = 0, maps.scale_max = 1;  // one scale for both; the frame between them is drawn at 1
-  run.wrote(lessons::save_heatmap(run.path("attention_full_vs_vq"), maps));
-  lessons::Heatmap regions{"Where VQ attention reads each key: 1 own block, 2 block before, 3 through the codes",
+  run.wrote(plot::save_heatmap(run.path("attention_full_vs_vq"), maps));
+  plot::Heatmap regions{"Where VQ attention reads each key: 1 own block, 2 block before, 3 through the codes",
                            "key: position:code", "query", "0 future, 1 own block, 2 block before, 3 codes"};
   for (int64_t i = 0; i < length; ++i) {
     regions.values.emplace_back();
@@ -157,11 +157,11 @@ SmallLayer exact_where_it_matters(lessons::Run& run, int64_t length, int64_t blo
     regions.row_labels.push_back(std::to_string(i));
     regions.col_labels.push_back(std::to_string(i) + ":" + std::to_string(code_index[static_cast<size_t>(i)]));
   }
-  run.wrote(lessons::save_heatmap(run.path("vq_regions"), regions));
+  run.wrote(plot::save_heatmap(run.path("vq_regions"), regions));
   return result;
 }
 
-// ---- 2. cost against length (lessons/common/attention_cost.h) ----
+// ---- 2. cost against length (lessons/attention_kinds/layer_cost.h) ----
 
 // VQ with the paper's codebook of 512 codes per head, in blocks of kCostBlock positions.
 constexpr int64_t kCostCodes = 512, kCostBlock = 256;
@@ -182,7 +182,7 @@ std::vector<lessons::CostKind> cost_kinds() {
           {kStopped, "VQ, gradient stopped at the cache", "VQ cache", stopped_at_cache(vq)}};
 }
 
-lessons::Costs cost_against_length(lessons::Run& run, int64_t max_n, Generator& gen) {
+lessons::Costs cost_against_length(harness::Run& run, int64_t max_n, Generator& gen) {
   std::printf("\n== 2. Cost against length: one causal layer, B=1 H=%lld D=%lld ==\n",
               static_cast<long long>(nn::kWorkloadHeads), static_cast<long long>(nn::kWorkloadHeadDim));
   return lessons::cost_against_length(run, cost_kinds(), max_n, gen);
@@ -194,7 +194,7 @@ lessons::Costs cost_against_length(lessons::Run& run, int64_t max_n, Generator& 
 struct VQFlags {
   int64_t codes = 64, block = 16;
 
-  void add_to(lessons::LessonCli& cli) {
+  void add_to(harness::LessonCli& cli) {
     cli.option("--codes", codes, "part 3: codes per head of the VQ GPT's codebooks (S)", {1, 4096});
     cli.option("--attention-block", block, "part 3: positions per block of the VQ GPT (L)", {1, 1024});
   }
@@ -237,8 +237,8 @@ struct TrainedGPTs {
 
 // The six GPTs, each from the same initial weights on the same batches for the same steps: lesson
 // 11's loop, in each kind's gpt_NAME.csv. At every evaluation the paper's VQ model's codebooks are
-// recorded (lessons/common/vq_codebook.h), and reported once it is trained, with its position bias.
-TrainedGPTs train_per_kind(lessons::Run& run, const lessons::CommonFlags& flags, const lessons::CharCorpus& corpus,
+// recorded (lessons/14_transformer_vq/codebook.h), and reported once it is trained, with its position bias.
+TrainedGPTs train_per_kind(harness::Run& run, const harness::CommonFlags& flags, const lessons::CharCorpus& corpus,
                            models::GPTConfig gpt, const lessons::GPTTraining& training, const VQFlags& vq) {
   std::printf("\n== 3. Character GPTs: full, linear and VQ attention part by part, same text and budget ==\n");
   lessons::print_compared_gpts(gpt, flags, corpus);
@@ -254,7 +254,7 @@ TrainedGPTs train_per_kind(lessons::Run& run, const lessons::CommonFlags& flags,
     const optim::Schedule lr = training.schedule.schedule(flags.lr, flags.steps);
     const lessons::TrainingBatches batches_of(corpus, gpt.block_size);  // windows, or with --lines whole lines
     Generator batches(flags.seed + 1);  // the same batches for every kind
-    lessons::Tracker tracker = training.tracker(run, flags, gpt.block_size, "gpt_" + kind.name + ".csv", kind.label);
+    harness::Tracker tracker = training.tracker(run, flags, gpt.block_size, "gpt_" + kind.name + ".csv", kind.label);
     model.train();
     for (int64_t step = tracker.resume({model, adamw, {&batches}, lessons::codebook_carried(history)}); step <= flags.steps; ++step) {
       adamw.set_lr(lr(step - 1));
@@ -292,14 +292,14 @@ void gradient_modes(const lessons::Costs& costs, const lessons::GPTComparison& g
 }  // namespace
 
 int main(int argc, char** argv) {
-  return lessons::lesson_main([&] {
-    lessons::LessonCli cli(kLesson,
+  return harness::lesson_main([&] {
+    harness::LessonCli cli(kLesson,
                            "Lesson 14: Transformer-VQ. One VQ layer computed quadratically and block by block, its "
                            "attention beside full attention's; time and memory against length, and per generated token, "
                            "for full, linear and VQ attention; character GPTs with each on the same text and budget, "
                            "and the VQ model's codebook.",
                            {.steps = kDefaultSteps, .lr = 2e-3f, .batch = 12});
-    lessons::TextFlags text;
+    harness::TextFlags text;
     cli.text_options(text, "/usr/share/common-licenses", /*default_lines=*/false);
     models::GPTConfig gpt = lessons::compared_gpt();
     lessons::GPTTraining training = lessons::compared_gpt_training();
@@ -311,20 +311,20 @@ int main(int argc, char** argv) {
     lessons::add_gpt_shape_options(cli, gpt, "part 3: ");
     vq.add_to(cli);
     training.add_to(cli);
-    lessons::PartFlag part(cli, 3);
+    harness::PartFlag part(cli, 3);
     cli.parse(argc, argv);
     lessons::check_gpt_shape(kLesson, gpt);
     training.settle(kLesson, cli.common);
     const lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, gpt.block_size, cli.given("--context"));
     gpt.block_size = corpus.context, gpt.vocab_size = corpus.tokenizer.vocab_size();
     vq.settle(gpt.block_size, corpus.lines, cli.given("--attention-block"));
-    lessons::check_memory(kLesson, lessons::gpt_training_memory(gpt, cli.common.batch, lessons::gpt_flags_text(gpt)));
+    harness::check_memory(kLesson, lessons::gpt_training_memory(gpt, cli.common.batch, lessons::gpt_flags_text(gpt)));
     if (cli.common.quick) max_n = std::min<int64_t>(max_n, 512);
-    lessons::Run run(cli);
+    harness::Run run(cli);
     Generator gen(cli.common.seed);
 
     nlohmann::ordered_json metrics;
-    lessons::MetricNotes notes;
+    harness::MetricNotes notes;
     if (part.runs(1)) {
       const SmallLayer small = exact_where_it_matters(run, length, small_block, gen);
       metrics = {{"blockwise_vs_quadratic", small.output_difference},

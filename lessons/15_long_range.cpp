@@ -1,17 +1,17 @@
 // Lesson 15: a long-range benchmark in the manner of the Long Range Arena (Tay et al. 2020): every
 // attention kind in the same small encoder, trained on the same tasks with the same budget.
 //
-//  1. the tasks (lessons/common/long_range_tasks.h): ListOps (data/listops.h), nested MIN, MAX, MED
+//  1. the tasks (lessons/15_long_range/tasks.h): ListOps (data/listops.h), nested MIN, MAX, MED
 //     and SM expressions over digits whose answer is one digit; and multi-query associative recall
 //     (data/mqar.h, Zoology's MQAR): key-value pairs, then queries, each answered where it stands,
 //     with one token per pair (a single attention hop) and two (an induction circuit of two layers);
 //  2. one encoder per attention kind (models/encoder_classifier.h for ListOps, models/encoder_tagger.h
 //     for recall, one token per pair), and a baseline without attention (models/lstm_classifier.h) on
 //     ListOps, each trained by the same loop (train, below) with the same steps, batch and batches;
-//  3. the results as the LRA shows them (lessons/common/benchmark_report.h): a table of accuracy with
+//  3. the results as the LRA shows them (lessons/15_long_range/report.h): a table of accuracy with
 //     its standard error per task, training steps per second and the memory a training step adds at
 //     its peak, and charts of accuracy against speed in which the size of a marker shows the memory;
-//  4. how many pairs fit a state, Zoology's figure (lessons/common/recall_capacity.h): each kind's
+//  4. how many pairs fit a state, Zoology's figure (lessons/15_long_range/capacity.h): each kind's
 //     recall against the number of pairs, and against the numbers its state holds;
 //  5. the circuit: full attention learns recall with two tokens per pair, its loss on a plateau
 //     then dropping, and the attention maps of both layers that do it.
@@ -29,19 +29,19 @@
 #include "core/peak_memory.h"
 #include "data/listops.h"
 #include "data/mqar.h"
-#include "lessons/common/attention_flags.h"
-#include "lessons/common/benchmark_report.h"
-#include "lessons/common/classifier_training.h"
-#include "lessons/common/cli.h"
-#include "lessons/common/long_range_models.h"
-#include "lessons/common/long_range_tasks.h"
-#include "lessons/common/model_memory.h"
-#include "lessons/common/part_flag.h"
-#include "lessons/common/recall_capacity.h"
-#include "lessons/common/recall_maps.h"
-#include "lessons/common/run.h"
-#include "lessons/common/schedule_flags.h"
-#include "lessons/common/tracker.h"
+#include "harness/attention_flags.h"
+#include "lessons/15_long_range/report.h"
+#include "lessons/attention_kinds/classifier_training.h"
+#include "harness/cli.h"
+#include "lessons/15_long_range/contenders.h"
+#include "lessons/15_long_range/tasks.h"
+#include "lessons/memory/model_memory.h"
+#include "harness/part_flag.h"
+#include "lessons/15_long_range/capacity.h"
+#include "lessons/15_long_range/recall_maps.h"
+#include "harness/run.h"
+#include "harness/schedule_flags.h"
+#include "harness/tracker.h"
 #include "models/encoder_classifier.h"
 #include "models/encoder_tagger.h"
 #include "models/lstm_classifier.h"
@@ -58,12 +58,12 @@ namespace {
 
 constexpr const char* kLesson = "15_long_range";
 
-// ---- 1. the tasks: lessons/common/long_range_tasks.h ----
+// ---- 1. the tasks: lessons/15_long_range/tasks.h ----
 using Task = lessons::LongRangeTask;
 
 // ---- 2. the contenders and their training ----
 
-// The contenders and their models: lessons/common/long_range_models.h.
+// The contenders and their models: lessons/15_long_range/contenders.h.
 using lessons::Contender, lessons::ModelSize;
 
 struct Budget {
@@ -77,16 +77,16 @@ struct Budget {
 // measures a step's mean time (the tracker's, without the evaluations) and what the first step adds
 // to the memory at its peak.
 template <class Model>
-lessons::ContenderResult train(lessons::Run& run, Model& model, const Task& task, const std::string& name,
-                               Budget budget, const lessons::ScheduleFlags& warmup, uint64_t seed) {
+lessons::ContenderResult train(harness::Run& run, Model& model, const Task& task, const std::string& name,
+                               Budget budget, const harness::ScheduleFlags& warmup, uint64_t seed) {
   optim::AdamW adamw(optim::decay_groups(model.named_parameters(), 0.01f), {.lr = budget.lr});
   const optim::Schedule schedule = warmup.schedule(budget.lr, budget.steps);
-  lessons::Tracker tracker =
+  harness::Tracker tracker =
       lessons::classifier_tracker(run, budget.steps, budget.batch, name, cat("train_", task.name, "_", name, ".csv"));
   Generator batches(seed + 2);
   int64_t peak_bytes = 0;
   model.train();
-  for (int64_t step = tracker.resume({model, adamw, {&batches}, lessons::carried_integer("peak_bytes", peak_bytes)}); step <= budget.steps; ++step) {
+  for (int64_t step = tracker.resume({model, adamw, {&batches}, harness::carried_integer("peak_bytes", peak_bytes)}); step <= budget.steps; ++step) {
     adamw.set_lr(schedule(step - 1));
     const data::LabelledBatch batch = data::sample_examples(task.train, budget.batch, batches);
     optim::StepResult stepped;
@@ -112,8 +112,8 @@ lessons::ContenderResult train(lessons::Run& run, Model& model, const Task& task
 }
 
 // ---- 5. the circuit: a causal tagger on recall with two tokens per pair, its loss and its maps ----
-double circuit(lessons::Run& run, const Contender& c, const data::MqarOptions& o, ModelSize size, Budget budget,
-             const lessons::ScheduleFlags& warmup, uint64_t seed) {
+double circuit(harness::Run& run, const Contender& c, const data::MqarOptions& o, ModelSize size, Budget budget,
+             const harness::ScheduleFlags& warmup, uint64_t seed) {
   const Task task = lessons::recall_task(o, "circuit", "recall, two tokens per pair");
   lessons::print_mqar("5. the circuit: multi-query recall", o, task);
   std::printf("   %s, causal (each position reads those before it), %lld steps\n", c.name.c_str(),
@@ -125,7 +125,7 @@ double circuit(lessons::Run& run, const Contender& c, const data::MqarOptions& o
   const lessons::ContenderResult r = train(run, model, task, c.name, budget, warmup, seed);
   std::printf("   %s: test accuracy %.1f%% +- %.1f\n", c.name.c_str(), 100 * r.test_acc,
               100 * lessons::standard_error(r.test_acc, r.answers));
-  run.wrote(lessons::save_line_chart(
+  run.wrote(plot::save_line_chart(
       run.path(cat("circuit_loss_", c.name)),
       {cat("Recall, two tokens per pair: ", c.name, "'s training loss"), "step", "cross-entropy (nats)", {r.curve}}));
   NoGradGuard no_grad;
@@ -151,11 +151,11 @@ struct Flags {
   std::string kinds = "all", parts = "all", circuit_kinds = nn::FullAttention::kName;
   ModelSize size{64, 2};
   // BigBird's blocks of 8 positions with 2 random blocks, VQ's of 16 with 64 codes per head.
-  lessons::AttentionFlags attention{.defaults = {{"block", 8}, {"random_blocks", 2}, {"codes", 64}},
+  harness::AttentionFlags attention{.defaults = {{"block", 8}, {"random_blocks", 2}, {"codes", 64}},
                                     .kind_defaults = {{nn::VQAttention::kName, {{"block", 16}}}}};
-  lessons::ScheduleFlags warmup{.warmup = 50};
+  harness::ScheduleFlags warmup{.warmup = 50};
 
-  void add_to(lessons::LessonCli& cli) {
+  void add_to(harness::LessonCli& cli) {
     cli.option("--kinds", kinds,
                "which to train, separated by commas, or all: " + nn::joined_names(lessons::names_of(lessons::all_contenders(cli, attention, 0)))
                    + " (linear_* is linear attention with that feature map; a kind that attends causally only runs "
@@ -174,23 +174,23 @@ struct Flags {
     cli.option("--keys", recall.keys, "recall: distinct keys", {2, 1 << 14});
     cli.option("--values", recall.values, "recall: distinct values (the classes)", {2, 1 << 14});
     cli.option("--capacity-pairs", capacity_pairs, "part 4: the counts of pairs, separated by commas");
-    cli.option("--capacity-steps", capacity_steps, "part 4: training steps of each model", lessons::positive);
+    cli.option("--capacity-steps", capacity_steps, "part 4: training steps of each model", harness::positive);
     cli.option("--circuit-kinds", circuit_kinds, "part 5: the kinds that learn two tokens per pair (as --kinds)");
     cli.option("--circuit-pairs", two_tokens.pairs, "part 5: key-value pairs per sequence, each asked", {1, 1 << 14});
-    cli.option("--circuit-steps", circuit_steps, "part 5: training steps", lessons::positive);
+    cli.option("--circuit-steps", circuit_steps, "part 5: training steps", harness::positive);
     cli.option("--train", listops.train, "examples in each task's training set", {1, 1 << 20});
     cli.option("--val", listops.val, "examples in each task's validation set (the loss curves)", {1, 1 << 20});
     cli.option("--test", listops.test, "examples in each task's test set", {1, 1 << 20});
     cli.option("--d-model", size.d_model, "width of every model (4 heads)", {4, 1024});
     cli.option("--layers", size.layers, "encoder blocks (recall with one token per pair: one, a single hop)", {1, 16});
     warmup.add_to(cli);
-    lessons::add_every_kind_options(cli, attention);
+    harness::add_every_kind_options(cli, attention);
   }
 
   ModelSize one_hop() const { return {size.d_model, 1}; }  // recall, one token per pair: a single hop, one block
 
   // --quick: everything tiny but what the command line sets.
-  void shrink_for_quick(lessons::LessonCli& cli) {
+  void shrink_for_quick(harness::LessonCli& cli) {
     const auto tiny = [&](const char* flag, int64_t& value, int64_t small) { value = cli.given(flag) ? value : small; };
     tiny("--max-len", listops.max_len, 64), tiny("--pairs", recall.pairs, 4), tiny("--queries", recall.queries, 4);
     tiny("--keys", recall.keys, 8), tiny("--values", recall.values, 4), tiny("--recall-len", recall.length, 64);
@@ -221,7 +221,7 @@ struct Flags {
   }
 
   // Refuses what cannot run, before any work.
-  void check(const lessons::CommonFlags& common, const std::vector<Contender>& contenders,
+  void check(const harness::CommonFlags& common, const std::vector<Contender>& contenders,
              const std::vector<Contender>& circuit_kinds) const {
     if (size.d_model % 4 != 0)
       fail(kLesson, "--d-model ", size.d_model, " must be a multiple of the 4 heads; give ", size.d_model / 4 * 4 + 4);
@@ -232,43 +232,43 @@ struct Flags {
     warmup.check(kLesson, common.steps);
     for (const Contender& c : contenders) {  // BigBird over a sequence it would cover whole is refused
       if (!c.attention) continue;
-      lessons::check_pattern_fits(kLesson, *c.attention, listops.max_len, false, cat("--max-len ", listops.max_len), "--kinds");
-      lessons::check_pattern_fits(kLesson, *c.attention, recall.tokens(), false, cat("--recall-len ", recall.tokens()), "--kinds");
+      harness::check_pattern_fits(kLesson, *c.attention, listops.max_len, false, cat("--max-len ", listops.max_len), "--kinds");
+      harness::check_pattern_fits(kLesson, *c.attention, recall.tokens(), false, cat("--recall-len ", recall.tokens()), "--kinds");
       for (const int64_t pairs : capacity_pairs)
-        lessons::check_pattern_fits(kLesson, *c.attention, capacity(pairs).length, false, cat("--capacity-pairs ", pairs), "--kinds");
+        harness::check_pattern_fits(kLesson, *c.attention, capacity(pairs).length, false, cat("--capacity-pairs ", pairs), "--kinds");
     }
     for (const Contender& c : circuit_kinds)
       if (!c.attention || nn::registered_kind(c.attention->kind).directions == nn::Directions::bidirectional_only)
         fail(kLesson, "--circuit-kinds ", c.name, " cannot attend causally; part 5 reads left to right");
     listops.check(), recall.check(), two_tokens.check();
-    lessons::check_memory(kLesson, lessons::long_range_memory(listops, recall, common.batch, size, contenders));
+    harness::check_memory(kLesson, lessons::long_range_memory(listops, recall, common.batch, size, contenders));
   }
 };
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  return lessons::lesson_main([&] {
-    lessons::LessonCli cli(kLesson,
+  return harness::lesson_main([&] {
+    harness::LessonCli cli(kLesson,
                            "Lesson 15: a long-range benchmark: every attention kind in the same encoder, trained on\n"
                            "ListOps and multi-query recall with the same budget; accuracy, speed, memory, recall's capacity.",
                            {.steps = 500, .lr = 3e-3f, .batch = 32});
     Flags flags;
     flags.add_to(cli);
-    lessons::PartFlag part(cli, 5);  // part 1 describes the tasks --tasks asks for
+    harness::PartFlag part(cli, 5);  // part 1 describes the tasks --tasks asks for
     cli.parse(argc, argv);
     if (cli.common.quick) flags.shrink_for_quick(cli);
     if (!cli.given("--warmup")) flags.warmup.warmup = std::min(flags.warmup.warmup, cli.common.steps / 10);
     const std::vector<Contender> every = lessons::all_contenders(cli, flags.attention, cli.common.seed);
     const auto chosen_contenders = [&](const std::string& flag, const std::string& given) {
       std::vector<Contender> list;  // those the flag names, in its order
-      for (const std::string& name : lessons::chosen_names(kLesson, flag, given, lessons::names_of(every), "kind"))
+      for (const std::string& name : harness::chosen_names(kLesson, flag, given, lessons::names_of(every), "kind"))
         list.push_back(*std::find_if(every.begin(), every.end(), [&](const Contender& c) { return c.name == name; }));
       return list;
     };
     const std::vector<Contender> contenders = chosen_contenders("--kinds", flags.kinds);
     const std::vector<Contender> circuit_kinds = chosen_contenders("--circuit-kinds", flags.circuit_kinds);
-    const std::vector<std::string> parts = lessons::chosen_names(
+    const std::vector<std::string> parts = harness::chosen_names(
         kLesson, "--tasks", flags.parts, {"listops", "recall", "capacity", "circuit"}, "task");
     if (cli.given("--part") && cli.given("--tasks")) fail(kLesson, "--part and --tasks both choose what runs; give one of them");
     const auto asked = [&](const std::string& task) { return std::find(parts.begin(), parts.end(), task) != parts.end(); };
@@ -278,15 +278,15 @@ int main(int argc, char** argv) {
     };
     flags.complete(cli.common.seed);
     flags.check(cli.common, contenders, circuit_kinds);
-    lessons::Run run(cli);
-    lessons::Summary summary{nlohmann::ordered_json::object(), {}};  // part 1 alone reports no metrics
+    harness::Run run(cli);
+    harness::Summary summary{nlohmann::ordered_json::object(), {}};  // part 1 alone reports no metrics
 
     const Task listops = lessons::listops_task(flags.listops, part.runs(1) && asked("listops"));
     const Task recall = lessons::recall_task(flags.recall, "recall", "recall, one token per pair");
     if (part.runs(1) && asked("recall")) lessons::print_mqar("1b. multi-query associative recall", flags.recall, recall);
 
     const nn::AttentionSettings bigbird =
-        lessons::kind_settings(cli, flags.attention, nn::BigBirdAttention::kName, cli.common.seed);
+        harness::kind_settings(cli, flags.attention, nn::BigBirdAttention::kName, cli.common.seed);
     std::printf("\n== 2. training: %lld steps of %lld examples, AdamW lr %g (warmup %lld, cosine), d_model %lld, "
                 "%lld blocks (recall: 1), 4 heads; BigBird blocks of %lld, %lld random ==\n",
                 static_cast<long long>(cli.common.steps), static_cast<long long>(cli.common.batch),
@@ -298,7 +298,7 @@ int main(int argc, char** argv) {
         std::printf("   %s runs causal: %s,\n"
                     "   so each position sees only those before it: ListOps reads its answer at the last real token,\n"
                     "   recall at each query, which comes after its pair; the others read both ways\n",
-                    lessons::describe_attention(*c.attention, /*causal=*/true).c_str(),
+                    harness::describe_attention(*c.attention, /*causal=*/true).c_str(),
                     nn::registered_kind(c.attention->kind).why_one_way.c_str());
     const Budget budget{cli.common.steps, cli.common.batch, cli.common.lr};
     std::vector<lessons::TaskResults> results;
@@ -346,6 +346,6 @@ int main(int argc, char** argv) {
                        "part 5: recall with two tokens per pair, test accuracy");
     }
     run.finish(summary.metrics, summary.notes,
-               "docs/15_long_range.md, section 3 (The results); then exercise 1: --max-len 2000", lessons::Run::Metrics::shown_above);
+               "docs/15_long_range.md, section 3 (The results); then exercise 1: --max-len 2000", harness::Run::Metrics::shown_above);
   });
 }

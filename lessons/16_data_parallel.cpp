@@ -19,14 +19,14 @@
 #include "core/kernels/parallel.h"
 #include "dist/communicator.h"
 #include "dist/data_parallel.h"
-#include "lessons/common/char_gpt.h"
-#include "lessons/common/cli.h"
-#include "lessons/common/data_parallel_cost.h"
-#include "lessons/common/model_memory.h"
-#include "lessons/common/plot.h"
-#include "lessons/common/resume.h"
-#include "lessons/common/run.h"
-#include "lessons/common/tracker.h"
+#include "lessons/char_gpt/char_gpt.h"
+#include "harness/cli.h"
+#include "lessons/16_data_parallel/cost.h"
+#include "lessons/memory/model_memory.h"
+#include "plot/plot.h"
+#include "harness/resume.h"
+#include "harness/run.h"
+#include "harness/tracker.h"
 #include "models/gpt.h"
 #include "optim/adam.h"
 #include "optim/schedule.h"
@@ -41,13 +41,13 @@ constexpr const char* kLesson = "16_data_parallel";
 
 // What every part needs. Every process holds all of it but `run`: rank 0 alone writes files.
 struct Setup {
-  lessons::CommonFlags flags;
+  harness::CommonFlags flags;
   lessons::GPTTraining training;  // lesson 11's: AdamW's groups, --warmup then --decay, --clip, --eval-every
   int64_t short_steps;            // each run of part 4
   models::GPTConfig config;
   lessons::CharCorpus corpus;
   const dist::Communicator* processes;
-  lessons::Run* run;  // null on every process but rank 0
+  harness::Run* run;  // null on every process but rank 0
 };
 
 // The GPT every process builds from the same seed (seed_offset 0), then rank 0's weights broadcast
@@ -103,7 +103,7 @@ double gradient_check(const Setup& s) {
 // ---- 2. training: N processes against one ----
 struct Trained {
   std::vector<double> losses;  // the whole batch's training loss at every step
-  lessons::Series val{"validation"};
+  plot::Series val{"validation"};
   double step_seconds = 0;
 };
 
@@ -114,26 +114,26 @@ Trained train(const Setup& s, models::GPT& model, const dist::Communicator& comm
   const optim::Schedule schedule = schedule_for(s);
   Batches data = batches(s);
   const dist::Shard shard = dist::shard_of(s.flags.batch, comm.rank(), comm.size());
-  std::optional<lessons::Tracker> tracker;
+  std::optional<harness::Tracker> tracker;
   if (s.run)
-    tracker.emplace(*s.run, lessons::TrackerOptions{.steps = s.flags.steps, .eval_every = s.training.eval_every, .csv = csv,
+    tracker.emplace(*s.run, harness::TrackerOptions{.steps = s.flags.steps, .eval_every = s.training.eval_every, .csv = csv,
                                                     .items_per_step = s.flags.batch * s.config.block_size, .name = name});
   Trained out;
   // Every process restores the same model, AdamW, batches and losses: rank 0 through its Tracker, the others from its file.
-  const lessons::LoopState state{model, adamw, {&data.gen}, lessons::carried_values("losses", out.losses)};
-  const int64_t first = tracker ? tracker->resume(state) : lessons::resume_without_run(s.flags.resume, kLesson, csv, state);
+  const harness::LoopState state{model, adamw, {&data.gen}, harness::carried_values("losses", out.losses)};
+  const int64_t first = tracker ? tracker->resume(state) : harness::resume_without_run(s.flags.resume, kLesson, csv, state);
   for (int64_t step = first; step <= s.flags.steps; ++step) {
     adamw.set_lr(schedule(step - 1));
     const lessons::BatchShare mine = lessons::share_of(data.next(), shard);  // its targets' share: with --lines, not its rows'
     optim::StepResult result = optim::train_step(model, adamw, mine.rows, s.training.clip, [&] { dist::all_reduce_gradients(model, comm, mine.share); });
     result.loss = comm.sum(mine.share * result.loss);  // the whole batch's loss, the same on every process
     out.losses.push_back(result.loss);
-    lessons::stop_together(comm, s.run, [&] { if (tracker) tracker->step(step, result, adamw.lr()); });
+    harness::stop_together(comm, s.run, [&] { if (tracker) tracker->step(step, result, adamw.lr()); });
     if (step % s.training.eval_every != 0 && step != s.flags.steps) continue;  // evaluation_due's rule, on every process
     const double val_loss = lessons::split_validation_loss(model, s.corpus, {comm.rank(), comm.size()}, [&](double x) { return comm.sum(x); });
     if (tracker) tracker->evaluated(step, {val_loss});
   }
-  lessons::stop_together(comm, s.run, [&] { if (tracker) tracker->finish(); });
+  harness::stop_together(comm, s.run, [&] { if (tracker) tracker->finish(); });
   if (!tracker) return out;
   out.val = tracker->curve("val_loss");
   out.step_seconds = tracker->mean_step_seconds();
@@ -156,16 +156,16 @@ Trained train_both(const Setup& s, models::GPT& model, nlohmann::ordered_json& m
   const Trained shared = train(s, model, all, cat(all.size(), " processes"), "metrics.csv");
   const dist::Communicator alone = all.first(1);
   Trained one;
-  lessons::stop_together(all, s.run, [&] { if (all.rank() == 0) one = train(s, *same_model(s, alone), alone, "1 process", "metrics_one_process.csv"); });
+  harness::stop_together(all, s.run, [&] { if (all.rank() == 0) one = train(s, *same_model(s, alone), alone, "1 process", "metrics_one_process.csv"); });
   if (!s.run) return shared;
   const size_t steps = shared.losses.size();
   const double first10 = largest_difference(shared.losses, one.losses, 10), every = largest_difference(shared.losses, one.losses, steps);
   std::printf("validation loss %.4f on %d processes, %.4f on one; %.1f and %.1f ms per step\n", shared.val.y.back(), all.size(),
               one.val.y.back(), 1e3 * shared.step_seconds, 1e3 * one.step_seconds);
   std::printf("largest difference of the training losses: %.2g over the first 10 steps, %.2g over all %zu\n", first10, every, steps);
-  lessons::CsvWriter csv(s.run->file("losses.csv"), {"step", "loss_processes", "loss_one_process"});
+  harness::CsvWriter csv(s.run->file("losses.csv"), {"step", "loss_processes", "loss_one_process"});
   for (size_t i = 0; i < steps; ++i) csv.row({static_cast<double>(i + 1), shared.losses[i], one.losses[i]});
-  s.run->wrote(lessons::save_line_chart(s.run->path("loss"), {"Training loss: N processes and one, the same batches", "step", "training loss (log scale)",
+  s.run->wrote(plot::save_line_chart(s.run->path("loss"), {"Training loss: N processes and one, the same batches", "step", "training loss (log scale)",
                                                                {lessons::per_step(cat(all.size(), " processes"), shared.losses),
                                                                 lessons::per_step("1 process, the whole batch", one.losses)}, true}));
   metrics.update({{"processes", all.size()}, {"val_loss", shared.val.y.back()}, {"val_loss_one_process", one.val.y.back()},
@@ -240,7 +240,7 @@ void what_breaks(const Setup& s, const Trained& averaged, float trained_spread, 
   const std::tuple<const char*, float, Exchange> sgd_runs[] = {{"SGD, averaged", sgd_lr, Exchange::average}, {"SGD, summed", sgd_lr, Exchange::sum},
                                                                {"SGD, averaged, N times the lr", sgd_lr * all.size(), Exchange::average}};
   std::vector<ShortRun> sgd;
-  std::vector<lessons::Series> curves;
+  std::vector<plot::Series> curves;
   for (const auto& [name, lr, exchange] : sgd_runs) {
     auto model = same_model(s, all);
     optim::SGD optimizer(model->named_parameters(), {.lr = lr});
@@ -272,9 +272,9 @@ void what_breaks(const Setup& s, const Trained& averaged, float trained_spread, 
                   {"spread_after_training", trained_spread}, {"spread_own_seeds", seeds.spreads.back()},
                   {"spread_no_all_reduce", apart.spreads.back()}});
   if (!s.run) return;
-  s.run->wrote(lessons::save_line_chart(s.run->path("summed"), {"Summing instead of averaging, plain SGD", "step", "training loss (log scale)", curves, true}));
+  s.run->wrote(plot::save_line_chart(s.run->path("summed"), {"Summing instead of averaging, plain SGD", "step", "training loss (log scale)", curves, true}));
   if (all.size() == 1) return;  // one process has no spread: all zeros, nothing on a log scale
-  s.run->wrote(lessons::save_line_chart(s.run->path("spread"), {"Parameters' spread across processes", "step", "largest difference (log scale)",
+  s.run->wrote(plot::save_line_chart(s.run->path("spread"), {"Parameters' spread across processes", "step", "largest difference (log scale)",
                                                                  {lessons::per_step("a seed per process, no broadcast", seeds.spreads),
                                                                   lessons::per_step("no all-reduce", apart.spreads)}, true}));
 }
@@ -284,10 +284,10 @@ void what_breaks(const Setup& s, const Trained& averaged, float trained_spread, 
 int main(int argc, char** argv) {
   dist::World world(argc, argv);
   world.only_rank_0_prints();
-  return world.end(lessons::lesson_main([&] {
-    lessons::LessonCli cli(kLesson, "Lesson 16: lesson 11's GPT trained on several processes over MPI, data-parallel.",
+  return world.end(harness::lesson_main([&] {
+    harness::LessonCli cli(kLesson, "Lesson 16: lesson 11's GPT trained on several processes over MPI, data-parallel.",
                            {.steps = 400, .lr = 1e-3f, .batch = 24});
-    lessons::TextFlags text;
+    harness::TextFlags text;
     cli.text_options(text, "/usr/share/common-licenses", /*default_lines=*/false);
     models::GPTConfig config{.block_size = 64, .n_layer = 4, .n_head = 4, .n_embd = 128, .dropout = 0};
     lessons::GPTTraining training{.schedule = {.warmup = 40}, .eval_every = 50};
@@ -315,9 +315,9 @@ int main(int argc, char** argv) {
     training.schedule.check_after_quick(kLesson, cli);
     lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, config.block_size, cli.given("--context"));
     config.block_size = corpus.context, config.vocab_size = corpus.tokenizer.vocab_size();
-    lessons::check_memory(kLesson, lessons::data_parallel_memory(config, cli.common.batch, processes.size(), lessons::gpt_flags_text(config)));
-    const lessons::StopSignals signals;  // on every process: a signal stops them all at one step (stop_together), none killed
-    std::optional<lessons::Run> run;
+    harness::check_memory(kLesson, lessons::data_parallel_memory(config, cli.common.batch, processes.size(), lessons::gpt_flags_text(config)));
+    const harness::StopSignals signals;  // on every process: a signal stops them all at one step (stop_together), none killed
+    std::optional<harness::Run> run;
     if (processes.rank() == 0) run.emplace(cli);
     const Setup s{cli.common, training, cli.common.quick ? 10 : 40, config, std::move(corpus), &processes, run ? &*run : nullptr};
     std::printf("%d processes, %d of them on this machine, %d thread%s each; data: %s, %s\n\n", processes.size(), here, num_threads(),
@@ -330,7 +330,7 @@ int main(int argc, char** argv) {
     const float spread = dist::parameter_spread(*model, processes);
     step_times(s, model->num_parameters(), metrics);
     what_breaks(s, trained, spread, metrics);
-    lessons::MetricNotes notes = {{"gradient_max_difference", "part 1: the averaged gradient against one process's of the whole batch"},
+    harness::MetricNotes notes = {{"gradient_max_difference", "part 1: the averaged gradient against one process's of the whole batch"},
                                    {"processes", "the processes mpirun started"},
                                    {"val_loss", "part 2: the model trained on every process, nats per character"},
                                    {"val_loss_one_process", "part 2: one process with the whole batch"},

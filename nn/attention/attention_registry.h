@@ -1,7 +1,7 @@
 // The registry of attention kinds: one description per kind, written in the kind's own file and
 // listed in attention_registry.cpp (an include and one line each). Everything that offers a choice
 // of kinds reads it, so a kind added there appears everywhere by itself: make_attention, the
-// lessons' flags (lessons/common/attention_flags.h), checkpoints (models/gpt.cpp), ./ladder bench
+// lessons' flags (harness/attention_flags.h), checkpoints (models/gpt.cpp), ./ladder bench
 // attention, lesson 15's contenders and the tests of every kind.
 #pragma once
 

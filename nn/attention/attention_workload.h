@@ -1,5 +1,5 @@
 // The work an attention kind is timed on against the length, written once so that ./ladder bench
-// attention and the lessons (lessons/common/attention_cost.h, lesson 13's timing) measure the same
+// attention and the lessons (lessons/attention_kinds/layer_cost.h, lesson 13's timing) measure the same
 // thing: one training step of a layer at B=1, H=4, D=64, and one generated token.
 #pragma once
 

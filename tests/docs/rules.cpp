@@ -3,6 +3,7 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -304,14 +305,21 @@ void DocsChecker::check_path(Context& c, const std::string& path) {
   // A bare file name: a file of the repository, or one that a lesson writes (its name or stem is a string literal there).
   if (index_.has_file_named(path)) return;
   const std::string stem = path.substr(0, path.rfind('.'));
+  // A lesson's files are written by its source, its own folder, the folders its family shares and the harness.
+  const auto writes_for_lesson = [&](const std::string& file) {
+    const std::string& source = interface_.lesson_sources.at(c.lesson);  // lessons/NN_name.cpp
+    const std::string own_folder = source.substr(0, source.size() - 4) + "/";
+    const bool family_folder = starts_with(file, "lessons/") && !std::isdigit(static_cast<unsigned char>(file[8]));
+    return file == source || starts_with(file, own_folder) || family_folder || starts_with(file, "harness/");
+  };
   for (const std::string& file : index_.files()) {
-    const bool writer = c.lesson.empty() ? starts_with(file, "lessons/") : file == interface_.lesson_sources.at(c.lesson) || starts_with(file, "lessons/common/");
+    const bool writer = c.lesson.empty() ? starts_with(file, "lessons/") || starts_with(file, "harness/") : writes_for_lesson(file);
     if (writer && (index_.has_literal(file, path) || index_.has_literal(file, stem))) {
       c.target = Target{file, index_.first_line(file, index_.has_literal(file, path) ? path : stem)};
       return;
     }
   }
-  const std::string where = c.lesson.empty() ? "any lesson" : interface_.lesson_sources.at(c.lesson) + " or lessons/common/";
+  const std::string where = c.lesson.empty() ? "any lesson" : interface_.lesson_sources.at(c.lesson) + ", its folder, its family's folders or harness/";
   c.problems.push_back({c.where, c.span, "no file of this name in the repository, and neither \"" + path + "\" nor \"" + stem + "\" is a string in " + where});
 }
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "lessons/common/cli.h"
+#include "harness/cli.h"
 
 namespace ladder::testing {
 
@@ -35,9 +35,9 @@ inline std::string captured_stdout(const std::function<void()>& body) {
 
 // A LessonCli parsed from `args`, as a lesson's main() would.
 struct ParsedCli {
-  lessons::LessonCli cli;
+  harness::LessonCli cli;
   // `declare` adds flags before parsing, as a lesson adds its own.
-  explicit ParsedCli(std::vector<std::string> args, const std::function<void(lessons::LessonCli&)>& declare = {})
+  explicit ParsedCli(std::vector<std::string> args, const std::function<void(harness::LessonCli&)>& declare = {})
       : cli("99_kit", "kit test", {.steps = 10, .lr = 0.5f}) {
     if (declare) declare(cli);
     args.insert(args.begin(), "lesson_99_kit");

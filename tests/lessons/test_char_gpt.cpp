@@ -1,4 +1,4 @@
-// What the character GPTs share (lessons/common/char_gpt.h): the validation loss over the whole
+// What the character GPTs share (lessons/char_gpt/char_gpt.h): the validation loss over the whole
 // text, stream or lines, and line samples that stop at the end marker.
 #include "models/gpt_fixtures.h"
 #include "helpers.h"
@@ -10,8 +10,8 @@
 #include "core/ops.h"
 #include "data/line_batch.h"
 #include "data/tokenizer.h"
-#include "lessons/common/char_gpt.h"
-#include "lessons/common/schedule_flags.h"
+#include "lessons/char_gpt/char_gpt.h"
+#include "harness/schedule_flags.h"
 
 using namespace ladder;
 using ladder::testing::sharpen;
@@ -142,7 +142,7 @@ TEST_CASE("ScheduleFlags: each decay shape's rate at a few steps, against the fo
   const double pi = 3.14159265358979323846;
   for (const std::string shape : {"cosine", "linear", "constant"}) {
     CAPTURE(shape);
-    const optim::Schedule rate = lessons::ScheduleFlags{.warmup = 10, .floor = 0.1f, .decay = shape}.schedule(lr, 100);
+    const optim::Schedule rate = harness::ScheduleFlags{.warmup = 10, .floor = 0.1f, .decay = shape}.schedule(lr, 100);
     CHECK(rate(0) == doctest::Approx(1e-4));
     CHECK(rate(4) == doctest::Approx(5e-4));
     CHECK(rate(9) == doctest::Approx(1e-3));
@@ -157,7 +157,7 @@ TEST_CASE("ScheduleFlags: each decay shape's rate at a few steps, against the fo
 }
 
 TEST_CASE("ScheduleFlags::check refuses a decay that is no shape, naming the shapes") {
-  const lessons::ScheduleFlags bad{.decay = "step"};
+  const harness::ScheduleFlags bad{.decay = "step"};
   CHECK_THROWS_WITH_AS(bad.check("11_gpt", 1000), doctest::Contains("--decay step"), Error);
 }
 

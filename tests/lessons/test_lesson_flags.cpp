@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "lessons/common/attention_flags.h"
-#include "lessons/common/cli.h"
+#include "harness/attention_flags.h"
+#include "harness/cli.h"
 #include "lessons/kit_fixtures.h"
 #include "lessons/lesson_checks.h"
 #include "nn/attention/attention_registry.h"
@@ -32,9 +32,9 @@ const std::vector<std::string> kLessons = {"00_autograd", "01_ngram",     "02_re
 
 // parse_number's message for `text`, or "" when the value is accepted.
 template <class T>
-std::string refusal(const std::string& text, lessons::Range<T> range) {
+std::string refusal(const std::string& text, harness::Range<T> range) {
   try {
-    lessons::parse_number<T>("--x", text, range);
+    harness::parse_number<T>("--x", text, range);
     return "";
   } catch (const Error& e) {
     return e.what();
@@ -50,37 +50,37 @@ size_t count_lines(const std::string& text) {
 }  // namespace
 
 TEST_CASE("number flags: short messages that name the flag, the rule and the value") {
-  using lessons::Range;
-  CHECK(refusal<int64_t>("0", lessons::positive) == "--x must be a positive whole number, got 0");
-  CHECK(refusal<int64_t>("abc", lessons::positive) == "--x must be a positive whole number, got abc (not a number)");
-  CHECK(refusal<int64_t>("2.5", lessons::positive) == "--x must be a positive whole number, got 2.5 (not a whole number)");
-  CHECK(refusal<int64_t>("", lessons::positive) == "--x must be a positive whole number, got nothing (not a number)");
-  CHECK(refusal<int64_t>("99999999999999999999999", lessons::positive) ==
+  using harness::Range;
+  CHECK(refusal<int64_t>("0", harness::positive) == "--x must be a positive whole number, got 0");
+  CHECK(refusal<int64_t>("abc", harness::positive) == "--x must be a positive whole number, got abc (not a number)");
+  CHECK(refusal<int64_t>("2.5", harness::positive) == "--x must be a positive whole number, got 2.5 (not a whole number)");
+  CHECK(refusal<int64_t>("", harness::positive) == "--x must be a positive whole number, got nothing (not a number)");
+  CHECK(refusal<int64_t>("99999999999999999999999", harness::positive) ==
         "--x must be a whole number from 1 to 9223372036854775807, got 99999999999999999999999");
   CHECK(refusal<uint64_t>("-1", {}) == "--x must be a whole number from 0 to 18446744073709551615, got -1");
-  CHECK(refusal<int>("-1", lessons::non_negative) == "--x must be a whole number >= 0, got -1");
+  CHECK(refusal<int>("-1", harness::non_negative) == "--x must be a whole number >= 0, got -1");
   CHECK(refusal<int>("17", Range<int>{1, 16}) == "--x must be a whole number from 1 to 16, got 17");
-  CHECK(refusal<float>("nan", lessons::positive) == "--x must be a positive finite number, got nan");
-  CHECK(refusal<float>("inf", lessons::positive) == "--x must be a positive finite number, got inf");
+  CHECK(refusal<float>("nan", harness::positive) == "--x must be a positive finite number, got nan");
+  CHECK(refusal<float>("inf", harness::positive) == "--x must be a positive finite number, got inf");
   CHECK(refusal<float>("-inf", {}) == "--x must be a finite number, got -inf");
-  CHECK(refusal<float>("0", lessons::positive) == "--x must be a positive finite number, got 0");
-  CHECK(refusal<float>("-1", lessons::non_negative) == "--x must be a finite number >= 0, got -1");
-  CHECK(refusal<double>("nan", lessons::non_negative) == "--x must be a finite number >= 0, got nan");
-  CHECK(refusal<float>("1e39", lessons::positive).find("got 1e39 (too large or too small to store)") != std::string::npos);
-  CHECK(refusal<float>("0.5x", lessons::positive) == "--x must be a positive finite number, got 0.5x (not a number)");
+  CHECK(refusal<float>("0", harness::positive) == "--x must be a positive finite number, got 0");
+  CHECK(refusal<float>("-1", harness::non_negative) == "--x must be a finite number >= 0, got -1");
+  CHECK(refusal<double>("nan", harness::non_negative) == "--x must be a finite number >= 0, got nan");
+  CHECK(refusal<float>("1e39", harness::positive).find("got 1e39 (too large or too small to store)") != std::string::npos);
+  CHECK(refusal<float>("0.5x", harness::positive) == "--x must be a positive finite number, got 0.5x (not a number)");
   // Every value inside the range is taken, the ends included.
-  CHECK(lessons::parse_number<int64_t>("--x", "1", lessons::positive) == 1);
-  CHECK(lessons::parse_number<int64_t>("--x", "9223372036854775807", lessons::positive) == std::numeric_limits<int64_t>::max());
-  CHECK(lessons::parse_number<uint64_t>("--x", "18446744073709551615", {}) == std::numeric_limits<uint64_t>::max());
-  CHECK(lessons::parse_number<int>("--x", "16", Range<int>{1, 16}) == 16);
-  CHECK(lessons::parse_number<int>("--x", "0", lessons::non_negative) == 0);
-  CHECK(lessons::parse_number<float>("--x", "1e-3", lessons::positive) == 1e-3f);
-  CHECK(lessons::parse_number<float>("--x", "-2.5", {}) == -2.5f);
-  CHECK(lessons::parse_number<double>("--x", "0", lessons::non_negative) == 0.0);
+  CHECK(harness::parse_number<int64_t>("--x", "1", harness::positive) == 1);
+  CHECK(harness::parse_number<int64_t>("--x", "9223372036854775807", harness::positive) == std::numeric_limits<int64_t>::max());
+  CHECK(harness::parse_number<uint64_t>("--x", "18446744073709551615", {}) == std::numeric_limits<uint64_t>::max());
+  CHECK(harness::parse_number<int>("--x", "16", Range<int>{1, 16}) == 16);
+  CHECK(harness::parse_number<int>("--x", "0", harness::non_negative) == 0);
+  CHECK(harness::parse_number<float>("--x", "1e-3", harness::positive) == 1e-3f);
+  CHECK(harness::parse_number<float>("--x", "-2.5", {}) == -2.5f);
+  CHECK(harness::parse_number<double>("--x", "0", harness::non_negative) == 0.0);
   // --help shows the range beside the type.
-  CHECK(lessons::range_text<int64_t>(lessons::positive).help == "INT>0");
-  CHECK(lessons::range_text<float>(lessons::non_negative).help == "FLOAT>=0");
-  CHECK(lessons::range_text<int>(Range<int>{0, 1024}).help == "INT in [0, 1024]");
+  CHECK(harness::range_text<int64_t>(harness::positive).help == "INT>0");
+  CHECK(harness::range_text<float>(harness::non_negative).help == "FLOAT>=0");
+  CHECK(harness::range_text<int>(Range<int>{0, 1024}).help == "INT in [0, 1024]");
 }
 
 TEST_CASE("every lesson refuses each bad flag value in one line, with status 2, before creating its folder") {
@@ -180,7 +180,7 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
       {"13_bigbird", "--decay exponential", {"--decay exponential", "cosine, linear or constant"}},
       {"11_gpt", "--prompt \"\x01\"", {"--prompt", "vocabulary lacks"}},
       {"11_gpt", "--temperature 0.8", {"--temperature", "--load FILE"}},
-      // The attention kind (lessons/common/attention_flags.h): unknown names, a setting for another kind,
+      // The attention kind (harness/attention_flags.h): unknown names, a setting for another kind,
       // and a BigBird pattern that would see every block.
       {"11_gpt", "--attention vqx", {"--attention 'vqx'", "full, linear, bigbird, vq"}},
       {"11_gpt", "--attention linear --feature-map relu", {"--feature-map 'relu'", "elu, cos, softmax, favor"}},
@@ -241,54 +241,54 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
 }
 
 TEST_CASE("the attention flags give the settings they name; a BigBird pattern that sees every block is refused") {
-  lessons::AttentionFlags flags;
+  harness::AttentionFlags flags;
   const auto declare = [&flags](bool causal) {
-    return [&flags, causal](lessons::LessonCli& cli) { lessons::add_attention_options(cli, flags, "the kit's attention", causal); };
+    return [&flags, causal](harness::LessonCli& cli) { harness::add_attention_options(cli, flags, "the kit's attention", causal); };
   };
   const ParsedCli linear({"--attention", "linear", "--feature-map", "cos", "--chunk", "5"}, declare(true));
-  const nn::AttentionSettings s = lessons::attention_settings("99_kit", linear.cli, flags, 9);
+  const nn::AttentionSettings s = harness::attention_settings("99_kit", linear.cli, flags, 9);
   CHECK(s.kind == "linear");
   CHECK(s.word("feature_map") == "cos");
   CHECK(s.number("chunk") == 5);
   CHECK(s.number("random_features") == 0);  // no flag: the registered default
   CHECK(s.seed == 9);
   CHECK(linear.cli.flags_json()["feature-map"] == "cos");
-  CHECK(lessons::describe_attention(s, /*causal=*/true) == "linear (feature map cos, chunk 5)");
-  CHECK(lessons::describe_attention(s, /*causal=*/false) == "linear (feature map cos)");
+  CHECK(harness::describe_attention(s, /*causal=*/true) == "linear (feature map cos, chunk 5)");
+  CHECK(harness::describe_attention(s, /*causal=*/false) == "linear (feature map cos)");
 
   flags = {};
   const ParsedCli bigbird({"--attention", "bigbird", "--attention-block", "8", "--random-blocks", "0"}, declare(false));
   CHECK(std::find(flags.added.begin(), flags.added.end(), "--chunk") == flags.added.end());  // only causal attention has chunks
-  const nn::AttentionSettings b = lessons::attention_settings("99_kit", bigbird.cli, flags, 9);
+  const nn::AttentionSettings b = harness::attention_settings("99_kit", bigbird.cli, flags, 9);
   CHECK(b.number("block") == 8);
   CHECK(b.number("random_blocks") == 0);
   CHECK(b.boolean("global_blocks"));
-  CHECK(lessons::describe_attention(b, false) == "bigbird (blocks of 8, 0 random per query block)");
+  CHECK(harness::describe_attention(b, false) == "bigbird (blocks of 8, 0 random per query block)");
   // 4 blocks of 8: bidirectionally the global first and last blocks and the window reach every block; causally
   // block 3 sees blocks 0, 2 and 3 only.
-  lessons::check_pattern_fits("99_kit", b, 32, /*causal=*/true, "--length 32");
-  CHECK_THROWS_WITH_AS(lessons::check_pattern_fits("99_kit", b, 32, /*causal=*/false, "--length 32"),
+  harness::check_pattern_fits("99_kit", b, 32, /*causal=*/true, "--length 32");
+  CHECK_THROWS_WITH_AS(harness::check_pattern_fits("99_kit", b, 32, /*causal=*/false, "--length 32"),
                        doctest::Contains("99_kit: --attention bigbird with --attention-block 8 and --random-blocks 0 over "
                                          "--length 32 in 4 blocks lets every query block see every key block"),
                        Error);
-  lessons::check_pattern_fits("99_kit", nn::full_attention(), 1, false, "one position");  // only BigBird has a pattern
+  harness::check_pattern_fits("99_kit", nn::full_attention(), 1, false, "one position");  // only BigBird has a pattern
 
   flags = {};
   const ParsedCli vq({"--attention", "vq", "--attention-block", "12", "--codes", "20", "--cache-gradient", "stopped"},
                      declare(true));
-  const nn::AttentionSettings v = lessons::attention_settings("99_kit", vq.cli, flags, 9);
+  const nn::AttentionSettings v = harness::attention_settings("99_kit", vq.cli, flags, 9);
   CHECK(v.kind == "vq");
   CHECK(v.number("block") == 12);
   CHECK(v.number("codes") == 20);
   CHECK(v.word("cache_gradient") == "stopped");
   CHECK(vq.cli.flags_json()["codes"] == 20);
-  CHECK(lessons::describe_attention(v, true) ==
+  CHECK(harness::describe_attention(v, true) ==
         "vq (blocks of 12, 20 codes per head, q and k normalised, position bias, gradient stopped at the cache)");
   // vq attends both ways: an encoder takes it with its flags too.
   flags = {};
   const ParsedCli encoder({"--attention", "vq", "--codes", "8"}, declare(false));
   CHECK(std::find(flags.added.begin(), flags.added.end(), "--codes") != flags.added.end());
-  const nn::AttentionSettings e = lessons::attention_settings("99_kit", encoder.cli, flags, 9);
+  const nn::AttentionSettings e = harness::attention_settings("99_kit", encoder.cli, flags, 9);
   CHECK(e.number("codes") == 8);
   CHECK(e.word("cache_gradient") == "exact");
 
@@ -301,24 +301,24 @@ TEST_CASE("the attention flags give the settings they name; a BigBird pattern th
       const std::string expected = "99_kit: --attention " + kind.name + " attends " +
                                    (causal ? "bidirectionally" : "causally") + " only (" + kind.why_one_way +
                                    "), but this attention is " + (causal ? "causal" : "bidirectional");
-      CHECK_THROWS_WITH_AS(lessons::attention_settings("99_kit", one_way.cli, flags, 9),
+      CHECK_THROWS_WITH_AS(harness::attention_settings("99_kit", one_way.cli, flags, 9),
                            doctest::Contains(expected.c_str()), Error);
     }
 }
 
 TEST_CASE("the lesson's defaults, per setting and per kind; a flag given sets every kind that reads it") {
-  lessons::AttentionFlags flags{.defaults = {{"block", 16}, {"codes", 32}},
+  harness::AttentionFlags flags{.defaults = {{"block", 16}, {"codes", 32}},
                                 .kind_defaults = {{nn::VQAttention::kName, {{"block", 32}}}}};
-  const auto declare = [&flags](lessons::LessonCli& cli) { lessons::add_every_kind_options(cli, flags); };
+  const auto declare = [&flags](harness::LessonCli& cli) { harness::add_every_kind_options(cli, flags); };
   const ParsedCli plain({}, declare);
   CHECK(std::find(flags.added.begin(), flags.added.end(), "--feature-map") == flags.added.end());  // compared: each runs
   CHECK(std::find(flags.added.begin(), flags.added.end(), "--chunk") == flags.added.end());  // linear runs bidirectional
-  CHECK(lessons::kind_settings(plain.cli, flags, nn::BigBirdAttention::kName, 0).number("block") == 16);
-  CHECK(lessons::kind_settings(plain.cli, flags, nn::BigBirdAttention::kName, 0).number("random_blocks") == 3);
-  CHECK(lessons::kind_settings(plain.cli, flags, nn::VQAttention::kName, 0).number("block") == 32);
-  CHECK(lessons::kind_settings(plain.cli, flags, nn::VQAttention::kName, 0).number("codes") == 32);
+  CHECK(harness::kind_settings(plain.cli, flags, nn::BigBirdAttention::kName, 0).number("block") == 16);
+  CHECK(harness::kind_settings(plain.cli, flags, nn::BigBirdAttention::kName, 0).number("random_blocks") == 3);
+  CHECK(harness::kind_settings(plain.cli, flags, nn::VQAttention::kName, 0).number("block") == 32);
+  CHECK(harness::kind_settings(plain.cli, flags, nn::VQAttention::kName, 0).number("codes") == 32);
   std::vector<std::string> names;
-  for (const lessons::KindRun& run : lessons::every_kind(plain.cli, flags, 5)) {
+  for (const harness::KindRun& run : harness::every_kind(plain.cli, flags, 5)) {
     names.push_back(run.name);
     CHECK(run.settings.seed == 5);
     CHECK(run.causal == !nn::registered_kind(run.settings.kind).attends(false));
@@ -329,8 +329,8 @@ TEST_CASE("the lesson's defaults, per setting and per kind; a flag given sets ev
 
   flags = {.defaults = {{"block", 16}}, .kind_defaults = {{nn::VQAttention::kName, {{"block", 32}}}}};
   const ParsedCli given({"--attention-block", "8"}, declare);
-  CHECK(lessons::kind_settings(given.cli, flags, nn::BigBirdAttention::kName, 0).number("block") == 8);
-  CHECK(lessons::kind_settings(given.cli, flags, nn::VQAttention::kName, 0).number("block") == 8);
+  CHECK(harness::kind_settings(given.cli, flags, nn::BigBirdAttention::kName, 0).number("block") == 8);
+  CHECK(harness::kind_settings(given.cli, flags, nn::VQAttention::kName, 0).number("block") == 8);
 
   flags = {.defaults = {{"blocks", 16}}};
   CHECK_THROWS_WITH_AS(ParsedCli({}, declare), doctest::Contains("a default for 'blocks', a setting no attention kind has"),
@@ -343,13 +343,13 @@ TEST_CASE("the lesson's defaults, per setting and per kind; a flag given sets ev
 
 TEST_CASE("a flag that picks several names: all, or some in the order given, each once") {
   const std::vector<std::string> kinds = {"full", "linear", "lstm"};
-  CHECK(lessons::chosen_names("99_kit", "--kinds", "all", kinds, "kind") == kinds);
-  CHECK(lessons::chosen_names("99_kit", "--kinds", "lstm,full", kinds, "kind") == std::vector<std::string>{"lstm", "full"});
-  CHECK_THROWS_WITH_AS(lessons::chosen_names("99_kit", "--kinds", "full,relu", kinds, "kind"),
+  CHECK(harness::chosen_names("99_kit", "--kinds", "all", kinds, "kind") == kinds);
+  CHECK(harness::chosen_names("99_kit", "--kinds", "lstm,full", kinds, "kind") == std::vector<std::string>{"lstm", "full"});
+  CHECK_THROWS_WITH_AS(harness::chosen_names("99_kit", "--kinds", "full,relu", kinds, "kind"),
                        doctest::Contains("99_kit: --kinds: 'relu' is not a kind; give 'all' or some of full,linear,lstm "
                                          "separated by commas"),
                        Error);
-  CHECK_THROWS_WITH_AS(lessons::chosen_names("99_kit", "--kinds", "full,", kinds, "kind"), doctest::Contains("'' is not a kind"), Error);
-  CHECK_THROWS_WITH_AS(lessons::chosen_names("99_kit", "--kinds", "lstm,lstm", kinds, "kind"),
+  CHECK_THROWS_WITH_AS(harness::chosen_names("99_kit", "--kinds", "full,", kinds, "kind"), doctest::Contains("'' is not a kind"), Error);
+  CHECK_THROWS_WITH_AS(harness::chosen_names("99_kit", "--kinds", "lstm,lstm", kinds, "kind"),
                        doctest::Contains("--kinds: 'lstm' is named twice; name each kind once"), Error);
 }

@@ -13,8 +13,8 @@
 #include "file_helpers.h"
 #include "lesson_runner.h"
 #include "data/visible_text.h"
-#include "lessons/common/memory_estimate.h"
-#include "lessons/common/model_memory.h"
+#include "harness/memory_estimate.h"
+#include "lessons/memory/model_memory.h"
 #include "models/gpt.h"
 
 using namespace ladder;
@@ -43,15 +43,15 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
 }  // namespace
 
 TEST_CASE("the memory estimate refuses naming the costliest part, its flags and what the machine has") {
-  lessons::MemoryEstimate estimate;
+  harness::MemoryEstimate estimate;
   estimate.add("activations", 10.0 * (1 << 30), 4, "--embd 4096, --layers 48").parameters(1000, "--embd 4096");
   CHECK(estimate.total() > 40.0 * (1 << 30));
-  CHECK_THROWS_WITH_AS(lessons::check_memory("99_kit", estimate, 21.0 * (1 << 30)),
+  CHECK_THROWS_WITH_AS(harness::check_memory("99_kit", estimate, 21.0 * (1 << 30)),
                        doctest::Contains("99_kit: these flags need about 40 GiB (--embd 4096, --layers 48: activations "
                                          "40 GiB); this machine has 21 GiB available"),
                        Error);
-  CHECK_NOTHROW(lessons::check_memory("99_kit", estimate, 64.0 * (1 << 30)));
-  CHECK(lessons::available_memory() > 0);  // Linux: /proc/meminfo's MemAvailable
+  CHECK_NOTHROW(harness::check_memory("99_kit", estimate, 64.0 * (1 << 30)));
+  CHECK(harness::available_memory() > 0);  // Linux: /proc/meminfo's MemAvailable
 }
 
 TEST_CASE("flags that need more memory than the machine has are refused before the run folder exists") {
@@ -181,15 +181,15 @@ TEST_CASE("messages: --quick --steps 3 names the warmup --quick leaves, not the 
 TEST_CASE("lesson 16's memory: every process counted, so flags that fit one process may not fit four") {
   const models::GPTConfig config{.vocab_size = 80, .block_size = 256, .n_layer = 4, .n_head = 4, .n_embd = 256, .dropout = 0};
   const std::string flags = lessons::gpt_flags_text(config);
-  const lessons::MemoryEstimate one = lessons::data_parallel_memory(config, 64, 1, flags);
-  const lessons::MemoryEstimate four = lessons::data_parallel_memory(config, 64, 4, flags);
+  const harness::MemoryEstimate one = lessons::data_parallel_memory(config, 64, 1, flags);
+  const harness::MemoryEstimate four = lessons::data_parallel_memory(config, 64, 4, flags);
   const double others = lessons::gpt_training_memory(config, 16, flags).total();  // each of the 3 others: a shard of 16 windows
   CHECK(four.total() == doctest::Approx(one.total() + 3 * others));
   const double available = (one.total() + four.total()) / 2;
-  CHECK_NOTHROW(lessons::check_memory("16_data_parallel", one, available));
-  CHECK_THROWS_WITH_AS(lessons::check_memory("16_data_parallel", four, available),
-                       doctest::Contains(("need about " + lessons::bytes_text(four.total()) + " with --procs 4 (").c_str()), Error);
-  CHECK(four.costs().back().what == "3 other processes (" + lessons::bytes_text(others) + " each)");
+  CHECK_NOTHROW(harness::check_memory("16_data_parallel", one, available));
+  CHECK_THROWS_WITH_AS(harness::check_memory("16_data_parallel", four, available),
+                       doctest::Contains(("need about " + harness::bytes_text(four.total()) + " with --procs 4 (").c_str()), Error);
+  CHECK(four.costs().back().what == "3 other processes (" + harness::bytes_text(others) + " each)");
 }
 
 #ifdef LADDER_MPIRUN

@@ -10,12 +10,12 @@
 
 #include "core/autograd.h"
 #include "core/ops.h"
-#include "lessons/common/benchmark_report.h"
-#include "lessons/common/classifier_training.h"
-#include "lessons/common/recall_capacity.h"
-#include "lessons/common/run.h"
-#include "lessons/common/tracker.h"
-#include "lessons/common/vq_codebook.h"
+#include "lessons/15_long_range/report.h"
+#include "lessons/attention_kinds/classifier_training.h"
+#include "lessons/15_long_range/capacity.h"
+#include "harness/run.h"
+#include "harness/tracker.h"
+#include "lessons/14_transformer_vq/codebook.h"
 #include "lessons/kit_fixtures.h"
 #include "lessons/lesson_checks.h"
 #include "models/encoder_tagger.h"
@@ -103,8 +103,8 @@ TEST_CASE("the classifiers' kit: a tagger's answers at the asked positions only,
 TEST_CASE("the classifiers' tracker: validation loss and accuracy at ten evaluations, examples per second") {
   TempDir out("kit_classifier_tracker");
   ParsedCli parsed({"--out", out.path.string()});
-  lessons::Run run(parsed.cli);
-  lessons::Tracker tracker = lessons::classifier_tracker(run, 25, 4, "toy", "train_toy.csv");
+  harness::Run run(parsed.cli);
+  harness::Tracker tracker = lessons::classifier_tracker(run, 25, 4, "toy", "train_toy.csv");
   std::vector<int64_t> evaluated;
   captured_stdout([&] {
     for (int64_t step = 1; step <= 25; ++step) {
@@ -124,13 +124,13 @@ TEST_CASE("the classifiers' tracker: validation loss and accuracy at ten evaluat
 TEST_CASE("the benchmark's report: a row per contender and task with standard errors, the metrics, two charts per task") {
   TempDir out("kit_benchmark");
   ParsedCli parsed({"--out", out.path.string()});
-  lessons::Run run(parsed.cli);
+  harness::Run run(parsed.cli);
   const auto contender = [](const std::string& name, double acc) {
     return lessons::ContenderResult{name, acc, 10, 2, 100, {name, {1, 2}, {2, 1}}, 400};
   };
   const std::vector<lessons::TaskResults> tasks = {{"a", "Task A", 0.1, 0.2, {contender("full", 0.5), contender("lstm", 0.25)}},
                                                    {"b", "Task B", 0.5, 0.5, {contender("full", 1)}}};
-  lessons::Summary summary;
+  harness::Summary summary;
   const std::string printed = captured_stdout([&] { lessons::report_benchmark(run, tasks, summary); });
   const auto table = rows(out.path / "results.csv");
   REQUIRE(table.size() == 3);  // the LSTM left task B out
@@ -178,10 +178,10 @@ TEST_CASE("the state a query reads: every key and value for full attention, M (D
 TEST_CASE("the capacity's report: a row per kind and count of pairs, the metrics, both charts") {
   TempDir out("kit_capacity");
   ParsedCli parsed({"--out", out.path.string()});
-  lessons::Run run(parsed.cli);
+  harness::Run run(parsed.cli);
   const std::vector<lessons::KindCapacity> kinds = {{"full", {{4, 64, 2048, 1.0, 400}, {64, 192, 6144, 0.99, 6400}}},
                                                     {"linear_elu", {{4, 64, 272, 0.9, 400}, {64, 192, 272, 0.3, 6400}}}};
-  lessons::Summary summary;
+  harness::Summary summary;
   const std::string printed = captured_stdout([&] { lessons::report_capacity(run, kinds, 0.0625, summary); });
   const auto table = rows(out.path / "capacity.csv");
   REQUIRE(table.size() == 4);

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "io/safetensors.h"
-#include "lessons/common/run.h"
-#include "lessons/common/tracker.h"
+#include "harness/run.h"
+#include "harness/tracker.h"
 #include "lessons/kit_fixtures.h"
 #include "lessons/lesson_checks.h"
 #include "nn/linear.h"
@@ -51,22 +51,22 @@ struct HeldLock {
 }  // namespace
 
 TEST_CASE("a loss that is not finite, or a perplexity that overflows, stops the run") {
-  CHECK(lessons::divergence(2.5, lessons::LossKind::plain).empty());
-  CHECK(lessons::divergence(700, lessons::LossKind::cross_entropy).empty());  // exp(700) is still a double
-  CHECK(lessons::divergence(800, lessons::LossKind::plain).empty());
-  CHECK(lessons::divergence(800, lessons::LossKind::cross_entropy) ==
+  CHECK(harness::divergence(2.5, harness::LossKind::plain).empty());
+  CHECK(harness::divergence(700, harness::LossKind::cross_entropy).empty());  // exp(700) is still a double
+  CHECK(harness::divergence(800, harness::LossKind::plain).empty());
+  CHECK(harness::divergence(800, harness::LossKind::cross_entropy) ==
         "the loss is 800 nats, so large that its perplexity exp(loss) is infinite");
-  CHECK(lessons::divergence(-NAN, lessons::LossKind::plain) == "the loss is nan");
-  CHECK(lessons::divergence(INFINITY, lessons::LossKind::plain, "the CNN's loss") == "the CNN's loss is inf");
+  CHECK(harness::divergence(-NAN, harness::LossKind::plain) == "the loss is nan");
+  CHECK(harness::divergence(INFINITY, harness::LossKind::plain, "the CNN's loss") == "the CNN's loss is inf");
 
   TempDir out("kit_check_loss");
   ParsedCli parsed({"--out", out.path.string()});
   {
-    lessons::Run run(parsed.cli);
+    harness::Run run(parsed.cli);
     run.check_loss(1, 2.3);
-    run.check_loss(2, 1.9, lessons::LossKind::cross_entropy);
+    run.check_loss(2, 1.9, harness::LossKind::cross_entropy);
     CHECK_THROWS_WITH_AS(run.check_loss(3, NAN), doctest::Contains("99_kit: training diverged at step 3: the loss is nan; try a smaller --lr (this run: 0.5)"),
-                         lessons::Diverged);
+                         harness::Diverged);
   }
   const nlohmann::json summary = summary_of(out.path);
   CHECK(summary["diverged"]["step"] == 3);
@@ -79,7 +79,7 @@ TEST_CASE("a loss that is not finite, or a perplexity that overflows, stops the 
 TEST_CASE("a checkpoint names its lesson beside the metadata given; one of weights that are not finite is refused, and not written") {
   TempDir out("kit_checkpoint");
   ParsedCli parsed({"--out", out.path.string()});
-  lessons::Run run(parsed.cli);
+  harness::Run run(parsed.cli);
   nn::Linear layer(2, 3);
   CHECK(run.save_checkpoint(layer, {{"canvas", "28"}}) == (out.path / "model.safetensors").string());
   const std::map<std::string, std::string> metadata = io::load_safetensors((out.path / "model.safetensors").string()).metadata;
@@ -89,7 +89,7 @@ TEST_CASE("a checkpoint names its lesson beside the metadata given; one of weigh
   run.check_loss(7, 0.25);
   layer.bias.data()[1] = NAN;
   CHECK_THROWS_WITH_AS(run.save_checkpoint(layer, {}),
-                       doctest::Contains("training diverged at step 7: the last update left bias with a value of nan"), lessons::Diverged);
+                       doctest::Contains("training diverged at step 7: the last update left bias with a value of nan"), harness::Diverged);
   CHECK_FALSE(fs::exists(out.path / "model.safetensors"));
   CHECK(summary_of(out.path)["diverged"]["step"] == 7);
 }
@@ -131,9 +131,9 @@ TEST_CASE("one run per output folder: a second is refused naming the first's pid
   }
   {  // in one process too: a second Run on the folder of a living one
     ParsedCli parsed({"--out", out.path.string()});
-    lessons::Run first(parsed.cli);
+    harness::Run first(parsed.cli);
     const std::string refusal = "another run (pid " + std::to_string(getpid()) + ")";
-    CHECK_THROWS_WITH_AS(lessons::Run(parsed.cli), doctest::Contains(refusal.c_str()), Error);
+    CHECK_THROWS_WITH_AS(harness::Run(parsed.cli), doctest::Contains(refusal.c_str()), Error);
   }
   CHECK_FALSE(fs::exists(out.path / "run.lock"));
   const pid_t gone = dead_pid();
@@ -149,7 +149,7 @@ TEST_CASE("one run per output folder: a second is refused naming the first's pid
 TEST_CASE("the final printout: rounded figures under aligned names, each with its note; files; where to go next") {
   TempDir out("kit_finish");
   ParsedCli parsed({"--out", out.path.string()});
-  lessons::Run run(parsed.cli);
+  harness::Run run(parsed.cli);
   const std::string file = run.file("metrics.csv");
   std::ofstream(file) << "step\n";
   const std::string printed = captured_stdout([&] {
@@ -177,9 +177,9 @@ TEST_CASE("the final printout: rounded figures under aligned names, each with it
 TEST_CASE("the tracker: the mean loss since the last evaluation, a CSV row and a curve point per evaluation, the last step evaluated") {
   TempDir out("kit_tracker");
   ParsedCli parsed({"--out", out.path.string()});
-  lessons::Run run(parsed.cli);
-  lessons::Tracker tracker(run, {.steps = 5, .eval_every = 2, .figures = {"val_loss"}, .unit = "ex", .items_per_step = 3,
-                                 .loss_kind = lessons::LossKind::plain, .name = "toy"});
+  harness::Run run(parsed.cli);
+  harness::Tracker tracker(run, {.steps = 5, .eval_every = 2, .figures = {"val_loss"}, .unit = "ex", .items_per_step = 3,
+                                 .loss_kind = harness::LossKind::plain, .name = "toy"});
   std::vector<int64_t> evaluated;
   const std::string printed = captured_stdout([&] {
     for (int64_t step = 1; step <= 5; ++step) {
@@ -194,7 +194,7 @@ TEST_CASE("the tracker: the mean loss since the last evaluation, a CSV row and a
   CHECK(printed.find("step 5/5 | loss 5") != std::string::npos);
   CHECK(tracker.train_loss() == 5);  // the last evaluation's mean: step 5 alone
   CHECK(tracker.last("val_loss") == 50);
-  const lessons::Series& train = tracker.curve("train_loss");
+  const plot::Series& train = tracker.curve("train_loss");
   CHECK(train.name == "toy");
   CHECK(train.x == std::vector<double>{2, 4, 5});
   CHECK(train.y == std::vector<double>{1.5, 3.5, 5});  // (1 + 2) / 2, (3 + 4) / 2, 5
@@ -209,14 +209,14 @@ TEST_CASE("the tracker: the mean loss since the last evaluation, a CSV row and a
   CHECK(std::stod(table[1].at("examples_per_s")) > 0);
   CHECK_THROWS_WITH_AS(tracker.evaluated(5, {1, 2}), doctest::Contains("2 figures for the 1 named"), Error);
   CHECK_THROWS_WITH_AS(tracker.last("bleu"), doctest::Contains("no figure 'bleu' is tracked"), Error);
-  CHECK_THROWS_WITH_AS(lessons::Tracker(run, {.steps = 5, .eval_every = 0}), doctest::Contains("eval_every must be >= 1"), Error);
+  CHECK_THROWS_WITH_AS(harness::Tracker(run, {.steps = 5, .eval_every = 0}), doctest::Contains("eval_every must be >= 1"), Error);
 }
 
 TEST_CASE("the tracker: without progress it prints nothing; a diverged loss stops the run unless the run shows divergence") {
   TempDir out("kit_tracker_quiet");
   ParsedCli parsed({"--out", out.path.string()});
-  lessons::Run run(parsed.cli);
-  lessons::Tracker quiet(run, {.steps = 2, .eval_every = 1, .figures = {}, .csv = "", .name = "MLP", .progress = false,
+  harness::Run run(parsed.cli);
+  harness::Tracker quiet(run, {.steps = 2, .eval_every = 1, .figures = {}, .csv = "", .name = "MLP", .progress = false,
                                .stop_if_diverged = false});
   const std::string printed = captured_stdout([&] {
     quiet.step(1, {.loss = NAN}, 0.1);
@@ -225,13 +225,13 @@ TEST_CASE("the tracker: without progress it prints nothing; a diverged loss stop
   });
   CHECK(printed.empty());
   CHECK_FALSE(fs::exists(out.path / "metrics.csv"));  // csv "": no file
-  lessons::Tracker stopping(run, {.steps = 2, .eval_every = 1, .csv = "", .name = "CNN", .progress = false});
+  harness::Tracker stopping(run, {.steps = 2, .eval_every = 1, .csv = "", .name = "CNN", .progress = false});
   CHECK_THROWS_WITH_AS(stopping.step(1, {.loss = NAN}, 0.1), doctest::Contains("diverged at step 1: the CNN's loss is nan"),
-                       lessons::Diverged);
+                       harness::Diverged);
 }
 
 TEST_CASE("a summary keeps its metrics in the order reported, each with its note") {
-  lessons::Summary summary;
+  harness::Summary summary;
   summary.report("zeta", 1, "the first");
   summary.report("alpha", 0.5, "the second");
   CHECK(summary.metrics.dump() == R"({"zeta":1,"alpha":0.5})");

@@ -8,11 +8,11 @@
 #include "core/error.h"
 #include "core/ops.h"
 #include "io/safetensors.h"
-#include "lessons/common/resume.h"
+#include "harness/resume.h"
 #include "models/char_rnn.h"
-#include "lessons/common/tracker.h"
-#include "lessons/common/translation.h"
-#include "lessons/common/vq_codebook.h"
+#include "harness/tracker.h"
+#include "lessons/translation/translation.h"
+#include "lessons/14_transformer_vq/codebook.h"
 #include "nn/dropout.h"
 #include "nn/linear.h"
 #include "nn/sequential.h"
@@ -106,13 +106,13 @@ TEST_CASE("a resumed run takes the flags the run recorded where they differ from
   nlohmann::json recorded = defaults;
   recorded["lr"] = 0.003, recorded["lines"] = true, recorded["quick"] = true, recorded["threads"] = 1;
   recorded["out"] = "elsewhere", recorded["stop-after"] = 2, recorded["val"] = "v.txt";
-  const std::vector<std::string> args = lessons::arguments_for(recorded, defaults, {"resume", "val"});
+  const std::vector<std::string> args = harness::arguments_for(recorded, defaults, {"resume", "val"});
   CHECK(args == std::vector<std::string>{"--lines", "--lr", "0.003", "--quick", "--threads", "1"});
   nlohmann::json now = recorded;
   now["threads"] = 2, now["out"] = "o", now["stop-after"] = 0, now["resume"] = "r";  // free to change
-  CHECK(lessons::changed_flags(recorded, now).empty());
+  CHECK(harness::changed_flags(recorded, now).empty());
   now["lr"] = 0.01, now["new"] = 3;
-  CHECK(lessons::changed_flags(recorded, now) ==
+  CHECK(harness::changed_flags(recorded, now) ==
         std::vector<std::string>{"--lr 0.01 (the run: 0.003)", "--new 3 (the run had no such flag)"});
 }
 
@@ -123,7 +123,7 @@ TEST_CASE("truncated BPTT's carried state and stream position go into a checkpoi
   for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int>(i * 7 % 10);
   data::ContiguousBatcher windows(ids, 2, 8);
   for (int i = 0; i < 3; ++i) model.loss(windows.next());
-  const lessons::Carried carried = lessons::bptt_carried(model, windows);
+  const harness::Carried carried = harness::bptt_carried(model, windows);
   const std::map<std::string, Tensor> saved = carried.save();
   CHECK(saved.at("position").item() == 3);
   const auto [h, c] = model.carried_state();
@@ -135,7 +135,7 @@ TEST_CASE("truncated BPTT's carried state and stream position go into a checkpoi
   other.load_state_dict(model.state_dict());
   data::ContiguousBatcher fresh(ids, 2, 8);
   model.reset_state();
-  const lessons::Carried put_back = lessons::bptt_carried(other, fresh);
+  const harness::Carried put_back = harness::bptt_carried(other, fresh);
   put_back.restore(saved);
   CHECK(fresh.position() == 3);
   CHECK(other.loss(fresh.next()).item() == next_loss);
@@ -144,20 +144,20 @@ TEST_CASE("truncated BPTT's carried state and stream position go into a checkpoi
 
 TEST_CASE("what a loop carries comes back bit for bit: doubles, integers past 2^24, the codebook history, empty too") {
   const std::vector<double> values = {0.1, -1.0 / 3.0, 16777217.0, 1e300, 0.0};  // 2^24 + 1: a float32 would round it
-  const Tensor pieces = lessons::exact_tensor(values);
+  const Tensor pieces = harness::exact_tensor(values);
   CHECK(pieces.shape() == Shape{5, 4});
-  CHECK(lessons::exact_values(pieces) == values);
-  CHECK_THROWS_WITH_AS(lessons::exact_values(zeros({2, 3})), doctest::Contains("(n, 4) pieces"), Error);
+  CHECK(harness::exact_values(pieces) == values);
+  CHECK_THROWS_WITH_AS(harness::exact_values(zeros({2, 3})), doctest::Contains("(n, 4) pieces"), Error);
 
   int64_t peak = (int64_t{1} << 40) + 3, back = 0;
-  const std::map<std::string, Tensor> saved = lessons::carried_integer("peak_bytes", peak).save();
-  lessons::carried_integer("peak_bytes", back).restore(saved);
+  const std::map<std::string, Tensor> saved = harness::carried_integer("peak_bytes", peak).save();
+  harness::carried_integer("peak_bytes", back).restore(saved);
   CHECK(back == peak);
-  CHECK_THROWS_WITH_AS(lessons::carried_integer("other", back).restore(saved), doctest::Contains("no 'other'"), Error);
+  CHECK_THROWS_WITH_AS(harness::carried_integer("other", back).restore(saved), doctest::Contains("no 'other'"), Error);
   std::vector<double> losses = values, losses_back = {7.0};
-  lessons::carried_values("losses", losses_back).restore(lessons::carried_values("losses", losses).save());
+  harness::carried_values("losses", losses_back).restore(harness::carried_values("losses", losses).save());
   CHECK(losses_back == values);
-  CHECK_THROWS_WITH_AS(lessons::carried_values("other", losses_back).restore(saved), doctest::Contains("no 'other'"), Error);
+  CHECK_THROWS_WITH_AS(harness::carried_values("other", losses_back).restore(saved), doctest::Contains("no 'other'"), Error);
 
   lessons::CodebookHistory history{.steps = {10, 20}, .layers = {{{1.5, 2.25, 0.1}, {3, 4, 0.2}}, {{5, 6, 0.3}, {7, 8, 0.4}}}};
   lessons::CodebookHistory restored{.steps = {99}, .layers = {{{9, 9, 9}}}};
@@ -175,10 +175,10 @@ TEST_CASE("what a loop carries comes back bit for bit: doubles, integers past 2^
   nn::Linear model(3, 2, {}, init);
   optim::SGD sgd(model.named_parameters(), {.lr = 0.1f});
   lessons::CodebookHistory none;
-  lessons::save_loop_checkpoint(path, "99_kit", {model, sgd, {}, lessons::codebook_carried(none)}, 1, nlohmann::json::object());
+  harness::save_loop_checkpoint(path, "99_kit", {model, sgd, {}, lessons::codebook_carried(none)}, 1, nlohmann::json::object());
   CHECK(io::load_safetensors(path).tensors.at("carried.codebook.steps").shape() == Shape{0, 4});
-  lessons::LoopState state{model, sgd, {}, lessons::codebook_carried(restored)};
-  lessons::load_loop_checkpoint(path, "99_kit", state);
+  harness::LoopState state{model, sgd, {}, lessons::codebook_carried(restored)};
+  harness::load_loop_checkpoint(path, "99_kit", state);
   CHECK(restored.steps.empty());
   CHECK(restored.layers.empty());
 }
@@ -206,17 +206,17 @@ TEST_CASE("the best weights a pairs file's loop keeps go into its checkpoint and
 TEST_CASE("the tracker rewrites its loop's checkpoint at each evaluation, which a process without a Run finds, keeps none when told not to, and a finished run none at all") {
   TempDir out("resume_kit");
   ParsedCli parsed({"--out", out.path.string(), "--steps", "4"});
-  lessons::Run run(parsed.cli);
+  harness::Run run(parsed.cli);
   Generator init(1);
   const auto model = nn::mlp({2, 1}, {}, init);
   optim::SGD sgd(model->named_parameters(), {.lr = 0.1f});
-  const auto train = [&](lessons::Tracker& tracker) {
+  const auto train = [&](harness::Tracker& tracker) {
     for (int64_t step = tracker.resume({*model, sgd}); step <= 4; ++step) {
       tracker.step(step, {.loss = 1.0 / static_cast<double>(step)}, 0.1);
       if (tracker.evaluation_due(step)) tracker.evaluated(step, {2.0});
     }
   };
-  lessons::Tracker kept(run, {.steps = 4, .eval_every = 2, .progress = false});
+  harness::Tracker kept(run, {.steps = 4, .eval_every = 2, .progress = false});
   train(kept);
   const fs::path checkpoint = out.path / "resume" / "metrics.safetensors";
   REQUIRE(fs::exists(checkpoint));
@@ -224,13 +224,13 @@ TEST_CASE("the tracker rewrites its loop's checkpoint at each evaluation, which 
   CHECK(io::load_safetensors(checkpoint.string()).metadata.at("step") == "4");
   CHECK(io::load_safetensors(checkpoint.string()).tensors.count("model.0.weight") == 1);
   // A process without a Run (lesson 16's others) finds the same checkpoint by the loop's CSV.
-  CHECK(lessons::resume_without_run(out.path.string(), run.lesson(), "metrics.csv", {*model, sgd}) == 5);
-  CHECK(lessons::resume_without_run(out.path.string(), run.lesson(), "other.csv", {*model, sgd}) == 1);
-  CHECK(lessons::resume_without_run("", run.lesson(), "metrics.csv", {*model, sgd}) == 1);
-  lessons::Tracker skipped(run, {.steps = 4, .eval_every = 1, .csv = "", .name = "demo", .progress = false, .checkpoints = false});
+  CHECK(harness::resume_without_run(out.path.string(), run.lesson(), "metrics.csv", {*model, sgd}) == 5);
+  CHECK(harness::resume_without_run(out.path.string(), run.lesson(), "other.csv", {*model, sgd}) == 1);
+  CHECK(harness::resume_without_run("", run.lesson(), "metrics.csv", {*model, sgd}) == 1);
+  harness::Tracker skipped(run, {.steps = 4, .eval_every = 1, .csv = "", .name = "demo", .progress = false, .checkpoints = false});
   train(skipped);
   CHECK_FALSE(fs::exists(out.path / "resume" / "demo.safetensors"));
-  lessons::Tracker twin(run, {.steps = 4, .eval_every = 2, .csv = "", .name = "metrics", .progress = false});
+  harness::Tracker twin(run, {.steps = 4, .eval_every = 2, .csv = "", .name = "metrics", .progress = false});
   CHECK_THROWS_WITH_AS(twin.resume({*model, sgd}), doctest::Contains("two training loops keep their checkpoints as 'metrics'"), Error);
   run.finish({{"loss", 0.25}}, {}, "");
   CHECK_FALSE(fs::exists(out.path / "resume"));
@@ -248,16 +248,16 @@ TEST_CASE("a loop's checkpoint keeps the model's own generators: after resuming,
   const auto values = [](const Tensor& t) { return std::vector<float>(t.data(), t.data() + t.numel()); };
   model.forward(x);  // the masks have moved on from their seeds
   const std::string path = (out.path / "loop.safetensors").string();
-  lessons::save_loop_checkpoint(path, "99_kit", {model, sgd}, 1, nlohmann::json::object());
+  harness::save_loop_checkpoint(path, "99_kit", {model, sgd}, 1, nlohmann::json::object());
   const std::vector<float> masked = values(model.forward(x));  // what the uninterrupted run draws next
   model.forward(x);                                              // draws past it
-  lessons::LoopState state{model, sgd};
-  lessons::load_loop_checkpoint(path, "99_kit", state);
+  harness::LoopState state{model, sgd};
+  harness::load_loop_checkpoint(path, "99_kit", state);
   CHECK(values(model.forward(x)) == masked);
   // A model with another number of generators than the checkpoint's is refused, naming both.
   nn::Sequential fewer{std::make_shared<nn::Linear>(4, 8, nn::LinearOptions{}, init), std::make_shared<nn::Dropout>(0.5f, init)};
   fewer.load_state_dict(model.state_dict());
-  lessons::LoopState other{fewer, sgd};
-  CHECK_THROWS_WITH_AS(lessons::load_loop_checkpoint(path, "99_kit", other), doctest::Contains("2 generators of the model, the model has 1"),
+  harness::LoopState other{fewer, sgd};
+  CHECK_THROWS_WITH_AS(harness::load_loop_checkpoint(path, "99_kit", other), doctest::Contains("2 generators of the model, the model has 1"),
                        Error);
 }

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "lessons/common/pattern_variants.h"
+#include "lessons/13_bigbird/pattern_variants.h"
 #include "nn/attention/bigbird_attention.h"
 #include "nn/attention/bigbird_pattern.h"
 

@@ -7,12 +7,12 @@
 #include <filesystem>
 #include <fstream>
 
-#include "lessons/common/block_pattern_plot.h"
-#include "lessons/common/plot.h"
-#include "lessons/common/plot_page.h"
+#include "lessons/13_bigbird/block_pattern_plot.h"
+#include "plot/plot.h"
+#include "plot/plot_page.h"
 
 using namespace ladder;
-using namespace ladder::lessons;
+using namespace ladder::plot;
 namespace fs = std::filesystem;
 
 namespace {
@@ -203,16 +203,16 @@ TEST_CASE("block patterns: a square per pattern side by side, on a page as wide 
     };
     return std::pair{number(16), number(20)};
   };
-  const std::vector<std::string> one = save_block_patterns((dir.path / "one").string(), "one", {{both, "both"}});
+  const std::vector<std::string> one = lessons::save_block_patterns((dir.path / "one").string(), "one", {{both, "both"}});
   REQUIRE(one.size() == 2);
   CHECK(first_bytes(one[1], 5) == "<?xml");
   CHECK(png_size(one[0]) == std::pair<uint32_t, uint32_t>{700, 800});
   const std::vector<std::string> three =
-      save_block_patterns((dir.path / "three").string(), "three", {{both, "both"}, {causal, "causal"}, {both, "again"}});
+      lessons::save_block_patterns((dir.path / "three").string(), "three", {{both, "both"}, {causal, "causal"}, {both, "again"}});
   CHECK(png_size(three[0]) == std::pair<uint32_t, uint32_t>{2100, 800});
-  testing::check_error([&] { save_block_patterns((dir.path / "none").string(), "none", {}); },
+  testing::check_error([&] { lessons::save_block_patterns((dir.path / "none").string(), "none", {}); },
                        {"save_block_patterns", "no patterns to draw"});
   fs::create_directories(dir.path / "taken.png");
-  testing::check_error([&] { save_block_patterns((dir.path / "taken").string(), "t", {{both, "both"}}); },
+  testing::check_error([&] { lessons::save_block_patterns((dir.path / "taken").string(), "t", {{both, "both"}}); },
                        {"save_block_patterns", "cannot write " + (dir.path / "taken.png").string()});
 }

@@ -10,10 +10,10 @@
 #include <utility>
 #include <vector>
 
-#include "lessons/common/plot.h"
-#include "lessons/common/plot_page.h"
+#include "plot/plot.h"
+#include "plot/plot_page.h"
 
-using namespace ladder::lessons;
+using namespace ladder::plot;
 
 TEST_CASE("matrix_rows: a row-major (rows, cols) matrix as a heatmap's values [row][col]") {
   const std::vector<float> values = {1, 2, 3, 4, 5, 6};

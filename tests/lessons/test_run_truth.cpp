@@ -22,8 +22,8 @@
 
 #include "core/kernels/parallel.h"
 #include "io/checkpoint.h"
-#include "lessons/common/run.h"
-#include "lessons/common/run_lock.h"
+#include "harness/run.h"
+#include "harness/run_lock.h"
 #include "lessons/kit_fixtures.h"
 #include "lessons/lesson_runner.h"
 #include "models/char_rnn.h"
@@ -94,7 +94,7 @@ void check_interrupted(const fs::path& folder, const std::string& by) {
   const nlohmann::json summary = summary_of(folder);
   CHECK(summary["status"] == "interrupted");
   CHECK(summary["interrupted"]["by"] == by);
-  CHECK_FALSE(fs::exists(folder / lessons::kLockName));
+  CHECK_FALSE(fs::exists(folder / harness::kLockName));
 }
 
 // Weights as a diverged run leaves them: every value NaN.
@@ -132,18 +132,18 @@ TEST_CASE("every training lesson pushed to diverge in its first step exits 3, na
 }
 
 TEST_CASE("a loss far above its first value has diverged although finite; one below that has not") {
-  CHECK(lessons::divergence(1.9e6, lessons::LossKind::plain, "the loss", 2.0).empty());
-  const std::string why = lessons::divergence(3e6, lessons::LossKind::plain, "the MSE", 2.0);
+  CHECK(harness::divergence(1.9e6, harness::LossKind::plain, "the loss", 2.0).empty());
+  const std::string why = harness::divergence(3e6, harness::LossKind::plain, "the MSE", 2.0);
   CHECK(says_all(why, {"the MSE is 3e+06", "more than a million times its first value, 2"}));
-  CHECK(lessons::divergence(3e6, lessons::LossKind::plain, "the MSE").empty());  // no first value known
+  CHECK(harness::divergence(3e6, harness::LossKind::plain, "the MSE").empty());  // no first value known
   TempDir out("truth_rise");
   ParsedCli parsed({"--out", out.path.string()});
-  lessons::Run run(parsed.cli);
-  run.check_loss(1, 0.5, lessons::LossKind::plain, "the CNN's loss");
-  run.check_loss(1, 4e5, lessons::LossKind::plain, "another loop's loss");  // its own first value
-  CHECK_THROWS_WITH_AS(run.check_loss(2, 6e5, lessons::LossKind::plain, "the CNN's loss"),
+  harness::Run run(parsed.cli);
+  run.check_loss(1, 0.5, harness::LossKind::plain, "the CNN's loss");
+  run.check_loss(1, 4e5, harness::LossKind::plain, "another loop's loss");  // its own first value
+  CHECK_THROWS_WITH_AS(run.check_loss(2, 6e5, harness::LossKind::plain, "the CNN's loss"),
                        doctest::Contains("diverged at step 2: the CNN's loss is 600000, more than a million times its first value, 0.5"),
-                       lessons::Diverged);
+                       harness::Diverged);
 }
 
 #ifdef LADDER_MPIRUN
@@ -152,7 +152,7 @@ TEST_CASE("Ctrl-C on lesson 16's two processes: they stop together, exit 130, st
   fs::create_directories(out.path);
   const fs::path log = log_beside(out);
   // Started as ./ladder lesson 16 starts it, which passes Ctrl-C on to every process.
-  const pid_t child = start_program(std::string(LADDER_SOURCE_DIR) + "/lessons/common/run_processes.sh",
+  const pid_t child = start_program(std::string(LADDER_SOURCE_DIR) + "/harness/run_processes.sh",
                                     {"2", std::string(LADDER_LESSON_DIR) + "/lesson_16_data_parallel", "--quick", "--layers", "2", "--embd", "64",
                                      "--heads", "2", "--out", out.path.string()}, log);
   const bool stepped = wait_for(log, "step ", 40);  // the progress line: its first step, or a later one
@@ -205,8 +205,8 @@ TEST_CASE("a run that fails in a folder that holds a finished run leaves no trac
 TEST_CASE("summary.json says running while the run runs, and failed with the message when an error ends it") {
   TempDir out("truth_failed");
   ParsedCli parsed({"--out", out.path.string()});
-  const int status = lessons::lesson_main([&] {
-    lessons::Run run(parsed.cli);
+  const int status = harness::lesson_main([&] {
+    harness::Run run(parsed.cli);
     CHECK(summary_of(out.path)["status"] == "running");
     fail("99_kit", "the data ran out");
   });
@@ -221,24 +221,24 @@ TEST_CASE("a metric that is not finite, or weights the last update broke, make a
   TempDir out("truth_metric");
   ParsedCli parsed({"--out", out.path.string()});
   {
-    lessons::Run run(parsed.cli);
+    harness::Run run(parsed.cli);
     run.check_loss(4, 1.5);
     CHECK_THROWS_WITH_AS(run.finish({{"val_loss", NAN}}, {}, ""), doctest::Contains("diverged at step 4: the reported val_loss is nan"),
-                         lessons::Diverged);
+                         harness::Diverged);
   }
   CHECK(summary_of(out.path)["status"] == "diverged");
   {
-    lessons::Run run(parsed.cli);
-    CHECK_THROWS_WITH_AS(run.finish({{"val_ppl", INFINITY}}, {}, ""), doctest::Contains("the reported val_ppl is inf"), lessons::Diverged);
+    harness::Run run(parsed.cli);
+    CHECK_THROWS_WITH_AS(run.finish({{"val_ppl", INFINITY}}, {}, ""), doctest::Contains("the reported val_ppl is inf"), harness::Diverged);
   }
   CHECK(summary_of(out.path)["status"] == "diverged");
   {
-    lessons::Run run(parsed.cli);
+    harness::Run run(parsed.cli);
     nn::Linear layer(2, 2);
     layer.weight.data()[3] = INFINITY;
     CHECK_THROWS_WITH_AS(run.check_finite(9, layer.state_dict(), "the optimizer's "),
                          doctest::Contains("diverged at step 9: the last update left the optimizer's weight with a value of inf"),
-                         lessons::Diverged);
+                         harness::Diverged);
   }
 }
 
@@ -247,8 +247,8 @@ TEST_CASE("SIGTERM asks the run to stop at its next step: status interrupted wit
   ParsedCli parsed({"--out", out.path.string()});
   struct sigaction before {};
   sigaction(SIGTERM, nullptr, &before);
-  const int status = lessons::lesson_main([&] {
-    lessons::Run run(parsed.cli);
+  const int status = harness::lesson_main([&] {
+    harness::Run run(parsed.cli);
     run.check_loss(1, 2.0);
     run.evaluated("train", {{"step", 1}, {"val_loss", 1.75}});
     raise(SIGTERM);  // the handler only sets a flag: the process goes on
@@ -357,7 +357,7 @@ TEST_CASE("--threads above the machine's cores is refused; the header and summar
   TempDir out("truth_threads");
   const int before = num_threads();
   ParsedCli parsed({"--threads", "1", "--out", out.path.string()});
-  const std::string header = captured_stdout([&] { lessons::Run run(parsed.cli); });
+  const std::string header = captured_stdout([&] { harness::Run run(parsed.cli); });
   set_num_threads(before);
   CHECK(header.find("run: 1 thread (--threads) on " + std::to_string(cores) + " cores, load average") != std::string::npos);
   CHECK(header.find("BLAS: OpenBLAS") != std::string::npos);

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "core/error.h"
-#include "lessons/common/plot.h"
+#include "plot/plot.h"
 
 namespace fs = std::filesystem;
 
@@ -156,18 +156,18 @@ std::string write_comparison(const std::vector<RunFolder>& runs, const fs::path&
           if (column != "step" && std::find(columns.begin(), columns.end(), column) == columns.end()) columns.push_back(column);
     markdown += "## " + csv + "\n\n";
     for (const std::string& column : columns) {
-      lessons::LineChart chart{lesson + ": " + column + " (" + csv + ")", "step", column, {}, column.find("ppl") != std::string::npos};
+      plot::LineChart chart{lesson + ": " + column + " (" + csv + ")", "step", column, {}, column.find("ppl") != std::string::npos};
       for (const RunFolder& run : runs) {
         if (!run.csvs.count(csv)) continue;
         const Curves& curves = run.csvs.at(csv);
         const size_t at = static_cast<size_t>(std::find(curves.columns.begin(), curves.columns.end(), column) - curves.columns.begin());
         if (at == curves.columns.size()) continue;
-        lessons::Series series{run.label, {}, {}};
+        plot::Series series{run.label, {}, {}};
         for (const std::vector<double>& r : curves.rows) series.x.push_back(r[0]), series.y.push_back(r[at]);
         chart.series.push_back(series);
       }
       const std::string stem = fs::path(csv).stem().string() + "_" + column;
-      lessons::save_line_chart((out / stem).string(), chart);
+      plot::save_line_chart((out / stem).string(), chart);
       markdown += "![" + column + "](" + stem + ".png)\n\n";
     }
   }

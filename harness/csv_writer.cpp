@@ -1,0 +1,40 @@
+#include "harness/csv_writer.h"
+
+#include <iomanip>
+#include <sstream>
+
+#include "core/error.h"
+#include "data/visible_text.h"
+
+namespace ladder::harness {
+
+CsvWriter::CsvWriter(const std::string& path, std::vector<std::string> columns)
+    : out_(path), columns_(columns.size()), path_(path) {
+  if (!out_) fail("CsvWriter", "cannot write ", path);
+  for (const std::string& c : columns)
+    if (c.find_first_of(",\"\n") != std::string::npos) fail("CsvWriter", path, ": column name '", data::visible(c), "' has a comma, quote or newline");
+  for (size_t i = 0; i < columns.size(); ++i) out_ << (i ? "," : "") << columns[i];
+  out_ << "\n";
+  out_.flush();
+}
+
+void CsvWriter::row(const std::vector<double>& values) {
+  std::vector<std::string> cells;
+  for (double v : values) {
+    std::ostringstream cell;
+    cell << std::setprecision(8) << v;
+    cells.push_back(cell.str());
+  }
+  row(cells);
+}
+
+void CsvWriter::row(const std::vector<std::string>& cells) {
+  if (cells.size() != columns_) fail("CsvWriter", path_, ": ", cells.size(), " values for ", columns_, " columns");
+  for (const std::string& c : cells)
+    if (c.find_first_of(",\"\n") != std::string::npos) fail("CsvWriter", path_, ": cell '", data::visible(c), "' has a comma, quote or newline");
+  for (size_t i = 0; i < cells.size(); ++i) out_ << (i ? "," : "") << cells[i];
+  out_ << "\n";
+  out_.flush();
+}
+
+}  // namespace ladder::harness

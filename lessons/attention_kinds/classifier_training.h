@@ -1,0 +1,51 @@
+// What the training loops of the long-range lessons share beside optim::train_step (the loops
+// themselves are in lessons 13 and 15): the tracker of one classifier's run, and the answers of a
+// classifier (models/sequence_classifier.h: the encoder with any attention kind, or the LSTM
+// baseline) for every sequence of a labelled set, or of a tagger (models/encoder_tagger.h) at every
+// asked position, with their loss and accuracy, overall or by group; what always giving the most
+// common answer scores; and the standard error of an accuracy.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "data/batcher.h"
+#include "harness/run.h"
+#include "harness/tracker.h"
+#include "models/encoder_tagger.h"
+#include "models/sequence_classifier.h"
+
+namespace ladder::lessons {
+
+// The tracker of a classifier trained for `steps` steps of `batch` sequences: the validation loss
+// and accuracy ("val_loss", "val_acc") at ten evaluations spread over the run (and at the last
+// step), examples per second, `csv` in the run folder, the curves and the progress line named `name`.
+harness::Tracker classifier_tracker(harness::Run& run, int64_t steps, int64_t batch, const std::string& name, const std::string& csv);
+
+struct Predictions {
+  std::vector<int64_t> classes;  // the predicted class of each sequence (a tagger's: of each asked position)
+  double loss = 0;               // mean cross-entropy, nats
+  double accuracy = 0;
+};
+// The model's answers for every sequence of `set` (inputs (N,T), labels (N), valid (N,T) or
+// undefined), `batch` at a time, in eval mode without a graph.
+Predictions predict(models::SequenceClassifier& model, const data::LabelledBatch& set, int64_t batch);
+// A tagger's answers at every asked position of `set` (labels (N,T), data::kNoAnswer where nothing
+// is asked), row by row in the order of the positions.
+Predictions predict(models::EncoderTagger& model, const data::LabelledBatch& set, int64_t batch);
+
+// The binomial standard error of an accuracy p measured on n answers: sqrt(p (1 - p) / n).
+double standard_error(double p, int64_t n);
+
+// What always answering the most common label of `train_labels` (N) scores on `test_labels` (M): the
+// share of the test set that carries it. Labels are classes in [0, classes); data::kNoAnswer (a
+// position where nothing is asked) is left out of both.
+double majority_share(const Tensor& train_labels, const Tensor& test_labels, int64_t classes);
+
+// The accuracy of `p` within each group of sequences, group[n] in [0, groups) naming sequence n's
+// (lesson 13: how many blocks back its asked key sits); NaN for a group without sequences.
+std::vector<double> accuracy_by_group(const Predictions& p, const Tensor& labels, const std::vector<int64_t>& group,
+                                      int64_t groups);
+
+}  // namespace ladder::lessons
