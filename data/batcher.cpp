@@ -8,6 +8,11 @@
 
 namespace ladder::data {
 
+int64_t count_targets(const Tensor& y) {
+  const std::vector<float> all = y.to_vector();
+  return std::count_if(all.begin(), all.end(), [](float t) { return t != static_cast<float>(kNoAnswer); });
+}
+
 StreamBatcher::StreamBatcher(std::vector<int> ids, int64_t block) : ids_(std::move(ids)), block_(block) {
   if (block < 1) fail("StreamBatcher", "block must be at least 1, got ", block);
   if (static_cast<int64_t>(ids_.size()) < block + 1)

@@ -60,6 +60,8 @@ Batch sample_rows(const Batch& all, int64_t batch, Generator& gen);
 
 // The label of a position where nothing is asked: cross_entropy's default ignore_index, so it adds nothing.
 inline constexpr int64_t kNoAnswer = -100;
+// The targets of y that are not kNoAnswer: what a loss averages over.
+int64_t count_targets(const Tensor& y);
 
 // Labelled examples, one class each: points (N,2), images (N,1,H,W), or sequences of token ids
 // (N,T) with a mask of their real positions (and a class per sequence, or per position). What a

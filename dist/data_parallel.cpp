@@ -45,6 +45,12 @@ data::Batch take_shard(const data::Batch& batch, const Shard& shard) {
           mask.defined() ? narrow(mask, 0, shard.begin, shard.rows) : Tensor()};
 }
 
+BatchShare share_of(const data::Batch& batch, const Shard& shard) {
+  data::Batch rows = take_shard(batch, shard);
+  const float share = static_cast<float>(data::count_targets(rows.y)) / static_cast<float>(data::count_targets(batch.y));  // rows / batch for a stream, to the bit
+  return {std::move(rows), share};
+}
+
 void all_reduce_gradients(nn::Module& model, const Communicator& comm, float share) {
   const std::vector<Tensor> params = model.parameters();
   std::vector<float> flat(static_cast<size_t>(model.num_parameters()), 0.0f);  // a parameter unused here adds 0

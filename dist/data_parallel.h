@@ -27,6 +27,14 @@ struct Shard {
 Shard shard_of(int64_t batch, int rank, int processes);
 // x and y (B,T), and the key padding mask when the batch has one -> their rows begin .. begin + rows - 1: (rows,T)
 data::Batch take_shard(const data::Batch& batch, const Shard& shard);
+// A process's rows of a batch and their share of the batch's loss: their targets over the batch's,
+// the weight of their gradient in the average. In a stream every row has as many targets, so it is
+// the shard's share of the rows; with lines a short line has fewer than a long one.
+struct BatchShare {
+  data::Batch rows;  // x, y (rows,T)
+  float share = 0;
+};
+BatchShare share_of(const data::Batch& batch, const Shard& shard);
 
 // After backward, on every process: each gradient becomes the sum over the processes of share x
 // their gradient of their own rows, the gradient of the whole batch (of its mean loss). All of

@@ -19,9 +19,11 @@
 #include "plot/plot.h"
 #include "harness/run.h"
 #include "harness/tracker.h"
-#include "lessons/translation/translation.h"
+#include "lessons/translation/task_flags.h"
+#include "lessons/translation/training.h"
 #include "lessons/translation/report.h"
 #include "models/seq2seq.h"
+#include "models/translate.h"
 #include "optim/adam.h"
 #include "optim/train_step.h"
 
@@ -29,29 +31,22 @@ using namespace ladder;
 
 namespace {
 
-// The training loop of parts 1, 3 and 5: Adam at --lr, the gradient clipped to norm 1, --steps
-// random batches of pairs; the model's loss feeds its decoder as model.feeding says.
-harness::Tracker train(harness::Run& run, models::Seq2Seq& model, const lessons::TranslationTask& task,
+// The training loop of parts 1, 3 and 5: Adam at --lr, --steps random batches of pairs, the gradient
+// clipped to norm 1. The model's loss feeds its decoder as model.feeding says: with teacher forcing
+// (parts 1 and 5) the decoder reads the true previous target token, in part 3 its own prediction.
+harness::Tracker train(harness::Run& run, models::Seq2Seq& model, const data::TranslationTask& task,
                        const harness::CommonFlags& flags, const std::string& name, const std::string& csv,
                        lessons::NormalisationWatch* watch = nullptr) {
   optim::Adam adam(model.named_parameters(), {.lr = flags.lr});
-  harness::Tracker tracker = lessons::translation_tracker(run, flags, name, csv);
-  lessons::BestWeights best(task);  // a pairs file's model ends with the weights of its lowest validation loss
+  lessons::TranslationTracker tracker(run, task, flags, name, csv, watch);
   Generator batches(flags.seed + 11);  // the same batches for every model
-  for (int64_t step = tracker.resume({model, adam, {&batches}, best.carried()}); step <= flags.steps; ++step) {  // 1, or after --resume's checkpoint
+  for (int64_t step = tracker.resume(model, adam, batches); step <= flags.steps; ++step) {  // 1, or after --resume's checkpoint
     model.train();
     const std::vector<data::Seq2SeqBatch> batch = task.training_batch(flags.batch, batches);
     tracker.step(step, optim::train_step(model, adam, batch, 1.0f), adam.lr());
-    if (tracker.evaluation_due(step)) {
-      const std::vector<double> figures = lessons::validation_figures(model, model, task);
-      best.offer(model, step, figures[0]);  // before the checkpoint, which keeps it
-      if (watch) watch->offer(model, model, task, step);  // the decoders while the model is still unsure
-      tracker.evaluated(step, figures);
-    }
+    if (tracker.evaluation_due(step)) tracker.evaluate(model, step);
   }
-  tracker.finish();
-  best.restore(model);
-  return tracker;
+  return tracker.finish(model);  // a pairs file's model ends with the weights of its lowest validation loss
 }
 
 }  // namespace
@@ -70,8 +65,8 @@ int main(int argc, char** argv) {
     if (cli.common.quick) cli.common.steps = std::min<int64_t>(cli.common.steps, 40);
     if (cli.common.quick) task_flags.number_steps = std::min<int64_t>(task_flags.number_steps, 40);
 
-    const lessons::TranslationTask task = lessons::load_translation_task(task_flags, cli.common, "07_seq2seq");
-    const std::optional<lessons::TranslationTask> numbers = lessons::load_number_task(task_flags, cli.common, "07_seq2seq");
+    const data::TranslationTask task = lessons::load_translation_task(task_flags, cli.common, "07_seq2seq");
+    const std::optional<data::TranslationTask> numbers = lessons::load_number_task(task_flags, cli.common, "07_seq2seq");
     config = lessons::sized_for(config, task);
     models::check_config("07_seq2seq", config);
     harness::check_memory("07_seq2seq", lessons::seq2seq_memory(config, cli.common.batch, task.source_width, task.longest_target));
@@ -88,7 +83,7 @@ int main(int argc, char** argv) {
     run.save_checkpoint(model, task.tokenizers.metadata());
 
     std::printf("\n== 2. translating the %zu test sources: greedy and beam search ==\n", task.test.size());
-    const lessons::DecoderComparison decoders = lessons::compare_decoders(run, model, model, task);
+    const lessons::DecoderComparison decoders = lessons::compare_decoders(run, model, task);
     run.wrote(plot::save_line_chart(run.path("beam_seconds"),
                                        {"Seconds to translate the test set against beam width", "beam width", "seconds",
                                         {decoders.seconds}}));
@@ -101,7 +96,7 @@ int main(int argc, char** argv) {
       models::Seq2Seq free_running(config, same_init);
       free_running.feeding = models::Feeding::own_predictions;  // its loss: the decoder reads what it predicted
       const harness::Tracker own = train(run, free_running, task, cli.common, "own predictions", "metrics_own_predictions.csv");
-      const lessons::TranslationScores s = lessons::score(lessons::translate(free_running, free_running, task, task.test, 0), task.test);
+      const models::TranslationScores s = models::score(models::translate(free_running, task, task.test, 0), task.test);
       std::printf("validation loss %.4f (teacher forcing: %.4f); greedy test exact match %.3f (teacher forcing: %.3f)\n",
                   own.last("val_loss"), taught.last("val_loss"), s.exact_match, decoders.greedy_scores.exact_match);
       curves.push_back(own.curve("val_loss"));
@@ -129,7 +124,7 @@ int main(int argc, char** argv) {
       budget.steps = task_flags.number_steps;
       lessons::NormalisationWatch watch(budget.steps);
       const harness::Tracker counted = train(run, number_model, *numbers, budget, "numbers", "metrics_numbers.csv", &watch);
-      summary.add(lessons::report_number_task(run, cli, number_model, number_model, *numbers, counted, watch,
+      summary.add(lessons::report_number_task(run, cli, number_model, *numbers, counted, watch,
                                               "encoder-decoder (lesson 07)", std::nullopt));
     }
     run.finish(summary.metrics, summary.notes,

@@ -21,7 +21,8 @@
 #include "plot/plot.h"
 #include "harness/run.h"
 #include "harness/tracker.h"
-#include "lessons/translation/translation.h"
+#include "lessons/translation/task_flags.h"
+#include "lessons/translation/training.h"
 #include "lessons/translation/report.h"
 #include "models/seq2seq_attention.h"
 #include "optim/adam.h"
@@ -33,34 +34,26 @@ namespace {
 
 constexpr size_t kMaps = 4;  // test examples drawn as attention maps
 
-// Lesson 07's training loop: Adam at --lr, the gradient clipped to norm 1, --steps random batches of
-// pairs (lesson 07's batches), teacher forcing.
-harness::Tracker train(harness::Run& run, models::Seq2SeqAttention& model, const lessons::TranslationTask& task,
+// Lesson 07's training loop for the model with attention: Adam at --lr, the gradient clipped to
+// norm 1, the same random batches of pairs, teacher forcing. The attention is trained through the
+// same loss: nothing in the loop says where the decoder should look.
+harness::Tracker train(harness::Run& run, models::Seq2SeqAttention& model, const data::TranslationTask& task,
                        const harness::CommonFlags& flags, const std::string& name, const std::string& csv,
                        lessons::NormalisationWatch* watch = nullptr) {
   optim::Adam adam(model.named_parameters(), {.lr = flags.lr});
-  harness::Tracker tracker = lessons::translation_tracker(run, flags, name, csv);
-  lessons::BestWeights best(task);  // a pairs file's model ends with the weights of its lowest validation loss
-  Generator batches(flags.seed + 11);  // the same batches for every model
-  for (int64_t step = tracker.resume({model, adam, {&batches}, best.carried()}); step <= flags.steps; ++step) {  // 1, or after --resume's checkpoint
+  lessons::TranslationTracker tracker(run, task, flags, name, csv, watch);
+  Generator batches(flags.seed + 11);  // lesson 07's batches
+  for (int64_t step = tracker.resume(model, adam, batches); step <= flags.steps; ++step) {  // 1, or after --resume's checkpoint
     model.train();
-    const std::vector<data::Seq2SeqBatch> batch = task.training_batch(flags.batch, batches);
-    tracker.step(step, optim::train_step(model, adam, batch, 1.0f), adam.lr());
-    if (tracker.evaluation_due(step)) {
-      const std::vector<double> figures = lessons::validation_figures(model, model, task);
-      best.offer(model, step, figures[0]);  // before the checkpoint, which keeps it
-      if (watch) watch->offer(model, model, task, step);  // the decoders while the model is still unsure
-      tracker.evaluated(step, figures);
-    }
+    tracker.step(step, optim::train_step(model, adam, task.training_batch(flags.batch, batches), 1.0f), adam.lr());
+    if (tracker.evaluation_due(step)) tracker.evaluate(model, step);
   }
-  tracker.finish();
-  best.restore(model);
-  return tracker;
+  return tracker.finish(model);
 }
 
 // The attention weights of one greedy translation of `pair`'s source: a row per output token (the
 // <eos> included), a column per source token.
-plot::Heatmap attention_map(models::Seq2SeqAttention& model, const lessons::TranslationTask& task,
+plot::Heatmap attention_map(models::Seq2SeqAttention& model, const data::TranslationTask& task,
                                const data::IdPair& pair, const std::string& title) {
   NoGradGuard no_grad;
   model.eval();
@@ -85,7 +78,7 @@ plot::Heatmap attention_map(models::Seq2SeqAttention& model, const lessons::Tran
 }
 
 // Draws the attention maps of test pairs `rows` as attention_map_NAME_1.png, ...
-void save_maps(harness::Run& run, models::Seq2SeqAttention& model, const lessons::TranslationTask& task,
+void save_maps(harness::Run& run, models::Seq2SeqAttention& model, const data::TranslationTask& task,
                const std::vector<size_t>& rows, const std::string& name) {
   for (size_t k = 0; k < rows.size(); ++k) {
     const std::string title = "Attention while translating \"" + task.test_text[rows[k]].source + "\"";
@@ -110,8 +103,8 @@ int main(int argc, char** argv) {
     if (cli.common.quick) cli.common.steps = std::min<int64_t>(cli.common.steps, 40);
     if (cli.common.quick) task_flags.number_steps = std::min<int64_t>(task_flags.number_steps, 40);
 
-    const lessons::TranslationTask task = lessons::load_translation_task(task_flags, cli.common, "09_attention_seq2seq");
-    const std::optional<lessons::TranslationTask> numbers = lessons::load_number_task(task_flags, cli.common, "09_attention_seq2seq");
+    const data::TranslationTask task = lessons::load_translation_task(task_flags, cli.common, "09_attention_seq2seq");
+    const std::optional<data::TranslationTask> numbers = lessons::load_number_task(task_flags, cli.common, "09_attention_seq2seq");
     config = lessons::sized_for(config, task);
     models::check_config("09_attention_seq2seq", config);
     harness::check_memory("09_attention_seq2seq", lessons::seq2seq_memory(config, cli.common.batch, task.source_width, task.longest_target));
@@ -135,7 +128,7 @@ int main(int argc, char** argv) {
                                                           losses, /*log_y=*/true}));
 
     std::printf("\n== 2. translating the %zu test sources: greedy and beam search ==\n", task.test.size());
-    const lessons::DecoderComparison decoders = lessons::compare_decoders(run, model, model, task);
+    const lessons::DecoderComparison decoders = lessons::compare_decoders(run, model, task);
 
     std::printf("\n== 3. attention maps of %zu test translations ==\n", std::min(kMaps, task.test.size()));
     save_maps(run, model, task, lessons::first_test_pairs(task, kMaps), "attention_map_");
@@ -156,7 +149,7 @@ int main(int argc, char** argv) {
       budget.steps = task_flags.number_steps;
       lessons::NormalisationWatch watch(budget.steps);
       const harness::Tracker counted = train(run, number_model, *numbers, budget, "numbers", "metrics_numbers.csv", &watch);
-      summary.add(lessons::report_number_task(run, cli, number_model, number_model, *numbers, counted, watch,
+      summary.add(lessons::report_number_task(run, cli, number_model, *numbers, counted, watch,
                                               "with attention (lesson 09)", lesson07));
       save_maps(run, number_model, *numbers, lessons::longest_test_pairs(*numbers, 2), "attention_numbers_");
       std::printf("attention maps of the two longest test numbers: attention_numbers_1.png, attention_numbers_2.png\n");

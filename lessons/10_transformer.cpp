@@ -33,7 +33,8 @@
 #include "harness/schedule_flags.h"
 #include "harness/tracker.h"
 #include "lessons/10_transformer/attention_maps.h"
-#include "lessons/translation/translation.h"
+#include "lessons/translation/task_flags.h"
+#include "lessons/translation/training.h"
 #include "lessons/translation/report.h"
 #include "models/transformer.h"
 #include "nn/attention/positional_encoding.h"
@@ -92,7 +93,7 @@ void check_flags(const TransformerFlags& flags, const harness::LessonCli& cli, i
            " (that part warms up over the same steps); give a smaller --warmup or ", part, " 0");
 }
 
-models::TransformerConfig model_config(const TransformerFlags& flags, const lessons::TranslationTask& task, bool norm_first) {
+models::TransformerConfig model_config(const TransformerFlags& flags, const data::TranslationTask& task, bool norm_first) {
   return {.src_vocab = task.tokenizers.source.vocab_size(), .tgt_vocab = task.tokenizers.target.vocab_size(),
           .d_model = flags.embed, .nhead = flags.heads, .encoder_layers = flags.layers, .decoder_layers = flags.layers,
           .dim_feedforward = flags.ff, .dropout = flags.dropout, .norm_first = norm_first,
@@ -101,30 +102,23 @@ models::TransformerConfig model_config(const TransformerFlags& flags, const less
 }
 
 // The training loop of parts 2, 5 and 6: lesson 07's (Adam, the gradient clipped to norm 1, the same
-// random batches for every model) with a learning-rate schedule, step s (from 1) at rate lr(s - 1).
-harness::Tracker train(harness::Run& run, models::Transformer& model, const lessons::TranslationTask& task,
+// random batches for every model) with the Transformer's learning-rate schedule: a warmup, then a
+// decay, step s (from 1) at rate lr(s - 1).
+harness::Tracker train(harness::Run& run, models::Transformer& model, const data::TranslationTask& task,
                        const harness::CommonFlags& flags, const harness::ScheduleFlags& schedule, const std::string& name,
                        const std::string& csv, lessons::NormalisationWatch* watch = nullptr) {
   const optim::Schedule lr = schedule.schedule(flags.lr, flags.steps);  // warmup, then down to lr / 10
   optim::Adam adam(model.named_parameters(), {.lr = flags.lr});
-  harness::Tracker tracker = lessons::translation_tracker(run, flags, name, csv);
-  lessons::BestWeights best(task);  // a pairs file's model ends with the weights of its lowest validation loss
-  Generator batches(flags.seed + 11);  // the same batches for every model
-  for (int64_t step = tracker.resume({model, adam, {&batches}, best.carried()}); step <= flags.steps; ++step) {  // 1, or after --resume's checkpoint
+  lessons::TranslationTracker tracker(run, task, flags, name, csv, watch);
+  Generator batches(flags.seed + 11);  // lesson 07's batches
+  for (int64_t step = tracker.resume(model, adam, batches); step <= flags.steps; ++step) {  // 1, or after --resume's checkpoint
     model.train();
     const std::vector<data::Seq2SeqBatch> batch = task.training_batch(flags.batch, batches);
     adam.set_lr(lr(step - 1));
     tracker.step(step, optim::train_step(model, adam, batch, 1.0f), adam.lr());
-    if (tracker.evaluation_due(step)) {
-      const std::vector<double> figures = lessons::validation_figures(model, model, task);
-      best.offer(model, step, figures[0]);  // before the checkpoint, which keeps it
-      if (watch) watch->offer(model, model, task, step);  // the decoders while the model is still unsure
-      tracker.evaluated(step, figures);
-    }
+    if (tracker.evaluation_due(step)) tracker.evaluate(model, step);
   }
-  tracker.finish();
-  best.restore(model);
-  return tracker;
+  return tracker.finish(model);
 }
 
 // Part 1: the table P (positions x dimensions) and P P^T.
@@ -157,7 +151,7 @@ struct NormRun {
 };
 
 // Part 5: post-LN and pre-LN, with and without warmup, from the same initial weights and batches.
-std::vector<NormRun> compare_norms(harness::Run& run, const TransformerFlags& flags, const lessons::TranslationTask& task,
+std::vector<NormRun> compare_norms(harness::Run& run, const TransformerFlags& flags, const data::TranslationTask& task,
                                    const harness::CommonFlags& common) {
   harness::CommonFlags budget = common;
   budget.steps = flags.norm_steps;
@@ -217,8 +211,8 @@ int main(int argc, char** argv) {
       fail(kLesson, cli.common.quick ? "--quick's warmup, a quarter of --steps and of --norm-steps, is 0 here" : "--warmup 0",
            ": part 5's runs with and without warmup would be the same run; give --steps and --norm-steps of 4 or more, or --norm-steps 0");
 
-    const lessons::TranslationTask task = lessons::load_translation_task(task_flags, cli.common, kLesson);
-    const std::optional<lessons::TranslationTask> numbers = lessons::load_number_task(task_flags, cli.common, kLesson);
+    const data::TranslationTask task = lessons::load_translation_task(task_flags, cli.common, kLesson);
+    const std::optional<data::TranslationTask> numbers = lessons::load_number_task(task_flags, cli.common, kLesson);
     const models::TransformerConfig config = model_config(flags, task, flags.pre_ln);
     models::check_config(kLesson, config);
     harness::check_memory(kLesson, lessons::transformer_memory(config, cli.common.batch, task.source_width, task.longest_target + 1));
@@ -250,14 +244,14 @@ int main(int argc, char** argv) {
                                                           {tracker.curve("val_loss")}, /*log_y=*/true}));
 
     std::printf("\n== 3. translating the %zu test sources: greedy and beam search ==\n", task.test.size());
-    const lessons::DecoderComparison decoders = lessons::compare_decoders(run, model, model, task);
+    const lessons::DecoderComparison decoders = lessons::compare_decoders(run, model, task);
     std::printf("\ngreedy exact match by source length:\n");
     lessons::report_exact_match_by_length(run, cli, lessons::main_task_chart(), task, decoders.greedy, "Transformer (lesson 10)",
                                           lesson09);
 
     std::printf("\n== 4. attention maps of every layer and head, test example \"%s\" ==\n",
                 task.test_text.front().source.c_str());
-    show_attention_maps(run, model, task);
+    lessons::show_attention_maps(run, model, task);
 
     lessons::TranslationSummary summary = lessons::translation_summary(task, tracker, decoders);
     summary.metrics["encoder_attention"] = config.encoder_attention.kind;
@@ -281,7 +275,7 @@ int main(int argc, char** argv) {
       lessons::NormalisationWatch watch(budget.steps);
       const harness::Tracker counted =
           train(run, number_model, *numbers, budget, flags.schedule, "numbers", "metrics_numbers.csv", &watch);
-      summary.add(lessons::report_number_task(run, cli, number_model, number_model, *numbers, counted, watch,
+      summary.add(lessons::report_number_task(run, cli, number_model, *numbers, counted, watch,
                                               "Transformer (lesson 10)", lesson09));
     }
     run.finish(summary.metrics, summary.notes, "docs/10_transformer.md, section 7 (Reading the attention maps); then lesson 11, a GPT");

@@ -35,6 +35,7 @@
 #include "harness/run.h"
 #include "harness/tracker.h"
 #include "models/gpt.h"
+#include "models/gpt_text.h"
 #include "nn/attention/bigbird_attention.h"
 #include "nn/attention/linear_attention.h"
 #include "optim/train_step.h"
@@ -52,11 +53,11 @@ constexpr int64_t kDefaultSteps = 2000;
 // the rate warmed up then decayed, AdamW, the gradient clipped to --clip; the validation loss over
 // the whole validation text every --eval-every steps.
 harness::Tracker train(harness::Run& run, const harness::CommonFlags& flags, models::GPT& model,
-                       const lessons::CharCorpus& corpus, const lessons::GPTTraining& training) {
+                       const data::CharCorpus& corpus, const lessons::GPTTraining& training) {
   const int64_t context = model.config().block_size;
   optim::AdamW adamw = training.optimizer(model, flags.lr);
   const optim::Schedule lr = training.schedule.schedule(flags.lr, flags.steps);
-  const lessons::TrainingBatches batches_of(corpus, context);
+  const data::TrainingBatches batches_of(corpus, context);
   Generator batches(flags.seed + 1);
   harness::Tracker tracker = training.tracker(run, flags, context, "metrics.csv");
   model.train();
@@ -64,14 +65,14 @@ harness::Tracker train(harness::Run& run, const harness::CommonFlags& flags, mod
     adamw.set_lr(lr(step - 1));
     const data::Batch batch = batches_of.sample(flags.batch, batches);  // x, y (B,T)
     tracker.step(step, optim::train_step(model, adamw, batch, training.clip), adamw.lr());
-    if (tracker.evaluation_due(step)) tracker.evaluated(step, lessons::validation_figures(model, corpus, flags));
+    if (tracker.evaluation_due(step)) tracker.evaluated(step, lessons::validation_figures(model, corpus));
   }
   tracker.finish();
   return tracker;
 }
 
 // Prints the last validation loss and draws the training and validation perplexity against step.
-void report_perplexity(harness::Run& run, const harness::Tracker& tracker, const lessons::CharCorpus& corpus, int64_t context) {
+void report_perplexity(harness::Run& run, const harness::Tracker& tracker, const data::CharCorpus& corpus, int64_t context) {
   const double val_loss = tracker.last("val_loss");
   std::printf("validation perplexity %.2f (%.4f nats per character, over %s)\n", std::exp(val_loss), val_loss,
               lessons::validation_extent(corpus, context).c_str());
@@ -83,7 +84,7 @@ void report_perplexity(harness::Run& run, const harness::Tracker& tracker, const
 }
 
 // ---- 2. samples and the checkpoint ----
-void samples(harness::Run& run, const harness::CommonFlags& flags, models::GPT& model, const lessons::CharCorpus& corpus,
+void samples(harness::Run& run, const harness::CommonFlags& flags, models::GPT& model, const data::CharCorpus& corpus,
              const std::vector<int>& prompt) {
   std::printf("\n== 2. samples ==\n");
   const int64_t length = flags.quick ? 80 : 300, lines = flags.quick ? 5 : 10;
@@ -92,7 +93,7 @@ void samples(harness::Run& run, const harness::CommonFlags& flags, models::GPT& 
   for (const float temperature : {0.5f, 1.0f, 1.5f}) {
     Generator gen(flags.seed + 2);
     const std::string text = corpus.lines ? lessons::line_samples(model, corpus, prompt, lines, temperature, gen)
-                                          : lessons::sample_text(model, corpus.tokenizer, prompt, length, temperature, gen);
+                                          : models::sample_text(model, corpus.tokenizer, prompt, length, temperature, gen);
     std::printf("-- temperature %.1f:\n%s\n", temperature, text.c_str());
     std::fprintf(out, "-- temperature %.1f:\n%s\n", temperature, text.c_str());
   }
@@ -161,7 +162,7 @@ std::vector<Tensor> attention_of(models::GPT& model, const Tensor& ids, const st
 // The maps show the matrix each kind implies (AttentionKind::implied_weights): linear attention
 // never builds it when it trains, BigBird leaves the blocks out of its pattern at zero.
 // The passage: the first 48 validation characters, or with lines, the first validation line framed.
-void attention_maps(harness::Run& run, models::GPT& model, const lessons::CharCorpus& corpus) {
+void attention_maps(harness::Run& run, models::GPT& model, const data::CharCorpus& corpus) {
   const data::Tokenizer& tokenizer = corpus.tokenizer;
   const std::vector<int>& first = corpus.lines ? corpus.val_lines.front() : corpus.val_ids;
   std::vector<int> passage(first.begin(), first.begin() + std::min<int64_t>(std::ssize(first), 48));
@@ -241,12 +242,12 @@ void sample_from(const std::string& file, std::optional<int64_t> shorter, const 
               harness::describe_attention(config.attention, /*causal=*/true).c_str());
   Generator gen(seed);
   if (!lines) {
-    std::printf("%s\n", lessons::sample_text(model, tokenizer, lessons::prompt_ids(kLesson, tokenizer, prompt), length, temperature, gen).c_str());
+    std::printf("%s\n", models::sample_text(model, tokenizer, lessons::prompt_ids(kLesson, tokenizer, prompt), length, temperature, gen).c_str());
     return;
   }
   const std::vector<int> start = prompt.empty() ? std::vector<int>{} : lessons::prompt_ids(kLesson, tokenizer, prompt);
   for (int64_t printed = 0; printed < length;)  // whole lines until --sample-chars characters are out
-    for (const lessons::SampledLine& line : lessons::sample_lines(model, tokenizer, start, 10, temperature, gen)) {
+    for (const models::SampledLine& line : models::sample_lines(model, tokenizer, start, 10, temperature, gen)) {
       if (printed >= length) break;
       std::printf("%s\n", tokenizer.decode(line.ids).c_str());
       printed += std::ssize(line.ids) + 1;
@@ -295,8 +296,7 @@ int main(int argc, char** argv) {
     config.attention = harness::attention_settings(kLesson, cli, attention, cli.common.seed);
     lessons::check_gpt_shape(kLesson, config);
     training.settle(kLesson, cli.common);
-    const lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, config.block_size, cli.given("--context"));
-    config.block_size = corpus.context;
+    const data::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, config.block_size, cli.given("--context"));
     harness::check_pattern_fits(kLesson, config.attention, config.block_size, /*causal=*/true, cat("--context ", config.block_size));
     config.vocab_size = corpus.tokenizer.vocab_size();
     harness::check_memory(kLesson, lessons::gpt_training_memory(config, cli.common.batch, lessons::gpt_flags_text(config)));

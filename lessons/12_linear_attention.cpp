@@ -231,7 +231,7 @@ std::vector<lessons::Spectrum> implied_ranks(harness::Run& run, Generator& gen) 
 // One GPT per kind of kMapKinds, each from the same initial weights (the attention kinds have no
 // parameters), trained on the same batches for the same steps: lesson 11's loop, in each kind's
 // gpt_NAME.csv.
-lessons::GPTComparison train_per_kind(harness::Run& run, const harness::CommonFlags& flags, const lessons::CharCorpus& corpus,
+lessons::GPTComparison train_per_kind(harness::Run& run, const harness::CommonFlags& flags, const data::CharCorpus& corpus,
                                       models::GPTConfig gpt, const lessons::GPTTraining& training) {
   std::printf("\n== 4. Character GPTs: softmax attention against each feature map, same text and budget ==\n");
   lessons::print_compared_gpts(gpt, flags, corpus);
@@ -243,7 +243,7 @@ lessons::GPTComparison train_per_kind(harness::Run& run, const harness::CommonFl
     models::GPT model(gpt, init);
     optim::AdamW adamw = training.optimizer(model, flags.lr);
     const optim::Schedule lr = training.schedule.schedule(flags.lr, flags.steps);
-    const lessons::TrainingBatches batches_of(corpus, gpt.block_size);  // windows, or with --lines whole lines
+    const data::TrainingBatches batches_of(corpus, gpt.block_size);  // windows, or with --lines whole lines
     Generator batches(flags.seed + 1);  // the same batches for every kind
     harness::Tracker tracker = training.tracker(run, flags, gpt.block_size, "gpt_" + kind.name + ".csv", kind.label);
     model.train();
@@ -251,7 +251,7 @@ lessons::GPTComparison train_per_kind(harness::Run& run, const harness::CommonFl
       adamw.set_lr(lr(step - 1));
       const data::Batch batch = batches_of.sample(flags.batch, batches);  // x, y (B,T)
       tracker.step(step, optim::train_step(model, adamw, batch, training.clip), adamw.lr());
-      if (tracker.evaluation_due(step)) tracker.evaluated(step, lessons::validation_figures(model, corpus, flags));
+      if (tracker.evaluation_due(step)) tracker.evaluated(step, lessons::validation_figures(model, corpus));
     }
     tracker.finish();
     comparison.add(kind, tracker);
@@ -299,8 +299,8 @@ int main(int argc, char** argv) {
     harness::check_feature_map(kLesson, feature_map);
     lessons::check_gpt_shape(kLesson, gpt);
     training.settle(kLesson, cli.common);
-    const lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, gpt.block_size, cli.given("--context"));
-    gpt.block_size = corpus.context, gpt.vocab_size = corpus.tokenizer.vocab_size();
+    const data::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, gpt.block_size, cli.given("--context"));
+    gpt.vocab_size = corpus.tokenizer.vocab_size();
     harness::check_memory(kLesson, lessons::gpt_training_memory(gpt, cli.common.batch, lessons::gpt_flags_text(gpt)));
     if (cli.common.quick) max_n = std::min<int64_t>(max_n, 512);
     harness::Run run(cli);

@@ -238,7 +238,7 @@ struct TrainedGPTs {
 // The six GPTs, each from the same initial weights on the same batches for the same steps: lesson
 // 11's loop, in each kind's gpt_NAME.csv. At every evaluation the paper's VQ model's codebooks are
 // recorded (lessons/14_transformer_vq/codebook.h), and reported once it is trained, with its position bias.
-TrainedGPTs train_per_kind(harness::Run& run, const harness::CommonFlags& flags, const lessons::CharCorpus& corpus,
+TrainedGPTs train_per_kind(harness::Run& run, const harness::CommonFlags& flags, const data::CharCorpus& corpus,
                            models::GPTConfig gpt, const lessons::GPTTraining& training, const VQFlags& vq) {
   std::printf("\n== 3. Character GPTs: full, linear and VQ attention part by part, same text and budget ==\n");
   lessons::print_compared_gpts(gpt, flags, corpus);
@@ -252,7 +252,7 @@ TrainedGPTs train_per_kind(harness::Run& run, const harness::CommonFlags& flags,
     models::GPT model(gpt, init);
     optim::AdamW adamw = training.optimizer(model, flags.lr);
     const optim::Schedule lr = training.schedule.schedule(flags.lr, flags.steps);
-    const lessons::TrainingBatches batches_of(corpus, gpt.block_size);  // windows, or with --lines whole lines
+    const data::TrainingBatches batches_of(corpus, gpt.block_size);  // windows, or with --lines whole lines
     Generator batches(flags.seed + 1);  // the same batches for every kind
     harness::Tracker tracker = training.tracker(run, flags, gpt.block_size, "gpt_" + kind.name + ".csv", kind.label);
     model.train();
@@ -261,7 +261,7 @@ TrainedGPTs train_per_kind(harness::Run& run, const harness::CommonFlags& flags,
       const data::Batch batch = batches_of.sample(flags.batch, batches);  // x, y (B,T)
       tracker.step(step, optim::train_step(model, adamw, batch, training.clip), adamw.lr());
       if (!tracker.evaluation_due(step)) continue;
-      const std::vector<double> figures = lessons::validation_figures(model, corpus, flags);
+      const std::vector<double> figures = lessons::validation_figures(model, corpus);
       if (followed) lessons::record_codebooks(model, step, history);  // before the checkpoint, which keeps the history
       tracker.evaluated(step, figures);
     }
@@ -315,8 +315,8 @@ int main(int argc, char** argv) {
     cli.parse(argc, argv);
     lessons::check_gpt_shape(kLesson, gpt);
     training.settle(kLesson, cli.common);
-    const lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, gpt.block_size, cli.given("--context"));
-    gpt.block_size = corpus.context, gpt.vocab_size = corpus.tokenizer.vocab_size();
+    const data::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, gpt.block_size, cli.given("--context"));
+    gpt.vocab_size = corpus.tokenizer.vocab_size();
     vq.settle(gpt.block_size, corpus.lines, cli.given("--attention-block"));
     harness::check_memory(kLesson, lessons::gpt_training_memory(gpt, cli.common.batch, lessons::gpt_flags_text(gpt)));
     if (cli.common.quick) max_n = std::min<int64_t>(max_n, 512);

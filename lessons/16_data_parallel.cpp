@@ -28,6 +28,7 @@
 #include "harness/run.h"
 #include "harness/tracker.h"
 #include "models/gpt.h"
+#include "models/gpt_text.h"
 #include "optim/adam.h"
 #include "optim/schedule.h"
 #include "optim/sgd.h"
@@ -45,7 +46,7 @@ struct Setup {
   lessons::GPTTraining training;  // lesson 11's: AdamW's groups, --warmup then --decay, --clip, --eval-every
   int64_t short_steps;            // each run of part 4
   models::GPTConfig config;
-  lessons::CharCorpus corpus;
+  data::CharCorpus corpus;
   const dist::Communicator* processes;
   harness::Run* run;  // null on every process but rank 0
 };
@@ -62,12 +63,12 @@ std::unique_ptr<models::GPT> same_model(const Setup& s, const dist::Communicator
 
 // Every process draws the same batches (one seed) and keeps its shard's rows: together, exactly one process's batch.
 struct Batches {
-  lessons::TrainingBatches batcher;  // windows, or with --lines whole lines
+  data::TrainingBatches batcher;  // windows, or with --lines whole lines
   Generator gen;
   int64_t batch;
   data::Batch next() { return batcher.sample(batch, gen); }  // x, y (batch,T)
 };
-Batches batches(const Setup& s) { return {lessons::TrainingBatches(s.corpus, s.config.block_size), Generator(s.flags.seed + 1), s.flags.batch}; }
+Batches batches(const Setup& s) { return {data::TrainingBatches(s.corpus, s.config.block_size), Generator(s.flags.seed + 1), s.flags.batch}; }
 
 // Lesson 11's optimiser and schedule: AdamW (no decay on biases, norms, embeddings), warmup, then --decay's shape.
 optim::AdamW adamw_for(models::GPT& model, const Setup& s) { return s.training.optimizer(model, s.flags.lr); }
@@ -79,7 +80,7 @@ double gradient_check(const Setup& s) {
   std::printf("== 1. the averaged gradient: %d processes against one process with the whole batch ==\n", all.size());
   auto model = same_model(s, all);
   const data::Batch batch = batches(s).next();
-  const lessons::BatchShare mine = lessons::share_of(batch, dist::shard_of(s.flags.batch, all.rank(), all.size()));
+  const dist::BatchShare mine = dist::share_of(batch, dist::shard_of(s.flags.batch, all.rank(), all.size()));
   model->loss(mine.rows).backward();  // this process's rows only
   dist::all_reduce_gradients(*model, all, mine.share);
   std::vector<float> averaged;  // every gradient, end to end
@@ -124,13 +125,15 @@ Trained train(const Setup& s, models::GPT& model, const dist::Communicator& comm
   const int64_t first = tracker ? tracker->resume(state) : harness::resume_without_run(s.flags.resume, kLesson, csv, state);
   for (int64_t step = first; step <= s.flags.steps; ++step) {
     adamw.set_lr(schedule(step - 1));
-    const lessons::BatchShare mine = lessons::share_of(data.next(), shard);  // its targets' share: with --lines, not its rows'
+    const dist::BatchShare mine = dist::share_of(data.next(), shard);  // its targets' share: with --lines, not its rows'
     optim::StepResult result = optim::train_step(model, adamw, mine.rows, s.training.clip, [&] { dist::all_reduce_gradients(model, comm, mine.share); });
     result.loss = comm.sum(mine.share * result.loss);  // the whole batch's loss, the same on every process
     out.losses.push_back(result.loss);
     harness::stop_together(comm, s.run, [&] { if (tracker) tracker->step(step, result, adamw.lr()); });
     if (step % s.training.eval_every != 0 && step != s.flags.steps) continue;  // evaluation_due's rule, on every process
-    const double val_loss = lessons::split_validation_loss(model, s.corpus, {comm.rank(), comm.size()}, [&](double x) { return comm.sum(x); });
+    // each process scores its share of the validation text; the sums over all of them give the whole's mean
+    const models::SummedLoss scored = models::validation_loss(model, s.corpus, {comm.rank(), comm.size()});
+    const double val_loss = comm.sum(scored.total) / comm.sum(static_cast<double>(scored.targets));
     if (tracker) tracker->evaluated(step, {val_loss});
   }
   harness::stop_together(comm, s.run, [&] { if (tracker) tracker->finish(); });
@@ -212,13 +215,13 @@ ShortRun short_run(const Setup& s, models::GPT& model, optim::Optimizer& optimiz
   const dist::Communicator& all = *s.processes;
   Batches data = batches(s);
   const dist::Shard shard = dist::shard_of(s.flags.batch, all.rank(), all.size());
-  lessons::BatchShare mine;  // this step's rows and their share of the loss
+  dist::BatchShare mine;  // this step's rows and their share of the loss
   std::function<void()> exchanged;
   if (exchange != Exchange::none) exchanged = [&] { dist::all_reduce_gradients(model, all, exchange == Exchange::sum ? 1.0f : mine.share); };
   ShortRun out;
   for (int64_t step = 1; step <= s.short_steps; ++step) {
     optimizer.set_lr(schedule(step - 1));
-    mine = lessons::share_of(data.next(), shard);
+    mine = dist::share_of(data.next(), shard);
     out.losses.push_back(all.sum(mine.share * optim::train_step(model, optimizer, mine.rows, clip, exchanged).loss));
     out.spreads.push_back(dist::parameter_spread(model, all));
   }
@@ -313,8 +316,8 @@ int main(int argc, char** argv) {
       training.eval_every = std::min<int64_t>(training.eval_every, 10);
     }
     training.schedule.check_after_quick(kLesson, cli);
-    lessons::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, config.block_size, cli.given("--context"));
-    config.block_size = corpus.context, config.vocab_size = corpus.tokenizer.vocab_size();
+    data::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, config.block_size, cli.given("--context"));
+    config.vocab_size = corpus.tokenizer.vocab_size();
     harness::check_memory(kLesson, lessons::data_parallel_memory(config, cli.common.batch, processes.size(), lessons::gpt_flags_text(config)));
     const harness::StopSignals signals;  // on every process: a signal stops them all at one step (stop_together), none killed
     std::optional<harness::Run> run;

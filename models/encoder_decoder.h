@@ -10,6 +10,7 @@
 
 #include "core/tensor.h"
 #include "data/batcher.h"
+#include "nn/module.h"
 
 namespace ladder::models {
 
@@ -29,10 +30,8 @@ struct DecoderState {
 // the token it predicted itself at the step before (what it will have when translating).
 enum class Feeding { teacher_forcing, own_predictions };
 
-class EncoderDecoder {
+class EncoderDecoder : public nn::Module {
  public:
-  virtual ~EncoderDecoder() = default;
-
   // src (B,S) token ids, src_valid (B,S) 1 for real tokens and 0 for padding -> the state the
   // decoder starts from.
   virtual DecoderState encode(const Tensor& src, const Tensor& src_valid) = 0;
@@ -50,6 +49,9 @@ class EncoderDecoder {
   // the mean over the target tokens of all of them, as if they were one batch.
   Tensor loss(const std::vector<data::Seq2SeqBatch>& groups);
   Feeding feeding = Feeding::teacher_forcing;
+
+ protected:
+  using Module::Module;
 
  private:
   // The decoder reads its own previous prediction at every step (greedy, no gradient through the

@@ -12,7 +12,7 @@ void check_config(const char* model, const Seq2SeqConfig& config) {
          " tgt_vocab=", config.tgt_vocab, " embed=", config.embed, " hidden=", config.hidden, " layers=", config.layers);
 }
 
-Seq2Seq::Seq2Seq(const Seq2SeqConfig& config, Generator& gen) : Module("Seq2Seq"), config_(config) {
+Seq2Seq::Seq2Seq(const Seq2SeqConfig& config, Generator& gen) : EncoderDecoder("Seq2Seq"), config_(config) {
   check_config("Seq2Seq", config);
   const nn::RecurrentOptions rnn{.num_layers = config.layers, .dropout = config.layers > 1 ? config.dropout : 0,
                                  .batch_first = true};

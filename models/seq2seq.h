@@ -22,7 +22,7 @@ struct Seq2SeqConfig {
   float dropout = 0;  // between the GRU layers, in training
 };
 
-class Seq2Seq : public nn::Module, public EncoderDecoder {
+class Seq2Seq : public EncoderDecoder {
  public:
   explicit Seq2Seq(const Seq2SeqConfig& config, Generator& gen = default_generator());
 

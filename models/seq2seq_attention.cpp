@@ -6,7 +6,7 @@
 namespace ladder::models {
 
 Seq2SeqAttention::Seq2SeqAttention(const Seq2SeqConfig& config, Generator& gen)
-    : Module("Seq2SeqAttention"), config_(config) {
+    : EncoderDecoder("Seq2SeqAttention"), config_(config) {
   check_config("Seq2SeqAttention", config);
   const nn::RecurrentOptions rnn{.num_layers = config.layers, .dropout = config.layers > 1 ? config.dropout : 0,
                                  .batch_first = true};

@@ -12,7 +12,7 @@
 
 namespace ladder::models {
 
-class Seq2SeqAttention : public nn::Module, public EncoderDecoder {
+class Seq2SeqAttention : public EncoderDecoder {
  public:
   explicit Seq2SeqAttention(const Seq2SeqConfig& config, Generator& gen = default_generator());
 

@@ -34,7 +34,7 @@ void check_config(const char* model, const TransformerConfig& config) {
   if (!(config.dropout >= 0 && config.dropout < 1)) fail(model, "dropout must be in [0, 1), got ", config.dropout);
 }
 
-Transformer::Transformer(const TransformerConfig& config, Generator& gen) : Module("Transformer"), config_(config) {
+Transformer::Transformer(const TransformerConfig& config, Generator& gen) : EncoderDecoder("Transformer"), config_(config) {
   check_config("Transformer", config);
   const int64_t E = config.d_model;
   // Embeddings start at std 1/sqrt(E), so that sqrt(E) * embedding has unit scale, as the positions.

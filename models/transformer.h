@@ -51,7 +51,7 @@ struct TransformerAttentionMaps {
   std::vector<Tensor> cross;         // (B,H,T,S): decoder cross attention over the source
 };
 
-class Transformer : public nn::Module, public EncoderDecoder {
+class Transformer : public EncoderDecoder {
  public:
   explicit Transformer(const TransformerConfig& config, Generator& gen = default_generator());
 

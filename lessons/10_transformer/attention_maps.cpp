@@ -22,7 +22,7 @@ struct Example {
   std::vector<std::string> source, inputs, outputs;
 };
 
-Example translate_example(models::Transformer& model, const TranslationTask& task, const data::IdPair& pair) {
+Example translate_example(models::Transformer& model, const data::TranslationTask& task, const data::IdPair& pair) {
   Example ex;
   const auto S = static_cast<int64_t>(pair.first.size());
   ex.src = tensor(std::vector<float>(pair.first.begin(), pair.first.end()), {1, S});
@@ -97,7 +97,7 @@ void print_cross_attention_peaks(const Tensor& cross, const Example& ex) {
 
 }  // namespace
 
-void show_attention_maps(harness::Run& run, models::Transformer& model, const TranslationTask& task) {
+void show_attention_maps(harness::Run& run, models::Transformer& model, const data::TranslationTask& task) {
   model.eval();
   const Example ex = translate_example(model, task, task.test.front());
   const models::TransformerAttentionMaps maps = model.attention_maps(ex.src, ex.valid, ex.tgt_in);

@@ -4,7 +4,9 @@
 #pragma once
 
 #include "harness/run.h"
-#include "lessons/translation/translation.h"
+#include "data/translation_task.h"
+#include "lessons/translation/task_flags.h"
+#include "models/translate.h"
 #include "models/transformer.h"
 
 namespace ladder::lessons {
@@ -16,6 +18,6 @@ namespace ladder::lessons {
 // scale from 0 to 1. Prints, per head of the last layer's cross attention, the source token each
 // output token weighs most, and how many output digits weigh most a source position holding the
 // same digit.
-void show_attention_maps(harness::Run& run, models::Transformer& model, const TranslationTask& task);
+void show_attention_maps(harness::Run& run, models::Transformer& model, const data::TranslationTask& task);
 
 }  // namespace ladder::lessons

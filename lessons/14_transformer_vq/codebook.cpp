@@ -100,7 +100,7 @@ std::vector<nn::VQAttention*> vq_layers(models::GPT& model) {
   return layers;
 }
 
-KeySample validation_sample(const CharCorpus& corpus, int64_t context, int64_t count) {
+KeySample validation_sample(const data::CharCorpus& corpus, int64_t context, int64_t count) {
   if (corpus.lines) {
     const std::vector<std::vector<int>> first(corpus.val_lines.begin(),
                                               corpus.val_lines.begin() + std::min<int64_t>(count, std::ssize(corpus.val_lines)));

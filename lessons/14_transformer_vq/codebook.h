@@ -33,7 +33,7 @@ struct KeySample {
   std::string unit;  // "windows" or "lines"
 };
 // The first `count` windows of `context` ids (or as many as the stream holds), or the first `count` lines.
-KeySample validation_sample(const CharCorpus& corpus, int64_t context, int64_t count);
+KeySample validation_sample(const data::CharCorpus& corpus, int64_t context, int64_t count);
 // The rows of per_position (B,H,T,D) at the positions `real` (B,T) marks, every head alike -> (1,H,N,D)
 // with N real positions; per_position itself when `real` is undefined.
 Tensor at_real_positions(const Tensor& per_position, const Tensor& real);

@@ -18,7 +18,7 @@ void add_gpt_shape_options(harness::LessonCli& cli, models::GPTConfig& config, c
   cli.option("--context", config.block_size, part + "context length of each GPT", {2, 1024});
 }
 
-void print_compared_gpts(const models::GPTConfig& config, const harness::CommonFlags& flags, const CharCorpus& corpus) {
+void print_compared_gpts(const models::GPTConfig& config, const harness::CommonFlags& flags, const data::CharCorpus& corpus) {
   std::printf("  %lld layers, %lld heads, %lld wide, context %lld; %lld steps of batch %lld on %s%s\n",
               static_cast<long long>(config.n_layer), static_cast<long long>(config.n_head),
               static_cast<long long>(config.n_embd), static_cast<long long>(config.block_size),

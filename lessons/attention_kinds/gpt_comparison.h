@@ -30,7 +30,7 @@ GPTTraining compared_gpt_training();
 // --layers, --heads, --embd and --context of the GPTs, their help starting with `part` ("part 3: ").
 void add_gpt_shape_options(harness::LessonCli& cli, models::GPTConfig& config, const std::string& part);
 // The line that says what every compared GPT is and what it trains on.
-void print_compared_gpts(const models::GPTConfig& config, const harness::CommonFlags& flags, const CharCorpus& corpus);
+void print_compared_gpts(const models::GPTConfig& config, const harness::CommonFlags& flags, const data::CharCorpus& corpus);
 
 // The trained GPTs, one per variant in the order they trained.
 class GPTComparison {

@@ -18,13 +18,13 @@ double mean_length(const std::vector<std::vector<int>>& outputs) {
   return total / static_cast<double>(std::max<size_t>(1, outputs.size()));
 }
 
-// Greedy decoding and beam search of width 4 by log P and by log P / length^kAlpha on the test pairs.
-NormalisationComparison three_decoders(nn::Module& module, models::EncoderDecoder& model, const TranslationTask& task) {
-  NormalisationComparison out{translate(module, model, task, task.test, 0), translate(module, model, task, task.test, 4, 0.0f),
-                              translate(module, model, task, task.test, 4, kAlpha), {}, {}, {}};
-  out.greedy_scores = score(out.greedy, task.test);
-  out.beam_scores = score(out.beam, task.test);
-  out.normalised_scores = score(out.normalised, task.test);
+// Greedy decoding and beam search of width 4 by log P and by log P / length^0.75 (models::kLengthNormalisation) on the test pairs.
+NormalisationComparison three_decoders(models::EncoderDecoder& model, const data::TranslationTask& task) {
+  NormalisationComparison out{models::translate(model, task, task.test, 0), models::translate(model, task, task.test, 4, 0.0f),
+                              models::translate(model, task, task.test, 4, models::kLengthNormalisation), {}, {}, {}};
+  out.greedy_scores = models::score(out.greedy, task.test);
+  out.beam_scores = models::score(out.beam, task.test);
+  out.normalised_scores = models::score(out.normalised, task.test);
   return out;
 }
 
@@ -38,7 +38,7 @@ NormalisationAtStep at_step(const NormalisationComparison& decoders, int64_t ste
 }
 
 // The mean length of the test targets, in tokens.
-double mean_target_length(const TranslationTask& task) {
+double mean_target_length(const data::TranslationTask& task) {
   std::vector<std::vector<int>> targets;
   for (const data::IdPair& pair : task.test) targets.push_back(pair.second);
   return mean_length(targets);
@@ -74,24 +74,24 @@ void report_rows(harness::Run& run, const std::vector<NormalisationAtStep>& rows
 }  // namespace
 
 NormalisationWatch::NormalisationWatch(int64_t steps) : steps_(steps) {
-  const int64_t every = std::max<int64_t>(1, steps / 20);  // translation_tracker's evaluations
+  const int64_t every = std::max<int64_t>(1, steps / 20);  // TranslationTracker's evaluations
   for (const int64_t evaluation : {2, 4, 8})
     if (evaluation * every < steps) watched_.push_back(evaluation * every);
 }
 
-void NormalisationWatch::offer(nn::Module& module, models::EncoderDecoder& model, const TranslationTask& task, int64_t step) {
+void NormalisationWatch::offer(models::EncoderDecoder& model, const data::TranslationTask& task, int64_t step) {
   if (std::ranges::find(watched_, step) == watched_.end()) return;
-  rows_.push_back(at_step(three_decoders(module, model, task), step, static_cast<double>(step) / static_cast<double>(steps_)));
+  rows_.push_back(at_step(three_decoders(model, task), step, static_cast<double>(step) / static_cast<double>(steps_)));
 }
 
-NormalisationComparison compare_length_normalisation(nn::Module& module, models::EncoderDecoder& model,
-                                                     const TranslationTask& task) {
-  NormalisationComparison out = three_decoders(module, model, task);
+NormalisationComparison compare_length_normalisation(models::EncoderDecoder& model,
+                                                     const data::TranslationTask& task) {
+  NormalisationComparison out = three_decoders(model, task);
   std::printf("%-34s %12s %8s %14s\n", "decoder", "exact match", "BLEU", "mean length");
   const struct {
     const char* name;
-    const Translations& translations;
-    const TranslationScores& scores;
+    const models::Translations& translations;
+    const models::TranslationScores& scores;
   } rows[] = {{"greedy", out.greedy, out.greedy_scores},
               {"beam 4, log P (alpha 0)", out.beam, out.beam_scores},
               {"beam 4, log P / length^0.75", out.normalised, out.normalised_scores}};
@@ -111,7 +111,7 @@ NormalisationComparison compare_length_normalisation(nn::Module& module, models:
 }
 
 void report_along_training(harness::Run& run, const NormalisationWatch& watch, const NormalisationComparison& end,
-                           const TranslationTask& task) {
+                           const data::TranslationTask& task) {
   std::vector<NormalisationAtStep> rows = watch.rows();
   rows.push_back(at_step(end, watch.steps(), 1.0));
   report_rows(run, rows, mean_target_length(task));

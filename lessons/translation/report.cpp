@@ -42,7 +42,7 @@ std::optional<std::vector<plot::Series>> read_curves(const std::string& text, co
 }
 
 // Whether the test targets are not all of one length (a pairs file), so that length normalisation can matter.
-bool targets_differ_in_length(const TranslationTask& task) {
+bool targets_differ_in_length(const data::TranslationTask& task) {
   for (const data::IdPair& pair : task.test)
     if (pair.second.size() != task.test.front().second.size()) return true;
   return false;
@@ -58,17 +58,17 @@ plot::LineChart share_chart(std::string title, std::string x_label, std::string 
 
 }  // namespace
 
-DecoderComparison compare_decoders(harness::Run& run, nn::Module& module, models::EncoderDecoder& model, const TranslationTask& task) {
-  DecoderComparison out{translate(module, model, task, task.test, 0), {}, {"seconds", {}, {}}, {}};
-  out.greedy_scores = score(out.greedy, task.test);
+DecoderComparison compare_decoders(harness::Run& run, models::EncoderDecoder& model, const data::TranslationTask& task) {
+  DecoderComparison out{models::translate(model, task, task.test, 0), {}, {"seconds", {}, {}}, {}};
+  out.greedy_scores = models::score(out.greedy, task.test);
   std::printf("%-10s %12s %8s %10s\n", "decoder", "exact match", "BLEU", "seconds");
   std::printf("%-10s %12.3f %8.3f %10.2f\n", "greedy", out.greedy_scores.exact_match, out.greedy_scores.bleu,
               out.greedy.seconds);
   plot::Series bleu{"BLEU", {}, {}}, exact{"exact match", {}, {}};
-  Translations beam4;
+  models::Translations beam4;
   for (const int64_t width : kBeamWidths) {
-    Translations beam = translate(module, model, task, task.test, width, kAlpha);
-    const TranslationScores s = score(beam, task.test);
+    models::Translations beam = models::translate(model, task, task.test, width, models::kLengthNormalisation);
+    const models::TranslationScores s = models::score(beam, task.test);
     std::printf("beam %-5lld %12.3f %8.3f %10.2f\n", static_cast<long long>(width), s.exact_match, s.bleu, beam.seconds);
     for (plot::Series* series : {&bleu, &exact, &out.seconds}) series->x.push_back(static_cast<double>(width));
     bleu.y.push_back(s.bleu), exact.y.push_back(s.exact_match), out.seconds.y.push_back(beam.seconds);
@@ -81,7 +81,7 @@ DecoderComparison compare_decoders(harness::Run& run, nn::Module& module, models
                             share_chart("Test scores against beam width", "beam width", "score", {exact, bleu})));
   if (targets_differ_in_length(task)) {
     std::printf("\nthe targets differ in length: beam search with and without length normalisation\n");
-    compare_length_normalisation(module, model, task);
+    compare_length_normalisation(model, task);
   }
   return out;
 }
@@ -95,12 +95,12 @@ LengthChart number_task_chart() {
   return {"numbers_by_length", "Numbers in words: greedy exact match by source length", {"max-digits", "seed", "quick"}};
 }
 
-plot::Series exact_match_by_length(const Translations& translations, const std::vector<data::IdPair>& pairs,
+plot::Series exact_match_by_length(const models::Translations& translations, const std::vector<data::IdPair>& pairs,
                              const std::string& name, int bins) {
   std::vector<size_t> order(pairs.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return pairs[a].first.size() < pairs[b].first.size(); });
-  std::map<std::vector<int>, std::vector<std::vector<int>>> targets_of;  // as score(): any target of the source
+  std::map<std::vector<int>, std::vector<std::vector<int>>> targets_of;  // as models::score(): any target of the source
   for (const auto& [source, target] : pairs) targets_of[source].push_back(target);
   plot::Series series{name, {}, {}};
   const size_t n = order.size(), parts = std::min(n, static_cast<size_t>(bins));
@@ -203,8 +203,8 @@ std::optional<plot::Series> other_run_loss(const OtherRun& other, const harness:
   return loss;
 }
 
-plot::Series report_exact_match_by_length(harness::Run& run, const harness::LessonCli& cli, const LengthChart& chart, const TranslationTask& task,
-                                    const Translations& greedy, const std::string& name, const std::optional<OtherRun>& other) {
+plot::Series report_exact_match_by_length(harness::Run& run, const harness::LessonCli& cli, const LengthChart& chart, const data::TranslationTask& task,
+                                    const models::Translations& greedy, const std::string& name, const std::optional<OtherRun>& other) {
   const plot::Series by_length = exact_match_by_length(greedy, task.test, name);
   for (size_t i = 0; i < by_length.x.size(); ++i)
     std::printf("  sources of %5.1f tokens on average: %.3f\n", by_length.x[i], by_length.y[i]);
@@ -230,13 +230,13 @@ plot::Series report_exact_match_by_length(harness::Run& run, const harness::Less
   return by_length;
 }
 
-std::vector<size_t> first_test_pairs(const TranslationTask& task, size_t n) {
+std::vector<size_t> first_test_pairs(const data::TranslationTask& task, size_t n) {
   std::vector<size_t> rows(std::min(n, task.test.size()));
   std::iota(rows.begin(), rows.end(), size_t{0});
   return rows;
 }
 
-std::vector<size_t> longest_test_pairs(const TranslationTask& task, size_t n) {
+std::vector<size_t> longest_test_pairs(const data::TranslationTask& task, size_t n) {
   std::vector<size_t> rows(task.test.size());
   std::iota(rows.begin(), rows.end(), size_t{0});
   std::stable_sort(rows.begin(), rows.end(),
@@ -245,7 +245,7 @@ std::vector<size_t> longest_test_pairs(const TranslationTask& task, size_t n) {
   return rows;
 }
 
-TranslationSummary translation_summary(const TranslationTask& task, const harness::Tracker& training, const DecoderComparison& decoders) {
+TranslationSummary translation_summary(const data::TranslationTask& task, const harness::Tracker& training, const DecoderComparison& decoders) {
   const std::vector<double>& losses = training.curve("val_loss").y;  // the kept weights' loss, when kept
   const double val_loss = task.keep_best ? *std::ranges::min_element(losses) : training.last("val_loss");
   TranslationSummary out{{{"train_loss", training.train_loss()}, {"val_loss", val_loss}, {"val_ppl", std::exp(val_loss)},
@@ -267,10 +267,10 @@ void TranslationSummary::add(const TranslationSummary& more) {
   notes.insert(more.notes.begin(), more.notes.end());
 }
 
-TranslationSummary report_number_task(harness::Run& run, const harness::LessonCli& cli, nn::Module& module, models::EncoderDecoder& model,
-                                      const TranslationTask& numbers, const harness::Tracker& training, const NormalisationWatch& watch,
+TranslationSummary report_number_task(harness::Run& run, const harness::LessonCli& cli, models::EncoderDecoder& model,
+                                      const data::TranslationTask& numbers, const harness::Tracker& training, const NormalisationWatch& watch,
                                       const std::string& name, const std::optional<OtherRun>& other) {
-  const NormalisationComparison decoders = compare_length_normalisation(module, model, numbers);
+  const NormalisationComparison decoders = compare_length_normalisation(model, numbers);
   report_along_training(run, watch, decoders, numbers);
   std::printf("\ngreedy exact match by source length:\n");
   const plot::Series by_length = report_exact_match_by_length(run, cli, number_task_chart(), numbers, decoders.greedy, name, other);
@@ -288,7 +288,7 @@ TranslationSummary report_number_task(harness::Run& run, const harness::LessonCl
            {"numbers_exact_match_longest", "the number task: greedy, the longest sixth of the test sources"}}};
 }
 
-void print_examples(const TranslationTask& task, const std::vector<std::pair<std::string, Translations>>& decoders,
+void print_examples(const data::TranslationTask& task, const std::vector<std::pair<std::string, models::Translations>>& decoders,
                     const std::vector<size_t>& rows) {
   const data::Tokenizer& target = task.tokenizers.target;
   for (const size_t i : rows) {

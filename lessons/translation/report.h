@@ -15,7 +15,9 @@
 #include "plot/plot.h"
 #include "harness/run.h"
 #include "harness/tracker.h"
-#include "lessons/translation/translation.h"
+#include "data/translation_task.h"
+#include "lessons/translation/task_flags.h"
+#include "models/translate.h"
 
 namespace ladder::lessons {
 
@@ -23,15 +25,15 @@ namespace ladder::lessons {
 inline constexpr int64_t kBeamWidths[] = {1, 2, 4, 8};
 
 struct DecoderComparison {
-  Translations greedy;
-  TranslationScores greedy_scores;
+  models::Translations greedy;
+  models::TranslationScores greedy_scores;
   plot::Series seconds;                       // seconds to translate the test set, against beam width
   nlohmann::ordered_json bleu_by_width;  // {"test_bleu_beam1": ..., ...}
 };
 // Greedy decoding and beam search of every kBeamWidths width on the test pairs: prints the table
 // and six examples, writes beam_search.png (exact match and BLEU against beam width). When the test
 // targets differ in length (a pairs file), compare_length_normalisation follows.
-DecoderComparison compare_decoders(harness::Run& run, nn::Module& module, models::EncoderDecoder& model, const TranslationTask& task);
+DecoderComparison compare_decoders(harness::Run& run, models::EncoderDecoder& model, const data::TranslationTask& task);
 
 // A chart of greedy exact match by source length that lessons 07, 09 and 10 each extend with their
 // model's curve: STEM.csv (model, source_tokens, exact_match) and STEM.png in the run folder.
@@ -44,9 +46,9 @@ LengthChart main_task_chart();    // part 4 of lessons 07 and 09 (part 3 of less
 LengthChart number_task_chart();  // the number task's part
 
 // Exact match by source length: the test pairs grouped into `bins` ranges of source tokens of about
-// equal counts. x: the mean source length of each bin, y: its exact match (as score(): an output
+// equal counts. x: the mean source length of each bin, y: its exact match (as models::score(): an output
 // equal to any target of its source).
-plot::Series exact_match_by_length(const Translations& translations, const std::vector<data::IdPair>& pairs,
+plot::Series exact_match_by_length(const models::Translations& translations, const std::vector<data::IdPair>& pairs,
                              const std::string& name, int bins = 6);
 
 // Another lesson's run whose curves join ours (lesson 09 reads lesson 07's, lesson 10 reads lesson
@@ -73,13 +75,13 @@ std::optional<plot::Series> other_run_loss(const OtherRun& other, const harness:
 // Prints the greedy exact match by source length of `greedy` (translations of the test pairs),
 // writes STEM.csv and STEM.png with our curve (named `name`) after `other`'s curves, when that run
 // translated the same task (else says why not). Returns our curve.
-plot::Series report_exact_match_by_length(harness::Run& run, const harness::LessonCli& cli, const LengthChart& chart, const TranslationTask& task,
-                                    const Translations& greedy, const std::string& name, const std::optional<OtherRun>& other);
+plot::Series report_exact_match_by_length(harness::Run& run, const harness::LessonCli& cli, const LengthChart& chart, const data::TranslationTask& task,
+                                    const models::Translations& greedy, const std::string& name, const std::optional<OtherRun>& other);
 
 // The indices of the first `n` test pairs (or all, when there are fewer), and of the `n` with the
 // longest sources (the first of equally long ones), longest first.
-std::vector<size_t> first_test_pairs(const TranslationTask& task, size_t n);
-std::vector<size_t> longest_test_pairs(const TranslationTask& task, size_t n);
+std::vector<size_t> first_test_pairs(const data::TranslationTask& task, size_t n);
+std::vector<size_t> longest_test_pairs(const data::TranslationTask& task, size_t n);
 
 // The metrics every translation lesson reports, in summary.json's order, and their notes:
 // train_loss, val_loss, val_ppl, test_exact_match, test_bleu, test_bleu_beam1 .. test_bleu_beam8.
@@ -90,7 +92,7 @@ struct TranslationSummary {
 };
 // From the tracker of the model's training: its train_loss and its last val_loss (the lowest, when
 // the task keeps the weights of the lowest: BestWeights).
-TranslationSummary translation_summary(const TranslationTask& task, const harness::Tracker& training, const DecoderComparison& decoders);
+TranslationSummary translation_summary(const data::TranslationTask& task, const harness::Tracker& training, const DecoderComparison& decoders);
 // The number task's part after its training (part 5 of lessons 07 and 09, part 6 of lesson 10):
 // compare_length_normalisation, the same along training (`watch`'s rows and the end's: printed,
 // length_normalisation.csv and .png), then report_exact_match_by_length on number_task_chart()
@@ -98,13 +100,13 @@ TranslationSummary translation_summary(const TranslationTask& task, const harnes
 // numbers_exact_match_beam4 (alpha 0), numbers_exact_match_beam4_normalised, and the greedy exact
 // match of the shortest and the longest sixth of the test sources (numbers_exact_match_shortest,
 // numbers_exact_match_longest).
-TranslationSummary report_number_task(harness::Run& run, const harness::LessonCli& cli, nn::Module& module, models::EncoderDecoder& model,
-                                      const TranslationTask& numbers, const harness::Tracker& training, const NormalisationWatch& watch,
+TranslationSummary report_number_task(harness::Run& run, const harness::LessonCli& cli, models::EncoderDecoder& model,
+                                      const data::TranslationTask& numbers, const harness::Tracker& training, const NormalisationWatch& watch,
                                       const std::string& name, const std::optional<OtherRun>& other);
 
 // Prints test pairs `rows` (indices): source, target, and each decoder's output with its sentence
 // BLEU (models::bleu_d2l, k = 2, as d2l prints its examples) and "ok" when exact.
-void print_examples(const TranslationTask& task, const std::vector<std::pair<std::string, Translations>>& decoders,
+void print_examples(const data::TranslationTask& task, const std::vector<std::pair<std::string, models::Translations>>& decoders,
                     const std::vector<size_t>& rows);
 
 }  // namespace ladder::lessons

@@ -10,7 +10,9 @@
 #include "core/ops.h"
 #include "data/line_batch.h"
 #include "data/tokenizer.h"
+#include "dist/data_parallel.h"
 #include "lessons/char_gpt/char_gpt.h"
+#include "models/gpt_text.h"
 #include "harness/schedule_flags.h"
 
 using namespace ladder;
@@ -45,16 +47,16 @@ TEST_CASE("stream_loss predicts every character after the first once, the last w
   for (int t = 0; t < 5; ++t) tail_targets[static_cast<size_t>(t)] = data::kNoAnswer;  // 12..16: read back, scored before
   const double by_hand = (summed_by_hand(model, at(0, 8), at(1, 8)) + summed_by_hand(model, at(8, 8), at(9, 8)) +
                           summed_by_hand(model, at(11, 8), tail_targets)) / 19;
-  for (const int64_t batch : {1, 2, 64}) CHECK(lessons::stream_loss(model, ids, 8, batch).mean() == doctest::Approx(by_hand).epsilon(1e-5));
+  for (const int64_t batch : {1, 2, 64}) CHECK(models::stream_loss(model, ids, 8, batch).mean() == doctest::Approx(by_hand).epsilon(1e-5));
   // A share: the second of two processes scores window 1 alone; the shares' sums add to the whole.
-  const lessons::SummedLoss second = lessons::stream_loss(model, ids, 8, 4, {.index = 1, .of = 2});
+  const models::SummedLoss second = models::stream_loss(model, ids, 8, 4, {.index = 1, .of = 2});
   CHECK(second.targets == 8);
   CHECK(second.total == doctest::Approx(summed_by_hand(model, at(8, 8), at(9, 8))).epsilon(1e-5));
   for (const int64_t processes : {2, 3, 5}) {
     CAPTURE(processes);
-    lessons::SummedLoss all;
+    models::SummedLoss all;
     for (int64_t p = 0; p < processes; ++p) {
-      const lessons::SummedLoss share = lessons::stream_loss(model, ids, 8, 2, {.index = p, .of = processes});
+      const models::SummedLoss share = models::stream_loss(model, ids, 8, 2, {.index = p, .of = processes});
       all.total += share.total, all.targets += share.targets;
     }
     CHECK(all.targets == 19);
@@ -76,13 +78,13 @@ TEST_CASE("lines_loss: per character over every line, each line's end marker cou
   }
   const data::LineMarkers markers{.bos = 0, .eos = 1};
   for (const int64_t batch : {1, 2, 64})
-    CHECK(lessons::lines_loss(model, lines, 8, batch, markers).mean() == doctest::Approx(sum / 14).epsilon(1e-5));
+    CHECK(models::lines_loss(model, lines, 8, batch, markers).mean() == doctest::Approx(sum / 14).epsilon(1e-5));
   // Shares of the lines, as the processes of lesson 16 score them, add up to the whole.
   for (const int64_t processes : {2, 3, 4}) {
     CAPTURE(processes);
-    lessons::SummedLoss all;
+    models::SummedLoss all;
     for (int64_t p = 0; p < processes; ++p) {
-      const lessons::SummedLoss share = lessons::lines_loss(model, lines, 8, 1, markers, {.index = p, .of = processes});
+      const models::SummedLoss share = models::lines_loss(model, lines, 8, 1, markers, {.index = p, .of = processes});
       all.total += share.total, all.targets += share.targets;
     }
     CHECK(all.targets == 14);
@@ -98,7 +100,7 @@ TEST_CASE("sample_lines: each line is what generate drew after <bos> and the pro
   models::GPT model(config, init);
   Generator gen(7), twin_gen(7);
   const int64_t count = 40;
-  const std::vector<lessons::SampledLine> lines = lessons::sample_lines(model, tokenizer, {3}, count, 1.0f, gen);
+  const std::vector<models::SampledLine> lines = models::sample_lines(model, tokenizer, {3}, count, 1.0f, gen);
   std::vector<float> prompt;
   for (int64_t r = 0; r < count; ++r) prompt.insert(prompt.end(), {0.0f, 3.0f});  // <bos> "b"
   const Tensor drawn = model.generate(tensor(prompt, {count, 2}), 6, {.never_sample = {0}}, twin_gen);  // never <bos>
@@ -124,14 +126,14 @@ TEST_CASE("sample_lines: each line is what generate drew after <bos> and the pro
 
 TEST_CASE("never_sampled: the specials the vocabulary holds, <eos> allowed for lines; an empty prompt starts at a newline") {
   const data::Tokenizer stream = data::Tokenizer::chars({"ab\n"}, {});
-  CHECK(lessons::never_sampled(stream).empty());  // every id is a character of the text
+  CHECK(models::never_sampled(stream).empty());  // every id is a character of the text
   CHECK(lessons::prompt_ids("11_gpt", stream, "") == std::vector<int>{stream.id("\n")});
   CHECK(lessons::prompt_ids("11_gpt", data::Tokenizer::chars({"ab"}, {}), "") == std::vector<int>{0});  // no newline: the first character
   const data::Tokenizer lines = data::Tokenizer::chars({"ab"}, {"<bos>", "<eos>"});
-  CHECK(lessons::never_sampled(lines, /*lines=*/true) == std::vector<int64_t>{lines.bos()});
+  CHECK(models::never_sampled(lines, /*lines=*/true) == std::vector<int64_t>{lines.bos()});
   // A checkpoint's vocabulary from before held all four: none is drawn in a stream.
   const data::Tokenizer old = data::Tokenizer::chars({"ab"});
-  CHECK(lessons::never_sampled(old) == std::vector<int64_t>{0, 1, 2, 3});
+  CHECK(models::never_sampled(old) == std::vector<int64_t>{0, 1, 2, 3});
   CHECK(lessons::prompt_ids("11_gpt", old, "") == std::vector<int>{4});
   CHECK_THROWS_WITH_AS(lessons::prompt_ids("11_gpt", stream, "abc"), doctest::Contains("'c'"), Error);
 }
@@ -171,7 +173,7 @@ TEST_CASE("share_of: a shard's share of the batch's loss is its targets', so the
     CAPTURE(processes);
     double weighted = 0, shares = 0;
     for (int rank = 0; rank < processes; ++rank) {
-      const lessons::BatchShare mine = lessons::share_of(lines, dist::shard_of(5, rank, processes));
+      const dist::BatchShare mine = dist::share_of(lines, dist::shard_of(5, rank, processes));
       weighted += mine.share * model.loss(mine.rows).item();
       shares += mine.share;
     }
@@ -179,8 +181,8 @@ TEST_CASE("share_of: a shard's share of the batch's loss is its targets', so the
     CHECK(weighted == doctest::Approx(whole).epsilon(1e-6));
   }
   // The first of 2 shards (rows 0 and 1) holds 7 + 2 of the 18 targets: not 2 of 5 rows.
-  CHECK(lessons::share_of(lines, dist::shard_of(5, 0, 2)).share == doctest::Approx(9.0 / 18));
+  CHECK(dist::share_of(lines, dist::shard_of(5, 0, 2)).share == doctest::Approx(9.0 / 18));
   // In a stream every row has as many targets: the share is the shard's, to the bit.
   const data::Batch windows{zeros({6, 8}), ones({6, 8})};
-  for (int rank = 0; rank < 4; ++rank) CHECK(lessons::share_of(windows, dist::shard_of(6, rank, 4)).share == dist::shard_of(6, rank, 4).share);
+  for (int rank = 0; rank < 4; ++rank) CHECK(dist::share_of(windows, dist::shard_of(6, rank, 4)).share == dist::shard_of(6, rank, 4).share);
 }

@@ -11,7 +11,8 @@
 #include "harness/resume.h"
 #include "models/char_rnn.h"
 #include "harness/tracker.h"
-#include "lessons/translation/translation.h"
+#include "lessons/translation/task_flags.h"
+#include "lessons/translation/training.h"
 #include "lessons/14_transformer_vq/codebook.h"
 #include "nn/dropout.h"
 #include "nn/linear.h"
@@ -184,7 +185,7 @@ TEST_CASE("what a loop carries comes back bit for bit: doubles, integers past 2^
 }
 
 TEST_CASE("the best weights a pairs file's loop keeps go into its checkpoint and come back, with their step and loss") {
-  lessons::TranslationTask task =
+  data::TranslationTask task =
       lessons::load_number_task({.number_steps = 1}, {.quick = true}, "test").value();  // any task: the kept weights are the model's
   task.keep_best = true;
   Generator init(1);

@@ -17,7 +17,7 @@ namespace {
 // row so that the test can see beam search reorder rows.
 class MarkovDecoder : public EncoderDecoder {
  public:
-  explicit MarkovDecoder(std::map<int, std::vector<float>> next) : next_(std::move(next)) {}
+  explicit MarkovDecoder(std::map<int, std::vector<float>> next) : EncoderDecoder("MarkovDecoder"), next_(std::move(next)) {}
   DecoderState encode(const Tensor& src, const Tensor&) override {
     return {.tensors = {zeros({src.size(0)})}, .batch_dims = {0}};
   }
