@@ -79,6 +79,7 @@ int running_threads() {
 }
 
 std::string blas_config() {
+  const int running = running_threads();  // first takes up a count asked for since the last loop
   const int model = openblas_get_parallel();  // 0 sequential, 1 pthreads, 2 OpenMP
   const char* threading = model == 2 ? "OpenMP" : model == 1 ? "pthreads" : "sequential";
   const char* wait = std::getenv("OMP_WAIT_POLICY");
@@ -88,7 +89,7 @@ std::string blas_config() {
                                            : cat("GOMP_SPINCOUNT ", kDefaultSpinCount, " (ladder's default)");
   return cat(openblas_get_config(), " | core ", openblas_get_corename(), " | threading ", threading,
              " | BLAS threads ", openblas_get_num_threads(), " | OpenMP threads ", omp_get_max_threads(),
-             " | ladder threads ", num_threads(), " (", state().running, " running now)",
+             " | ladder threads ", num_threads(), " (", running, " running now)",
              " | ", waiting);
 }
 
