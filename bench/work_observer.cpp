@@ -17,9 +17,7 @@ bool is_attention(const char* op) { return std::strcmp(op, "scaled_dot_product_a
 
 }  // namespace
 
-WorkObserver::WorkObserver() {
-  installed_observer = recording = this;
-}
+WorkObserver::WorkObserver() { installed_observer = recording = this; }
 
 WorkObserver::~WorkObserver() { installed_observer = recording = nullptr; }
 
@@ -31,13 +29,13 @@ WorkTimes WorkObserver::now() {
 void WorkObserver::end_interval(std::optional<Work> owner) {
   const Clock::time_point end = Clock::now();
   const double interval = seconds(end - interval_start_);
-  double* total = totals_.seconds.data();
-  total[static_cast<size_t>(Work::sync)] += interval_sync_;
+  const auto charge = [this](Work kind, double s) { totals_.seconds[static_cast<size_t>(kind)] += s; };
+  charge(Work::sync, interval_sync_);
   if (owner == Work::attention) {
-    total[static_cast<size_t>(Work::attention)] += interval - interval_sync_;
+    charge(Work::attention, interval - interval_sync_);  // the GEMMs inside it included
   } else {
-    total[static_cast<size_t>(Work::gemm)] += interval_gemm_;
-    if (owner) total[static_cast<size_t>(*owner)] += interval - interval_gemm_ - interval_sync_;
+    charge(Work::gemm, interval_gemm_);
+    if (owner) charge(*owner, interval - interval_gemm_ - interval_sync_);
   }
   interval_start_ = end;
   interval_gemm_ = interval_sync_ = 0;
