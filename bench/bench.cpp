@@ -10,8 +10,8 @@
 #include <utility>
 
 #include "bench/pytorch_process.h"
+#include "bench/work_observer.h"
 #include "core/kernels/parallel.h"
-#include "core/kernels/work_clock.h"
 #include "core/ops.h"
 
 namespace ladder::bench {
@@ -120,28 +120,28 @@ void print_breakdown(const TrainingStep& step, int threads, int steps) {
   const auto ms_since = [](Clock::time_point start) {
     return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   };
-  // Adds each kind's seconds between two readings of the work clock to `sum`.
+  // Adds each kind's seconds between two readings of the observer to `sum`.
   const auto add_between = [](WorkTimes& sum, const WorkTimes& before, const WorkTimes& after) {
     for (size_t kind = 0; kind < sum.seconds.size(); ++kind)
       sum.seconds[kind] += after.seconds[kind] - before.seconds[kind];
   };
   double zero = 0, forward = 0, backward = 0, clip = 0, update = 0;  // ms per phase
   WorkTimes in_forward, in_backward, in_step;                         // seconds per kind of work
-  start_work_clock();
+  WorkObserver work;  // charges the kinds of work until the breakdown is printed
   for (int s = 0; s < steps; ++s) {
-    const WorkTimes before_step = work_clock_now();
+    const WorkTimes before_step = work.now();
     Clock::time_point start = Clock::now();
     step.zero_grad();
     zero += ms_since(start);
-    const WorkTimes before_forward = work_clock_now();
+    const WorkTimes before_forward = work.now();
     start = Clock::now();
     const Tensor loss = step.loss();
     forward += ms_since(start);
-    const WorkTimes before_backward = work_clock_now();
+    const WorkTimes before_backward = work.now();
     start = Clock::now();
     loss.backward();
     backward += ms_since(start);
-    const WorkTimes after_backward = work_clock_now();
+    const WorkTimes after_backward = work.now();
     start = Clock::now();
     step.clip();
     clip += ms_since(start);
@@ -150,9 +150,8 @@ void print_breakdown(const TrainingStep& step, int threads, int steps) {
     update += ms_since(start);
     add_between(in_forward, before_forward, before_backward);
     add_between(in_backward, before_backward, after_backward);
-    add_between(in_step, before_step, work_clock_now());
+    add_between(in_step, before_step, work.now());
   }
-  stop_work_clock();
   set_num_threads(threads_before);
   const double n = steps;
   const auto ms = [n](const WorkTimes& times, Work kind) { return 1e3 * times[kind] / n; };  // per step

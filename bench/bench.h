@@ -63,7 +63,7 @@ struct TrainingStep {
 };
 
 // Prints where the step's wall time goes at `threads` threads, the mean of `steps` steps: each
-// phase, and the forward and the backward split by the work clock (core/kernels/work_clock.h)
+// phase, and the forward and the backward split by a WorkObserver (bench/work_observer.h)
 // into GEMM, the fused attention, the threads' synchronisation in ladder's parallel loops, the ops'
 // backward functions and the rest (in the forward the other ops; in the backward the engine:
 // walking the graph, summing gradients that meet).

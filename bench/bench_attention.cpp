@@ -194,7 +194,7 @@ void attention_peak_memory(const std::string& name, int64_t length) {
 
 void run_attention() {
   PytorchProcess torch("bench_attention.py");
-  std::printf("  attention: B=1 H=%lld D=%lld; ours at the default threads (all cores, fewer while busy), "
+  std::printf("  attention: B=1 H=%lld D=%lld; ours at the default threads (all cores), "
               "PyTorch at its faster of 1 and 2; growth = t(T)/t(T/2); peak = VmHWM rise in a fresh process\n",
               static_cast<long long>(nn::kWorkloadHeads), static_cast<long long>(nn::kWorkloadHeadDim));
   std::printf("  each line: one training step of the layer (forward, backward, its auxiliary losses, "

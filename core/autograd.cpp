@@ -2,7 +2,7 @@
 
 #include "core/error.h"
 #include "core/kernels/parallel.h"
-#include "core/kernels/work_clock.h"
+#include "core/observer.h"
 #include "core/ops.h"
 #include "core/ops/elementwise.h"
 
@@ -111,11 +111,9 @@ void run_node(Node& node, bool retain_graph) {
   if (auto out = node.output.lock(); out && out->retains_grad) accumulate_owned(out->grad, grad_out, grad_out.shape());
 
   check_saved_versions(node);
-  Grads grads;
-  {
-    const TimedWork timed(Work::op_backward);
-    grads = node.backward(grad_out, NeedsGrad(node.inputs));
-  }
+  if (installed_observer) installed_observer->backward_starts(node.op);
+  const Grads grads = node.backward(grad_out, NeedsGrad(node.inputs));
+  if (installed_observer) installed_observer->backward_ends(node.op);
   if (grads.size() != node.inputs.size())
     fail("backward", "op '", node.op, "' returned ", grads.size(), " gradients for ",
          node.inputs.size(), " inputs; this is a bug in that op's backward");
@@ -199,6 +197,7 @@ Tensor record(const char* op, Tensor out, const std::vector<Tensor>& inputs, con
   node->output = out.impl_ptr();
   out.impl()->grad_fn = std::move(node);
   out.impl()->requires_grad = true;
+  if (installed_observer) installed_observer->op_recorded(op);
   return out;
 }
 

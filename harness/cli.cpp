@@ -13,6 +13,7 @@
 #include "core/kernels/parallel.h"
 #include "core/random.h"
 #include "data/visible_text.h"
+#include "harness/load_policy.h"
 #include "harness/resume.h"
 
 namespace ladder::harness {
@@ -253,6 +254,7 @@ void LessonCli::parse(int argc, char** argv) {
   }
   flags_at_start_ = flags_json();
   if (common.threads > 0) set_num_threads(common.threads);
+  else harness::adapt_threads_to_load();
   manual_seed(common.seed);
 }
 

@@ -129,7 +129,8 @@ class LessonCli {
   // prints why in one line and exits 2. With --resume RUN_DIR, the flags not given take the values the run started with, and
   // a flag given with another value (--threads and --stop-after aside) is refused in one line.
   // Then sets the thread count (--threads above the cores is refused; above the free cores, said
-  // in one line) and seeds the default generator.
+  // in one line; without --threads, fewer run while cores are busy: harness/load_policy.h) and
+  // seeds the default generator.
   void parse(int argc, char** argv);
 
   const std::string& lesson() const { return lesson_; }

@@ -7,7 +7,6 @@
 #include "core/kernels/fast_math.h"
 #include "core/kernels/gemm.h"
 #include "core/kernels/parallel.h"
-#include "core/kernels/work_clock.h"
 
 namespace ladder {
 
@@ -261,7 +260,6 @@ void backward_row_tile(const AttentionProblem& p, int64_t bh, int64_t i0, int64_
 
 void attention_forward(const AttentionProblem& p, const float* q, const float* k, const float* v, float* out,
                        float* lse) {
-  const TimedWork timed(Work::attention);
   if (p.dim == 0) {  // empty vectors: every score is 0, and there is nothing to write
     attention_forward_naive(p, q, k, v, out, lse);
     return;
@@ -274,7 +272,6 @@ void attention_forward(const AttentionProblem& p, const float* q, const float* k
 
 void attention_backward(const AttentionProblem& p, const float* q, const float* k, const float* v,
                         const float* out, const float* lse, const float* dout, float* dq, float* dk, float* dv) {
-  const TimedWork timed(Work::attention);
   const int64_t heads = p.batch * p.heads, head_size = p.keys * p.dim;
   std::fill_n(dk, heads * head_size, 0.0f);
   std::fill_n(dv, heads * head_size, 0.0f);

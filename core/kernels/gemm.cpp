@@ -3,15 +3,13 @@
 #include <cblas.h>
 
 #include "core/kernels/parallel.h"
-#include "core/kernels/work_clock.h"
 
 namespace ladder {
 
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
           int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
   if (M == 0 || N == 0) return;
-  const TimedWork timed(Work::gemm);
-  running_threads();  // lets BLAS use fewer threads while other programs keep cores busy
+  running_threads();  // BLAS runs as many threads as ladder's loops now (set_running_threads)
   cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
               static_cast<int>(M), static_cast<int>(N), static_cast<int>(K), alpha, A,
               static_cast<int>(lda), B, static_cast<int>(ldb), beta, C, static_cast<int>(ldc));

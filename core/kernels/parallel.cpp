@@ -3,10 +3,8 @@
 #include <cblas.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cstdio>
+#include <atomic>
 #include <cstdlib>
-#include <filesystem>
 
 #include "core/error.h"
 
@@ -41,10 +39,8 @@ void short_spin_by_default(int, char**, char**) {
 
 struct ThreadState {
   int blocks = omp_get_max_threads();  // num_threads(): OMP_NUM_THREADS, or every core
-  bool adapt = true;
-  int running = blocks;
-  int free_readings = 0;  // consecutive looks that found more free cores than threads running
-  std::chrono::steady_clock::time_point next_look{};
+  int running = blocks;                // the count the OpenMP and BLAS thread counts are set to
+  std::atomic<int> wanted = blocks;    // the count set_running_threads asked for
 };
 
 ThreadState& state() {
@@ -57,70 +53,33 @@ void run_threads(int threads) {  // OpenBLAS follows omp_get_max_threads(), but 
   openblas_set_num_threads(threads);
 }
 
-// Threads of this process that are running now (state R in /proc/self/task/*/stat), this one
-// included: an OpenMP worker still spinning after a parallel region is one of ours, not a busy core.
-int own_running_threads() {
-  int running = 0;
-  std::error_code error;
-  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", error)) {
-    FILE* file = std::fopen((task.path() / "stat").c_str(), "r");
-    if (!file) continue;
-    char state = 0;
-    // "pid (name) S ...": the state follows the name's closing parenthesis
-    if (std::fscanf(file, "%*d (%*[^)]) %c", &state) == 1 && state == 'R') ++running;
-    std::fclose(file);
-  }
-  return std::max(running, 1);
-}
-
-// Tasks of other programs that are running or ready to run on the machine: the fourth field of
-// /proc/loadavg counts every one of them now ("3/181"), ours too. -1 when it cannot be read.
-int other_runnable_tasks() {
-  FILE* file = std::fopen("/proc/loadavg", "r");
-  if (!file) return -1;
-  int runnable = 0;
-  const bool read = std::fscanf(file, "%*f %*f %*f %d", &runnable) == 1;
-  std::fclose(file);
-  return read ? std::max(0, runnable - own_running_threads()) : -1;
-}
-
 }  // namespace
 
 int num_threads() { return state().blocks; }
 
-void set_num_threads(int threads, bool adapt_to_load) {
+void set_num_threads(int threads) {
   if (threads < 1) fail("set_num_threads", "needs at least 1 thread, got ", threads);
   ThreadState& s = state();
   s.blocks = s.running = threads;
-  s.adapt = adapt_to_load;
-  s.free_readings = 0;
-  s.next_look = {};
+  s.wanted = threads;
   run_threads(threads);
 }
 
+void set_running_threads(int threads) { state().wanted.store(threads, std::memory_order_relaxed); }
+
 int running_threads() {
-  ThreadState& s = state();
   if (omp_in_parallel()) return 1;
-  if (!s.adapt) return s.running;
-  const auto now = std::chrono::steady_clock::now();
-  if (now < s.next_look) return s.running;
-  s.next_look = now + std::chrono::milliseconds(100);
-  const int others = other_runnable_tasks();
-  if (others < 0) return s.running;
-  const int free_cores = std::max(1, omp_get_num_procs() - others);
-  const int wanted = std::min(s.blocks, free_cores);
-  // Fewer threads at once when a core is taken; more only after two looks agree, so that a
-  // program that runs for an instant does not make the count flicker.
-  s.free_readings = wanted > s.running ? s.free_readings + 1 : 0;
-  if (wanted < s.running || s.free_readings >= 2) {
+  ThreadState& s = state();
+  const int wanted = std::clamp(s.wanted.load(std::memory_order_relaxed), 1, s.blocks);
+  if (wanted != s.running) {
     s.running = wanted;
-    s.free_readings = 0;
     run_threads(wanted);
   }
   return s.running;
 }
 
 std::string blas_config() {
+  const int running = running_threads();  // first takes up a count asked for since the last loop
   const int model = openblas_get_parallel();  // 0 sequential, 1 pthreads, 2 OpenMP
   const char* threading = model == 2 ? "OpenMP" : model == 1 ? "pthreads" : "sequential";
   const char* wait = std::getenv("OMP_WAIT_POLICY");
@@ -130,7 +89,7 @@ std::string blas_config() {
                                            : cat("GOMP_SPINCOUNT ", kDefaultSpinCount, " (ladder's default)");
   return cat(openblas_get_config(), " | core ", openblas_get_corename(), " | threading ", threading,
              " | BLAS threads ", openblas_get_num_threads(), " | OpenMP threads ", omp_get_max_threads(),
-             " | ladder threads ", num_threads(), state().adapt ? " (fewer while cores are busy)" : " (fixed)",
+             " | ladder threads ", num_threads(), " (", running, " running now)",
              " | ", waiting);
 }
 

@@ -3,10 +3,10 @@
 //
 // Two numbers: num_threads() is how many blocks a big loop is cut into, and so decides the
 // results (sums are added per block, in block order); running_threads() is how many threads run
-// those blocks at once. By default they differ only when other programs keep cores busy: a
-// thread that has to wait for a core stalls every loop at its end, which made lessons 10-50x
-// slower beside a busy program, so ladder then runs fewer threads, with the same blocks and so
-// the same results bit for bit in its own loops (BLAS may round differently on fewer threads).
+// those blocks at once. They are equal unless the caller asks for fewer to run
+// (set_running_threads): a lesson run does while other programs keep cores busy
+// (harness/load_policy.h), with the same blocks and so the same results bit for bit in ladder's
+// own loops (BLAS may round differently on fewer threads).
 #pragma once
 
 #include <omp.h>
@@ -15,17 +15,19 @@
 #include <cstdint>
 #include <string>
 
-#include "core/kernels/work_clock.h"
+#include "core/observer.h"
 
 namespace ladder {
 
 int num_threads();
-// Fixed: exactly this many blocks and threads, whatever else the machine runs (tests, benchmarks,
-// a lesson's --threads N). With adapt_to_load, up to this many, fewer while cores are busy.
-void set_num_threads(int threads, bool adapt_to_load = false);
-// How many threads run a parallel loop or a BLAS call now: num_threads(), or, when adapting,
-// as many as the machine has cores that no other program is using (at least 1). Looks at the
-// machine at most every 100 ms; 1 inside a parallel region.
+// Exactly this many blocks and threads from now on (a lesson's --threads N, tests, benchmarks).
+void set_num_threads(int threads);
+// Asks that only this many of the num_threads() threads run (clamped to 1..num_threads()), from
+// the next parallel loop or BLAS call on: the main thread takes the count up there, because the
+// OpenMP and BLAS thread counts belong to the thread that sets them. Callable from any thread.
+void set_running_threads(int threads);
+// How many threads run a parallel loop or a BLAS call now (1 inside a parallel region); takes up
+// the count set_running_threads asked for.
 int running_threads();
 std::string blas_config();  // library, version, kernel, threading model and thread counts
 
@@ -61,15 +63,17 @@ void parallel_for_blocks(int64_t n, int64_t work_per_item, const Body& body) {
     for (int b = 0; b < blocks; ++b) body(n * b / blocks, n * (b + 1) / blocks, b);
     return;
   }
-  LoopWait wait;
+  // An observer, when one is installed, learns when the main thread waits for the others.
+  if (installed_observer) installed_observer->loop_starts();
 #pragma omp parallel num_threads(threads)
   {
     const bool main_thread = omp_get_thread_num() == 0;
-    if (main_thread) wait.main_thread_starts();
+    if (main_thread && installed_observer) installed_observer->main_blocks_start();
     for (int b = omp_get_thread_num(); b < blocks; b += omp_get_num_threads())
       body(n * b / blocks, n * (b + 1) / blocks, b);
-    if (main_thread) wait.main_thread_ends();
+    if (main_thread && installed_observer) installed_observer->main_blocks_end();
   }
+  if (installed_observer) installed_observer->loop_ends();
 }
 
 // Runs body(begin, end) over [0, n), split as above.

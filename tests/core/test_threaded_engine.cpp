@@ -1,15 +1,9 @@
 // The engine around the kernels on two threads: autograd adding a gradient into an existing .grad,
-// and the load-adaptive thread pool beside other busy programs.
+// and loops run by fewer threads than blocks (set_running_threads).
 #include "helpers.h"
 #include "threaded_reference.h"
 
-#include <chrono>
-#include <thread>
 #include <vector>
-
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 using namespace ladder;
 using ladder::testing::check_close;
@@ -62,36 +56,22 @@ TEST_CASE("autograd adds a second gradient into an existing .grad on two threads
   }
 }
 
-TEST_CASE("while other programs keep the cores busy, adapting runs one thread with the same blocks and results") {
-  // Two spinning child processes are two runnable tasks of other programs: on a machine with two
-  // cores none is free, so an adapting pool runs one thread. It still cuts loops into two blocks
-  // (num_threads() is 2), so every sum is added in the same order as with two threads. (Threads of
-  // this process do not count: an OpenMP worker still spinning after a region is not a busy core.)
-  if (omp_get_num_procs() != 2) return;  // the arithmetic below is for two cores
+TEST_CASE("fewer threads running the same blocks give the same results bit for bit") {
   TwoThreads two;
   const Tensor x = randn({513, 129});
-  const Tensor fixed = sum(softmax(x, -1) * x, {0});
-  std::vector<pid_t> busy;
-  for (int i = 0; i < 2; ++i) {
-    const pid_t child = fork();
-    if (child == 0)
-      for (;;) asm volatile("");  // spin until killed (an empty loop the compiler keeps)
-    busy.push_back(child);
-  }
-  set_num_threads(2, /*adapt_to_load=*/true);
-  std::this_thread::sleep_for(std::chrono::milliseconds(150));  // the pool looks at most every 100 ms
+  const Tensor all_running = sum(softmax(x, -1) * x, {0});
+  set_running_threads(1);  // as the harness asks while other programs keep the cores busy
   const int running = running_threads();
-  const Tensor adapted = sum(softmax(x, -1) * x, {0});
+  const Tensor one_running = sum(softmax(x, -1) * x, {0});
   // One thread opens no parallel region: a BLAS call in the body then sees it is not inside one
   // and uses its own (one) thread, instead of starting a team of new threads on every call.
   int level = -1;
   parallel_for(2, kMinParallelWork, [&](int64_t, int64_t) { level = omp_get_level(); });
-  for (const pid_t child : busy) {
-    kill(child, SIGKILL);
-    waitpid(child, nullptr, 0);
-  }
+  set_running_threads(5);  // more than the blocks: as many as there are
+  const int clamped = running_threads();
   CHECK(num_threads() == 2);
   CHECK(running == 1);
   CHECK(level == 0);
-  CHECK(adapted.to_vector() == fixed.to_vector());
+  CHECK(one_running.to_vector() == all_running.to_vector());
+  CHECK(clamped == 2);
 }
