@@ -7,6 +7,7 @@ namespace ladder::nn {
 
 FullAttention::FullAttention(const AttentionSettings& settings, Generator& gen)
     : AttentionKind("FullAttention"), dropout_(settings.dropout), gen_(gen.child()) {
+  checked_settings<Settings>(settings);
   if (!(dropout_ >= 0 && dropout_ < 1)) fail("FullAttention", "dropout must be in [0, 1), got ", dropout_);
   register_generator(gen_);
 }
@@ -48,10 +49,15 @@ std::string FullAttention::describe() const { return cat("dropout=", dropout_); 
 
 KindDescription full_attention_kind() {
   return {.name = FullAttention::kName,
+          .defaults = FullAttention::Settings{},
           .make = [](const AttentionSettings& s, Generator& gen) { return std::make_shared<FullAttention>(s, gen); },
-          .describe = [](const AttentionSettings&, bool) { return std::string("full (softmax)"); }};
+          .describe = [](const AttentionSettings&, bool) { return std::string("full (softmax)"); },
+          .kept_scores = [](const AttentionSettings&, int64_t) -> int64_t { return 0; },  // the fused op keeps none
+          .state_numbers = [](const AttentionSettings&, int64_t length, int64_t head_dim, bool) {
+            return 2 * length * head_dim;  // every key and value
+          }};
 }
 
-AttentionSettings full_attention() { return {.kind = FullAttention::kName}; }
+AttentionSettings full_attention() { return {}; }
 
 }  // namespace ladder::nn

@@ -1,6 +1,7 @@
 #include "nn/attention/multihead_attention.h"
 
 #include "core/error.h"
+#include "nn/attention/attention_registry.h"
 #include "nn/attention/rotary.h"
 #include "nn/init.h"
 
@@ -150,7 +151,7 @@ Tensor MultiheadAttention::forward(const Tensor& x) { return forward(x, x, x).ou
 std::string MultiheadAttention::describe() const {
   return cat("embed_dim=", embed_dim(), ", num_heads=", num_heads_, ", dropout=", options_.dropout,
              ", bias=", in_proj_bias.defined() ? "true" : "false", options_.rotary ? ", rotary" : "",
-             options_.attention.kind != "full" ? ", attention=" + options_.attention.kind : "");
+             is_default_kind(options_.attention.kind) ? "" : ", attention=" + options_.attention.kind_name());
 }
 
 }  // namespace ladder::nn
