@@ -34,7 +34,6 @@ class FullAttention : public AttentionKind {
   std::string describe() const override;
 
  private:
-  SdpaOptions sdpa_options(const AttendMasks& masks);
   float dropout_;
   Generator gen_;  // draws the dropout masks
 };
