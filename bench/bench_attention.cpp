@@ -3,9 +3,10 @@
 // forward + backward, its auxiliary losses and after_optimizer_step, B=1, H=4, D=64), causal for
 // every kind that attends causally and bidirectional for every kind that attends both ways. Each
 // kind runs with its registered defaults (linear: elu + 1, chunks of 64; BigBird: blocks of 64, 3
-// random blocks), Transformer-VQ with the paper's 512 codes per head in blocks of 512, in the paper's
-// form (q and k normalised, the position bias) and plain (vq_plain: keys rounded as they come). Full attention,
-// causal, is compared with PyTorch's composed attention (matmul, masked_fill, softmax, matmul).
+// random blocks), or in the forms it registers for measuring (KindDescription::measured):
+// Transformer-VQ with the paper's 512 codes per head in blocks of 512, in the paper's form (q and k
+// normalised, the position bias) and plain (vq_plain: keys rounded as they come). Full attention, the
+// default kind, causal, is compared with PyTorch's composed attention (matmul, masked_fill, softmax, matmul).
 // Each line gives the time, its growth from the previous (half) length, and the peak memory the call
 // adds, measured the same way on both sides: in a fresh process, the rise of the peak resident set
 // size above the resident size before the call (core/peak_memory.h), after a small warm-up call.
@@ -29,8 +30,6 @@
 #include "core/peak_memory.h"
 #include "nn/attention/attention_registry.h"
 #include "nn/attention/attention_workload.h"
-#include "nn/attention/full_attention.h"
-#include "nn/attention/vq_attention.h"
 
 namespace ladder::bench {
 
@@ -38,7 +37,6 @@ namespace {
 
 constexpr int64_t kLengths[] = {256, 512, 1024, 2048, 4096, 8192, 16384, 32768};
 constexpr int64_t kGenerationContexts[] = {2048, 4096, 8192};
-constexpr int64_t kCodes = 512, kBlock = 512;  // Transformer-VQ: S codes per head, L positions per block
 // A length whose call would take longer than this (predicted from the previous length and the
 // kind's growth) is left out: the repeats would take minutes. Full attention at 32768 (about 27 s
 // on the idle machine) stays in: Transformer-VQ is compared with it there.
@@ -57,22 +55,18 @@ struct Measured {
 };
 
 // The kind's name in bench lines: "linear_elu" (its compared settings' values show which).
-std::string kind_name(const nn::KindDescription& kind, const nn::AttentionSettings& settings) {
+std::string kind_name(const nn::KindDescription& kind, const nn::KindSettings& own) {
   std::string name = kind.name;
   for (const nn::KindSetting& setting : kind.settings)
-    if (setting.compared) name += "_" + settings.word(setting.name);
+    if (setting.compared) name += "_" + std::get<std::string>(setting.get(own));
   return name;
 }
 
-// The settings each kind is measured with, by the suffix of their name: its registered defaults;
-// Transformer-VQ's the paper's, and the same without its normalisation and position bias, so that
-// what those parts cost shows beside the op's own cost.
-std::vector<std::pair<std::string, nn::AttentionSettings>> measured_settings(const nn::KindDescription& kind) {
-  if (kind.name != nn::VQAttention::kName) return {{"", {.kind = kind.name}}};
-  const nn::AttentionSettings paper = nn::vq_attention_settings(kBlock, kCodes);
-  nn::AttentionSettings plain = paper;
-  plain.values["normalise"] = false, plain.values["position_bias"] = false;
-  return {{"", paper}, {"_plain", plain}};
+// The forms each kind is measured in, by the suffix of their name: those it registered
+// (Transformer-VQ's), else its defaults.
+std::vector<std::pair<std::string, nn::KindSettings>> measured_settings(const nn::KindDescription& kind) {
+  if (kind.measured.empty()) return {{"", kind.defaults}};
+  return kind.measured;
 }
 
 // Every kind of the registry, causal where it attends so, then bidirectional where it attends so.
@@ -81,8 +75,8 @@ std::vector<Measured> measured_kinds() {
   for (const bool causal : {true, false})
     for (const nn::KindDescription& kind : nn::attention_kinds()) {
       if (!kind.attends(causal)) continue;
-      for (const auto& [suffix, settings] : measured_settings(kind))
-        all.push_back({kind_name(kind, settings) + suffix + (causal ? "" : "_bidirectional"), settings, causal});
+      for (const auto& [suffix, own] : measured_settings(kind))
+        all.push_back({kind_name(kind, own) + suffix + (causal ? "" : "_bidirectional"), {.kind = own}, causal});
     }
   return all;
 }
@@ -153,7 +147,7 @@ std::map<int64_t, double> time_against_length(const Measured& kind, PytorchProce
     // its warm-up call), and keep the run to minutes.
     const int repeats = predicted_ms > 10000 ? 1 : predicted_ms > 1000 ? 2 : kRepeats;
     const std::string torch_name = "attention_causal_T" + std::to_string(length);
-    const bool torch_fits = kind.settings.kind == nn::FullAttention::kName && kind.causal && torch.available() &&
+    const bool torch_fits = nn::is_default_kind(kind.settings.kind) && kind.causal && torch.available() &&
                             torch_peak_estimate(length) <= kTorchBudgetBytes;
     double ours = 0, ref = -1;
     if (torch_fits)
@@ -197,16 +191,18 @@ void run_attention() {
   std::printf("  attention: B=1 H=%lld D=%lld; ours at the default threads (all cores), "
               "PyTorch at its faster of 1 and 2; growth = t(T)/t(T/2); peak = VmHWM rise in a fresh process\n",
               static_cast<long long>(nn::kWorkloadHeads), static_cast<long long>(nn::kWorkloadHeadDim));
+  std::string forms;  // the kinds measured in forms of their own, as their first
+  for (const nn::KindDescription& kind : nn::attention_kinds())
+    if (!kind.measured.empty()) forms += "; " + kind.name + ": " + kind.describe({.kind = kind.measured.front().second}, true);
   std::printf("  each line: one training step of the layer (forward, backward, its auxiliary losses, "
-              "after_optimizer_step); vq: %s\n",
-              nn::registered_kind(nn::VQAttention::kName).describe(nn::vq_attention_settings(kBlock, kCodes), true).c_str());
+              "after_optimizer_step)%s\n", forms.c_str());
   const std::vector<Measured> kinds = measured_kinds();
   std::map<std::string, std::map<int64_t, double>> times;  // kind -> length -> ms
   for (const Measured& kind : kinds) times[kind.name] = time_against_length(kind, torch);
   // Where the efficient kinds overtake full attention, and by how much at each length both ran.
   for (const bool causal : {true, false}) {
     const auto full = std::find_if(kinds.begin(), kinds.end(), [&](const Measured& k) {
-      return k.causal == causal && k.settings.kind == nn::FullAttention::kName;
+      return k.causal == causal && nn::is_default_kind(k.settings.kind);
     });
     for (const Measured& kind : kinds)
       if (kind.causal == causal && &kind != &*full) print_ratios(full->name, kind.name, times);
@@ -217,7 +213,7 @@ void run_attention() {
       if (!kind.causal) continue;
       Generator gen(context);
       const double ms = time_ms(nn::generated_token(kind.settings, context, gen));
-      const bool full = kind.settings.kind == nn::FullAttention::kName;
+      const bool full = nn::is_default_kind(kind.settings.kind);
       if (full) full_token = ms;
       report("generate_token_" + kind.name + "_context" + std::to_string(context), ms, -1,
              nn::registered_kind(kind.settings.kind).describe(kind.settings, true) +

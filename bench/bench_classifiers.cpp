@@ -17,6 +17,7 @@
 #include "core/ops.h"
 #include "models/encoder_classifier.h"
 #include "models/lstm_classifier.h"
+#include "nn/attention/full_attention.h"
 #include "optim/adam.h"
 
 namespace ladder::bench {
@@ -52,7 +53,7 @@ void run_classifiers() {
   const auto encoder = std::make_shared<models::EncoderClassifier>(
       models::EncoderClassifierConfig{.vocab_size = kVocabulary, .num_classes = kClasses, .max_len = kLength,
                                       .d_model = kWidth, .nhead = 4, .num_layers = 2, .dim_feedforward = 2 * kWidth,
-                                      .attention = {.kind = "full"}},
+                                      .attention = nn::full_attention()},
       gen);
   const auto lstm = std::make_shared<models::LstmClassifier>(
       models::LstmClassifierConfig{.vocab_size = kVocabulary, .num_classes = kClasses, .width = kWidth}, gen);

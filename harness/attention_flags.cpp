@@ -6,9 +6,7 @@
 #include "core/error.h"
 #include "data/visible_text.h"
 #include "nn/attention/attention_registry.h"
-#include "nn/attention/bigbird_attention.h"
-#include "nn/attention/bigbird_pattern.h"
-#include "nn/attention/linear_attention.h"
+#include "nn/attention/feature_map.h"
 
 namespace ladder::harness {
 
@@ -52,21 +50,18 @@ bool contains(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-// Whether a lesson declares a flag for `setting` of a kind it runs causal or not; lesson 15 leaves
-// out the compared settings, whose every choice it runs.
-bool has_flag(const nn::KindSetting& setting, bool causal, bool compared_too) {
-  return !setting.flag.empty() && !std::holds_alternative<bool>(setting.default_value) &&
+// Whether a lesson declares a flag for `setting` of `kind` when it runs causal or not; lesson 15
+// leaves out the compared settings, whose every choice it runs.
+bool has_flag(const nn::KindDescription& kind, const nn::KindSetting& setting, bool causal, bool compared_too) {
+  return !setting.flag.empty() && !std::holds_alternative<bool>(setting.get(kind.defaults)) &&
          (causal || !setting.causal_only) && (compared_too || !setting.compared);
 }
 
-// The lesson's default for `setting` of `kind`: the kind's own, else the one for every kind; none
-// when the lesson gives neither (the registered default then holds).
-const nn::SettingValue* lesson_default(const AttentionFlags& flags, const std::string& kind,
-                                       const nn::KindSetting& setting) {
-  const auto own = flags.kind_defaults.find(kind);
-  if (own != flags.kind_defaults.end() && own->second.count(setting.name)) return &own->second.at(setting.name);
-  const auto shared = flags.defaults.find(setting.name);
-  return shared != flags.defaults.end() ? &shared->second : nullptr;
+// The settings `kind` starts from in this lesson: the lesson's struct for it, else the kind's defaults.
+const nn::KindSettings& lesson_start(const AttentionFlags& flags, const nn::KindDescription& kind) {
+  for (const nn::KindSettings& own : flags.defaults)
+    if (kind.describes(own)) return own;
+  return kind.defaults;
 }
 
 std::string text_of(const nn::SettingValue& value) {
@@ -77,7 +72,7 @@ std::string text_of(const nn::SettingValue& value) {
 struct Reader {
   const nn::KindDescription* kind;
   const nn::KindSetting* setting;
-  nn::SettingValue lesson_default;  // the lesson's, or the registered one
+  nn::SettingValue lesson_default;  // the lesson's, or the kind's own
 };
 
 // Every flag the offered kinds read, in the registry's order, with its readers.
@@ -87,30 +82,22 @@ std::vector<std::pair<std::string, std::vector<Reader>>> setting_flags(const Att
   std::vector<std::pair<std::string, std::vector<Reader>>> found;
   for (const Offered& o : offered)
     for (const nn::KindSetting& setting : o.kind->settings) {
-      if (!has_flag(setting, o.causal, compared_too)) continue;
+      if (!has_flag(*o.kind, setting, o.causal, compared_too)) continue;
       auto at = std::find_if(found.begin(), found.end(), [&](const auto& f) { return f.first == setting.flag; });
       if (at == found.end()) at = found.emplace(found.end(), setting.flag, std::vector<Reader>{});
-      const nn::SettingValue* own = lesson_default(flags, o.kind->name, setting);
-      at->second.push_back({o.kind, &setting, own ? *own : setting.default_value});
+      at->second.push_back({o.kind, &setting, setting.get(lesson_start(flags, *o.kind))});
     }
   return found;
 }
 
-// Fails unless every setting the lesson gives a default for is one some kind has, with a value of
-// its type and range.
+// Fails unless the lesson's defaults are one struct per kind at most, each in its kind's ranges and choices.
 void check_defaults(const std::string& lesson, const AttentionFlags& flags) {
-  for (const auto& [name, value] : flags.defaults) {
-    bool found = false;
-    for (const nn::KindDescription& kind : nn::attention_kinds())
-      for (const nn::KindSetting& setting : kind.settings)
-        if (setting.name == name) {
-          found = true;
-          nn::AttentionSettings{.kind = kind.name, .values = {{name, value}}}.value(name);
-        }
-    if (!found) fail(lesson.c_str(), "a default for '", name, "', a setting no attention kind has");
+  for (const nn::KindDescription& kind : nn::attention_kinds()) {
+    const auto given = std::count_if(flags.defaults.begin(), flags.defaults.end(),
+                                     [&](const nn::KindSettings& own) { return kind.describes(own); });
+    if (given > 1) fail(lesson.c_str(), "the defaults hold ", given, " settings of ", kind.name, " attention; give one");
   }
-  for (const auto& [kind, defaults] : flags.kind_defaults)
-    for (const auto& [name, value] : defaults) nn::AttentionSettings{.kind = kind, .values = {{name, value}}}.value(name);
+  for (const nn::KindSettings& own : flags.defaults) nn::registered_kind(own).check(own);
 }
 
 // Declares one flag per setting the offered kinds read. `with` starts the help of the first kind
@@ -134,7 +121,7 @@ void declare_setting_flags(LessonCli& cli, AttentionFlags& flags, const std::vec
       cli.option(flag, flags.numbers[flag], help, Range<int64_t>{setting.min, setting.max});
     } else {
       flags.words[flag] = std::get<std::string>(readers.front().lesson_default);
-      std::string type = setting.name.substr(setting.name.rfind('_') + 1);  // feature_map: MAP
+      std::string type = setting.key.substr(setting.key.rfind('_') + 1);  // feature_map: MAP
       std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) { return std::toupper(c); });
       cli.option(flag, flags.words[flag], help, type);
     }
@@ -146,7 +133,7 @@ void declare_setting_flags(LessonCli& cli, AttentionFlags& flags, const std::vec
 void check_word(const std::string& lesson, const std::string& flag, const nn::KindSetting& setting,
                 const std::string& value) {
   if (setting.choices.empty() || contains(setting.choices, value)) return;
-  std::string noun = setting.name;
+  std::string noun = setting.key;
   std::replace(noun.begin(), noun.end(), '_', ' ');
   fail(lesson.c_str(), flag, " '", data::visible(value), "' is not a ", noun, "; give one of ", nn::joined_names(setting.choices));
 }
@@ -159,10 +146,13 @@ void check_word_flags(const std::string& lesson, const LessonCli& cli, const Att
         check_word(lesson, setting.flag, setting, flags.words.at(setting.flag));
 }
 
-// Whether BigBird's pattern over `length` positions lists every key block a query block may see.
-bool pattern_is_full(const nn::AttentionSettings& s, int64_t length, bool causal) {
-  const nn::BlockPattern p = nn::bigbird_pattern(length, nn::bigbird_pattern_settings(s, causal));
-  return p.visible_blocks() == (causal ? p.blocks * (p.blocks + 1) / 2 : p.blocks * p.blocks);
+// "with --attention-block 8 and --random-blocks 2": the kind's settings that have a flag, as flags.
+std::string as_flags(const nn::KindDescription& kind, const nn::KindSettings& own) {
+  std::string text;
+  for (const nn::KindSetting& setting : kind.settings)
+    if (!setting.flag.empty())
+      text += (text.empty() ? "with " : " and ") + setting.flag + " " + text_of(setting.get(own));
+  return text;
 }
 
 }  // namespace
@@ -175,16 +165,14 @@ void add_attention_options(LessonCli& cli, AttentionFlags& flags, const std::str
   declare_setting_flags(cli, flags, offered, /*compared_too=*/true, "with --attention ", "with ");
 }
 
-nn::AttentionSettings kind_settings(const LessonCli& cli, const AttentionFlags& flags, const std::string& kind,
+nn::AttentionSettings kind_settings(const LessonCli& cli, const AttentionFlags& flags, const std::string& kind_name,
                                     uint64_t seed) {
-  nn::AttentionSettings settings{.kind = kind, .seed = seed};
-  for (const nn::KindSetting& setting : nn::registered_kind(kind).settings) {
-    if (contains(flags.added, setting.flag) && cli.given(setting.flag)) {
-      if (flags.numbers.count(setting.flag)) settings.values[setting.name] = flags.numbers.at(setting.flag);
-      else settings.values[setting.name] = flags.words.at(setting.flag);
-    } else if (const nn::SettingValue* value = lesson_default(flags, kind, setting)) {
-      settings.values[setting.name] = *value;
-    }
+  const nn::KindDescription& kind = nn::registered_kind(kind_name);
+  nn::AttentionSettings settings{.kind = lesson_start(flags, kind), .seed = seed};
+  for (const nn::KindSetting& setting : kind.settings) {
+    if (!contains(flags.added, setting.flag) || !cli.given(setting.flag)) continue;
+    if (flags.numbers.count(setting.flag)) setting.set(settings.kind, flags.numbers.at(setting.flag));
+    else setting.set(settings.kind, flags.words.at(setting.flag));
   }
   return settings;
 }
@@ -227,7 +215,7 @@ std::vector<KindRun> every_kind(const LessonCli& cli, const AttentionFlags& flag
         for (const std::string& choice : setting.choices) {
           KindRun with_choice = run;
           with_choice.name += "_" + choice;
-          with_choice.settings.values[setting.name] = choice;
+          setting.set(with_choice.settings.kind, choice);
           each_choice.push_back(with_choice);
         }
       runs = each_choice;
@@ -238,26 +226,22 @@ std::vector<KindRun> every_kind(const LessonCli& cli, const AttentionFlags& flag
 }
 
 void check_feature_map(const std::string& lesson, const std::string& feature_map) {
-  const nn::KindSetting& setting = nn::registered_kind(nn::LinearAttention::kName).setting("feature_map");
-  check_word(lesson, setting.flag, setting, feature_map);
+  check_word(lesson, "--feature-map", {.key = "feature_map", .choices = nn::feature_map_names()}, feature_map);
 }
 
 void check_pattern_fits(const std::string& lesson, const nn::AttentionSettings& settings, int64_t length, bool causal,
                         const std::string& length_text, const std::string& kind_flag) {
-  if (settings.kind != nn::BigBirdAttention::kName || !pattern_is_full(settings, length, causal)) return;
-  const int64_t block = settings.number("block"), random_blocks = settings.number("random_blocks");
-  nn::AttentionSettings smaller = settings;
-  while (smaller.number("block") > 1 && pattern_is_full(smaller, length, causal))
-    smaller.values["block"] = smaller.number("block") - 1;
-  const std::string fix = pattern_is_full(smaller, length, causal)
-                              ? cat("the sequence is too short for a sparse pattern: ",
-                                    kind_flag == "--attention" ? "give --attention full" : "leave bigbird out of " + kind_flag)
-                              : cat("give --attention-block ", smaller.number("block"),
-                                    " (the largest that leaves key blocks out) or fewer --random-blocks");
-  const int64_t blocks = (length + block - 1) / block;
-  fail(lesson.c_str(), kind_flag, " bigbird with --attention-block ", block, " and --random-blocks ", random_blocks,
-       " over ", length_text, " in ", blocks, blocks == 1 ? " block" : " blocks",
-       " lets every query block see every key block: that is full attention, only slower; ", fix);
+  const nn::KindDescription& kind = nn::registered_kind(settings.kind);
+  if (!kind.wasted_over) return;
+  const nn::WastedPattern wasted = kind.wasted_over(settings, length, causal);
+  if (wasted.why.empty()) return;
+  const std::string fix =
+      !wasted.fix.empty() ? wasted.fix
+                          : cat("the sequence is too short for a sparse pattern: ",
+                                kind_flag == "--attention" ? "give --attention " + nn::registered_kind(nn::KindSettings{}).name
+                                                           : "leave " + kind.name + " out of " + kind_flag);
+  fail(lesson.c_str(), kind_flag, " ", kind.name, " ", as_flags(kind, settings.kind), " over ", length_text, " ",
+       wasted.why, ": that is full attention, only slower; ", fix);
 }
 
 std::string describe_attention(const nn::AttentionSettings& settings, bool causal) {

@@ -14,18 +14,16 @@
 
 #include "harness/cli.h"
 #include "nn/attention/attention_kind.h"
-#include "nn/attention/full_attention.h"
+#include "nn/attention/attention_registry.h"
 
 namespace ladder::harness {
 
 struct AttentionFlags {
-  std::string kind = nn::FullAttention::kName;
-  // The lesson's defaults for the kinds' settings by name, {"block", 8}, for every kind that reads
-  // the setting; a setting named nowhere here keeps the default its kind registered.
-  nn::SettingValues defaults;
-  // One kind's defaults over those, by kind name (lesson 15: VQ's blocks of 32 beside BigBird's 16).
+  std::string kind = nn::registered_kind(nn::KindSettings{}).name;  // the default kind, full attention
+  // The lesson's own defaults for the kinds it starts elsewhere, a settings struct each
+  // (nn::BigBirdAttention::Settings{.block = 8}); a kind not here starts from its struct's defaults.
   // A flag given on the command line sets every kind that reads it.
-  std::map<std::string, nn::SettingValues> kind_defaults;
+  std::vector<nn::KindSettings> defaults;
   bool causal = true;              // whether the attention the flags choose is causal (vq needs it)
   std::vector<std::string> added;  // the flags declared, for --load's refusal
   // What the setting flags hold after parse(), by flag.
@@ -48,6 +46,11 @@ nn::AttentionSettings attention_settings(const std::string& lesson, const Lesson
 // The settings kind `kind` gets from the flags and the lesson's defaults, whatever --attention says.
 nn::AttentionSettings kind_settings(const LessonCli& cli, const AttentionFlags& flags, const std::string& kind,
                                     uint64_t seed);
+// The same as the settings struct Own of that kind.
+template <class Own>
+Own kind_settings(const LessonCli& cli, const AttentionFlags& flags) {
+  return kind_settings(cli, flags, nn::registered_kind(Own{}).name, 0).kind.template as<Own>();
+}
 
 // Lesson 15's way: every kind side by side, each bidirectional where it can attend so and causal
 // where it must. Declares the settings' flags (no --attention; not the compared settings, whose every
@@ -68,10 +71,11 @@ std::vector<KindRun> every_kind(const LessonCli& cli, const AttentionFlags& flag
 // the choices: for a lesson that takes that flag alone.
 void check_feature_map(const std::string& lesson, const std::string& feature_map);
 
-// Fails when BigBird over a sequence of `length` positions would list every key block for every
-// query block, that is, be full attention, only slower: names `length_text` (what set the length:
-// "--block 64") and the largest --attention-block that leaves key blocks out. Any other kind passes.
-// `kind_flag` is the flag that chose BigBird: --attention, or lesson 15's --kinds.
+// Fails when the kind over a sequence of `length` positions would do full attention's work, only
+// slower (BigBird's pattern listing every key block for every query block): names `length_text` (what
+// set the length: "--block 64") and the kind's fix (the largest --attention-block that leaves key
+// blocks out). A kind that never does (KindDescription::wasted_over) passes. `kind_flag` is the flag
+// that chose the kind: --attention, or lesson 15's --kinds.
 void check_pattern_fits(const std::string& lesson, const nn::AttentionSettings& settings, int64_t length, bool causal,
                         const std::string& length_text, const std::string& kind_flag = "--attention");
 

@@ -37,7 +37,9 @@
 #include "lessons/translation/training.h"
 #include "lessons/translation/report.h"
 #include "models/transformer.h"
+#include "nn/attention/bigbird_attention.h"
 #include "nn/attention/positional_encoding.h"
+#include "nn/attention/vq_attention.h"
 #include "optim/adam.h"
 #include "optim/schedule.h"
 #include "optim/train_step.h"
@@ -56,7 +58,8 @@ struct TransformerFlags {
   bool pre_ln = false;
   int64_t norm_steps = 150;  // steps of each of part 5's four runs
   float norm_lr = 1e-2f;     // their peak learning rate
-  harness::AttentionFlags attention{.defaults = {{"block", 4}, {"random_blocks", 1}}};  // a date is a few blocks of 4
+  harness::AttentionFlags attention{.defaults = {nn::BigBirdAttention::Settings{.block = 4, .random_blocks = 1},
+                                                 nn::VQAttention::Settings{.block = 4}}};  // a date is a few blocks of 4
   nn::AttentionSettings encoder_attention;  // what the attention flags chose, after parse()
 };
 
@@ -254,7 +257,7 @@ int main(int argc, char** argv) {
     lessons::show_attention_maps(run, model, task);
 
     lessons::TranslationSummary summary = lessons::translation_summary(task, tracker, decoders);
-    summary.metrics["encoder_attention"] = config.encoder_attention.kind;
+    summary.metrics["encoder_attention"] = config.encoder_attention.kind_name();
     summary.notes["encoder_attention"] = "the attention kind of the encoder's self attention (--attention)";
     if (flags.norm_steps > 0) {
       std::printf("\n== 5. post-LN and pre-LN, with and without %lld steps of warmup: %lld steps each at --norm-lr %g ==\n",

@@ -38,6 +38,7 @@
 #include "models/gpt_text.h"
 #include "nn/attention/bigbird_attention.h"
 #include "nn/attention/linear_attention.h"
+#include "nn/attention/vq_attention.h"
 #include "optim/train_step.h"
 
 using namespace ladder;
@@ -112,7 +113,7 @@ void samples(harness::Run& run, const harness::CommonFlags& flags, models::GPT& 
 void generation_speed(harness::Run& run, const harness::CommonFlags& flags, models::GPT& model, int first_token,
                       nlohmann::ordered_json& metrics) {
   std::printf("\n== 3. generation speed with and without the KV cache ==\n");
-  if (model.config().attention.kind == nn::LinearAttention::kName)
+  if (model.config().attention.kind_name() == nn::LinearAttention::kName)
     std::printf("(linear attention carries a fixed-size sum instead of keys and values: the cache here is that state)\n");
   std::printf("tokens per second while generating a sequence of each length from one token\n");
   std::printf("%10s %16s %16s %10s\n", "context", "cached tok/s", "uncached tok/s", "speed-up");
@@ -169,7 +170,7 @@ void attention_maps(harness::Run& run, models::GPT& model, const data::CharCorpu
   if (corpus.lines) passage.insert(passage.begin(), tokenizer.bos());
   passage.resize(std::min<size_t>(passage.size(), static_cast<size_t>(model.config().block_size)));
   const auto T = std::ssize(passage);
-  const std::string kind = model.config().attention.kind;
+  const std::string kind = model.config().attention.kind_name();
   std::printf("\n== 4. %s attention of every head over the first %lld validation characters ==\n", kind.c_str(),
               static_cast<long long>(T));
   std::vector<std::string> labels;
@@ -275,7 +276,8 @@ int main(int argc, char** argv) {
                "with --load, at most the checkpoint's", {1, 4096});
     cli.option("--dropout", config.dropout, "dropout on embeddings, residual branches and full attention's weights (the other kinds form no weights)", {0.0f, 0.9f});
     training.add_to(cli);
-    harness::AttentionFlags attention{.defaults = {{"block", 8}, {"random_blocks", 2}}};  // 8 blocks in the default context of 64
+    harness::AttentionFlags attention{.defaults = {nn::BigBirdAttention::Settings{.block = 8, .random_blocks = 2},
+                                                   nn::VQAttention::Settings{.block = 8}}};  // 8 blocks in the default context of 64
     harness::add_attention_options(cli, attention, "every block's causal self attention", /*causal=*/true);
     cli.option("--load", load, "a checkpoint of this lesson to sample from, instead of training");
     cli.option("--sample-chars", sample_length, "with --load: how many characters to sample", {1, 100000});
@@ -324,7 +326,7 @@ int main(int argc, char** argv) {
     const harness::Tracker trained = train(run, cli.common, model, corpus, training);
     report_perplexity(run, trained, corpus, config.block_size);
     samples(run, cli.common, model, corpus, prompt_start);
-    nlohmann::ordered_json metrics = {{"attention", config.attention.kind}, {"train_loss", trained.train_loss()},
+    nlohmann::ordered_json metrics = {{"attention", config.attention.kind_name()}, {"train_loss", trained.train_loss()},
                                       {"val_loss", trained.last("val_loss")}, {"val_ppl", trained.last("val_ppl")},
                                       {"val_tokens", corpus.dropped.total()}, {"val_unknown_tokens", corpus.dropped.unknown}};
     generation_speed(run, cli.common, model, corpus.lines ? corpus.tokenizer.bos() : prompt_start.front(), metrics);

@@ -216,12 +216,13 @@ std::vector<lessons::Spectrum> implied_ranks(harness::Run& run, Generator& gen) 
               static_cast<long long>(kSpectrumLength), static_cast<long long>(kSpectrumDim));
   std::vector<lessons::SpectrumKind> kinds;
   for (const lessons::AttentionVariant& kind : kMapKinds) {
-    const bool linear = kind.attention.kind == nn::LinearAttention::kName;
+    const auto* linear = kind.attention.kind.find<nn::LinearAttention::Settings>();
     kinds.push_back({kind.name, kind.label, kind.attention,
-                     linear ? nn::make_feature_map(kind.attention.word("feature_map"))->features(kSpectrumDim) : 0});
+                     linear ? nn::make_feature_map(linear->feature_map)->features(kSpectrumDim) : 0});
   }
-  const nn::AttentionSettings linformer{.kind = nn::LinformerAttention::kName, .max_length = kSpectrumLength};
-  kinds.push_back({nn::LinformerAttention::kName, "Linformer", linformer, linformer.number("k")});
+  const nn::LinformerAttention::Settings projection;
+  const nn::AttentionSettings linformer{.kind = projection, .max_length = kSpectrumLength};
+  kinds.push_back({nn::LinformerAttention::kName, "Linformer", linformer, projection.k});
   const Tensor q = randn({1, 1, kSpectrumLength, kSpectrumDim}, gen), k = randn(q.shape(), gen);
   return lessons::attention_spectra(run, kinds, q, k);
 }

@@ -169,7 +169,7 @@ constexpr int64_t kCostCodes = 512, kCostBlock = 256;
 constexpr const char* kStopped = "vq_stopped";
 
 nn::AttentionSettings stopped_at_cache(nn::AttentionSettings vq) {
-  vq.values["cache_gradient"] = std::string("stopped");
+  vq.kind.as<nn::VQAttention::Settings>().cache_gradient = nn::VQAttention::kStopped;
   return vq;
 }
 
@@ -220,8 +220,9 @@ struct VQFlags {
 std::vector<lessons::AttentionVariant> gpt_kinds(const VQFlags& vq) {
   const nn::AttentionSettings paper = nn::vq_attention_settings(vq.block, vq.codes);
   nn::AttentionSettings plain = paper, normalised = paper;
-  plain.values["normalise"] = false, plain.values["position_bias"] = false;
-  normalised.values["position_bias"] = false;
+  plain.kind.as<nn::VQAttention::Settings>().normalise = false;
+  plain.kind.as<nn::VQAttention::Settings>().position_bias = false;
+  normalised.kind.as<nn::VQAttention::Settings>().position_bias = false;
   return {{nn::FullAttention::kName, "softmax (full)", nn::full_attention()},
           {nn::LinearAttention::kName, "linear elu+1", nn::linear_attention_settings(nn::EluFeatures::kName)},
           {"vq_plain", "VQ plain", plain},

@@ -151,8 +151,8 @@ struct Flags {
   std::string kinds = "all", parts = "all", circuit_kinds = nn::FullAttention::kName;
   ModelSize size{64, 2};
   // BigBird's blocks of 8 positions with 2 random blocks, VQ's of 16 with 64 codes per head.
-  harness::AttentionFlags attention{.defaults = {{"block", 8}, {"random_blocks", 2}, {"codes", 64}},
-                                    .kind_defaults = {{nn::VQAttention::kName, {{"block", 16}}}}};
+  harness::AttentionFlags attention{.defaults = {nn::BigBirdAttention::Settings{.block = 8, .random_blocks = 2},
+                                                 nn::VQAttention::Settings{.block = 16, .codes = 64}}};
   harness::ScheduleFlags warmup{.warmup = 50};
 
   void add_to(harness::LessonCli& cli) {
@@ -198,8 +198,8 @@ struct Flags {
     tiny("--d-model", size.d_model, 16), tiny("--capacity-steps", capacity_steps, 20);
     tiny("--circuit-pairs", two_tokens.pairs, 4), tiny("--circuit-steps", circuit_steps, 20);
     if (!cli.given("--capacity-pairs")) capacity_pairs = {2, 4};
-    attention.defaults["block"] = attention.kind_defaults[nn::VQAttention::kName]["block"] = 8;
-    attention.defaults["codes"] = 16;
+    attention.defaults = {nn::BigBirdAttention::Settings{.block = 8, .random_blocks = 2},
+                          nn::VQAttention::Settings{.block = 8, .codes = 16}};
     tiny("--steps", cli.common.steps, 40), tiny("--batch", cli.common.batch, 16), tiny("--warmup", warmup.warmup, 5);
     if (!cli.given("--lr")) cli.common.lr = 3e-3f;  // tiny models take a larger step
   }
@@ -285,14 +285,13 @@ int main(int argc, char** argv) {
     const Task recall = lessons::recall_task(flags.recall, "recall", "recall, one token per pair");
     if (part.runs(1) && asked("recall")) lessons::print_mqar("1b. multi-query associative recall", flags.recall, recall);
 
-    const nn::AttentionSettings bigbird =
-        harness::kind_settings(cli, flags.attention, nn::BigBirdAttention::kName, cli.common.seed);
+    const auto bigbird = harness::kind_settings<nn::BigBirdAttention::Settings>(cli, flags.attention);
     std::printf("\n== 2. training: %lld steps of %lld examples, AdamW lr %g (warmup %lld, cosine), d_model %lld, "
                 "%lld blocks (recall: 1), 4 heads; BigBird blocks of %lld, %lld random ==\n",
                 static_cast<long long>(cli.common.steps), static_cast<long long>(cli.common.batch),
                 static_cast<double>(cli.common.lr), static_cast<long long>(flags.warmup.warmup),
                 static_cast<long long>(flags.size.d_model), static_cast<long long>(flags.size.layers),
-                static_cast<long long>(bigbird.number("block")), static_cast<long long>(bigbird.number("random_blocks")));
+                static_cast<long long>(bigbird.block), static_cast<long long>(bigbird.random_blocks));
     for (const Contender& c : contenders)
       if (c.causal)
         std::printf("   %s runs causal: %s,\n"
@@ -332,7 +331,8 @@ int main(int argc, char** argv) {
         models::EncoderTagger model(lessons::encoder_config(c, task, flags.one_hop()), init);
         const lessons::ContenderResult r =
             train(run, model, task, c.name, {flags.capacity_steps, budget.batch, budget.lr}, flags.warmup, cli.common.seed);
-        const int64_t state = lessons::state_numbers(*c.attention, o.length, flags.size.d_model / 4, c.causal);
+        const int64_t state =
+            nn::registered_kind(c.attention->kind).state_numbers(*c.attention, o.length, flags.size.d_model / 4, c.causal);
         capacity.back().points.push_back({pairs, o.length, state, r.test_acc, r.answers});
       }
     }

@@ -37,7 +37,7 @@ Tensor EncoderClassifier::forward(const Tensor& ids, const Tensor& valid) {
 
 std::string EncoderClassifier::describe() const {
   return cat("vocab_size=", config_.vocab_size, ", num_classes=", config_.num_classes, ", max_len=", config_.max_len,
-             ", pooling=", pooling_name(config_.pooling), ", attention=", config_.attention.kind,
+             ", pooling=", pooling_name(config_.pooling), ", attention=", config_.attention.kind_name(),
              config_.causal ? ", causal" : "");
 }
 

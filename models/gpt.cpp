@@ -11,7 +11,6 @@
 #include "core/error.h"
 #include "models/sampling.h"
 #include "nn/attention/attention_registry.h"
-#include "nn/attention/full_attention.h"
 #include "nn/init.h"
 #include "nn/sequential.h"
 
@@ -208,7 +207,7 @@ std::string GPT::describe() const {
   return cat("vocab_size=", config_.vocab_size, ", block_size=", config_.block_size, ", n_layer=", config_.n_layer,
              ", n_head=", config_.n_head, ", n_embd=", config_.n_embd, ", dropout=", config_.dropout,
              ", bias=", config_.bias ? "true" : "false", ", tie_weights=", config_.tie_weights ? "true" : "false",
-             config_.attention.kind != nn::FullAttention::kName ? ", attention=" + config_.attention.kind : "");
+             nn::is_default_kind(config_.attention.kind) ? "" : ", attention=" + config_.attention.kind_name());
 }
 
 namespace {
@@ -232,11 +231,12 @@ void check_config_limits(const GPTConfig& c) {
       fail("gpt_config_from_json", name, " is ", value, ", outside 1 to ", most, "; the config must be the JSON gpt_config_to_json writes");
 }
 
-// The attention as its kind, its seed and every setting its kind registered (nn/attention/attention_registry.h).
+// The attention as its kind, its seed and every setting its kind registered (nn/attention/attention_registry.h),
+// each under its checkpoint key.
 nlohmann::json attention_to_json(const nn::AttentionSettings& a) {
-  nlohmann::json json{{"kind", a.kind}, {"seed", a.seed}};
+  nlohmann::json json{{"kind", a.kind_name()}, {"seed", a.seed}};
   for (const nn::KindSetting& setting : nn::registered_kind(a.kind).settings)
-    std::visit([&](const auto& value) { json[setting.name] = value; }, a.value(setting.name));
+    std::visit([&](const auto& value) { json[setting.key] = value; }, setting.get(a.kind));
   return json;
 }
 
@@ -246,17 +246,18 @@ nlohmann::json attention_to_json(const nn::AttentionSettings& a) {
 nn::AttentionSettings attention_from_json(const nlohmann::json& json, std::string& field) {
   nn::AttentionSettings a;
   field = "attention.kind";
-  a.kind = json.at("kind").get<std::string>();
+  const nn::KindDescription& kind = nn::registered_kind(json.at("kind").get<std::string>());
+  a.kind = kind.defaults;
   field = "attention.seed";
   a.seed = json.at("seed").get<uint64_t>();
-  for (const nn::KindSetting& setting : nn::registered_kind(a.kind).settings) {
-    if (!json.contains(setting.name)) continue;
-    field = "attention." + setting.name;
-    a.values[setting.name] = std::visit(
-        [&](const auto& default_value) -> nn::SettingValue {
-          return json.at(setting.name).get<std::decay_t<decltype(default_value)>>();
-        },
-        setting.default_value);
+  for (const nn::KindSetting& setting : kind.settings) {
+    if (!json.contains(setting.key)) continue;
+    field = "attention." + setting.key;
+    setting.set(a.kind, std::visit(
+                            [&](const auto& default_value) -> nn::SettingValue {
+                              return json.at(setting.key).get<std::decay_t<decltype(default_value)>>();
+                            },
+                            setting.get(kind.defaults)));
   }
   return a;
 }

@@ -105,7 +105,7 @@ void show_attention_maps(harness::Run& run, models::Transformer& model, const da
   const std::string source_keys = "key: source token, one block per head (h1, h2, ...)", writes = "query: the token it writes";
   run.wrote(plot::save_heatmap(run.path("attention_encoder"),
                          layer_head_grid(maps.encoder,
-                                         "Encoder self attention (" + model.config().encoder_attention.kind + ") over " + quoted,
+                                         "Encoder self attention (" + model.config().encoder_attention.kind_name() + ") over " + quoted,
                                          ex.source, ex.source, source_keys, "query: source token")));
   run.wrote(plot::save_heatmap(run.path("attention_decoder"),
                          layer_head_grid(maps.decoder_self, "Decoder masked self attention, translating " + quoted, ex.outputs,

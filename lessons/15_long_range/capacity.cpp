@@ -6,37 +6,8 @@
 #include "core/error.h"
 #include "lessons/attention_kinds/classifier_training.h"
 #include "plot/plot.h"
-#include "nn/attention/bigbird_attention.h"
-#include "nn/attention/feature_map.h"
-#include "nn/attention/full_attention.h"
-#include "nn/attention/linear_attention.h"
-#include "nn/attention/linformer_attention.h"
-#include "nn/attention/vq_attention.h"
 
 namespace ladder::lessons {
-
-int64_t state_numbers(const nn::AttentionSettings& a, int64_t length, int64_t D, bool causal) {
-  if (a.kind == nn::FullAttention::kName) return 2 * length * D;
-  if (a.kind == nn::LinearAttention::kName) {
-    const int64_t M =
-        nn::make_feature_map(a.word("feature_map"), {.random_features = a.number("random_features")})->features(D);
-    return M * (D + 1);
-  }
-  if (a.kind == nn::BigBirdAttention::kName) {
-    const nn::BlockPattern p = nn::bigbird_pattern(length, nn::bigbird_pattern_settings(a));
-    int64_t keys = 0;  // over every query position: the positions of the blocks its block lists
-    for (int64_t i = 0; i < length; ++i)
-      for (const int64_t block : p.keys[static_cast<size_t>(i / p.block)]) {
-        const int64_t end = std::min(causal ? i + 1 : length, (block + 1) * p.block);
-        keys += std::max<int64_t>(0, end - block * p.block);
-      }
-    return 2 * D * keys / length;
-  }
-  if (a.kind == nn::LinformerAttention::kName) return 2 * a.number("k") * D;
-  if (a.kind == nn::VQAttention::kName)
-    return 2 * D * std::min(length, (causal ? 2 : 3) * a.number("block")) + a.number("codes") * (2 * D + 1);
-  return 0;
-}
 
 void report_capacity(harness::Run& run, const std::vector<KindCapacity>& kinds, double chance, harness::Summary& summary) {
   if (kinds.empty()) fail("report_capacity", "no kinds to report");

@@ -8,24 +8,11 @@
 #include <vector>
 
 #include "harness/run.h"
-#include "nn/attention/attention_kind.h"
 
 namespace ladder::lessons {
 
-// What a query of `attention` reads, per head of width D, in a sequence of `length` positions,
-// attending both ways or `causal`ly:
-//   full       every key and value, 2 T D (grows with the sequence)
-//   linear     the (M,D) sum and the M-wide normaliser, M (D + 1) (M the feature map's features)
-//   bigbird    the keys and values of the blocks its block lists (causal: those not after it), on
-//              average over the queries
-//   linformer  the k projected keys and values, 2 k D
-//   vq         the keys and values of the blocks it reads exactly (its own and the one before, and
-//              both ways the one after too), and per code its row, its value sum and its count, S (2 D + 1)
-// 0 for a kind it does not know.
-int64_t state_numbers(const nn::AttentionSettings& attention, int64_t length, int64_t head_dim, bool causal);
-
 struct CapacityPoint {
-  int64_t pairs = 0, length = 0, state = 0;  // state: state_numbers at that length
+  int64_t pairs = 0, length = 0, state = 0;  // state: the kind's state_numbers at that length
   double accuracy = 0;
   int64_t answers = 0;  // the test queries the accuracy counts
 };

@@ -3,8 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
-#include "nn/attention/linformer_attention.h"
-#include "nn/attention/vq_attention.h"
+#include "nn/attention/attention_registry.h"
 
 namespace ladder::lessons {
 
@@ -26,6 +25,11 @@ constexpr double kCharacters = 256;
 
 double d(int64_t v) { return static_cast<double>(v); }
 
+// The scores per query `s` keeps for backward over `length` positions, as its kind says.
+int64_t keys_per_query(const nn::AttentionSettings& s, int64_t length) {
+  return nn::registered_kind(s.kind).kept_scores(s, length);
+}
+
 }  // namespace
 
 void add_transformer_stack(harness::MemoryEstimate& estimate, const StackShape& s, const std::string& flags) {
@@ -33,14 +37,6 @@ void add_transformer_stack(harness::MemoryEstimate& estimate, const StackShape& 
   estimate.parameters(d(s.layers) * (4 * d(s.width) * d(s.width) + 2 * d(s.width) * d(s.ff)), flags);
   estimate.add("activations", positions * (kFloatsPerWidth * d(s.width) + 2 * d(s.ff)), 4, flags);
   estimate.add("attention scores", positions * kScoreCopies * d(s.heads) * d(s.keys_per_query), 4, flags);
-}
-
-int64_t keys_per_query(const nn::AttentionSettings& s, int64_t length) {
-  const std::string& kind = s.kind;
-  int64_t keys = 0;  // the fused ops of full attention and BigBird, and linear's chunked product, keep no scores
-  if (kind == nn::VQAttention::kName) keys = 2 * s.number("block") + s.number("codes");
-  else if (kind == nn::LinformerAttention::kName) keys = s.number("k");
-  return std::min(keys, length);
 }
 
 std::string gpt_flags_text(const models::GPTConfig& c) {

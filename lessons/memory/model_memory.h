@@ -20,16 +20,12 @@
 namespace ladder::lessons {
 
 // A Transformer stack in training: `batch` sequences of `length` positions through `layers` blocks
-// `width` wide, feed-forward `ff` wide, `heads` heads each scoring `keys_per_query` keys per query.
+// `width` wide, feed-forward `ff` wide, `heads` heads each scoring `keys_per_query` keys per query
+// (what the attention kind keeps: KindDescription::kept_scores).
 struct StackShape {
   int64_t batch, length, width, layers, ff, heads, keys_per_query;
 };
 void add_transformer_stack(harness::MemoryEstimate& estimate, const StackShape& s, const std::string& flags);
-
-// The scores per query that `settings` keeps for backward over `length` positions: none for full
-// attention and BigBird (their fused op) or linear attention (its chunked product), a block and
-// the codes for VQ, k for Linformer.
-int64_t keys_per_query(const nn::AttentionSettings& settings, int64_t length);
 
 // "--embd 4096, --layers 48, --context 4096"
 std::string gpt_flags_text(const models::GPTConfig& config);

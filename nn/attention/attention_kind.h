@@ -2,14 +2,16 @@
 // Transformer-VQ and Linformer all offer, so that a model takes its attention as a setting (--attention NAME)
 // and never changes its own code. Every call works on heads already split: q (B,H,T,D) and
 // k, v (B,H,S,D). Each kind describes itself once in the registry (nn/attention/attention_registry.h):
-// its name, the directions it attends in, its own settings and how it is built.
+// its name, its settings struct and each of its fields, the directions it attends in, how it is
+// built and what it costs.
 #pragma once
 
+#include <any>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <string>
-#include <variant>
+#include <type_traits>
+#include <typeinfo>
 #include <vector>
 
 #include "core/error.h"
@@ -18,35 +20,58 @@
 
 namespace ladder::nn {
 
-// The value of one of a kind's own settings: a whole number (chunk), yes or no (global_blocks) or a
-// word (feature_map).
-using SettingValue = std::variant<int64_t, bool, std::string>;
-using SettingValues = std::map<std::string, SettingValue>;
+struct AttentionSettings;
 
-// What a kind is built with: what every kind shares, and the kind's own settings by name.
+// One kind's own settings, whichever kind: the kind's settings struct, whose type is the kind
+// (LinearAttention::Settings{.chunk = 8} is linear attention in chunks of 8). A kind reads its
+// settings as fields, kind.as<LinearAttention::Settings>().chunk, so a misspelt one does not
+// compile; code that serves every kind (flags, checkpoints, tests) reads and writes them through
+// the fields the registry describes (KindSetting).
+class KindSettings {
+ public:
+  KindSettings();  // full attention's, which has none: the default kind
+  template <class Own>
+    requires(std::is_aggregate_v<Own> && !std::is_same_v<Own, AttentionSettings>)
+  KindSettings(Own own) : held_(std::move(own)) {}
+
+  // The struct as kind Own's; settings of another kind fail, naming both kinds.
+  template <class Own>
+  const Own& as() const {
+    if (const Own* own = std::any_cast<Own>(&held_)) return *own;
+    fail_other_kind(typeid(Own));
+  }
+  template <class Own>
+  Own& as() {
+    if (Own* own = std::any_cast<Own>(&held_)) return *own;
+    fail_other_kind(typeid(Own));
+  }
+  // The struct as kind Own's, or null when it is another kind's.
+  template <class Own>
+  const Own* find() const {
+    return std::any_cast<Own>(&held_);
+  }
+  const std::type_info& type() const { return held_.type(); }
+
+ private:
+  [[noreturn]] void fail_other_kind(const std::type_info& wanted) const;
+  std::any held_;
+};
+
+// What a kind is built with: its own settings, and what every kind shares.
 struct AttentionSettings {
-  std::string kind = "full";  // one of attention_kind_names()
-  float dropout = 0;          // on the weights, in training mode (the kinds that form them)
+  KindSettings kind;  // which kind, with its own settings: full attention by default
+  float dropout = 0;  // on the weights, in training mode (the kinds that form them)
   // With the layer's index in its model: the seed of what a layer draws on its own (BigBird's random
   // blocks, FAVOR+'s features), so that each layer draws its own and a rebuilt model the same.
   uint64_t seed = 0;
   int64_t layer = 0;
-  // The kind's own settings by name, {"chunk", 8}: a setting left out has the default its kind
-  // registered (attention_registry.h lists each kind's names, ranges and defaults).
-  SettingValues values;
   // Filled in by the model that builds the kind: H heads of width D (MultiheadAttention; vq sizes its
   // codebooks (H,S,D) by them), and the longest sequence the layer will see (a model's max_len).
   int64_t heads = 0;
   int64_t head_dim = 0;
   int64_t max_length = 0;
 
-  // One of the kind's settings: its value in `values`, else its registered default. A name the kind
-  // does not have, a value of another type, a number outside its range or a word that is not one of
-  // its choices fails, naming the kind and the setting.
-  int64_t number(const std::string& name) const;
-  bool boolean(const std::string& name) const;
-  std::string word(const std::string& name) const;
-  SettingValue value(const std::string& name) const;  // whichever type it has
+  const std::string& kind_name() const;  // the name its kind registered: "linear"
 };
 
 // Which keys a query may see: padding (B,S) 1 = real key, and causality (key j <= i + causal_offset).
@@ -94,8 +119,8 @@ class AttentionKind : public Module {
 
 // "a, b, c": a list of names (kinds, feature maps) for messages and --help.
 std::string joined_names(const std::vector<std::string>& names);
-// The kind settings.kind names, built by its registered make(); an unknown kind, or a setting in
-// settings.values that the kind does not have, fails naming what there is.
+// The kind settings.kind holds, built by its registered make(); a setting outside its range or
+// choices fails, naming the kind and the setting.
 std::shared_ptr<AttentionKind> make_attention(const AttentionSettings& settings, Generator& gen = default_generator());
 
 }  // namespace ladder::nn

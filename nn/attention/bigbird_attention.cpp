@@ -7,6 +7,46 @@
 
 namespace ladder::nn {
 
+namespace {
+
+constexpr const char* kBlockFlag = "--attention-block";
+constexpr const char* kRandomBlocksFlag = "--random-blocks";
+
+// Whether the pattern over `length` positions lists every key block a query block may see.
+bool pattern_is_full(const AttentionSettings& s, int64_t length, bool causal) {
+  const BlockPattern p = bigbird_pattern(length, bigbird_pattern_settings(s, causal));
+  return p.visible_blocks() == (causal ? p.blocks * (p.blocks + 1) / 2 : p.blocks * p.blocks);
+}
+
+// The keys every query reads, summed over the queries: the positions of the blocks its block lists
+// (causal: those not after it).
+int64_t keys_read(const AttentionSettings& s, int64_t length, bool causal) {
+  const BlockPattern p = bigbird_pattern(length, bigbird_pattern_settings(s));
+  int64_t keys = 0;
+  for (int64_t i = 0; i < length; ++i)
+    for (const int64_t block : p.keys[static_cast<size_t>(i / p.block)]) {
+      const int64_t end = std::min(causal ? i + 1 : length, (block + 1) * p.block);
+      keys += std::max<int64_t>(0, end - block * p.block);
+    }
+  return keys;
+}
+
+// A full pattern: why, and the largest block that leaves key blocks out (no fix when none does).
+WastedPattern wasted_over(const AttentionSettings& s, int64_t length, bool causal) {
+  if (!pattern_is_full(s, length, causal)) return {};
+  const int64_t block = s.kind.as<BigBirdAttention::Settings>().block, blocks = (length + block - 1) / block;
+  AttentionSettings smaller = s;
+  int64_t& smaller_block = smaller.kind.as<BigBirdAttention::Settings>().block;
+  while (smaller_block > 1 && pattern_is_full(smaller, length, causal)) --smaller_block;
+  return {.why = cat("in ", blocks, blocks == 1 ? " block" : " blocks", " lets every query block see every key block"),
+          .fix = pattern_is_full(smaller, length, causal)
+                     ? ""
+                     : cat("give ", kBlockFlag, " ", smaller_block, " (the largest that leaves key blocks out) or fewer ",
+                           kRandomBlocksFlag)};
+}
+
+}  // namespace
+
 BigBirdAttention::BigBirdAttention(const AttentionSettings& s, Generator& gen)
     : AttentionKind("BigBirdAttention"), settings_(bigbird_pattern_settings(s)), dropout_(s.dropout), gen_(gen.child()) {
   if (!(dropout_ >= 0 && dropout_ < 1)) fail("BigBirdAttention", "dropout must be in [0, 1), got ", dropout_);
@@ -100,45 +140,54 @@ std::string BigBirdAttention::describe() const {
 }
 
 KindDescription bigbird_attention_kind() {
+  using Settings = BigBirdAttention::Settings;
   return {.name = BigBirdAttention::kName,
+          .defaults = Settings{},
           .self_attention_only = true,
-          .settings = {{.name = "block",
-                        .flag = "--attention-block",
-                        .help = "positions per block of the pattern",
-                        .default_value = int64_t{64},
-                        .min = 1,
-                        .max = 65536},
-                       {.name = "random_blocks",
-                        .flag = "--random-blocks",
-                        .help = "random key blocks per query block",
-                        .default_value = int64_t{3},
-                        .max = 1024},
-                       {.name = "global_blocks", .help = "the first and last blocks global", .default_value = true},
-                       {.name = "per_head", .help = "each head draws its own random blocks", .default_value = true}},
+          .settings = {kind_setting(&Settings::block, {.key = "block",
+                                                       .flag = kBlockFlag,
+                                                       .help = "positions per block of the pattern",
+                                                       .min = 1,
+                                                       .max = 65536}),
+                       kind_setting(&Settings::random_blocks, {.key = "random_blocks",
+                                                               .flag = kRandomBlocksFlag,
+                                                               .help = "random key blocks per query block",
+                                                               .max = 1024}),
+                       kind_setting(&Settings::global_blocks,
+                                    {.key = "global_blocks", .help = "the first and last blocks global"}),
+                       kind_setting(&Settings::per_head,
+                                    {.key = "per_head", .help = "each head draws its own random blocks"})},
           .make = [](const AttentionSettings& s, Generator& gen) { return std::make_shared<BigBirdAttention>(s, gen); },
           .describe = [](const AttentionSettings& s, bool) {
-            return cat("bigbird (blocks of ", s.number("block"), ", ", s.number("random_blocks"), " random per query block)");
-          }};
+            const Settings& own = s.kind.as<Settings>();
+            return cat("bigbird (blocks of ", own.block, ", ", own.random_blocks, " random per query block)");
+          },
+          .kept_scores = [](const AttentionSettings&, int64_t) -> int64_t { return 0; },  // the fused op keeps none
+          // the keys and values of the positions it reads, on average over the queries
+          .state_numbers = [](const AttentionSettings& s, int64_t length, int64_t head_dim, bool causal) {
+            return 2 * head_dim * keys_read(s, length, causal) / length;
+          },
+          .wasted_over = wasted_over};
 }
 
 AttentionSettings bigbird_attention_settings(const BigBirdSettings& pattern) {
-  return {.kind = BigBirdAttention::kName,
+  return {.kind = BigBirdAttention::Settings{.block = pattern.block,
+                                             .random_blocks = pattern.random_blocks,
+                                             .global_blocks = pattern.global_blocks,
+                                             .per_head = pattern.per_head},
           .seed = pattern.seed,
-          .layer = pattern.layer,
-          .values = {{"block", pattern.block},
-                     {"random_blocks", pattern.random_blocks},
-                     {"global_blocks", pattern.global_blocks},
-                     {"per_head", pattern.per_head}}};
+          .layer = pattern.layer};
 }
 
 BigBirdSettings bigbird_pattern_settings(const AttentionSettings& s, bool causal) {
-  return {.block = s.number("block"),
-          .random_blocks = s.number("random_blocks"),
-          .global_blocks = s.boolean("global_blocks"),
+  const BigBirdAttention::Settings& own = checked_settings<BigBirdAttention::Settings>(s);
+  return {.block = own.block,
+          .random_blocks = own.random_blocks,
+          .global_blocks = own.global_blocks,
           .causal = causal,
           .seed = s.seed,
           .layer = s.layer,
-          .per_head = s.boolean("per_head")};
+          .per_head = own.per_head};
 }
 
 }  // namespace ladder::nn

@@ -23,9 +23,13 @@ namespace ladder::nn {
 class BigBirdAttention : public AttentionKind {
  public:
   static constexpr const char* kName = "bigbird";
-  // Settings: block (b, positions per block), random_blocks (r per query block), global_blocks
-  // (false: no global first and last blocks) and per_head (false: the heads share one draw); seed,
-  // layer and head draw the random blocks.
+  struct Settings {
+    int64_t block = 64;         // b, positions per block
+    int64_t random_blocks = 3;  // r per query block
+    bool global_blocks = true;  // false: no global first and last blocks
+    bool per_head = true;       // false: the heads share one draw
+  };
+  // settings.seed and settings.layer (with the head) draw the random blocks.
   explicit BigBirdAttention(const AttentionSettings& settings, Generator& gen = default_generator());
   Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v, const AttendMasks& masks) override;
   std::unique_ptr<AttentionState> start() const override;  // a KeyValueState

@@ -23,6 +23,7 @@ class FullAttention : public AttentionKind {
  public:
   static constexpr const char* kName = "full";
   static constexpr const char* kLabel = "softmax";  // beside linear attention's feature maps: softmax attention
+  struct Settings {};  // none of its own: every query may see every key the masks allow
   explicit FullAttention(const AttentionSettings& settings, Generator& gen = default_generator());
   Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v, const AttendMasks& masks) override;
   std::unique_ptr<AttentionState> start() const override;
@@ -33,7 +34,6 @@ class FullAttention : public AttentionKind {
   std::string describe() const override;
 
  private:
-  SdpaOptions sdpa_options(const AttendMasks& masks);
   float dropout_;
   Generator gen_;  // draws the dropout masks
 };

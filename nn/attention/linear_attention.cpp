@@ -18,10 +18,9 @@ constexpr float kSmallestSum = 1e-30f;   // double softmax: a floor for Z, reach
 
 LinearAttention::LinearAttention(const AttentionSettings& settings)
     : AttentionKind("LinearAttention"),
-      map_(make_feature_map(settings.word("feature_map"), {.seed = settings.seed,
-                                                           .layer = settings.layer,
-                                                           .random_features = settings.number("random_features")})),
-      chunk_(settings.number("chunk")) {
+      own_(checked_settings<Settings>(settings)),
+      map_(make_feature_map(own_.feature_map,
+                            {.seed = settings.seed, .layer = settings.layer, .random_features = own_.random_features})) {
   for (const auto& [name, buffer] : map_->buffers()) register_buffer(name, buffer);
 }
 
@@ -55,7 +54,7 @@ std::pair<Tensor, Tensor> LinearAttention::double_softmax_parts(const Tensor& q,
 Tensor LinearAttention::attend(const Tensor& q, const Tensor& k, const Tensor& v, const AttendMasks& masks) {
   check_masks(q, k, masks);
   const LinearAttentionOptions options{.causal = masks.causal, .key_padding_mask = masks.key_padding_mask,
-                                       .eps = kNormaliserEps, .chunk = chunk_};
+                                       .eps = kNormaliserEps, .chunk = own_.chunk};
   if (map_->fused_elu()) {  // the op applies elu + 1 itself, inside the chunks when causal
     LinearAttentionOptions fused = options;
     fused.elu_features = true;
@@ -64,7 +63,7 @@ Tensor LinearAttention::attend(const Tensor& q, const Tensor& k, const Tensor& v
   if (!map_->keys_over_positions())
     return linear_attention(map_->query_features(q), map_->key_features(k), v, options);
   const auto [queries, keys] = double_softmax_parts(q, k, masks);
-  if (masks.causal) return causal_linear_product(queries, keys, v, chunk_);
+  if (masks.causal) return causal_linear_product(queries, keys, v, own_.chunk);
   return matmul(queries, matmul(keys, v, {.transpose_a = true}));  // q' (k'^T v): (B,H,T,M) @ (B,H,M,D)
 }
 
@@ -117,35 +116,44 @@ Tensor LinearAttention::step(const Tensor& q, const Tensor& k, const Tensor& v, 
 
 std::string LinearAttention::describe() const {
   const auto* favor = dynamic_cast<const FavorFeatures*>(map_.get());
-  return cat("feature_map=", map_->name(), ", chunk=", chunk_,
+  return cat("feature_map=", map_->name(), ", chunk=", own_.chunk,
              favor ? cat(", random_features=", favor->random_features() ? std::to_string(favor->random_features()) : "D ln D")
                    : "");
 }
 
 KindDescription linear_attention_kind() {
+  using Settings = LinearAttention::Settings;
   return {.name = LinearAttention::kName,
-          .settings = {{.name = "feature_map",
-                        .flag = "--feature-map",
-                        .help = "the feature map phi",
-                        .default_value = std::string(EluFeatures::kName),
-                        .choices = feature_map_names(),
-                        .compared = true},
-                       {.name = "chunk",
-                        .flag = "--chunk",
-                        .help = "positions per chunk of the causal product",
-                        .default_value = LinearAttention::kDefaultChunk,
-                        .min = 1,
-                        .max = 4096,  // the kernel's (C,C) scratch: 64 MiB per thread at most
-                        .causal_only = true},
-                       {.name = "random_features", .help = "favor: M features (0: D ln D)", .default_value = int64_t{0}}},
+          .defaults = Settings{},
+          .settings = {kind_setting(&Settings::feature_map, {.key = "feature_map",
+                                                             .flag = "--feature-map",
+                                                             .help = "the feature map phi",
+                                                             .choices = feature_map_names(),
+                                                             .compared = true}),
+                       kind_setting(&Settings::chunk, {.key = "chunk",
+                                                       .flag = "--chunk",
+                                                       .help = "positions per chunk of the causal product",
+                                                       .min = 1,
+                                                       .max = 4096,  // the kernel's (C,C) scratch: 64 MiB per thread at most
+                                                       .causal_only = true}),
+                       kind_setting(&Settings::random_features,
+                                    {.key = "random_features", .help = "favor: M features (0: D ln D)"})},
           .make = [](const AttentionSettings& s, Generator&) { return std::make_shared<LinearAttention>(s); },
           .describe = [](const AttentionSettings& s, bool causal) {
-            return cat("linear (feature map ", s.word("feature_map"), causal ? cat(", chunk ", s.number("chunk")) : "", ")");
+            const Settings& own = s.kind.as<Settings>();
+            return cat("linear (feature map ", own.feature_map, causal ? cat(", chunk ", own.chunk) : "", ")");
+          },
+          .kept_scores = [](const AttentionSettings&, int64_t) -> int64_t { return 0; },  // the chunked product keeps none
+          // the (M,D) sum and the M-wide normaliser
+          .state_numbers = [](const AttentionSettings& s, int64_t, int64_t head_dim, bool) {
+            const Settings& own = s.kind.as<Settings>();
+            const auto map = make_feature_map(own.feature_map, {.random_features = own.random_features});
+            return map->features(head_dim) * (head_dim + 1);
           }};
 }
 
 AttentionSettings linear_attention_settings(const std::string& feature_map, int64_t chunk) {
-  return {.kind = LinearAttention::kName, .values = {{"feature_map", feature_map}, {"chunk", chunk}}};
+  return {.kind = LinearAttention::Settings{.feature_map = feature_map, .chunk = chunk}};
 }
 
 }  // namespace ladder::nn

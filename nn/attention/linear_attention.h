@@ -31,8 +31,12 @@ class LinearAttention : public AttentionKind {
  public:
   static constexpr const char* kName = "linear";
   static constexpr int64_t kDefaultChunk = 64;
-  // Settings: feature_map (feature_map_names()), chunk (causal: positions per chunk of the fused
-  // product) and random_features (favor: M, 0 for D ln D); seed and layer draw FAVOR+'s projection.
+  struct Settings {
+    std::string feature_map = EluFeatures::kName;  // one of feature_map_names()
+    int64_t chunk = kDefaultChunk;  // causal: positions per chunk of the fused product
+    int64_t random_features = 0;    // favor: M, 0 for D ln D
+  };
+  // settings.seed and settings.layer draw FAVOR+'s projection.
   explicit LinearAttention(const AttentionSettings& settings);
   Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v, const AttendMasks& masks) override;
   std::unique_ptr<AttentionState> start() const override;
@@ -52,8 +56,8 @@ class LinearAttention : public AttentionKind {
   // Z_im the sum of k'_jm over the keys query i sees.
   std::pair<Tensor, Tensor> double_softmax_parts(const Tensor& q, const Tensor& k, const AttendMasks& masks) const;
   void check_masks(const Tensor& q, const Tensor& k, const AttendMasks& masks) const;
+  Settings own_;
   std::unique_ptr<FeatureMap> map_;
-  int64_t chunk_;
 };
 
 KindDescription linear_attention_kind();  // its line in the registry

@@ -1,5 +1,6 @@
 #include "nn/attention/linformer_attention.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
@@ -22,7 +23,7 @@ const char* kWhyBidirectional =
 LinformerAttention::LinformerAttention(const AttentionSettings& settings, Generator& gen)
     : AttentionKind("LinformerAttention"), dropout_(settings.dropout), gen_(gen.child()) {
   register_generator(gen_);
-  const int64_t rows = settings.number("k"), longest = settings.max_length;
+  const int64_t rows = checked_settings<Settings>(settings).k, longest = settings.max_length;
   if (longest < 1)
     fail("LinformerAttention", "needs the longest sequence it will see to size E and F (k, n), got max_length = ",
          longest, "; set AttentionSettings::max_length (EncoderClassifier and Transformer fill it in)");
@@ -79,18 +80,25 @@ Tensor LinformerAttention::step(const Tensor&, const Tensor&, const Tensor&, Att
 std::string LinformerAttention::describe() const { return cat("k=", E.size(0), ", n=", E.size(1), ", dropout=", dropout_); }
 
 KindDescription linformer_attention_kind() {
+  using Settings = LinformerAttention::Settings;
   return {.name = LinformerAttention::kName,
+          .defaults = Settings{},
           .directions = Directions::bidirectional_only,
           .why_one_way = kWhyBidirectional,
-          .settings = {{.name = "k",
-                        .flag = "--linformer-k",
-                        .help = "k, the rows E and F project the keys and values to along the sequence",
-                        .default_value = int64_t{32},
-                        .min = 1,
-                        .max = 65536}},
+          .settings = {kind_setting(&Settings::k, {.key = "k",
+                                                   .flag = "--linformer-k",
+                                                   .help = "k, the rows E and F project the keys and values to along the sequence",
+                                                   .min = 1,
+                                                   .max = 65536})},
           .make = [](const AttentionSettings& s, Generator& gen) { return std::make_shared<LinformerAttention>(s, gen); },
           .describe = [](const AttentionSettings& s, bool) {
-            return cat("linformer (keys and values projected to k = ", s.number("k"), " rows)");
+            return cat("linformer (keys and values projected to k = ", s.kind.as<Settings>().k, " rows)");
+          },
+          // the weights over the k projected keys
+          .kept_scores = [](const AttentionSettings& s, int64_t length) { return std::min(s.kind.as<Settings>().k, length); },
+          // the k projected keys and values
+          .state_numbers = [](const AttentionSettings& s, int64_t, int64_t head_dim, bool) {
+            return 2 * s.kind.as<Settings>().k * head_dim;
           }};
 }
 

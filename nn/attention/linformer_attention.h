@@ -22,8 +22,10 @@ namespace ladder::nn {
 class LinformerAttention : public AttentionKind {
  public:
   static constexpr const char* kName = "linformer";
-  // Settings: k, the rows E and F project to. Needs settings.max_length (n); E and F start as
-  // N(0, 1/k), drawn from gen.
+  struct Settings {
+    int64_t k = 32;  // the rows E and F project to
+  };
+  // Needs settings.max_length (n); E and F start as N(0, 1/k), drawn from gen.
   explicit LinformerAttention(const AttentionSettings& settings, Generator& gen = default_generator());
   Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v, const AttendMasks& masks) override;
   std::unique_ptr<AttentionState> start() const override;  // refused: generation is causal

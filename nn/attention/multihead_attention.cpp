@@ -1,6 +1,7 @@
 #include "nn/attention/multihead_attention.h"
 
 #include "core/error.h"
+#include "nn/attention/attention_registry.h"
 #include "nn/attention/rotary.h"
 #include "nn/init.h"
 
@@ -72,7 +73,8 @@ void MultiheadAttention::check_inputs(const Tensor& query, const Tensor& key, co
 }
 
 AttentionHeads MultiheadAttention::project_heads(const Tensor& query, const Tensor& key, const Tensor& value,
-                                                 int64_t position_offset) const {
+                                                 const MultiheadAttentionCall& call) const {
+  check_inputs(query, key, value, call);
   const int64_t E = embed_dim();
   Tensor q, k, v;
   if (query.is_same(key) && key.is_same(value)) {
@@ -86,16 +88,36 @@ AttentionHeads MultiheadAttention::project_heads(const Tensor& query, const Tens
   }
   q = split_heads(q, num_heads_), k = split_heads(k, num_heads_), v = split_heads(v, num_heads_);  // (B,H,L,D)
   if (options_.rotary) {
-    q = rotary_embedding(q, position_offset, options_.rotary_base);
-    k = rotary_embedding(k, position_offset, options_.rotary_base);
+    q = rotary_embedding(q, call.position_offset, options_.rotary_base);
+    k = rotary_embedding(k, call.position_offset, options_.rotary_base);
   }
   return {q, k, v};
 }
 
-MultiheadAttentionOutput MultiheadAttention::attend(const AttentionHeads& heads, const MultiheadAttentionCall& call) {
+AttentionHeads MultiheadAttention::memory_heads(const Tensor& query, const ProjectedMemory& memory,
+                                                const MultiheadAttentionCall& call) const {
+  const int64_t E = embed_dim();
+  if (!memory.keys.defined() || memory.keys.dim() != 4 || memory.keys.size(1) != num_heads_)
+    fail("MultiheadAttention::forward_memory", "memory must hold keys and values (B,", num_heads_,
+         ",S,D) from project_memory, got keys ", memory.keys.defined() ? shape_str(memory.keys.shape()) : "undefined");
+  const int64_t B = memory.keys.size(0), S = memory.keys.size(2);
+  if (query.dim() != 3 || query.size(0) != B || query.size(2) != E)
+    fail("MultiheadAttention::forward_memory", "query must be (B,T,E) = (", B, ",T,", E, ") for a memory of ", B,
+         " sequences, got ", shape_str(query.shape()));
+  check_key_padding_mask("MultiheadAttention::forward_memory", call.key_padding_mask, B, S);
+  const Tensor q = split_heads(project(query, in_proj_weight, in_proj_bias, 0, E), num_heads_);  // (B,H,T,D)
+  return {q, memory.keys, memory.values};
+}
+
+// The heads, then the kind's attention over them (or the weights it implies, when asked for), merged
+// and projected out.
+MultiheadAttentionOutput MultiheadAttention::forward(const Tensor& query, const Tensor& key, const Tensor& value,
+                                                     const MultiheadAttentionCall& call) {
+  MultiheadAttentionOutput out{.heads = call.memory ? memory_heads(query, *call.memory, call)
+                                                    : project_heads(query, key, value, call)};
+  const AttentionHeads& heads = out.heads;
   const AttendMasks masks{
       .causal = call.causal, .causal_offset = call.causal_offset, .key_padding_mask = call.key_padding_mask};
-  MultiheadAttentionOutput out{.heads = heads};
   Tensor attended;  // (B,H,T,D)
   if (call.weights == AttentionWeights::none) {
     attended = attention_kind->attend(heads.q, heads.k, heads.v, masks);
@@ -108,15 +130,9 @@ MultiheadAttentionOutput MultiheadAttention::attend(const AttentionHeads& heads,
   return out;
 }
 
-MultiheadAttentionOutput MultiheadAttention::forward(const Tensor& query, const Tensor& key, const Tensor& value,
-                                                     const MultiheadAttentionCall& call) {
-  check_inputs(query, key, value, call);
-  return attend(project_heads(query, key, value, call.position_offset), call);
-}
-
 Tensor MultiheadAttention::forward_step(const Tensor& x, AttentionState& state) {
-  check_inputs(x, x, x, {});
-  const AttentionHeads heads = project_heads(x, x, x, state.length());  // rotary positions continue the sequence
+  // rotary positions continue the sequence
+  const AttentionHeads heads = project_heads(x, x, x, {.position_offset = state.length()});
   return out_proj->forward(merge_heads(attention_kind->step(heads.q, heads.k, heads.v, state)));
 }
 
@@ -131,18 +147,9 @@ ProjectedMemory MultiheadAttention::project_memory(const Tensor& memory) const {
 }
 
 MultiheadAttentionOutput MultiheadAttention::forward_memory(const Tensor& query, const ProjectedMemory& memory,
-                                                            const MultiheadAttentionCall& call) {
-  const int64_t E = embed_dim();
-  if (!memory.keys.defined() || memory.keys.dim() != 4 || memory.keys.size(1) != num_heads_)
-    fail("MultiheadAttention::forward_memory", "memory must hold keys and values (B,", num_heads_,
-         ",S,D) from project_memory, got keys ", memory.keys.defined() ? shape_str(memory.keys.shape()) : "undefined");
-  const int64_t B = memory.keys.size(0), S = memory.keys.size(2);
-  if (query.dim() != 3 || query.size(0) != B || query.size(2) != E)
-    fail("MultiheadAttention::forward_memory", "query must be (B,T,E) = (", B, ",T,", E, ") for a memory of ", B,
-         " sequences, got ", shape_str(query.shape()));
-  check_key_padding_mask("MultiheadAttention::forward_memory", call.key_padding_mask, B, S);
-  const Tensor q = split_heads(project(query, in_proj_weight, in_proj_bias, 0, E), num_heads_);  // (B,H,T,D)
-  return attend({q, memory.keys, memory.values}, call);
+                                                            MultiheadAttentionCall call) {
+  call.memory = &memory;
+  return forward(query, query, query, call);
 }
 
 Tensor MultiheadAttention::forward(const Tensor& x) { return forward(x, x, x).output; }
@@ -150,7 +157,7 @@ Tensor MultiheadAttention::forward(const Tensor& x) { return forward(x, x, x).ou
 std::string MultiheadAttention::describe() const {
   return cat("embed_dim=", embed_dim(), ", num_heads=", num_heads_, ", dropout=", options_.dropout,
              ", bias=", in_proj_bias.defined() ? "true" : "false", options_.rotary ? ", rotary" : "",
-             options_.attention.kind != "full" ? ", attention=" + options_.attention.kind : "");
+             is_default_kind(options_.attention.kind) ? "" : ", attention=" + options_.attention.kind_name());
 }
 
 }  // namespace ladder::nn

@@ -30,6 +30,12 @@ struct MultiheadAttentionOptions {
 // (B,H,T,S) weights; without them the fused op never builds that matrix.
 enum class AttentionWeights { none, averaged, per_head };
 
+// A source's keys and values for cross attention, projected once by project_memory and read by
+// every decoding step. It never grows (unlike a self attention's KV cache, nn::KeyValueState).
+struct ProjectedMemory {
+  Tensor keys, values;  // (B,H,S,D)
+};
+
 // What one call attends to. Masks follow ladder's polarity: key_padding_mask is 1 for a real key
 // and 0 for padding, the opposite of PyTorch's boolean key_padding_mask (True = ignore).
 struct MultiheadAttentionCall {
@@ -38,6 +44,9 @@ struct MultiheadAttentionCall {
   int64_t causal_offset = 0;
   int64_t position_offset = 0;  // rotary only: the position of the first query and of the first key
   AttentionWeights weights = AttentionWeights::none;
+  // Cross attention to keys and values projected once (forward_memory sets it): forward then
+  // projects the query alone and reads neither key nor value.
+  const ProjectedMemory* memory = nullptr;
 };
 
 // The heads one call attends with, after the input projections (and rotary): what the attention
@@ -45,12 +54,6 @@ struct MultiheadAttentionCall {
 struct AttentionHeads {
   Tensor q;     // (B,H,T,D)
   Tensor k, v;  // (B,H,S,D)
-};
-
-// A source's keys and values for cross attention, projected once by project_memory and read by
-// every decoding step. It never grows (unlike a self attention's KV cache, nn::KeyValueState).
-struct ProjectedMemory {
-  Tensor keys, values;  // (B,H,S,D)
 };
 
 struct MultiheadAttentionOutput {
@@ -80,7 +83,7 @@ class MultiheadAttention : public Module {
   // Not for rotary attention (the source has no target positions).
   ProjectedMemory project_memory(const Tensor& memory) const;
   MultiheadAttentionOutput forward_memory(const Tensor& query, const ProjectedMemory& memory,
-                                          const MultiheadAttentionCall& call = {});
+                                          MultiheadAttentionCall call = {});
 
   int64_t embed_dim() const { return in_proj_weight.size(1); }
   int64_t num_heads() const { return num_heads_; }
@@ -96,12 +99,12 @@ class MultiheadAttention : public Module {
  private:
   void check_inputs(const Tensor& query, const Tensor& key, const Tensor& value,
                     const MultiheadAttentionCall& call) const;
-  // The input projections split into heads (and rotated from position_offset when rotary).
+  // The input projections split into heads (and rotated from call.position_offset when rotary),
+  // after checking the inputs.
   AttentionHeads project_heads(const Tensor& query, const Tensor& key, const Tensor& value,
-                               int64_t position_offset) const;
-  // Attention of the heads, merged and projected out: fills out.output (and out.weights when asked)
-  // and hands the heads back in out.heads.
-  MultiheadAttentionOutput attend(const AttentionHeads& heads, const MultiheadAttentionCall& call);
+                               const MultiheadAttentionCall& call) const;
+  // The query's projection split into heads, beside the memory's keys and values, after checking them.
+  AttentionHeads memory_heads(const Tensor& query, const ProjectedMemory& memory, const MultiheadAttentionCall& call) const;
   int64_t num_heads_;
   MultiheadAttentionOptions options_;
 };

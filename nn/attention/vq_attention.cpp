@@ -1,5 +1,6 @@
 #include "nn/attention/vq_attention.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/autograd.h"
@@ -9,8 +10,8 @@ namespace ladder::nn {
 
 namespace {
 
-constexpr const char* kExact = "exact";
-constexpr const char* kStopped = "stopped";
+constexpr const char* kExact = VQAttention::kExact;
+constexpr const char* kStopped = VQAttention::kStopped;
 
 // Refuses what Transformer-VQ cannot attend: cross attention, and a causal offset.
 void check_call(const Tensor& q, const Tensor& k, const AttendMasks& masks) {
@@ -39,18 +40,17 @@ void hide_padding(std::vector<int64_t>& indices, const Tensor& key_padding_mask,
 }  // namespace
 
 VQAttention::VQAttention(const AttentionSettings& settings, Generator& gen)
-    : AttentionKind("VQAttention"),
-      block_(settings.number("block")),
-      normalise_(settings.boolean("normalise")),
-      stop_cache_gradient_(settings.word("cache_gradient") == kStopped) {
+    : AttentionKind("VQAttention") {
+  const Settings& own = checked_settings<Settings>(settings);
+  block_ = own.block, normalise_ = own.normalise, stop_cache_gradient_ = own.cache_gradient == kStopped;
   if (settings.heads < 1 || settings.head_dim < 1)
     fail("VQAttention", "needs the heads it attends with to size its codebooks (H,S,D), got heads = ",
          settings.heads, " and head_dim = ", settings.head_dim,
          "; set AttentionSettings::heads and head_dim (MultiheadAttention does)");
   quantizer = register_module(
-      "quantizer", std::make_shared<VectorQuantizer>(settings.number("codes"), settings.head_dim,
+      "quantizer", std::make_shared<VectorQuantizer>(own.codes, settings.head_dim,
                                                      VectorQuantizerOptions{.heads = settings.heads}, gen));
-  if (settings.boolean("position_bias"))
+  if (own.position_bias)
     positions = register_module("positions", std::make_shared<RelativePositions>(settings.heads, settings.head_dim,
                                                                                  score_root(settings.head_dim), gen));
 }
@@ -123,45 +123,61 @@ std::string VQAttention::describe() const {
 }
 
 KindDescription vq_attention_kind() {
+  using Settings = VQAttention::Settings;
+  constexpr int64_t kPaperSize = 512;  // the paper's codes per head and positions per block
+  Settings plain{.block = kPaperSize, .codes = kPaperSize, .normalise = false, .position_bias = false};
   return {.name = VQAttention::kName,
+          .defaults = Settings{},
           .directions = Directions::both,
           .self_attention_only = true,
-          .settings = {{.name = "block",
-                        .flag = "--attention-block",
-                        .help = "L, positions per block",
-                        .default_value = int64_t{64},
-                        .min = 1,
-                        .max = 65536},
-                       {.name = "codes",
-                        .flag = "--codes",
-                        .help = "S, the codes of each head's codebook",
-                        .default_value = int64_t{64},
-                        .min = 1,
-                        .max = 4096},  // each query scores every code: (B,H,T,S)
-                       {.name = "normalise",
-                        .help = "q and k RMS-normalised and scaled by D^-1/4 before the keys are rounded",
-                        .default_value = true},
-                       {.name = "position_bias",
-                        .help = "Transformer-XL's relative position term inside each query's window",
-                        .default_value = true},
-                       {.name = "cache_gradient",
-                        .flag = "--cache-gradient",
-                        .help = "exact: every query's gradient reaches the keys and values it reads; stopped: "
-                                "keys and values learn from their own block's queries only",
-                        .default_value = std::string(kExact),
-                        .choices = {kExact, kStopped}}},
+          .settings = {kind_setting(&Settings::block, {.key = "block",
+                                                       .flag = "--attention-block",
+                                                       .help = "L, positions per block",
+                                                       .min = 1,
+                                                       .max = 65536}),
+                       kind_setting(&Settings::codes, {.key = "codes",
+                                                       .flag = "--codes",
+                                                       .help = "S, the codes of each head's codebook",
+                                                       .min = 1,
+                                                       .max = 4096}),  // each query scores every code: (B,H,T,S)
+                       kind_setting(&Settings::normalise,
+                                    {.key = "normalise",
+                                     .help = "q and k RMS-normalised and scaled by D^-1/4 before the keys are rounded"}),
+                       kind_setting(&Settings::position_bias,
+                                    {.key = "position_bias",
+                                     .help = "Transformer-XL's relative position term inside each query's window"}),
+                       kind_setting(&Settings::cache_gradient,
+                                    {.key = "cache_gradient",
+                                     .flag = "--cache-gradient",
+                                     .help = "exact: every query's gradient reaches the keys and values it reads; stopped: "
+                                             "keys and values learn from their own block's queries only",
+                                     .choices = {kExact, kStopped}})},
           .make = [](const AttentionSettings& s, Generator& gen) { return std::make_shared<VQAttention>(s, gen); },
           .describe = [](const AttentionSettings& s, bool) {
+            const Settings& own = s.kind.as<Settings>();
             std::string parts;
-            if (s.boolean("normalise")) parts += ", q and k normalised";
-            if (s.boolean("position_bias")) parts += ", position bias";
-            if (s.word("cache_gradient") == kStopped) parts += ", gradient stopped at the cache";
-            return cat("vq (blocks of ", s.number("block"), ", ", s.number("codes"), " codes per head", parts, ")");
-          }};
+            if (own.normalise) parts += ", q and k normalised";
+            if (own.position_bias) parts += ", position bias";
+            if (own.cache_gradient == kStopped) parts += ", gradient stopped at the cache";
+            return cat("vq (blocks of ", own.block, ", ", own.codes, " codes per head", parts, ")");
+          },
+          // the scores of its window (its block and the one before) and of every code
+          .kept_scores = [](const AttentionSettings& s, int64_t length) {
+            const Settings& own = s.kind.as<Settings>();
+            return std::min(2 * own.block + own.codes, length);
+          },
+          // the keys and values of the blocks it reads exactly (its own and the one before, and both
+          // ways the one after too), and per code its row, its value sum and its count
+          .state_numbers = [](const AttentionSettings& s, int64_t length, int64_t head_dim, bool causal) {
+            const Settings& own = s.kind.as<Settings>();
+            return 2 * head_dim * std::min(length, (causal ? 2 : 3) * own.block) + own.codes * (2 * head_dim + 1);
+          },
+          // the paper's form, and plain: what normalisation and the position bias cost beside the op's own cost
+          .measured = {{"", Settings{.block = kPaperSize, .codes = kPaperSize}}, {"_plain", plain}}};
 }
 
 AttentionSettings vq_attention_settings(int64_t block, int64_t codes) {
-  return {.kind = VQAttention::kName, .values = {{"block", block}, {"codes", codes}}};
+  return {.kind = VQAttention::Settings{.block = block, .codes = codes}};
 }
 
 }  // namespace ladder::nn

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "core/ops.h"
 #include "nn/attention/attention_kind.h"
@@ -41,7 +42,15 @@ struct VQState : AttentionState {
 class VQAttention : public AttentionKind {
  public:
   static constexpr const char* kName = "vq";
-  // Settings: block (L), codes (S, per head), normalise, position_bias, cache_gradient (above).
+  static constexpr const char* kExact = "exact";
+  static constexpr const char* kStopped = "stopped";
+  struct Settings {  // each described above
+    int64_t block = 64;  // L
+    int64_t codes = 64;  // S, per head
+    bool normalise = true;
+    bool position_bias = true;
+    std::string cache_gradient = kExact;  // or kStopped
+  };
   // Needs settings.heads and settings.head_dim (MultiheadAttention fills them in) for the codebook
   // (H,S,D) and the positions; its initial codes, the offsets' projection and revival draws come from gen.
   explicit VQAttention(const AttentionSettings& settings, Generator& gen = default_generator());

@@ -16,6 +16,7 @@
 #include "nn/attention/bigbird_attention.h"
 #include "nn/attention/feature_map.h"
 #include "nn/attention/full_attention.h"
+#include "nn/attention/linear_attention.h"
 #include "nn/attention/vq_attention.h"
 
 namespace fs = std::filesystem;
@@ -247,10 +248,10 @@ TEST_CASE("the attention flags give the settings they name; a BigBird pattern th
   };
   const ParsedCli linear({"--attention", "linear", "--feature-map", "cos", "--chunk", "5"}, declare(true));
   const nn::AttentionSettings s = harness::attention_settings("99_kit", linear.cli, flags, 9);
-  CHECK(s.kind == "linear");
-  CHECK(s.word("feature_map") == "cos");
-  CHECK(s.number("chunk") == 5);
-  CHECK(s.number("random_features") == 0);  // no flag: the registered default
+  const nn::LinearAttention::Settings& linear_settings = s.kind.as<nn::LinearAttention::Settings>();
+  CHECK(linear_settings.feature_map == "cos");
+  CHECK(linear_settings.chunk == 5);
+  CHECK(linear_settings.random_features == 0);  // no flag: the struct's default
   CHECK(s.seed == 9);
   CHECK(linear.cli.flags_json()["feature-map"] == "cos");
   CHECK(harness::describe_attention(s, /*causal=*/true) == "linear (feature map cos, chunk 5)");
@@ -260,9 +261,10 @@ TEST_CASE("the attention flags give the settings they name; a BigBird pattern th
   const ParsedCli bigbird({"--attention", "bigbird", "--attention-block", "8", "--random-blocks", "0"}, declare(false));
   CHECK(std::find(flags.added.begin(), flags.added.end(), "--chunk") == flags.added.end());  // only causal attention has chunks
   const nn::AttentionSettings b = harness::attention_settings("99_kit", bigbird.cli, flags, 9);
-  CHECK(b.number("block") == 8);
-  CHECK(b.number("random_blocks") == 0);
-  CHECK(b.boolean("global_blocks"));
+  const nn::BigBirdAttention::Settings& bigbird_settings = b.kind.as<nn::BigBirdAttention::Settings>();
+  CHECK(bigbird_settings.block == 8);
+  CHECK(bigbird_settings.random_blocks == 0);
+  CHECK(bigbird_settings.global_blocks);
   CHECK(harness::describe_attention(b, false) == "bigbird (blocks of 8, 0 random per query block)");
   // 4 blocks of 8: bidirectionally the global first and last blocks and the window reach every block; causally
   // block 3 sees blocks 0, 2 and 3 only.
@@ -272,15 +274,29 @@ TEST_CASE("the attention flags give the settings they name; a BigBird pattern th
                                          "--length 32 in 4 blocks lets every query block see every key block"),
                        Error);
   harness::check_pattern_fits("99_kit", nn::full_attention(), 1, false, "one position");  // only BigBird has a pattern
+  // Blocks of 4 over 4 positions: no smaller block leaves key blocks out either.
+  nn::AttentionSettings one_block = b;
+  one_block.kind.as<nn::BigBirdAttention::Settings>().block = 4;
+  CHECK_THROWS_WITH_AS(harness::check_pattern_fits("99_kit", one_block, 4, /*causal=*/false, "--length 4"),
+                       doctest::Contains("over --length 4 in 1 block lets every query block see every key block: that is "
+                                         "full attention, only slower; the sequence is too short for a sparse pattern: "
+                                         "give --attention full"),
+                       Error);
+  CHECK_THROWS_WITH_AS(harness::check_pattern_fits("99_kit", b, 32, /*causal=*/false, "--length 32", "--kinds"),
+                       doctest::Contains("--kinds bigbird with --attention-block 8 and --random-blocks 0 over --length 32 "
+                                         "in 4 blocks lets every query block see every key block: that is full attention, "
+                                         "only slower; give --attention-block 7 (the largest that leaves key blocks out) "
+                                         "or fewer --random-blocks"),
+                       Error);
 
   flags = {};
   const ParsedCli vq({"--attention", "vq", "--attention-block", "12", "--codes", "20", "--cache-gradient", "stopped"},
                      declare(true));
   const nn::AttentionSettings v = harness::attention_settings("99_kit", vq.cli, flags, 9);
-  CHECK(v.kind == "vq");
-  CHECK(v.number("block") == 12);
-  CHECK(v.number("codes") == 20);
-  CHECK(v.word("cache_gradient") == "stopped");
+  const nn::VQAttention::Settings& vq_settings = v.kind.as<nn::VQAttention::Settings>();
+  CHECK(vq_settings.block == 12);
+  CHECK(vq_settings.codes == 20);
+  CHECK(vq_settings.cache_gradient == "stopped");
   CHECK(vq.cli.flags_json()["codes"] == 20);
   CHECK(harness::describe_attention(v, true) ==
         "vq (blocks of 12, 20 codes per head, q and k normalised, position bias, gradient stopped at the cache)");
@@ -289,8 +305,8 @@ TEST_CASE("the attention flags give the settings they name; a BigBird pattern th
   const ParsedCli encoder({"--attention", "vq", "--codes", "8"}, declare(false));
   CHECK(std::find(flags.added.begin(), flags.added.end(), "--codes") != flags.added.end());
   const nn::AttentionSettings e = harness::attention_settings("99_kit", encoder.cli, flags, 9);
-  CHECK(e.number("codes") == 8);
-  CHECK(e.word("cache_gradient") == "exact");
+  CHECK(e.kind.as<nn::VQAttention::Settings>().codes == 8);
+  CHECK(e.kind.as<nn::VQAttention::Settings>().cache_gradient == "exact");
 
   // A kind that attends one way only is refused where the attention goes the other way, for every kind.
   for (const nn::KindDescription& kind : nn::attention_kinds())
@@ -306,17 +322,18 @@ TEST_CASE("the attention flags give the settings they name; a BigBird pattern th
     }
 }
 
-TEST_CASE("the lesson's defaults, per setting and per kind; a flag given sets every kind that reads it") {
-  harness::AttentionFlags flags{.defaults = {{"block", 16}, {"codes", 32}},
-                                .kind_defaults = {{nn::VQAttention::kName, {{"block", 32}}}}};
+TEST_CASE("the lesson's defaults, a struct per kind; a flag given sets every kind that reads it") {
+  harness::AttentionFlags flags{.defaults = {nn::BigBirdAttention::Settings{.block = 16},
+                                             nn::VQAttention::Settings{.block = 32, .codes = 32}}};
   const auto declare = [&flags](harness::LessonCli& cli) { harness::add_every_kind_options(cli, flags); };
   const ParsedCli plain({}, declare);
   CHECK(std::find(flags.added.begin(), flags.added.end(), "--feature-map") == flags.added.end());  // compared: each runs
   CHECK(std::find(flags.added.begin(), flags.added.end(), "--chunk") == flags.added.end());  // linear runs bidirectional
-  CHECK(harness::kind_settings(plain.cli, flags, nn::BigBirdAttention::kName, 0).number("block") == 16);
-  CHECK(harness::kind_settings(plain.cli, flags, nn::BigBirdAttention::kName, 0).number("random_blocks") == 3);
-  CHECK(harness::kind_settings(plain.cli, flags, nn::VQAttention::kName, 0).number("block") == 32);
-  CHECK(harness::kind_settings(plain.cli, flags, nn::VQAttention::kName, 0).number("codes") == 32);
+  CHECK(harness::kind_settings<nn::BigBirdAttention::Settings>(plain.cli, flags).block == 16);
+  CHECK(harness::kind_settings<nn::BigBirdAttention::Settings>(plain.cli, flags).random_blocks == 3);
+  CHECK(harness::kind_settings<nn::VQAttention::Settings>(plain.cli, flags).block == 32);
+  CHECK(harness::kind_settings<nn::VQAttention::Settings>(plain.cli, flags).codes == 32);
+  CHECK(harness::kind_settings(plain.cli, flags, nn::VQAttention::kName, 7).seed == 7);
   std::vector<std::string> names;
   for (const harness::KindRun& run : harness::every_kind(plain.cli, flags, 5)) {
     names.push_back(run.name);
@@ -327,17 +344,15 @@ TEST_CASE("the lesson's defaults, per setting and per kind; a flag given sets ev
     CHECK(std::count(names.begin(), names.end(), "linear_" + map) == 1);
   CHECK(names.size() == nn::attention_kinds().size() + nn::feature_map_names().size() - 1);
 
-  flags = {.defaults = {{"block", 16}}, .kind_defaults = {{nn::VQAttention::kName, {{"block", 32}}}}};
+  flags = {.defaults = {nn::BigBirdAttention::Settings{.block = 16}, nn::VQAttention::Settings{.block = 32}}};
   const ParsedCli given({"--attention-block", "8"}, declare);
-  CHECK(harness::kind_settings(given.cli, flags, nn::BigBirdAttention::kName, 0).number("block") == 8);
-  CHECK(harness::kind_settings(given.cli, flags, nn::VQAttention::kName, 0).number("block") == 8);
+  CHECK(harness::kind_settings<nn::BigBirdAttention::Settings>(given.cli, flags).block == 8);
+  CHECK(harness::kind_settings<nn::VQAttention::Settings>(given.cli, flags).block == 8);
 
-  flags = {.defaults = {{"blocks", 16}}};
-  CHECK_THROWS_WITH_AS(ParsedCli({}, declare), doctest::Contains("a default for 'blocks', a setting no attention kind has"),
+  flags = {.defaults = {nn::VQAttention::Settings{.block = 16}, nn::VQAttention::Settings{.block = 32}}};
+  CHECK_THROWS_WITH_AS(ParsedCli({}, declare), doctest::Contains("the defaults hold 2 settings of vq attention; give one"),
                        Error);
-  flags = {.defaults = {{"block", std::string("wide")}}};
-  CHECK_THROWS_WITH_AS(ParsedCli({}, declare), doctest::Contains("block must be a whole number, got a word"), Error);
-  flags = {.kind_defaults = {{nn::VQAttention::kName, {{"codes", 0}}}}};
+  flags = {.defaults = {nn::VQAttention::Settings{.codes = 0}}};
   CHECK_THROWS_WITH_AS(ParsedCli({}, declare), doctest::Contains("vq attention: codes must be from 1 to 4096, got 0"), Error);
 }
 

@@ -1,6 +1,6 @@
 // What the long-range lessons share from the kit: predict in batches, accuracy by group, the
 // majority's share, a tagger's answers, standard errors, the classifiers' tracker, the benchmark's
-// report, the state a query reads and the capacity's report.
+// report and the capacity's report.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -20,11 +20,6 @@
 #include "lessons/lesson_checks.h"
 #include "models/encoder_tagger.h"
 #include "models/lstm_classifier.h"
-#include "nn/attention/bigbird_attention.h"
-#include "nn/attention/full_attention.h"
-#include "nn/attention/linear_attention.h"
-#include "nn/attention/linformer_attention.h"
-#include "nn/attention/vq_attention.h"
 
 namespace fs = std::filesystem;
 using namespace ladder;
@@ -150,30 +145,6 @@ TEST_CASE("the benchmark's report: a row per contender and task with standard er
   CHECK_THROWS_WITH_AS(lessons::report_benchmark(run, {}, summary), doctest::Contains("no tasks to report"), Error);
 }
 
-TEST_CASE("the state a query reads: every key and value for full attention, M (D + 1) for a linear map, the listed blocks for BigBird") {
-  constexpr int64_t D = 16;
-  for (const bool causal : {false, true}) {
-    CAPTURE(causal);
-    CHECK(lessons::state_numbers(nn::full_attention(), 100, D, causal) == 2 * 100 * D);
-    CHECK(lessons::state_numbers(nn::linear_attention_settings("elu"), 100, D, causal) == D * (D + 1));  // M = D
-    CHECK(lessons::state_numbers(nn::linear_attention_settings("taylor"), 100, D, causal) == (1 + D + D * D) * (D + 1));
-  }
-  // 8 blocks of 8, no random blocks: blocks 0 and 7 see all 8, blocks 1 and 6 four (0, i-1..i+1, 7
-  // less the window's overlap), blocks 2-5 five: 44 blocks of 8 keys over 8 query blocks of 8.
-  const nn::AttentionSettings window_global = nn::bigbird_attention_settings({.block = 8, .random_blocks = 0});
-  CHECK(lessons::state_numbers(window_global, 64, D, false) == 2 * D * 44);
-  // The same pattern over 16 positions, two blocks of 8, each listing both: both ways every query
-  // reads 16 keys; causally query i reads i + 1, 136 over the 16 queries.
-  CHECK(lessons::state_numbers(window_global, 16, D, false) == 2 * D * 16);
-  CHECK(lessons::state_numbers(window_global, 16, D, true) == 2 * D * 136 / 16);
-  const nn::AttentionSettings linformer{.kind = nn::LinformerAttention::kName, .max_length = 64};
-  CHECK(lessons::state_numbers(linformer, 64, D, false) == 2 * linformer.number("k") * D);
-  // vq reads its own block and the one before exactly, and both ways the one after too.
-  nn::AttentionSettings vq{.kind = nn::VQAttention::kName};
-  const int64_t per_code = vq.number("codes") * (2 * D + 1);
-  CHECK(lessons::state_numbers(vq, 1000, D, true) == 2 * D * 2 * vq.number("block") + per_code);
-  CHECK(lessons::state_numbers(vq, 1000, D, false) == 2 * D * 3 * vq.number("block") + per_code);
-}
 
 TEST_CASE("the capacity's report: a row per kind and count of pairs, the metrics, both charts") {
   TempDir out("kit_capacity");

@@ -17,7 +17,7 @@ namespace {
 EncoderClassifierConfig tiny(const std::string& kind, Pooling pooling = Pooling::mean) {
   return {.vocab_size = 12, .num_classes = 3, .max_len = 24, .d_model = 16, .nhead = 2, .num_layers = 2,
           .dim_feedforward = 32, .pooling = pooling,
-          .attention = ladder::testing::small_attention(kind, {{"block", 4}, {"random_blocks", 1}})};
+          .attention = ladder::testing::small_attention(kind, ladder::testing::blocks_of(4))};
 }
 
 }  // namespace

@@ -20,7 +20,7 @@ namespace {
 
 EncoderClassifierConfig tiny(const std::string& kind) {
   return {.vocab_size = 12, .num_classes = 3, .max_len = 24, .d_model = 16, .nhead = 2, .num_layers = 2,
-          .dim_feedforward = 32, .attention = ladder::testing::small_attention(kind, {{"block", 4}, {"random_blocks", 1}}),
+          .dim_feedforward = 32, .attention = ladder::testing::small_attention(kind, ladder::testing::blocks_of(4)),
           .causal = !nn::registered_kind(kind).attends(false)};
 }
 

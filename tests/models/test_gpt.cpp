@@ -85,20 +85,25 @@ TEST_CASE("GPT config through JSON: every field and the attention's settings reb
       config.dropout = 0.25f, config.bias = false, config.tie_weights = false;
       // BigBird: 8 blocks of 1, so that the seed's random blocks matter.
       config.attention = ladder::testing::small_attention(
-          kind, {{"feature_map", "cos"}, {"chunk", 3}, {"block", 1}, {"random_blocks", 2}, {"global_blocks", false},
-                 {"codes", 5}});
+          kind, {nn::LinearAttention::Settings{.feature_map = "cos", .chunk = 3},
+                 nn::BigBirdAttention::Settings{.block = 1, .random_blocks = 2, .global_blocks = false},
+                 nn::VQAttention::Settings{.block = 1, .codes = 5}});
       config.attention.seed = 77;
       // Every setting of the kind away from its default, so that each must travel.
-      for (const nn::KindSetting& setting : nn::registered_kind(kind).settings)
-        if (config.attention.value(setting.name) == setting.default_value)
-          config.attention.values[setting.name] = std::visit(
-              [&](const auto& d) -> nn::SettingValue {
-                using T = std::decay_t<decltype(d)>;
-                if constexpr (std::is_same_v<T, bool>) return !d;
-                else if constexpr (std::is_same_v<T, int64_t>) return d + 1;
-                else return setting.choices.back() != d ? setting.choices.back() : setting.choices.front();
-              },
-              setting.default_value);
+      const nn::KindDescription& description = nn::registered_kind(kind);
+      for (const nn::KindSetting& setting : description.settings) {
+        const nn::SettingValue default_value = setting.get(description.defaults);
+        if (setting.get(config.attention.kind) == default_value)
+          setting.set(config.attention.kind, std::visit(
+                                                 [&](const auto& d) -> nn::SettingValue {
+                                                   using T = std::decay_t<decltype(d)>;
+                                                   if constexpr (std::is_same_v<T, bool>) return !d;
+                                                   else if constexpr (std::is_same_v<T, int64_t>) return d + 1;
+                                                   else return setting.choices.back() != d ? setting.choices.back()
+                                                                                          : setting.choices.front();
+                                                 },
+                                                 default_value));
+      }
       const GPTConfig back = gpt_config_from_json(gpt_config_to_json(config));
       CHECK(back.vocab_size == 11);
       CHECK(back.block_size == 8);
@@ -109,12 +114,12 @@ TEST_CASE("GPT config through JSON: every field and the attention's settings reb
       CHECK_FALSE(back.bias);
       CHECK_FALSE(back.tie_weights);
       const nn::AttentionSettings& a = back.attention;
-      CHECK(a.kind == kind);
+      CHECK(a.kind_name() == kind);
       CHECK(a.seed == 77);
-      for (const nn::KindSetting& setting : nn::registered_kind(kind).settings) {
-        INFO(setting.name);
-        CHECK(a.value(setting.name) == config.attention.value(setting.name));
-        CHECK(a.value(setting.name) != setting.default_value);
+      for (const nn::KindSetting& setting : description.settings) {
+        INFO(setting.key);
+        CHECK(setting.get(a.kind) == setting.get(config.attention.kind));
+        CHECK(setting.get(a.kind) != setting.get(description.defaults));
       }
 
       config.dropout = 0;  // for the same logits in training mode
@@ -139,21 +144,25 @@ TEST_CASE("GPT config through JSON: every field and the attention's settings reb
 
 TEST_CASE("GPT config from JSON: a config saved before the kinds is full attention; bad fields are named") {
   const std::string old = R"({"vocab_size":5,"block_size":4,"n_layer":1,"n_head":1,"n_embd":4,"dropout":0,"bias":true,"tie_weights":true})";
-  CHECK(gpt_config_from_json(old).attention.kind == "full");
+  CHECK(gpt_config_from_json(old).attention.kind_name() == "full");
   // Saved with an attention but before vq: no codes, the default.
   const std::string before_vq = old.substr(0, old.size() - 1) + R"(,"attention":{"kind":"linear","feature_map":"elu",)" +
                                 R"("chunk":64,"block":64,"random_blocks":3,"global_blocks":true,"seed":0}})";
-  CHECK(gpt_config_from_json(before_vq).attention.kind == "linear");
-  CHECK(gpt_config_from_json(before_vq).attention.word("feature_map") == "elu");
-  CHECK(gpt_config_from_json(before_vq).attention.number("chunk") == 64);
+  const nn::AttentionSettings linear_attention = gpt_config_from_json(before_vq).attention;
+  const nn::LinearAttention::Settings& linear = linear_attention.kind.as<nn::LinearAttention::Settings>();
+  CHECK(linear.feature_map == "elu");
+  CHECK(linear.chunk == 64);
+  CHECK(linear.random_features == 0);
   // Saved before the registry: every kind's fields, each read by its kind only; a missing one has its default.
   const std::string every_field = old.substr(0, old.size() - 1) + R"(,"attention":{"kind":"vq","feature_map":"cos",)" +
                                   R"("chunk":8,"block":16,"random_blocks":3,"global_blocks":true,"seed":4}})";
   const nn::AttentionSettings vq = gpt_config_from_json(every_field).attention;
-  CHECK(vq.number("block") == 16);
-  CHECK(vq.number("codes") == 64);
+  const nn::VQAttention::Settings& own = vq.kind.as<nn::VQAttention::Settings>();
+  CHECK(own.block == 16);
+  CHECK(own.codes == 64);
+  CHECK(own.normalise);
+  CHECK(own.cache_gradient == nn::VQAttention::kExact);
   CHECK(vq.seed == 4);
-  CHECK(vq.values.size() == 1);
   check_error([] { gpt_config_from_json(R"({"vocab_size":5})"); }, {"gpt_config_from_json", "cannot read block_size"});
   check_error([&] { gpt_config_from_json(old.substr(0, old.size() - 1) + R"(,"attention":{"kind":3}})"); },
               {"cannot read attention.kind", "gpt_config_to_json"});
@@ -180,7 +189,7 @@ TEST_CASE("GPT::forward_with_heads: forward's logits, and per block the q, k, v 
     SUBCASE(kind.c_str()) {
       Generator gen(14);
       GPTConfig config = tiny_gpt_config();
-      config.attention = ladder::testing::small_attention(kind, {{"block", 2}, {"random_blocks", 1}});
+      config.attention = ladder::testing::small_attention(kind, ladder::testing::blocks_of(2));
       GPT model(config, gen);
       sharpen(model);
       model.eval();  // vq: reading the weights records nothing
@@ -254,12 +263,14 @@ TEST_CASE("GPT on framed lines: a padded position changes no gradient and no cod
   other_real.data()[1] = 10;  // the first line's first character
   std::vector<nn::AttentionSettings> attentions;
   for (const std::string& kind : causal_kinds())
-    attentions.push_back(ladder::testing::small_attention(kind, {{"block", 2}, {"random_blocks", 1}, {"codes", 4}}));
+    attentions.push_back(ladder::testing::small_attention(kind, {nn::BigBirdAttention::Settings{.block = 2, .random_blocks = 1},
+                                                                 nn::VQAttention::Settings{.block = 2, .codes = 4}}));
   for (const std::string& map : nn::feature_map_names())  // lesson 12 trains linear attention with each
-    attentions.push_back(ladder::testing::small_attention(nn::LinearAttention::kName, {{"feature_map", map}}));
+    attentions.push_back({.kind = nn::LinearAttention::Settings{.feature_map = map}});
   for (const nn::AttentionSettings& attention : attentions) {
-    CAPTURE(attention.kind);
-    CAPTURE(attention.values.count("feature_map") ? attention.word("feature_map") : "");
+    const nn::LinearAttention::Settings* linear = attention.kind.find<nn::LinearAttention::Settings>();
+    CAPTURE(attention.kind_name());
+    CAPTURE(linear ? linear->feature_map : "");
     const std::vector<Tensor> padded = step_on(attention, framed.x), repadded = step_on(attention, other_pads),
                               changed = step_on(attention, other_real);
     float pad_change = 0, real_change = 0;
@@ -268,7 +279,7 @@ TEST_CASE("GPT on framed lines: a padded position changes no gradient and no cod
       real_change = std::max(real_change, max_abs(sub(changed[p], padded[p])));
     }
     CHECK(real_change > 1e-4f);  // a real character does change it: the comparison can fail
-    if (attention.values.count("feature_map") && nn::make_feature_map(attention.word("feature_map"))->keys_over_positions()) {
+    if (linear && nn::make_feature_map(linear->feature_map)->keys_over_positions()) {
       // double softmax shifts each key feature by its largest over the positions, the pads' too: the shift
       // cancels in its ratios, so a pad changes the gradient by rounding only.
       CHECK(pad_change < 1e-5f * real_change);

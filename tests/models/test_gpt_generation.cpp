@@ -96,7 +96,7 @@ TEST_CASE("GPT with every causal attention kind: stepped logits equal the full f
       Generator gen(5);
       GPTConfig config = tiny_gpt_config();
       // BigBird: 4 blocks of 2 in 8 positions
-      config.attention = ladder::testing::small_attention(kind, {{"block", 2}, {"random_blocks", 1}});
+      config.attention = ladder::testing::small_attention(kind, ladder::testing::blocks_of(2));
       GPT model(config, gen);
       const Tensor seq = tensor({1, 4, 2, 8, 5, 7, 3, 10, 0, 9, 6, 2, 2, 5, 1, 4}, {2, 8});
       const Tensor full = model.forward(seq);
@@ -118,8 +118,8 @@ TEST_CASE("MultiheadAttention::forward_step with every causal kind and rotary po
   for (const std::string& kind : causal_kinds()) {
     SUBCASE(kind.c_str()) {
       Generator gen(6);
-      nn::MultiheadAttention mha(8, 2, {.rotary = true, .attention = ladder::testing::small_attention(kind, {{"block", 2}})},
-                                 gen);
+      nn::MultiheadAttention mha(
+          8, 2, {.rotary = true, .attention = ladder::testing::small_attention(kind, ladder::testing::blocks_of(2, 3))}, gen);
       const Tensor x = randn({2, 7, 8}, gen);
       const Tensor full = mha.forward(x, x, x, {.causal = true}).output;
       const std::unique_ptr<nn::AttentionState> state = mha.start_state();

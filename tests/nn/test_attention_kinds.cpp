@@ -6,18 +6,23 @@
 // matrix it implies times v (values and gradients), generation with a carried state equals the
 // whole-sequence pass position by position, causality, a gradient check through the masks, finite
 // results for large inputs; and what linear attention adds: the chunk size changes nothing, 1 + cos
-// really is 1 + cos, double-softmax rows sum to 1.
+// really is 1 + cos, double-softmax rows sum to 1. Then the registry's side: each kind's settings
+// struct and the descriptions of its fields, and what each kind says it costs.
 #include "helpers.h"
 #include "small_attention.h"
 
+#include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "core/gradcheck.h"
 #include "nn/attention/attention_kind.h"
 #include "nn/attention/attention_registry.h"
+#include "nn/attention/bigbird_attention.h"
 #include "nn/attention/favor_features.h"
 #include "nn/attention/full_attention.h"
 #include "nn/attention/linear_attention.h"
+#include "nn/attention/linformer_attention.h"
 #include "nn/attention/taylor_features.h"
 #include "nn/attention/vq_attention.h"
 
@@ -33,10 +38,12 @@ using ladder::testing::run_attention;
 
 namespace {
 
-// Small sizes, by setting name, for every kind that has the setting: blocks of 4 (BigBird is sparse
-// already at 20 positions, VQ's cache is read from position 8 on), one random block, 8 codes, chunks
-// of 8, Linformer's projection to 6 rows.
-const SettingValues kSmall = {{"block", 4}, {"random_blocks", 1}, {"codes", 8}, {"chunk", 8}, {"k", 6}};
+// Small sizes for the kinds that have them: blocks of 4 (BigBird is sparse already at 20 positions,
+// VQ's cache is read from position 8 on), one random block, 8 codes, chunks of 8, Linformer's
+// projection to 6 rows; any other kind its defaults.
+const std::vector<KindSettings> kSmall = {BigBirdAttention::Settings{.block = 4, .random_blocks = 1},
+                                          VQAttention::Settings{.block = 4, .codes = 8},
+                                          LinearAttention::Settings{.chunk = 8}, LinformerAttention::Settings{.k = 6}};
 
 // Every kind of the registry as settings, once per choice of each compared setting.
 std::vector<AttentionSettings> every_kind() {
@@ -49,7 +56,7 @@ std::vector<AttentionSettings> every_kind() {
       for (const AttentionSettings& run : runs)
         for (const std::string& choice : setting.choices) {
           AttentionSettings with_choice = run;
-          with_choice.values[setting.name] = choice;
+          setting.set(with_choice.kind, choice);
           each_choice.push_back(with_choice);
         }
       runs = each_choice;
@@ -61,9 +68,9 @@ std::vector<AttentionSettings> every_kind() {
 
 // "linear/elu": the kind and its compared choices.
 std::string label(const AttentionSettings& s) {
-  std::string text = s.kind;
+  std::string text = s.kind_name();
   for (const KindSetting& setting : registered_kind(s.kind).settings)
-    if (setting.compared) text += "/" + s.word(setting.name);
+    if (setting.compared) text += "/" + std::get<std::string>(setting.get(s.kind));
   return text;
 }
 
@@ -192,7 +199,7 @@ TEST_CASE("every kind passes a gradient check through its masks") {
         std::vector<Tensor> inputs{randn({2, 1, 5, 3}, gen), randn({2, 1, 5, 3}, gen), randn({2, 1, 5, 3}, gen)};
         const std::shared_ptr<AttentionKind> kind = make_kind(settings, inputs[0]);
         for (int i : {0, 1, 2})
-          if (i != 1 || settings.kind != VQAttention::kName) inputs[i].requires_grad_();  // vq: keys round to constant codes
+          if (i != 1 || settings.kind_name() != VQAttention::kName) inputs[i].requires_grad_();  // vq: keys round to codes
         const AttendMasks masks{.causal = causal, .key_padding_mask = padding_mask(5, 2)};
         const GradcheckResult r = gradcheck(
             [&](const std::vector<Tensor>& x) { return kind->attend(x[0], x[1], x[2], masks); }, inputs);
@@ -265,7 +272,7 @@ TEST_CASE("favor: positive random features whose dot products approach softmax's
   auto error_with = [&](int64_t features) {
     AttentionSettings settings = linear_attention_settings(FavorFeatures::kName);
     settings.seed = 3;
-    settings.values["random_features"] = features;
+    settings.kind.as<LinearAttention::Settings>().random_features = features;
     LinearAttention favor(settings);
     const Tensor w = favor.implied_weights(h.q, h.k, {});
     return max_abs(w - softmax_weights);
@@ -319,39 +326,107 @@ TEST_CASE("every feature map gives M = features(D) features whose dot products a
   }
 }
 
-TEST_CASE("settings: a kind's own values by name, its registered default when left out") {
+TEST_CASE("settings: each kind's struct, its fields read and written through the registry's descriptions") {
   const AttentionSettings linear = linear_attention_settings(CosFeatures::kName, 5);
-  CHECK(linear.word("feature_map") == "cos");
-  CHECK(linear.number("chunk") == 5);
-  CHECK(linear.number("random_features") == 0);  // not given: the default
-  CHECK(std::get<int64_t>(linear.value("chunk")) == 5);
-  for (const KindDescription& kind : attention_kinds())
-    for (const KindSetting& setting : kind.settings)
-      CHECK(AttentionSettings{.kind = kind.name}.value(setting.name) == setting.default_value);
-  check_error([] { full_attention().number("chunk"); }, {"full attention", "has no setting 'chunk'", "it has none"});
-  check_error([] { linear_attention_settings(EluFeatures::kName).number("block"); },
-              {"linear attention", "has no setting 'block'", "feature_map, chunk, random_features"});
-  check_error([] { linear_attention_settings(EluFeatures::kName).number("feature_map"); },
-              {"feature_map is a word, not a whole number"});
-  check_error([] { make_attention({.kind = LinearAttention::kName, .values = {{"chunk", std::string("big")}}}); },
-              {"linear attention", "chunk must be a whole number, got a word"});
-  check_error([] { make_attention({.kind = FullAttention::kName, .values = {{"codes", 8}}}); },
-              {"full attention", "has no setting 'codes'"});
+  const LinearAttention::Settings& own = linear.kind.as<LinearAttention::Settings>();
+  CHECK(own.feature_map == "cos");
+  CHECK(own.chunk == 5);
+  CHECK(own.random_features == 0);  // not given: the default
+  CHECK(linear.kind_name() == "linear");
+  CHECK(AttentionSettings{}.kind_name() == "full");
+  CHECK(is_default_kind(AttentionSettings{}.kind));
+  CHECK_FALSE(is_default_kind(linear.kind));
+  for (const KindDescription& kind : attention_kinds()) {
+    CAPTURE(kind.name);
+    CHECK(&registered_kind(kind.defaults) == &kind);  // the struct's type is the kind
+    std::vector<std::string> keys;
+    for (const KindSetting& setting : kind.settings) {
+      CAPTURE(setting.key);
+      keys.push_back(setting.key);
+      // set writes the field get reads, and no other
+      KindSettings changed = kind.defaults;
+      const SettingValue other = std::visit(
+          [&](const auto& d) -> SettingValue {
+            using T = std::decay_t<decltype(d)>;
+            if constexpr (std::is_same_v<T, bool>) return !d;
+            else if constexpr (std::is_same_v<T, int64_t>) return d + 1;
+            else return setting.choices.back() != d ? setting.choices.back() : setting.choices.front();
+          },
+          setting.get(kind.defaults));
+      setting.set(changed, other);
+      for (const KindSetting& each : kind.settings)
+        CHECK((each.get(changed) == each.get(kind.defaults)) == (&each != &setting));
+    }
+    std::sort(keys.begin(), keys.end());
+    CHECK(std::adjacent_find(keys.begin(), keys.end()) == keys.end());  // each checkpoint key once
+    // What it costs is its to say: every kind fills both in.
+    CHECK(kind.kept_scores);
+    CHECK(kind.state_numbers);
+  }
+  check_error([] { AttentionSettings{}.kind.as<LinearAttention::Settings>(); },
+              {"these are full attention's settings, read as linear attention's"});
+  check_error([] { LinearAttention{AttentionSettings{}}; }, {"full attention's settings, read as linear"});
+  KindSettings full;
+  check_error([&] { registered_kind(LinearAttention::kName).settings.front().set(full, std::string("cos")); },
+              {"full attention's settings, read as linear"});
+  KindSettings linear_kind = LinearAttention::Settings{};
+  check_error([&] { registered_kind(LinearAttention::kName).settings.front().set(linear_kind, int64_t{3}); },
+              {"feature_map takes a value of another type"});
+}
+
+TEST_CASE("what each kind costs: the numbers a query reads per head, and the scores it keeps for backward") {
+  constexpr int64_t D = 16;
+  const auto state = [](const AttentionSettings& s, int64_t length, bool causal) {
+    return registered_kind(s.kind).state_numbers(s, length, D, causal);
+  };
+  for (const bool causal : {false, true}) {
+    CAPTURE(causal);
+    CHECK(state(full_attention(), 100, causal) == 2 * 100 * D);
+    CHECK(state(linear_attention_settings("elu"), 100, causal) == D * (D + 1));  // M = D
+    CHECK(state(linear_attention_settings("taylor"), 100, causal) == (1 + D + D * D) * (D + 1));
+  }
+  // 8 blocks of 8, no random blocks: blocks 0 and 7 see all 8, blocks 1 and 6 four (0, i-1..i+1, 7
+  // less the window's overlap), blocks 2-5 five: 44 blocks of 8 keys over 8 query blocks of 8.
+  const AttentionSettings window_global = bigbird_attention_settings({.block = 8, .random_blocks = 0});
+  CHECK(state(window_global, 64, false) == 2 * D * 44);
+  // The same pattern over 16 positions, two blocks of 8, each listing both: both ways every query
+  // reads 16 keys; causally query i reads i + 1, 136 over the 16 queries.
+  CHECK(state(window_global, 16, false) == 2 * D * 16);
+  CHECK(state(window_global, 16, true) == 2 * D * 136 / 16);
+  const AttentionSettings linformer{.kind = LinformerAttention::Settings{.k = 12}, .max_length = 64};
+  CHECK(state(linformer, 64, false) == 2 * 12 * D);
+  // vq reads its own block and the one before exactly, and both ways the one after too.
+  const AttentionSettings vq = vq_attention_settings(16, 32);
+  const int64_t per_code = 32 * (2 * D + 1);
+  CHECK(state(vq, 1000, true) == 2 * D * 2 * 16 + per_code);
+  CHECK(state(vq, 1000, false) == 2 * D * 3 * 16 + per_code);
+
+  // The scores kept: none by the fused ops and linear's chunked product; VQ's window and codes,
+  // Linformer's k; at most the length.
+  const auto kept = [](const AttentionSettings& s, int64_t length) { return registered_kind(s.kind).kept_scores(s, length); };
+  for (const AttentionSettings& fused : {full_attention(), linear_attention_settings("elu"), window_global})
+    CHECK(kept(fused, 1000) == 0);
+  CHECK(kept(vq, 1000) == 2 * 16 + 32);
+  CHECK(kept(vq, 40) == 40);
+  CHECK(kept(linformer, 64) == 12);
+  CHECK(kept(linformer, 8) == 8);
 }
 
 TEST_CASE("attention kind errors name the setting and the choices") {
-  check_error([] { make_attention({.kind = "sparse"}); },
+  check_error([] { registered_kind("sparse"); },
               {"unknown attention kind 'sparse'", joined_names(attention_kind_names())});
+  struct Unregistered {};
+  check_error([] { make_attention({.kind = Unregistered{}}); }, {"no registered kind's", joined_names(attention_kind_names())});
   check_error([] { make_attention(linear_attention_settings("relu")); },
               {"linear attention", "unknown feature_map 'relu'", "elu, cos, softmax, favor, taylor"});
   check_error([] { make_feature_map("relu"); }, {"unknown feature map 'relu'", "elu, cos, softmax, favor, taylor"});
-  check_error([] { make_attention({.kind = LinearAttention::kName, .values = {{"random_features", -1}}}); },
+  check_error([] { make_attention({.kind = LinearAttention::Settings{.random_features = -1}}); },
               {"random_features must be >= 0", "-1"});
   check_error([] { LinearAttention(linear_attention_settings(EluFeatures::kName)).redraw_features(); },
               {"only the favor feature map", "elu"});
   check_error([] { make_attention(linear_attention_settings(EluFeatures::kName, 0)); }, {"chunk must be from 1 to 4096, got 0"});
-  check_error([] { make_attention({.kind = FullAttention::kName, .dropout = 1.0f}); }, {"dropout must be in [0, 1), got 1"});
-  const auto kind = make_attention({.kind = LinearAttention::kName});
+  check_error([] { make_attention({.dropout = 1.0f}); }, {"dropout must be in [0, 1), got 1"});
+  const auto kind = make_attention({.kind = LinearAttention::Settings{}});
   const Heads h = random_heads(1, 1, 4, 4, 3, 11);
   check_error([&] { kind->attend(h.q, h.k, h.v, {.causal = true, .causal_offset = 2}); },
               {"causal_offset 2 is not supported", "start() and step()"});

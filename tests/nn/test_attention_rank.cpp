@@ -50,6 +50,6 @@ TEST_CASE("rank: softmax's matrix has full rank, Linformer's at most its k rows"
   // Causal, lower triangular with a positive diagonal: full rank in exact arithmetic, though its
   // smallest singular values can fall below the tolerance (measured: 39 of 40).
   CHECK(rank_of(*softmax, q, k, true) > T * 3 / 4);
-  const auto linformer = make_attention({.kind = LinformerAttention::kName, .values = {{"k", 6}}, .max_length = T});
+  const auto linformer = make_attention({.kind = LinformerAttention::Settings{.k = 6}, .max_length = T});
   CHECK(rank_of(*linformer, q, k, false) == 6);
 }

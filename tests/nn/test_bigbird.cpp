@@ -243,7 +243,7 @@ TEST_CASE("BigBird over a sequence of few blocks is full attention") {
 }
 
 TEST_CASE("BigBird attention errors") {
-  BigBirdAttention bigbird({.kind = BigBirdAttention::kName, .values = {{"block", 4}}});
+  BigBirdAttention bigbird({.kind = BigBirdAttention::Settings{.block = 4}});
   const Tensor q = zeros({1, 1, 8, 4}), k = zeros({1, 1, 12, 4});
   check_error([&] { bigbird.attend(q, k, k, {}); },
               {"BigBird attends within one sequence", "need T = S", "(1,1,8,4)", "(1,1,12,4)", "full attention"});

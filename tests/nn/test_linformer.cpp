@@ -19,7 +19,7 @@ namespace {
 
 LinformerAttention linformer(int64_t k, int64_t longest, uint64_t seed = 1) {
   Generator gen(seed);
-  return LinformerAttention({.kind = LinformerAttention::kName, .values = {{"k", k}}, .max_length = longest}, gen);
+  return LinformerAttention({.kind = LinformerAttention::Settings{.k = k}, .max_length = longest}, gen);
 }
 
 }  // namespace
@@ -79,7 +79,7 @@ TEST_CASE("linformer: E and F are parameters that train and travel in a checkpoi
   Generator init(5);
   const models::EncoderClassifier model({.vocab_size = 8, .num_classes = 2, .max_len = 24, .d_model = 8, .nhead = 2,
                                          .num_layers = 2, .dim_feedforward = 16,
-                                         .attention = {.kind = LinformerAttention::kName, .values = {{"k", 6}}}},
+                                         .attention = {.kind = LinformerAttention::Settings{.k = 6}}},
                                         init);
   CHECK(model.state_dict().at("encoder.layers.1.self_attn.attention.F").shape() == Shape{6, 24});
 }
@@ -95,8 +95,8 @@ TEST_CASE("linformer refuses causal calls, generation and sequences longer than 
   check_error([&] { layer.attend(x, long_keys, long_keys, {}); },
               {"S = 9 positions", "made for 8 (max_length)", "max_len of at least 9"});
   check_error([&] { layer.attend(x, x, x, {.key_padding_mask = ones({1, 7})}); }, {"key_padding_mask must be (B,S) = (1,8)"});
-  check_error([] { make_attention({.kind = LinformerAttention::kName}); },
+  check_error([] { make_attention({.kind = LinformerAttention::Settings{}}); },
               {"LinformerAttention", "max_length = 0", "AttentionSettings::max_length"});
-  check_error([] { make_attention({.kind = LinformerAttention::kName, .values = {{"k", 0}}, .max_length = 8}); },
+  check_error([] { make_attention({.kind = LinformerAttention::Settings{.k = 0}, .max_length = 8}); },
               {"linformer attention", "k must be from 1 to 65536, got 0"});
 }

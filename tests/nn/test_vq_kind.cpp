@@ -53,11 +53,14 @@ std::string describe(const Variant& v) {
 std::shared_ptr<VQAttention> vq_kind(int64_t H, int64_t D, int64_t block, int64_t codes, uint64_t seed = 1,
                                      const Variant& variant = {}) {
   Generator gen(seed);
-  AttentionSettings settings = vq_attention_settings(block, codes);
-  settings.values["normalise"] = variant.normalise;
-  settings.values["position_bias"] = variant.bias;
-  settings.values["cache_gradient"] = std::string(variant.stopped ? "stopped" : "exact");
-  settings.heads = H, settings.head_dim = D;
+  AttentionSettings settings{.kind = VQAttention::Settings{.block = block,
+                                                            .codes = codes,
+                                                            .normalise = variant.normalise,
+                                                            .position_bias = variant.bias,
+                                                            .cache_gradient = variant.stopped ? VQAttention::kStopped
+                                                                                              : VQAttention::kExact},
+                             .heads = H,
+                             .head_dim = D};
   return std::make_shared<VQAttention>(settings, gen);
 }
 
@@ -374,21 +377,15 @@ TEST_CASE("the commitment loss reaches the key projection through auxiliary_loss
 }
 
 TEST_CASE("VQAttention's errors name the setting, the values and the fix") {
-  check_error([] { make_attention({.kind = VQAttention::kName}); },
+  check_error([] { make_attention({.kind = VQAttention::Settings{}}); },
               {"VQAttention", "heads = 0 and head_dim = 0", "MultiheadAttention does"});
-  check_error([] { make_attention({.kind = VQAttention::kName, .values = {{"block", 0}}, .heads = 1, .head_dim = 2}); },
+  check_error([] { make_attention({.kind = VQAttention::Settings{.block = 0}, .heads = 1, .head_dim = 2}); },
               {"vq attention", "block must be from 1 to 65536, got 0"});
-  check_error([] { make_attention({.kind = VQAttention::kName, .values = {{"codes", 0}}, .heads = 1, .head_dim = 2}); },
+  check_error([] { make_attention({.kind = VQAttention::Settings{.codes = 0}, .heads = 1, .head_dim = 2}); },
               {"vq attention", "codes must be from 1 to 4096, got 0"});
   check_error(
-      [] {
-        make_attention({.kind = VQAttention::kName, .values = {{"cache_gradient", std::string("approximate")}},
-                        .heads = 1, .head_dim = 2});
-      },
+      [] { make_attention({.kind = VQAttention::Settings{.cache_gradient = "approximate"}, .heads = 1, .head_dim = 2}); },
       {"vq attention", "cache_gradient", "approximate", "exact", "stopped"});
-  check_error(
-      [] { make_attention({.kind = VQAttention::kName, .values = {{"normalise", int64_t{1}}}, .heads = 1, .head_dim = 2}); },
-      {"vq attention", "normalise"});
   const auto kind = vq_kind(1, 3, 2, 4);
   const Heads h = random_heads(2, 1, 6, 3, 8);
   check_error([&] { kind->attend(narrow(h.q, 2, 0, 4), h.k, h.v, {.causal = true}); },
@@ -402,7 +399,7 @@ TEST_CASE("VQAttention's errors name the setting, the values and the fix") {
   check_error([&] { kind->attend(random_heads(1, 2, 6, 3, 9).q, random_heads(1, 2, 6, 3, 9).k, h.v, {.causal = true}); },
               {"VectorQuantizer.quantize", "H = 1 and d = 3", "(1,2,6,3)"});
   // States: of another kind, or of a VQ layer with another block or codebook.
-  LinearAttention linear({.kind = LinearAttention::kName});
+  LinearAttention linear({.kind = LinearAttention::Settings{}});
   check_error([&] { kind->step(h.q, h.k, h.v, *linear.start()); },
               {"VQAttention::step", "started by another attention kind"});
   const auto other = vq_kind(1, 3, 3, 4);
