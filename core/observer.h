@@ -1,5 +1,5 @@
 // An optional observer of the work core does, for a tool that measures it (the benchmark's
-// breakdown of a training step, bench/work_breakdown.h), as PyTorch's profiler observes its ops.
+// breakdown of a training step, ./ladder bench gpt), as PyTorch's profiler observes its ops.
 // Core only says what starts and ends, by name; it never reads a clock. None is installed by
 // default, and each notification is then one test of a null pointer.
 #pragma once

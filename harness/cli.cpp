@@ -74,6 +74,10 @@ RangeText range_text(const Range<T>& range) {
   const std::string exact = cat("a ", whole ? "whole number" : "number", " from ", from, range.above_min ? " (excluded)" : "",
                                 " to ", to);
   const bool open_top = range.max == std::numeric_limits<T>::max();
+  if (range.multiple_of != 0) {
+    const std::string multiple = cat("a multiple of ", number_text(range.multiple_of), " from ", from, " to ", to);
+    return {multiple, multiple, cat(type, " in [", from, ", ", to, "], a multiple of ", number_text(range.multiple_of))};
+  }
   if (open_top && range.min == std::numeric_limits<T>::lowest()) return {"a " + kind, exact, type};
   if (open_top && ((range.min == 0 && range.above_min) || (whole && range.min == 1)))
     return {"a positive " + kind, exact, type + ">0"};
@@ -99,6 +103,8 @@ T parse_number(const std::string& flag, const std::string& text, const Range<T>&
   if constexpr (std::is_floating_point_v<T>)
     if (!std::isfinite(value)) refuse(flag, text, rule.rule);
   if (value < range.min || value > range.max || (range.above_min && value == range.min)) refuse(flag, text, rule.rule);
+  if constexpr (std::is_integral_v<T>)
+    if (range.multiple_of != 0 && value % range.multiple_of != 0) refuse(flag, text, rule.rule);
   return value;
 }
 
@@ -168,9 +174,29 @@ void LessonCli::choice(const std::string& name, std::string& value, const std::s
   app_->add_option(name, value, help)->capture_default_str()->check(CLI::IsMember(choices));
 }
 
-void LessonCli::option(const std::string& name, std::vector<int64_t>& value, const std::string& help) {
+void LessonCli::option(const std::string& name, std::vector<int64_t>& value, const std::string& help, Range<int64_t> range) {
   record(name, [&value] { return nlohmann::json(value); });
   app_->add_option(name, value, help)->capture_default_str()->delimiter(',');
+  rules_.push_back([&value, name, range] {
+    if (value.empty()) throw Error(cat(name, " needs at least one number"));
+    for (const int64_t v : value) parse_number(name, std::to_string(v), range);  // refuses one outside the range
+  });
+}
+
+void LessonCli::divides(const std::string& divisor_flag, const int64_t& divisor, const std::string& value_flag, const int64_t& value,
+                        const std::string& why) {
+  rules_.push_back([&, divisor_flag, value_flag, why] {
+    if (value % divisor != 0)
+      throw Error(cat(divisor_flag, " ", divisor, " does not divide ", value_flag, " ", value, ": ", why));
+  });
+}
+
+void LessonCli::at_most(const std::string& low_flag, const int64_t& low, const std::string& high_flag, const int64_t& high,
+                        const std::string& why, bool strictly) {
+  rules_.push_back([&, low_flag, high_flag, why, strictly] {
+    if (strictly ? low >= high : low > high)
+      throw Error(cat(low_flag, " ", low, strictly ? " must be below " : " is above ", high_flag, " ", high, ": ", why));
+  });
 }
 
 void LessonCli::flag(const std::string& name, bool& value, const std::string& help) {
@@ -247,6 +273,7 @@ void LessonCli::parse(int argc, char** argv) {
   parse_arguments(args);
   try {
     if (!common.resume.empty()) adopt_resumed_flags(args, defaults);
+    for (const auto& rule : rules_) rule();
     if (common.threads > 0) check_threads(lesson_, common.threads);
   } catch (const Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

@@ -55,12 +55,14 @@ template <class T>
 concept Number = std::is_arithmetic_v<T> && !std::is_same_v<T, bool>;
 
 // The values a number flag accepts: min to max, min itself refused when `above_min` (a learning
-// rate above 0). The default is every value of the type; a float must always be finite.
+// rate above 0), and for whole numbers only multiples of `multiple_of` when it is set (a width
+// shared by 4 heads). The default is every value of the type; a float must always be finite.
 template <Number T>
 struct Range {
   T min = std::numeric_limits<T>::lowest();
   T max = std::numeric_limits<T>::max();
   bool above_min = false;
+  T multiple_of = 0;  // whole numbers: only multiples of this (0: any)
 };
 
 // Ranges named where a flag is declared: cli.option("--hidden", hidden, "hidden units", harness::positive).
@@ -119,9 +121,16 @@ class LessonCli {
   void option(const std::string& name, std::string& value, const std::string& help, const std::string& type = "TEXT");
   // A text flag that must be one of `choices`.
   void choice(const std::string& name, std::string& value, const std::string& help, const std::vector<std::string>& choices);
-  // Whole numbers separated by commas: --capacity-pairs 4,8,16.
-  void option(const std::string& name, std::vector<int64_t>& value, const std::string& help);
+  // Whole numbers separated by commas (--capacity-pairs 4,8,16), at least one, each within `range`.
+  void option(const std::string& name, std::vector<int64_t>& value, const std::string& help, Range<int64_t> range = {});
   void flag(const std::string& name, bool& value, const std::string& help);
+  // Rules between two number flags, declared beside them and checked by parse() once every flag is
+  // read, before any work: `divisor` must divide `value` ("--heads 3 does not divide --embd 128:
+  // <why>"), `low` must not be above `high` (below it, when `strictly`).
+  void divides(const std::string& divisor_flag, const int64_t& divisor, const std::string& value_flag, const int64_t& value,
+               const std::string& why);
+  void at_most(const std::string& low_flag, const int64_t& low, const std::string& high_flag, const int64_t& high,
+               const std::string& why, bool strictly = false);
   // --data, --val, --lines / --stream; `default_data` is the corpus used without --data.
   void text_options(TextFlags& text, const std::string& default_data, bool default_lines = false);
 
@@ -157,6 +166,7 @@ class LessonCli {
   std::string lesson_;
   std::unique_ptr<CLI::App> app_;
   std::vector<std::pair<std::string, std::function<nlohmann::json()>>> recorded_;
+  std::vector<std::function<void()>> rules_;  // divides, at_most: each throws when broken
 };
 
 // The names a flag that picks several of `choices` gave, in its order: `given` is "all" (every

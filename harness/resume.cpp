@@ -91,21 +91,6 @@ Carried carried_values(const std::string& name, std::vector<double>& values) {
           [name, &values](const std::map<std::string, Tensor>& state) { values = values_carried(state, name); }};
 }
 
-Carried bptt_carried(models::CharRNN& model, data::ContiguousBatcher& windows) {
-  return {[&model, &windows] {
-            std::map<std::string, Tensor> state = {{"position", scalar(static_cast<float>(windows.position()))}};
-            const auto [h, c] = model.carried_state();
-            if (h.defined()) state["h"] = h;
-            if (c.defined()) state["c"] = c;
-            return state;
-          },
-          [&model, &windows](const std::map<std::string, Tensor>& state) {
-            if (!state.count("position")) fail("bptt_carried", "the checkpoint has no stream position");
-            windows.seek(static_cast<int64_t>(state.at("position").item()));
-            model.set_carried_state(state.count("h") ? state.at("h") : Tensor(), state.count("c") ? state.at("c") : Tensor());
-          }};
-}
-
 std::string resume_folder(const std::string& run_folder) { return (fs::path(run_folder) / "resume").string(); }
 
 std::string checkpoint_file(const std::string& run_folder, const std::string& loop) {

@@ -20,9 +20,7 @@
 
 #include "core/random.h"
 #include "core/tensor.h"
-#include "data/batcher.h"
 #include "dist/communicator.h"
-#include "models/char_rnn.h"
 #include "nn/module.h"
 #include "optim/optimizer.h"
 
@@ -31,7 +29,7 @@ namespace ladder::harness {
 class Run;
 
 // What a loop carries between steps beyond the weights and the optimizer, by name: saved with each
-// checkpoint and put back when resuming (truncated BPTT's state and stream position: bptt_carried).
+// checkpoint and put back when resuming (truncated BPTT's state and stream position: lessons/char_rnn/truncated_bptt.h).
 struct Carried {
   std::function<std::map<std::string, Tensor>()> save;
   std::function<void(const std::map<std::string, Tensor>&)> restore;
@@ -54,9 +52,6 @@ std::vector<double> exact_values(const Tensor& pieces);
 Carried carried_integer(const std::string& name, int64_t& value);
 // Numbers the loop appends to at every step (lesson 16's training loss per step), exact.
 Carried carried_values(const std::string& name, std::vector<double>& values);
-
-// The state a character RNN carries into its next window and the window the batcher reads next.
-Carried bptt_carried(models::CharRNN& model, data::ContiguousBatcher& windows);
 
 // The folder of a run's resume files, and the file of one loop's checkpoint in it.
 std::string resume_folder(const std::string& run_folder);

@@ -23,6 +23,7 @@
 #include "lessons/memory/model_memory.h"
 #include "plot/plot.h"
 #include "harness/run.h"
+#include "lessons/char_rnn/truncated_bptt.h"
 #include "harness/tracker.h"
 #include "models/char_rnn.h"
 #include "models/classifier.h"
@@ -49,7 +50,7 @@ void train_lm(models::CharRNN& model, optim::Optimizer& optimizer, data::Contigu
               int64_t steps, harness::Tracker& tracker,
               const std::function<std::vector<double>(const optim::StepResult&)>& figures) {
   // 1, or after --resume's checkpoint, which keeps the carried state and the stream's position too
-  for (int64_t step = tracker.resume({model, optimizer, {}, harness::bptt_carried(model, windows)}); step <= steps; ++step) {
+  for (int64_t step = tracker.resume({model, optimizer, {}, lessons::bptt_carried(model, windows)}); step <= steps; ++step) {
     const data::Batch batch = windows.next();
     if (windows.restarted()) model.reset_state();  // a new pass over the stream starts from zeros
     const optim::StepResult result = optim::train_step(model, optimizer, batch, clip);

@@ -24,6 +24,7 @@
 #include "lessons/memory/model_memory.h"
 #include "plot/plot.h"
 #include "harness/run.h"
+#include "lessons/char_rnn/truncated_bptt.h"
 #include "harness/tracker.h"
 #include "models/char_rnn.h"
 #include "models/classifier.h"
@@ -69,7 +70,7 @@ Scores train_language_model(harness::Run& run, const Config& c, const harness::C
                                  .figures = {"val_loss", "val_ppl"}, .csv = c.csv, .unit = "tok",
                                  .items_per_step = flags.batch * block, .name = c.name});
   // 1, or after --resume's checkpoint; the checkpoints keep the carried state and the stream's position too
-  for (int64_t step = tracker.resume({*model, adam, {}, harness::bptt_carried(*model, windows)}); step <= flags.steps; ++step) {
+  for (int64_t step = tracker.resume({*model, adam, {}, lessons::bptt_carried(*model, windows)}); step <= flags.steps; ++step) {
     const data::Batch batch = windows.next();
     if (windows.restarted()) model->reset_state();  // truncated BPTT, as in lesson 05
     tracker.step(step, optim::train_step(*model, adam, batch, 1.0f), adam.lr());

@@ -22,7 +22,8 @@
 #include "data/retrieval.h"
 #include "lessons/13_bigbird/timing.h"
 #include "lessons/13_bigbird/block_pattern_plot.h"
-#include "lessons/attention_kinds/classifier_training.h"
+#include "lessons/attention_kinds/classifier_tracker.h"
+#include "models/predictions.h"
 #include "harness/cli.h"
 #include "lessons/memory/model_memory.h"
 #include "harness/part_flag.h"
@@ -203,7 +204,7 @@ harness::Tracker train(harness::Run& run, models::EncoderClassifier& model, cons
     const data::LabelledBatch batch = data::sample_examples(train_set, common.batch, batches);
     tracker.step(step, optim::train_step(model, adamw, batch, 1.0f), adamw.lr());
     if (tracker.evaluation_due(step)) {
-      const lessons::Predictions answers = lessons::predict(model, val, common.batch);
+      const models::Predictions answers = models::predict(model, val, common.batch);
       tracker.evaluated(step, {answers.loss, answers.accuracy});
     }
   }
@@ -247,10 +248,10 @@ std::vector<PatternResult> compare_patterns(harness::Run& run, const data::Retri
                                      .attention = lessons::pattern_attention(v, f.block, f.random, common.seed)}, init);
     const harness::Tracker tracker =
         train(run, model, lessons::pad_after(train_set, padding), lessons::pad_after(val, padding), f, common, v);
-    const lessons::Predictions test = lessons::predict(model, lessons::pad_after(test_set, padding), common.batch);
+    const models::Predictions test = models::predict(model, lessons::pad_after(test_set, padding), common.batch);
     results.push_back({v.name, v.label, test.accuracy, 1000 * tracker.mean_step_seconds(),
-                       lessons::accuracy_by_group(test, test_set.labels, back, (o.length + f.block - 1) / f.block),
-                       lessons::accuracy_by_group(test, test_set.labels, beyond, 2), tracker.curve("val_loss")});
+                       models::accuracy_by_group(test, test_set.labels, back, (o.length + f.block - 1) / f.block),
+                       models::accuracy_by_group(test, test_set.labels, beyond, 2), tracker.curve("val_loss")});
   }
   return results;
 }

@@ -31,7 +31,8 @@
 #include "data/mqar.h"
 #include "harness/attention_flags.h"
 #include "lessons/15_long_range/report.h"
-#include "lessons/attention_kinds/classifier_training.h"
+#include "lessons/attention_kinds/classifier_tracker.h"
+#include "models/predictions.h"
 #include "harness/cli.h"
 #include "lessons/15_long_range/contenders.h"
 #include "lessons/15_long_range/tasks.h"
@@ -95,12 +96,12 @@ lessons::ContenderResult train(harness::Run& run, Model& model, const Task& task
     else train_step();
     tracker.step(step, stepped, adamw.lr());
     if (tracker.evaluation_due(step)) {
-      const lessons::Predictions answers = lessons::predict(model, task.val, budget.batch);
+      const models::Predictions answers = models::predict(model, task.val, budget.batch);
       tracker.evaluated(step, {answers.loss, answers.accuracy});
     }
   }
   tracker.finish();
-  const lessons::Predictions test = lessons::predict(model, task.test, budget.batch);
+  const models::Predictions test = models::predict(model, task.test, budget.batch);
   const lessons::ContenderResult result{.name = name,
                                         .test_acc = test.accuracy,
                                         .steps_per_s = 1 / tracker.mean_step_seconds(),
@@ -124,7 +125,7 @@ double circuit(harness::Run& run, const Contender& c, const data::MqarOptions& o
   models::EncoderTagger model(lessons::encoder_config(causal, task, size), init);
   const lessons::ContenderResult r = train(run, model, task, c.name, budget, warmup, seed);
   std::printf("   %s: test accuracy %.1f%% +- %.1f\n", c.name.c_str(), 100 * r.test_acc,
-              100 * lessons::standard_error(r.test_acc, r.answers));
+              100 * models::standard_error(r.test_acc, r.answers));
   run.wrote(plot::save_line_chart(
       run.path(cat("circuit_loss_", c.name)),
       {cat("Recall, two tokens per pair: ", c.name, "'s training loss"), "step", "cross-entropy (nats)", {r.curve}}));

@@ -4,7 +4,8 @@
 #include <cstdio>
 
 #include "core/error.h"
-#include "lessons/attention_kinds/classifier_training.h"
+#include "lessons/attention_kinds/classifier_tracker.h"
+#include "models/predictions.h"
 #include "plot/plot.h"
 
 namespace ladder::lessons {
@@ -30,7 +31,7 @@ void report_capacity(harness::Run& run, const std::vector<KindCapacity>& kinds, 
     std::printf("   %-16s", kind.name.c_str());
     plot::Series line{kind.name}, dots{kind.name, {}, {}, true};
     for (const CapacityPoint& p : kind.points) {
-      const double se = standard_error(p.accuracy, p.answers);
+      const double se = models::standard_error(p.accuracy, p.answers);
       std::printf(" %7.1f%% +-%3.1f", 100 * p.accuracy, 100 * se);
       csv.row({kind.name, std::to_string(p.pairs), std::to_string(p.length), std::to_string(p.state),
                std::to_string(p.accuracy), std::to_string(se), std::to_string(p.answers)});

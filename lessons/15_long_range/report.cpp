@@ -5,7 +5,8 @@
 #include <cstdio>
 
 #include "core/error.h"
-#include "lessons/attention_kinds/classifier_training.h"
+#include "lessons/attention_kinds/classifier_tracker.h"
+#include "models/predictions.h"
 
 namespace ladder::lessons {
 
@@ -54,7 +55,7 @@ void report_benchmark(harness::Run& run, const std::vector<TaskResults>& tasks, 
         std::printf(" %24s %8s %9s", "-", "-", "-");
         continue;
       }
-      const double se = standard_error(r->test_acc, r->answers);
+      const double se = models::standard_error(r->test_acc, r->answers);
       std::printf(" %16.1f%% +-%4.1f %8.2f %9.1f", 100 * r->test_acc, 100 * se, r->steps_per_s, r->peak_mib);
       table.row(std::vector<std::string>{task.name, r->name, std::to_string(r->test_acc), std::to_string(se),
                                          std::to_string(r->answers), std::to_string(r->steps_per_s),

@@ -6,7 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "lessons/attention_kinds/classifier_training.h"
+#include "lessons/attention_kinds/classifier_tracker.h"
+#include "models/predictions.h"
 
 namespace ladder::lessons {
 
@@ -36,7 +37,7 @@ LongRangeTask listops_task(const data::ListOpsOptions& o, bool describe) {
   const auto labelled = [](const data::ListOpsSet& set) { return data::LabelledBatch{set.tokens, set.answers, set.valid}; };
   LongRangeTask task{"listops", "ListOps", labelled(splits.train), labelled(splits.val), labelled(splits.test),
                      data::kListOpsVocabulary, data::kListOpsClasses, o.max_len, false, 1.0 / data::kListOpsClasses};
-  task.majority = majority_share(task.train.labels, task.test.labels, task.classes);
+  task.majority = models::majority_share(task.train.labels, task.test.labels, task.classes);
   if (!describe) return task;
   std::printf("\n== 1a. ListOps: %lld to %lld tokens, trees of up to %lld levels (operators nested up to %lld deep), "
               "2 to %lld arguments ==\n",
@@ -74,7 +75,7 @@ LongRangeTask recall_task(const data::MqarOptions& o, const std::string& name, c
   const data::MqarSplits splits = data::make_mqar(o);
   LongRangeTask task{name, title, splits.train, splits.val, splits.test, data::mqar_vocabulary(o), o.values, o.tokens(),
                      true, data::mqar_chance(o)};
-  task.majority = majority_share(task.train.labels, task.test.labels, task.classes);
+  task.majority = models::majority_share(task.train.labels, task.test.labels, task.classes);
   return task;
 }
 

@@ -11,7 +11,8 @@
 #include "core/autograd.h"
 #include "core/ops.h"
 #include "lessons/15_long_range/report.h"
-#include "lessons/attention_kinds/classifier_training.h"
+#include "lessons/attention_kinds/classifier_tracker.h"
+#include "models/predictions.h"
 #include "lessons/15_long_range/capacity.h"
 #include "harness/run.h"
 #include "harness/tracker.h"
@@ -35,7 +36,7 @@ TEST_CASE("the classifiers' kit: predict in batches equals one forward; accuracy
     NoGradGuard no_grad;
     logits = model.forward(ids);
   }
-  const lessons::Predictions p = lessons::predict(model, set, 2);  // batches of 2, 2 and 1
+  const models::Predictions p = models::predict(model, set, 2);  // batches of 2, 2 and 1
   CHECK(p.loss == doctest::Approx(cross_entropy(logits, set.labels).item()).epsilon(1e-5));
   const Tensor best = argmax(logits, 1);
   double right = 0;
@@ -46,19 +47,19 @@ TEST_CASE("the classifiers' kit: predict in batches equals one forward; accuracy
   CHECK(p.accuracy == right / 5);
   CHECK(model.is_training());  // eval mode only inside predict
 
-  const lessons::Predictions answers{.classes = {0, 1, 1, 1, 0}};
-  const std::vector<double> by_group = lessons::accuracy_by_group(answers, set.labels, {0, 0, 2, 2, 2}, 4);
+  const models::Predictions answers{.classes = {0, 1, 1, 1, 0}};
+  const std::vector<double> by_group = models::accuracy_by_group(answers, set.labels, {0, 0, 2, 2, 2}, 4);
   CHECK(by_group[0] == 1);    // both right
   CHECK(std::isnan(by_group[1]));  // no sequence in group 1
   CHECK(by_group[2] == doctest::Approx(2.0 / 3));  // 2 wrong, 1 and 0 right
   CHECK(std::isnan(by_group[3]));
-  CHECK_THROWS_WITH_AS(lessons::accuracy_by_group(answers, set.labels, {0, 0}, 4), doctest::Contains("5 predictions and 2 groups for 5 labels"), Error);
-  CHECK_THROWS_WITH_AS(lessons::accuracy_by_group(answers, set.labels, {0, 0, 4, 0, 0}, 4), doctest::Contains("group 4 is outside [0, 4)"), Error);
+  CHECK_THROWS_WITH_AS(models::accuracy_by_group(answers, set.labels, {0, 0}, 4), doctest::Contains("5 predictions and 2 groups for 5 labels"), Error);
+  CHECK_THROWS_WITH_AS(models::accuracy_by_group(answers, set.labels, {0, 0, 4, 0, 0}, 4), doctest::Contains("group 4 is outside [0, 4)"), Error);
 
-  CHECK(lessons::majority_share(tensor({1, 1, 2}), tensor({1, 2, 2, 0}), 3) == 0.25);  // always 1: one test label of four
+  CHECK(models::majority_share(tensor({1, 1, 2}), tensor({1, 2, 2, 0}), 3) == 0.25);  // always 1: one test label of four
   const float none = static_cast<float>(data::kNoAnswer);  // positions where nothing is asked count for nothing
-  CHECK(lessons::majority_share(tensor({2, none, none, 2, 1}), tensor({none, 2, 1, none}), 3) == 0.5);
-  CHECK_THROWS_WITH_AS(lessons::majority_share(tensor({1, 3}), tensor({1}), 3), doctest::Contains("label 3 is outside [0, 3)"), Error);
+  CHECK(models::majority_share(tensor({2, none, none, 2, 1}), tensor({none, 2, 1, none}), 3) == 0.5);
+  CHECK_THROWS_WITH_AS(models::majority_share(tensor({1, 3}), tensor({1}), 3), doctest::Contains("label 3 is outside [0, 3)"), Error);
 }
 
 TEST_CASE("the classifiers' kit: a tagger's answers at the asked positions only, in batches as at once; standard errors") {
@@ -75,7 +76,7 @@ TEST_CASE("the classifiers' kit: a tagger's answers at the asked positions only,
     NoGradGuard no_grad;
     logits = model.forward(ids);
   }
-  const lessons::Predictions p = lessons::predict(model, {ids, labels, Tensor()}, 2);  // batches of 2, 2 and 1
+  const models::Predictions p = models::predict(model, {ids, labels, Tensor()}, 2);  // batches of 2, 2 and 1
   REQUIRE(p.classes.size() == asked.size());
   CHECK(p.loss == doctest::Approx(cross_entropy(logits, labels).item()).epsilon(1e-5));
   const Tensor best = argmax(reshape(logits, {35, 3}), 1);
@@ -86,13 +87,13 @@ TEST_CASE("the classifiers' kit: a tagger's answers at the asked positions only,
     right += predicted == static_cast<int64_t>(asked[i].second) ? 1 : 0;
   }
   CHECK(p.accuracy == right / 6);
-  CHECK_THROWS_WITH_AS(lessons::predict(model, {ids, tensor({0, 1, 2, 1, 0}), Tensor()}, 2),
+  CHECK_THROWS_WITH_AS(models::predict(model, {ids, tensor({0, 1, 2, 1, 0}), Tensor()}, 2),
                        doctest::Contains("a tagger's labels must be (N,T)"), Error);
 
-  CHECK(lessons::standard_error(0.5, 100) == doctest::Approx(0.05));
-  CHECK(lessons::standard_error(0.9, 1000) == doctest::Approx(std::sqrt(0.09 / 1000)));
-  CHECK(lessons::standard_error(1.0, 10) == 0);
-  CHECK_THROWS_WITH_AS(lessons::standard_error(0.5, 0), doctest::Contains("at least one answer"), Error);
+  CHECK(models::standard_error(0.5, 100) == doctest::Approx(0.05));
+  CHECK(models::standard_error(0.9, 1000) == doctest::Approx(std::sqrt(0.09 / 1000)));
+  CHECK(models::standard_error(1.0, 10) == 0);
+  CHECK_THROWS_WITH_AS(models::standard_error(0.5, 0), doctest::Contains("at least one answer"), Error);
 }
 
 TEST_CASE("the classifiers' tracker: validation loss and accuracy at ten evaluations, examples per second") {

@@ -9,6 +9,7 @@
 #include "core/ops.h"
 #include "io/safetensors.h"
 #include "harness/resume.h"
+#include "lessons/char_rnn/truncated_bptt.h"
 #include "models/char_rnn.h"
 #include "harness/tracker.h"
 #include "lessons/translation/task_flags.h"
@@ -124,7 +125,7 @@ TEST_CASE("truncated BPTT's carried state and stream position go into a checkpoi
   for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int>(i * 7 % 10);
   data::ContiguousBatcher windows(ids, 2, 8);
   for (int i = 0; i < 3; ++i) model.loss(windows.next());
-  const harness::Carried carried = harness::bptt_carried(model, windows);
+  const harness::Carried carried = lessons::bptt_carried(model, windows);
   const std::map<std::string, Tensor> saved = carried.save();
   CHECK(saved.at("position").item() == 3);
   const auto [h, c] = model.carried_state();
@@ -136,7 +137,7 @@ TEST_CASE("truncated BPTT's carried state and stream position go into a checkpoi
   other.load_state_dict(model.state_dict());
   data::ContiguousBatcher fresh(ids, 2, 8);
   model.reset_state();
-  const harness::Carried put_back = harness::bptt_carried(other, fresh);
+  const harness::Carried put_back = lessons::bptt_carried(other, fresh);
   put_back.restore(saved);
   CHECK(fresh.position() == 3);
   CHECK(other.loss(fresh.next()).item() == next_loss);

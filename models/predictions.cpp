@@ -1,4 +1,4 @@
-#include "lessons/attention_kinds/classifier_training.h"
+#include "models/predictions.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,25 +7,13 @@
 #include "core/error.h"
 #include "core/ops.h"
 
-namespace ladder::lessons {
+namespace ladder::models {
 
 namespace {
-
-constexpr int64_t kEvaluations = 10;  // per run: the points of each validation curve
 
 Tensor narrow_rows(const Tensor& x, int64_t first, int64_t count) { return x.defined() ? narrow(x, 0, first, count) : Tensor(); }
 
 }  // namespace
-
-harness::Tracker classifier_tracker(harness::Run& run, int64_t steps, int64_t batch, const std::string& name, const std::string& csv) {
-  return harness::Tracker(run, {.steps = steps,
-                       .eval_every = std::max<int64_t>(1, steps / kEvaluations),
-                       .figures = {"val_loss", "val_acc"},
-                       .csv = csv,
-                       .unit = "ex",
-                       .items_per_step = batch,
-                       .name = name});
-}
 
 namespace {
 
@@ -63,13 +51,13 @@ Predictions predict_rows(Model& model, const data::LabelledBatch& set, int64_t b
 
 }  // namespace
 
-Predictions predict(models::SequenceClassifier& model, const data::LabelledBatch& set, int64_t batch) {
+Predictions predict(SequenceClassifier& model, const data::LabelledBatch& set, int64_t batch) {
   return predict_rows(model, set, batch, [&](int64_t first, int64_t rows) {
     return model.forward(narrow(set.inputs, 0, first, rows), narrow_rows(set.valid, first, rows));  // (rows,classes)
   });
 }
 
-Predictions predict(models::EncoderTagger& model, const data::LabelledBatch& set, int64_t batch) {
+Predictions predict(EncoderTagger& model, const data::LabelledBatch& set, int64_t batch) {
   if (set.labels.shape() != set.inputs.shape())
     fail("predict", "a tagger's labels must be (N,T), one per position as the inputs ", shape_str(set.inputs.shape()),
          ", got ", shape_str(set.labels.shape()));
@@ -117,4 +105,4 @@ std::vector<double> accuracy_by_group(const Predictions& p, const Tensor& labels
   return right;
 }
 
-}  // namespace ladder::lessons
+}  // namespace ladder::models

@@ -1,27 +1,16 @@
-// What the training loops of the long-range lessons share beside optim::train_step (the loops
-// themselves are in lessons 13 and 15): the tracker of one classifier's run, and the answers of a
-// classifier (models/sequence_classifier.h: the encoder with any attention kind, or the LSTM
-// baseline) for every sequence of a labelled set, or of a tagger (models/encoder_tagger.h) at every
-// asked position, with their loss and accuracy, overall or by group; what always giving the most
-// common answer scores; and the standard error of an accuracy.
+// What a trained sequence classifier or tagger answers on a labelled set, in eval mode and without a
+// graph, and how those answers score: accuracy, the loss, the standard error of an accuracy, the
+// share always answering the most common label would score, and accuracy by group (lessons 13 and 15).
 #pragma once
 
 #include <cstdint>
-#include <string>
 #include <vector>
 
 #include "data/batcher.h"
-#include "harness/run.h"
-#include "harness/tracker.h"
 #include "models/encoder_tagger.h"
 #include "models/sequence_classifier.h"
 
-namespace ladder::lessons {
-
-// The tracker of a classifier trained for `steps` steps of `batch` sequences: the validation loss
-// and accuracy ("val_loss", "val_acc") at ten evaluations spread over the run (and at the last
-// step), examples per second, `csv` in the run folder, the curves and the progress line named `name`.
-harness::Tracker classifier_tracker(harness::Run& run, int64_t steps, int64_t batch, const std::string& name, const std::string& csv);
+namespace ladder::models {
 
 struct Predictions {
   std::vector<int64_t> classes;  // the predicted class of each sequence (a tagger's: of each asked position)
@@ -30,10 +19,10 @@ struct Predictions {
 };
 // The model's answers for every sequence of `set` (inputs (N,T), labels (N), valid (N,T) or
 // undefined), `batch` at a time, in eval mode without a graph.
-Predictions predict(models::SequenceClassifier& model, const data::LabelledBatch& set, int64_t batch);
+Predictions predict(SequenceClassifier& model, const data::LabelledBatch& set, int64_t batch);
 // A tagger's answers at every asked position of `set` (labels (N,T), data::kNoAnswer where nothing
 // is asked), row by row in the order of the positions.
-Predictions predict(models::EncoderTagger& model, const data::LabelledBatch& set, int64_t batch);
+Predictions predict(EncoderTagger& model, const data::LabelledBatch& set, int64_t batch);
 
 // The binomial standard error of an accuracy p measured on n answers: sqrt(p (1 - p) / n).
 double standard_error(double p, int64_t n);
@@ -48,4 +37,4 @@ double majority_share(const Tensor& train_labels, const Tensor& test_labels, int
 std::vector<double> accuracy_by_group(const Predictions& p, const Tensor& labels, const std::vector<int64_t>& group,
                                       int64_t groups);
 
-}  // namespace ladder::lessons
+}  // namespace ladder::models
