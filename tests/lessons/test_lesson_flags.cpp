@@ -69,6 +69,12 @@ TEST_CASE("number flags: short messages that name the flag, the rule and the val
   CHECK(refusal<double>("nan", harness::non_negative) == "--x must be a finite number >= 0, got nan");
   CHECK(refusal<float>("1e39", harness::positive).find("got 1e39 (too large or too small to store)") != std::string::npos);
   CHECK(refusal<float>("0.5x", harness::positive) == "--x must be a positive finite number, got 0.5x (not a number)");
+  CHECK(refusal<int64_t>("30", Range<int64_t>{.min = 4, .max = 64, .multiple_of = 4}) ==
+        "--x must be a multiple of 4 from 4 to 64, got 30");
+  CHECK(refusal<int64_t>("68", Range<int64_t>{.min = 4, .max = 64, .multiple_of = 4}) ==
+        "--x must be a multiple of 4 from 4 to 64, got 68");
+  CHECK(harness::parse_number<int64_t>("--x", "32", Range<int64_t>{.min = 4, .max = 64, .multiple_of = 4}) == 32);
+  CHECK(harness::range_text(Range<int64_t>{.min = 4, .max = 64, .multiple_of = 4}).help == "INT in [4, 64], a multiple of 4");
   // Every value inside the range is taken, the ends included.
   CHECK(harness::parse_number<int64_t>("--x", "1", harness::positive) == 1);
   CHECK(harness::parse_number<int64_t>("--x", "9223372036854775807", harness::positive) == std::numeric_limits<int64_t>::max());
