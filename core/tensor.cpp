@@ -185,7 +185,6 @@ Tensor arange(float start, float end, float step) {
 
 Tensor empty_like(const Tensor& x) { return empty(x.shape()); }
 Tensor zeros_like(const Tensor& x) { return zeros(x.shape()); }
-Tensor ones_like(const Tensor& x) { return ones(x.shape()); }
 Tensor full_like(const Tensor& x, float value) { return full(x.shape(), value); }
 
 namespace {

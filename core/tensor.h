@@ -98,7 +98,6 @@ Tensor arange(float end);
 Tensor arange(float start, float end, float step = 1);
 Tensor empty_like(const Tensor& x);
 Tensor zeros_like(const Tensor& x);
-Tensor ones_like(const Tensor& x);
 Tensor full_like(const Tensor& x, float value);
 
 Tensor randn(const Shape& shape, Generator& gen = default_generator());

@@ -183,17 +183,6 @@ std::map<std::string, std::string> PairTokenizers::metadata() const {
   return {{kSourceKey, source.to_json()}, {kTargetKey, target.to_json()}};
 }
 
-PairTokenizers PairTokenizers::from_metadata(const std::map<std::string, std::string>& metadata) {
-  auto get = [&](const char* key) {
-    const auto it = metadata.find(key);
-    if (it == metadata.end())
-      fail("PairTokenizers::from_metadata", "no \"", key,
-           "\" in the metadata: the checkpoint was not saved with the tokenizers of its pairs");
-    return Tokenizer::from_json(it->second);
-  };
-  return {get(kSourceKey), get(kTargetKey)};
-}
-
 PairTokenizers pair_tokenizers(const std::vector<TextPair>& train, PairLevel source_level, PairLevel target_level,
                                int64_t min_count) {
   std::vector<std::string> sources, targets;

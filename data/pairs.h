@@ -64,8 +64,6 @@ struct PairTokenizers {
   Tokenizer source, target;
   // Both, for a checkpoint's metadata: {"source_tokenizer": JSON, "target_tokenizer": JSON}.
   std::map<std::string, std::string> metadata() const;
-  // Throws ladder::Error when either is missing (the checkpoint was not written with them).
-  static PairTokenizers from_metadata(const std::map<std::string, std::string>& metadata);
 };
 // Each side at its own level (the number task reads words and writes digits). Words seen fewer than
 // min_count times in the training pairs are left out of the vocabulary and read as <unk>, as d2l's

@@ -49,13 +49,4 @@ std::map<std::string, std::string> load_module(const std::string& path, nn::Modu
   return file.metadata;
 }
 
-void save_optimizer(const std::string& path, const optim::Optimizer& optimizer) {
-  save_safetensors(path, optimizer.state_dict());
-}
-
-void load_optimizer(const std::string& path, optim::Optimizer& optimizer) {
-  const TensorFile file = load_safetensors(path);
-  naming_file(path, [&] { optimizer.load_state_dict(file.tensors); });
-}
-
 }  // namespace ladder::io

@@ -29,7 +29,4 @@ void save_module(const std::string& path, const nn::Module& module,
 std::map<std::string, std::string> load_module(const std::string& path, nn::Module& module,
                                                Checksum checksum = Checksum::required);
 
-void save_optimizer(const std::string& path, const optim::Optimizer& optimizer);
-void load_optimizer(const std::string& path, optim::Optimizer& optimizer);
-
 }  // namespace ladder::io

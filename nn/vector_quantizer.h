@@ -61,8 +61,6 @@ class VectorQuantizer : public Module {
   QuantizedKeys quantize(const Tensor& keys, const Tensor& key_padding_mask = Tensor());
   // The same values, recording nothing in either mode (generation, measurements).
   QuantizedKeys assign(const Tensor& keys, const Tensor& key_padding_mask = Tensor()) const;
-  // Whether training-mode forwards left statistics that the next optimiser step will apply.
-  bool has_pending_update() const { return pending_keys_.defined(); }
   CodebookUsage usage(int64_t bins = 10) const;
 
   int64_t heads() const { return codes.size(0); }

@@ -12,11 +12,6 @@ Schedule constant_lr(float lr) {
   return [lr](int64_t) { return lr; };
 }
 
-Schedule step_lr(float lr, int64_t step_size, float gamma) {
-  if (step_size <= 0) fail("step_lr", "step_size must be positive, got ", step_size);
-  return [=](int64_t step) { return lr * std::pow(gamma, static_cast<float>(step / step_size)); };
-}
-
 Schedule cosine_lr(float lr, int64_t warmup, int64_t total_steps, float min_lr) {
   if (warmup < 0 || total_steps <= warmup)
     fail("cosine_lr", "needs 0 <= warmup < total_steps, got warmup=", warmup, ", total_steps=", total_steps);

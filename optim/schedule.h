@@ -10,8 +10,6 @@ namespace ladder::optim {
 using Schedule = std::function<float(int64_t step)>;
 
 Schedule constant_lr(float lr);
-// lr * gamma^(step / step_size), the step size in whole steps.
-Schedule step_lr(float lr, int64_t step_size, float gamma);
 // Linear warm-up from lr/warmup to lr over `warmup` steps, then a half cosine down to min_lr
 // at total_steps (and min_lr after).
 Schedule cosine_lr(float lr, int64_t warmup, int64_t total_steps, float min_lr = 0);

@@ -13,6 +13,14 @@
 
 namespace ladder::testing {
 
+// The first `n` bytes of a file (fewer when it is shorter): a PNG's or an SVG's signature.
+inline std::string first_bytes(const std::filesystem::path& file, size_t n) {
+  std::ifstream in(file, std::ios::binary);
+  std::string bytes(n, '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(n));
+  return bytes.substr(0, static_cast<size_t>(in.gcount()));
+}
+
 // Ends the test process (SIGALRM) if it is still in this scope after `seconds`: a read that
 // blocks on a named pipe fails the suite instead of hanging it.
 struct Deadline {

@@ -110,10 +110,7 @@ TEST_CASE("a matmul's forward and backward GEMMs are timed through the wrapper; 
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 64, 64, 64, 1.0f, a.data(), 64, b.data(), 64, 0.0f,
                 out.data(), 64);
   }
-  if (!in_parallel) {
-    MESSAGE("OpenMP gave the region one thread; the GEMM inside a parallel region was not exercised");
-    return;
-  }
+  REQUIRE_MESSAGE(in_parallel, "OpenMP gave the region one thread: the GEMM inside a parallel region is not exercised");
   CHECK(work.now()[Work::gemm] == t[Work::gemm]);
 }
 
@@ -129,10 +126,7 @@ TEST_CASE("a parallel loop's wait for the other thread goes to sync, its own blo
   });
   work.backward_ends("mul");
   const WorkTimes t = work.now();
-  if (block_one_thread == 0) {  // OpenMP gave the region one thread: nothing to wait for
-    MESSAGE("the parallel region ran on one thread; the wait was not exercised");
-    return;
-  }
+  REQUIRE_MESSAGE(block_one_thread != 0, "the parallel region ran on one thread: the wait is not exercised");
   CHECK(t[Work::op_backward] < 0.040);
   CHECK(t[Work::sync] >= 0.040 - t[Work::op_backward]);
 }

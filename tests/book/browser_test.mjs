@@ -165,8 +165,8 @@ else {
 for (const error of consoleErrors) fail(`06_gated_rnn.html after the clicks: console error: ${error}`);
 
 await open("11_gpt.html");
-await click("a.pointer", "MultiheadAttention::attend") || fail("11_gpt.html has no pointer MultiheadAttention::attend");
-await until("ladderBook.current !== null", "the code pane never showed MultiheadAttention::attend");
+await click("a.pointer", "MultiheadAttention::forward") || fail("11_gpt.html has no pointer MultiheadAttention::forward");
+await until("ladderBook.current !== null", "the code pane never showed MultiheadAttention::forward");
 await page("Page.captureScreenshot", {format: "png"}).then(({data}) => fs.writeFileSync(path.join(shots, "book_11_gpt.png"), Buffer.from(data, "base64")));
 
 const exited = new Promise((resolve) => chromium.on("exit", resolve));

@@ -351,13 +351,12 @@ TEST_CASE("the source and target tokenizers travel in a checkpoint's metadata") 
   std::map<std::string, std::string> metadata = tokenizers.metadata();
   metadata["lesson"] = "07_seq2seq";
   io::save_module(path, model, metadata);
-  const PairTokenizers back = PairTokenizers::from_metadata(io::load_module(path, model));
+  const std::map<std::string, std::string> saved = io::load_module(path, model);
+  const PairTokenizers back{Tokenizer::from_json(saved.at("source_tokenizer")), Tokenizer::from_json(saved.at("target_tokenizer"))};
   CHECK(back.source.is_char_level());
   CHECK(back.source.to_json() == tokenizers.source.to_json());
   CHECK(back.target.to_json() == tokenizers.target.to_json());
   CHECK(back.source.encode("Tue, 3 Mar") == tokenizers.source.encode("Tue, 3 Mar"));
   CHECK(back.target.decode(back.target.encode("1998-03-03")) == "1998-03-03");
-  check_error([&] { PairTokenizers::from_metadata({{"source_tokenizer", tokenizers.source.to_json()}}); },
-              {"PairTokenizers::from_metadata", "no \"target_tokenizer\"", "not saved with the tokenizers"});
   fs::remove(path);
 }

@@ -352,23 +352,16 @@ TEST_CASE("a thousand corrupted or truncated copies each load unchanged or throw
   MESSAGE("corrupted copies: ", loaded, " loaded unchanged, ", rejected, " rejected");
 }
 
-TEST_CASE("module and optimizer checkpoints: save, reload, strict errors name the file") {
+TEST_CASE("module checkpoints: save, reload, strict errors name the file") {
   TempDir dir;
   manual_seed(3);
   nn::Linear a(3, 2);
-  optim::Adam opt(a.named_parameters(), {});
-  sum(a(ones({1, 3}))).backward();
-  opt.step();
   save_module(dir.file("model.safetensors"), a, {{"lesson", "test"}});
-  save_optimizer(dir.file("optimizer.safetensors"), opt);
 
   nn::Linear b(3, 2);
   const auto metadata = load_module(dir.file("model.safetensors"), b);
   CHECK(metadata.at("lesson") == "test");
   CHECK(b.weight.to_vector() == a.weight.to_vector());
-  optim::Adam opt_b(b.named_parameters(), {});
-  load_optimizer(dir.file("optimizer.safetensors"), opt_b);
-  CHECK(opt_b.steps() == 1);
 
   nn::Linear wrong(4, 2);
   check_error([&] { load_module(dir.file("model.safetensors"), wrong); },

@@ -15,9 +15,10 @@
 #include "models/predictions.h"
 #include "lessons/15_long_range/capacity.h"
 #include "harness/run.h"
+#include "lessons/char_gpt/char_gpt.h"
 #include "harness/tracker.h"
 #include "lessons/14_transformer_vq/codebook.h"
-#include "lessons/kit_fixtures.h"
+#include "harness/cli_fixtures.h"
 #include "lessons/lesson_checks.h"
 #include "models/encoder_tagger.h"
 #include "models/lstm_classifier.h"
@@ -179,4 +180,13 @@ TEST_CASE("at_real_positions: the rows of the real positions of every sequence, 
   REQUIRE(kept.shape() == Shape{1, 2, 3, 1});
   CHECK(std::vector<float>(kept.data(), kept.data() + 6) == std::vector<float>{0, 1, 100, 10, 11, 110});
   CHECK(lessons::at_real_positions(per_position, Tensor()).data() == per_position.data());  // every position real: itself
+}
+
+TEST_CASE("prompt_ids: an empty prompt starts at a newline, or the first character; a character the vocabulary lacks is refused") {
+  const data::Tokenizer stream = data::Tokenizer::chars({"ab\n"}, {});
+  CHECK(lessons::prompt_ids("11_gpt", stream, "") == std::vector<int>{stream.id("\n")});
+  CHECK(lessons::prompt_ids("11_gpt", data::Tokenizer::chars({"ab"}, {}), "") == std::vector<int>{0});  // no newline: the first character
+  const data::Tokenizer old = data::Tokenizer::chars({"ab"});  // the four specials of an older vocabulary come first
+  CHECK(lessons::prompt_ids("11_gpt", old, "") == std::vector<int>{4});
+  CHECK_THROWS_WITH_AS(lessons::prompt_ids("11_gpt", stream, "abc"), doctest::Contains("'c'"), Error);
 }

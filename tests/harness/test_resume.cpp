@@ -2,7 +2,7 @@
 // --resume ends with every figure and weight of the run never interrupted (at one thread); flags
 // that would change the run are refused, naming them; the kit's pieces (the flags a resumed run
 // takes, truncated BPTT's carried state, the exact values a loop carries) on their own.
-#include "lessons/kit_fixtures.h"
+#include "harness/cli_fixtures.h"
 #include "lessons/lesson_checks.h"
 
 #include "core/error.h"

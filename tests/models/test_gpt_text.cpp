@@ -1,5 +1,5 @@
-// What the character GPTs share (lessons/char_gpt/char_gpt.h): the validation loss over the whole
-// text, stream or lines, and line samples that stop at the end marker.
+// A character GPT and its text (models/gpt_text.h): the validation loss over the whole text, stream
+// or lines, the shares of it that processes score, and line samples that stop at the end marker.
 #include "models/gpt_fixtures.h"
 #include "helpers.h"
 
@@ -11,9 +11,7 @@
 #include "data/line_batch.h"
 #include "data/tokenizer.h"
 #include "dist/data_parallel.h"
-#include "lessons/char_gpt/char_gpt.h"
 #include "models/gpt_text.h"
-#include "harness/schedule_flags.h"
 
 using namespace ladder;
 using ladder::testing::sharpen;
@@ -124,43 +122,14 @@ TEST_CASE("sample_lines: each line is what generate drew after <bos> and the pro
   CHECK(unended > 0);  // and lines that filled the context say so
 }
 
-TEST_CASE("never_sampled: the specials the vocabulary holds, <eos> allowed for lines; an empty prompt starts at a newline") {
+TEST_CASE("never_sampled: the specials the vocabulary holds, <eos> allowed for lines") {
   const data::Tokenizer stream = data::Tokenizer::chars({"ab\n"}, {});
   CHECK(models::never_sampled(stream).empty());  // every id is a character of the text
-  CHECK(lessons::prompt_ids("11_gpt", stream, "") == std::vector<int>{stream.id("\n")});
-  CHECK(lessons::prompt_ids("11_gpt", data::Tokenizer::chars({"ab"}, {}), "") == std::vector<int>{0});  // no newline: the first character
   const data::Tokenizer lines = data::Tokenizer::chars({"ab"}, {"<bos>", "<eos>"});
   CHECK(models::never_sampled(lines, /*lines=*/true) == std::vector<int64_t>{lines.bos()});
   // A checkpoint's vocabulary from before held all four: none is drawn in a stream.
   const data::Tokenizer old = data::Tokenizer::chars({"ab"});
   CHECK(models::never_sampled(old) == std::vector<int64_t>{0, 1, 2, 3});
-  CHECK(lessons::prompt_ids("11_gpt", old, "") == std::vector<int>{4});
-  CHECK_THROWS_WITH_AS(lessons::prompt_ids("11_gpt", stream, "abc"), doctest::Contains("'c'"), Error);
-}
-
-TEST_CASE("ScheduleFlags: each decay shape's rate at a few steps, against the formula by hand") {
-  // 100 steps at 1e-3, a warmup of 10 then down to a floor of 0.1: step s (from 0) of the warmup is lr (s + 1) / 10.
-  const float lr = 1e-3f, floor = 1e-4f;
-  const double pi = 3.14159265358979323846;
-  for (const std::string shape : {"cosine", "linear", "constant"}) {
-    CAPTURE(shape);
-    const optim::Schedule rate = harness::ScheduleFlags{.warmup = 10, .floor = 0.1f, .decay = shape}.schedule(lr, 100);
-    CHECK(rate(0) == doctest::Approx(1e-4));
-    CHECK(rate(4) == doctest::Approx(5e-4));
-    CHECK(rate(9) == doctest::Approx(1e-3));
-    for (const int64_t step : {10, 30, 55, 99, 100, 150}) {
-      const double progress = std::min(1.0, (step - 10) / 90.0);
-      const double expected = shape == "cosine"   ? floor + 0.5 * (lr - floor) * (1 + std::cos(pi * progress))
-                              : shape == "linear" ? lr - (lr - floor) * progress
-                                                  : lr;
-      CHECK(rate(step) == doctest::Approx(expected).epsilon(1e-5));
-    }
-  }
-}
-
-TEST_CASE("ScheduleFlags::check refuses a decay that is no shape, naming the shapes") {
-  const harness::ScheduleFlags bad{.decay = "step"};
-  CHECK_THROWS_WITH_AS(bad.check("11_gpt", 1000), doctest::Contains("--decay step"), Error);
 }
 
 TEST_CASE("share_of: a shard's share of the batch's loss is its targets', so the shares' weighted losses add to the batch's") {

@@ -10,7 +10,7 @@
 
 #include "harness/attention_flags.h"
 #include "harness/cli.h"
-#include "lessons/kit_fixtures.h"
+#include "harness/cli_fixtures.h"
 #include "lessons/lesson_checks.h"
 #include "nn/attention/attention_registry.h"
 #include "nn/attention/bigbird_attention.h"

@@ -16,7 +16,7 @@
 #include "io/safetensors.h"
 #include "harness/run.h"
 #include "harness/tracker.h"
-#include "lessons/kit_fixtures.h"
+#include "harness/cli_fixtures.h"
 #include "lessons/lesson_checks.h"
 #include "nn/linear.h"
 

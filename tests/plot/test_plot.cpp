@@ -1,18 +1,19 @@
-// The lessons' plotting kit: files that cannot be written, values a chart cannot draw, log axis
-// labels, where a legend goes, and block patterns side by side.
+// The plot kit: files that cannot be written, values a chart cannot draw, log axis labels, where a
+// legend goes.
 #include "helpers.h"
+#include "file_helpers.h"
 
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "lessons/13_bigbird/block_pattern_plot.h"
 #include "plot/plot.h"
 #include "plot/plot_page.h"
 
 using namespace ladder;
 using namespace ladder::plot;
+using ladder::testing::first_bytes;
 namespace fs = std::filesystem;
 
 namespace {
@@ -27,13 +28,6 @@ struct TempDir {
 };
 
 LineChart small_chart() { return {"title", "step", "loss", {{"train", {1, 2, 3}, {3, 2, 1}}, {"validation", {1, 2, 3}, {3, 2.5, 2}}}}; }
-
-std::string first_bytes(const fs::path& file, size_t n) {
-  std::ifstream in(file, std::ios::binary);
-  std::string bytes(n, '\0');
-  in.read(bytes.data(), static_cast<std::streamsize>(n));
-  return bytes.substr(0, static_cast<size_t>(in.gcount()));
-}
 
 }  // namespace
 
@@ -188,31 +182,4 @@ TEST_CASE("a legend takes a free corner, else the space beside the plot, else ab
   CHECK(above.legend_left >= 0);
   CHECK(above.legend_left + wide.width(above.columns) <= 1.0);
   CHECK(wide.height(2) < wide.height(1));
-}
-
-TEST_CASE("block patterns: a square per pattern side by side, on a page as wide as they need") {
-  TempDir dir;
-  const nn::BlockPattern both = nn::bigbird_pattern(64, {.block = 8, .random_blocks = 1});
-  const nn::BlockPattern causal = nn::bigbird_pattern(64, {.block = 8, .random_blocks = 1, .causal = true});
-  const auto png_size = [](const std::string& png) {  // width and height from the PNG's header (IHDR)
-    const std::string bytes = first_bytes(png, 24);
-    const auto number = [&](size_t at) {
-      uint32_t v = 0;
-      for (size_t i = at; i < at + 4; ++i) v = v << 8 | static_cast<unsigned char>(bytes[i]);
-      return v;
-    };
-    return std::pair{number(16), number(20)};
-  };
-  const std::vector<std::string> one = lessons::save_block_patterns((dir.path / "one").string(), "one", {{both, "both"}});
-  REQUIRE(one.size() == 2);
-  CHECK(first_bytes(one[1], 5) == "<?xml");
-  CHECK(png_size(one[0]) == std::pair<uint32_t, uint32_t>{700, 800});
-  const std::vector<std::string> three =
-      lessons::save_block_patterns((dir.path / "three").string(), "three", {{both, "both"}, {causal, "causal"}, {both, "again"}});
-  CHECK(png_size(three[0]) == std::pair<uint32_t, uint32_t>{2100, 800});
-  testing::check_error([&] { lessons::save_block_patterns((dir.path / "none").string(), "none", {}); },
-                       {"save_block_patterns", "no patterns to draw"});
-  fs::create_directories(dir.path / "taken.png");
-  testing::check_error([&] { lessons::save_block_patterns((dir.path / "taken").string(), "t", {{both, "both"}}); },
-                       {"save_block_patterns", "cannot write " + (dir.path / "taken.png").string()});
 }

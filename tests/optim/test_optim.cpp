@@ -212,10 +212,6 @@ TEST_CASE("clip_grad_norm returns the total norm and scales down only when it is
 
 TEST_CASE("learning-rate schedules") {
   CHECK(constant_lr(0.5f)(1000) == 0.5f);
-  const Schedule step = step_lr(1, 10, 0.5f);
-  CHECK(step(9) == 1);
-  CHECK(step(10) == 0.5f);
-  CHECK(step(25) == 0.25f);
   const Schedule cosine = cosine_lr(1, 10, 110, 0.1f);
   CHECK(cosine(0) == doctest::Approx(0.1));
   CHECK(cosine(9) == doctest::Approx(1));
@@ -224,5 +220,4 @@ TEST_CASE("learning-rate schedules") {
   CHECK(cosine(110) == doctest::Approx(0.1));
   CHECK(cosine(500) == doctest::Approx(0.1));
   check_error([] { cosine_lr(1, 10, 10); }, {"cosine_lr", "warmup < total_steps"});
-  check_error([] { step_lr(1, 0, 0.5f); }, {"step_lr", "positive"});
 }
