@@ -20,103 +20,28 @@
 
 #include "core/error.h"
 #include "data/retrieval.h"
-#include "lessons/13_bigbird/timing.h"
-#include "lessons/13_bigbird/block_pattern_plot.h"
-#include "lessons/attention_kinds/classifier_tracker.h"
-#include "models/predictions.h"
 #include "harness/cli.h"
-#include "lessons/memory/model_memory.h"
 #include "harness/part_flag.h"
-#include "lessons/13_bigbird/pattern_variants.h"
-#include "plot/plot.h"
 #include "harness/run.h"
-#include "harness/schedule_flags.h"
 #include "harness/tracker.h"
+#include "lessons/13_bigbird/block_pattern_plot.h"
+#include "lessons/13_bigbird/flags.h"
+#include "lessons/13_bigbird/pattern_variants.h"
+#include "lessons/13_bigbird/timing.h"
+#include "lessons/attention_kinds/classifier_tracker.h"
 #include "models/encoder_classifier.h"
+#include "models/predictions.h"
 #include "nn/attention/bigbird_pattern.h"
 #include "optim/adam.h"
 #include "optim/train_step.h"
+#include "plot/plot.h"
 
 using namespace ladder;
 
 namespace {
 
 constexpr const char* kLesson = "13_bigbird";
-constexpr int64_t kMaxDrawnBlocks = 128;  // more blocks than this make tiles too small to see
-
-// The lesson's own flags, by part.
-struct Flags {
-  int64_t length = 128, block = 8, random = 3;  // part 1's pattern; block and random shape part 4's too
-  data::RetrievalTaskOptions task{.length = 128, .min_distance = 8, .train = 20000, .val = 500, .test = 2000};
-  int64_t examples = 2, sample = 1000;        // part 2: sequences printed, and measured
-  int64_t max_n = 8192;                       // part 3
-  int64_t width = 64, layers = 1, heads = 4;  // part 4's classifier
-  std::string patterns_given = "all";
-  std::vector<std::string> patterns;  // part 4's rows, from --patterns
-  harness::ScheduleFlags schedule{.warmup = 50};
-
-  void add_to(harness::LessonCli& cli) {
-    cli.option("--length", length, "part 1: sequence length of the drawn pattern", {2, 1 << 16});
-    cli.option("--attention-block", block, "parts 1, 2 and 4: positions per block b", {1, 4096});
-    cli.option("--random-blocks", random, "parts 1 and 4: random blocks r per query block", {0, 64});
-    cli.option("--task-length", task.length, "parts 2 and 4: tokens per sequence of the retrieval task", {6, 1 << 16});
-    cli.option("--distance", task.min_distance, "parts 2 and 4: the asked key at least this many positions back", {3, 1 << 16});
-    cli.option("--keys", task.keys, "parts 2 and 4: distinct keys", {2, 26});
-    cli.option("--values", task.values, "parts 2 and 4: distinct values (the classes)", {2, 10});
-    cli.option("--distractors", task.distractors, "parts 2 and 4: other key/value pairs per sequence", {0, 1 << 15});
-    cli.option("--examples", examples, "part 2: sequences printed", {0, 20});
-    cli.option("--max-n", max_n, "part 3: the longest sequence timed (from 256, doubling)", {256, 1 << 15});
-    cli.option("--width", width, "part 4: the classifier's model width (a multiple of --heads)", {4, 1024});
-    cli.option("--layers", layers, "part 4: encoder layers", {1, 12});
-    cli.option("--heads", heads, "part 4: attention heads per layer", {1, 16});
-    cli.option("--patterns", patterns_given, "part 4: the patterns trained, separated by commas, or all: " +
-               nn::joined_names(lessons::pattern_variant_names()) + " (_mid: padding after the question, off the global blocks)");
-    cli.option("--train-size", task.train, "part 4: training sequences (each step draws --batch of them)", {1, 1 << 20});
-    cli.option("--test-size", task.test, "part 4: test sequences", {10, 1 << 20});
-    schedule.add_to(cli, "part 4: ");
-  }
-
-  // --quick: everything small but what the command line sets.
-  void shrink_for_quick(harness::LessonCli& cli) {
-    const auto small = [&](const char* flag, int64_t& value, int64_t tiny) { value = cli.given(flag) ? value : tiny; };
-    small("--max-n", max_n, 512), small("--examples", examples, 1), sample = 100;
-    small("--steps", cli.common.steps, 4), small("--warmup", schedule.warmup, 1);
-    small("--train-size", task.train, 64), task.val = 32, small("--test-size", task.test, 64);
-    small("--layers", layers, 1);
-  }
-
-  // Refuses what cannot run, before any work.
-  void check(const harness::CommonFlags& common) const {
-    if (length % block != 0)
-      fail(kLesson, "--length ", length, " is not a multiple of --attention-block ", block, ": the picture draws whole blocks; "
-           "give --length ", (length / block + 1) * block, " or a --attention-block that divides it");
-    // With m <= r + 4 blocks every query block lists them all (2 global + 3 window + r random): full attention.
-    const auto too_short = [&](const std::string& flag, const std::string& blocks_text, int64_t blocks, const char* what) {
-      if (blocks >= random + 5) return;
-      fail(kLesson, blocks_text, " = ", blocks, " blocks is too short for ", what, ": with up to 2 global + "
-           "3 window + ", random, " random blocks listed, every query block would see every key block (full attention, "
-           "only slower); give at least ", random + 5, " blocks: ", flag, " ", (random + 5) * block,
-           " or more, or a smaller --attention-block or --random-blocks");
-    };
-    const int64_t blocks = length / block;
-    too_short("--length", cat("--length ", length, " / --attention-block ", block), blocks, "the pattern");
-    if (blocks > kMaxDrawnBlocks)
-      fail(kLesson, "--length ", length, " / --attention-block ", block, " = ", blocks, " blocks, more than ", kMaxDrawnBlocks,
-           " would make tiles too small to see; give a larger --attention-block or a shorter --length");
-    if (task.min_distance >= task.length)
-      fail(kLesson, "--distance ", task.min_distance, " must be below --task-length ", task.length,
-           ": the asked key sits that far before the question's key at the end");
-    task.check();
-    if (width % heads != 0)
-      fail(kLesson, "--width ", width, " is not a multiple of --heads ", heads,
-           ": each head takes width / heads features; give --width ", (width / heads + 1) * heads);
-    // The last block is padded when b does not divide n.
-    too_short("--task-length", cat("--task-length ", task.length, " in blocks of --attention-block ", block),
-              (task.length + block - 1) / block, "part 4's patterns");
-    schedule.check(kLesson, common.steps);
-    harness::check_memory(kLesson, lessons::retrieval_memory(task, common.batch, width, layers, heads));
-  }
-};
+using Flags = lessons::BigBirdFlags;  // the flags by part, their rules and checks: lessons/13_bigbird/flags.h
 
 // ---- 1. the pattern ----
 
@@ -324,11 +249,7 @@ int main(int argc, char** argv) {
     flags.add_to(cli);
     harness::PartFlag part(cli, 4);
     cli.parse(argc, argv);
-    if (!cli.given("--warmup")) flags.schedule.warmup = std::min(flags.schedule.warmup, cli.common.steps / 10);
-    if (cli.common.quick) flags.shrink_for_quick(cli);
-    flags.patterns = harness::chosen_names(kLesson, "--patterns", flags.patterns_given, lessons::pattern_variant_names(), "pattern");
-    flags.check(cli.common);
-    flags.task.seed = cli.common.seed;
+    flags.settle(cli);
     harness::Run run(cli);
     harness::Summary summary;
 

@@ -16,9 +16,7 @@
 //  5. the circuit: full attention learns recall with two tokens per pair, its loss on a plateau
 //     then dropping, and the attention maps of both layers that do it.
 // The note that goes with it: docs/15_long_range.md.
-#include <algorithm>
 #include <cstdio>
-#include <memory>
 #include <iterator>
 #include <sstream>
 #include <string>
@@ -27,31 +25,23 @@
 #include "core/autograd.h"
 #include "core/error.h"
 #include "core/peak_memory.h"
-#include "data/listops.h"
-#include "data/mqar.h"
-#include "harness/attention_flags.h"
-#include "lessons/15_long_range/report.h"
-#include "lessons/attention_kinds/classifier_tracker.h"
-#include "models/predictions.h"
 #include "harness/cli.h"
-#include "lessons/15_long_range/contenders.h"
-#include "lessons/15_long_range/tasks.h"
-#include "lessons/memory/model_memory.h"
 #include "harness/part_flag.h"
-#include "lessons/15_long_range/capacity.h"
-#include "lessons/15_long_range/recall_maps.h"
 #include "harness/run.h"
-#include "harness/schedule_flags.h"
 #include "harness/tracker.h"
-#include "models/encoder_classifier.h"
+#include "lessons/15_long_range/capacity.h"
+#include "lessons/15_long_range/contenders.h"
+#include "lessons/15_long_range/flags.h"
+#include "lessons/15_long_range/recall_maps.h"
+#include "lessons/15_long_range/report.h"
+#include "lessons/15_long_range/tasks.h"
+#include "lessons/attention_kinds/classifier_tracker.h"
 #include "models/encoder_tagger.h"
-#include "models/lstm_classifier.h"
+#include "models/predictions.h"
 #include "nn/attention/attention_registry.h"
-#include "nn/attention/bigbird_attention.h"
-#include "nn/attention/full_attention.h"
-#include "nn/attention/vq_attention.h"
 #include "optim/adam.h"
 #include "optim/train_step.h"
+#include "plot/plot.h"
 
 using namespace ladder;
 
@@ -112,6 +102,72 @@ lessons::ContenderResult train(harness::Run& run, Model& model, const Task& task
   return result;  // printed once, in the tables of parts 3 and 4 (part 5 prints its own)
 }
 
+// Part 2's heading: the budget every contender gets, and the kinds that run causal, and why.
+void print_budget(Budget budget, const lessons::LongRangeFlags& f, const nn::BigBirdAttention::Settings& bigbird,
+                  const std::vector<Contender>& contenders) {
+  std::printf("\n== 2. training: %lld steps of %lld examples, AdamW lr %g (warmup %lld, cosine), d_model %lld, "
+              "%lld blocks (recall: 1), 4 heads; BigBird blocks of %lld, %lld random ==\n",
+              static_cast<long long>(budget.steps), static_cast<long long>(budget.batch), static_cast<double>(budget.lr),
+              static_cast<long long>(f.warmup.warmup), static_cast<long long>(f.size.d_model),
+              static_cast<long long>(f.size.layers), static_cast<long long>(bigbird.block),
+              static_cast<long long>(bigbird.random_blocks));
+  for (const Contender& c : contenders)
+    if (c.causal)
+      std::printf("   %s runs causal: %s,\n"
+                  "   so each position sees only those before it: ListOps reads its answer at the last real token,\n"
+                  "   recall at each query, which comes after its pair; the others read both ways\n",
+                  harness::describe_attention(*c.attention, /*causal=*/true).c_str(),
+                  nn::registered_kind(c.attention->kind).why_one_way.c_str());
+}
+
+// Part 2: every contender trained on each task, from the same initial weights; a classifier on
+// ListOps, a tagger of one block on recall (one token per pair: a single hop).
+std::vector<lessons::TaskResults> benchmark(harness::Run& run, const std::vector<const Task*>& tasks,
+                                            const std::vector<Contender>& contenders, const lessons::LongRangeFlags& f,
+                                            Budget budget, uint64_t seed) {
+  std::vector<lessons::TaskResults> results;
+  for (const Task* task : tasks) {
+    results.push_back({task->name, task->title, task->chance, task->majority, {}});
+    for (const Contender& c : contenders) {
+      Generator init(seed + 3);  // every contender starts from the same generator
+      if (!task->tagged) {
+        const auto model = lessons::make_classifier(c, *task, f.size, init);
+        results.back().contenders.push_back(train(run, *model, *task, c.name, budget, f.warmup, seed));
+      } else if (c.attention) {  // the LSTM classifier answers once per sequence
+        models::EncoderTagger model(lessons::encoder_config(c, *task, f.one_hop()), init);
+        results.back().contenders.push_back(train(run, model, *task, c.name, budget, f.warmup, seed));
+      }
+    }
+  }
+  return results;
+}
+
+// ---- 3. the results: lessons/15_long_range/report.h ----
+
+// ---- 4. how many pairs fit a state: each attention kind's recall at each count of pairs ----
+std::vector<lessons::KindCapacity> capacity(harness::Run& run, const std::vector<Contender>& contenders,
+                                            const lessons::LongRangeFlags& f, Budget budget, uint64_t seed) {
+  std::printf("\n== 4. how many pairs fit a state: %lld steps at each count of pairs, one token per pair, one layer ==\n",
+              static_cast<long long>(f.capacity_steps));
+  std::vector<lessons::KindCapacity> kinds;
+  for (const Contender& c : contenders) {
+    if (!c.attention) continue;
+    kinds.push_back({c.name, {}});
+    for (const int64_t pairs : f.capacity_pairs) {
+      const data::MqarOptions o = f.capacity(pairs);
+      const Task task = lessons::recall_task(o, cat("capacity_", pairs), cat("recall, ", pairs, " pairs"));
+      Generator init(seed + 3);
+      models::EncoderTagger model(lessons::encoder_config(c, task, f.one_hop()), init);
+      const lessons::ContenderResult r =
+          train(run, model, task, c.name, {f.capacity_steps, budget.batch, budget.lr}, f.warmup, seed);
+      const int64_t state =
+          nn::registered_kind(c.attention->kind).state_numbers(*c.attention, o.length, f.size.d_model / 4, c.causal);
+      kinds.back().points.push_back({pairs, o.length, state, r.test_acc, r.answers});
+    }
+  }
+  return kinds;
+}
+
 // ---- 5. the circuit: a causal tagger on recall with two tokens per pair, its loss and its maps ----
 double circuit(harness::Run& run, const Contender& c, const data::MqarOptions& o, ModelSize size, Budget budget,
              const harness::ScheduleFlags& warmup, uint64_t seed) {
@@ -139,113 +195,6 @@ double circuit(harness::Run& run, const Contender& c, const data::MqarOptions& o
   return r.test_acc;
 }
 
-// ---- the lesson's own flags ----
-struct Flags {
-  data::ListOpsOptions listops{.max_len = 64, .train = 20000, .val = 200, .test = 1200};  // min_len: complete()
-  int64_t min_len = 0;  // --min-len as given, kept so that the run records the flag, not what it implies
-  data::MqarOptions recall{.pairs = 16, .queries = 16, .keys = 64, .values = 16, .length = 64, .one_hop = true,
-                           .train = 5000, .val = 200, .test = 500};
-  std::vector<int64_t> capacity_pairs{4, 16, 32, 64};
-  int64_t capacity_steps = 300;
-  data::MqarOptions two_tokens{.pairs = 8, .queries = 8, .keys = 32, .values = 16, .train = 20000, .val = 200, .test = 500};
-  int64_t circuit_steps = 3000;
-  std::string kinds = "all", parts = "all", circuit_kinds = nn::FullAttention::kName;
-  ModelSize size{64, 2};
-  // BigBird's blocks of 8 positions with 2 random blocks, VQ's of 16 with 64 codes per head.
-  harness::AttentionFlags attention{.defaults = {nn::BigBirdAttention::Settings{.block = 8, .random_blocks = 2},
-                                                 nn::VQAttention::Settings{.block = 16, .codes = 64}}};
-  harness::ScheduleFlags warmup{.warmup = 50};
-
-  void add_to(harness::LessonCli& cli) {
-    cli.option("--kinds", kinds,
-               "which to train, separated by commas, or all: " + nn::joined_names(lessons::names_of(lessons::all_contenders(cli, attention, 0)))
-                   + " (linear_* is linear attention with that feature map; a kind that attends causally only runs "
-                     "causal; lstm has no attention and runs ListOps only)");
-    cli.option("--tasks", parts, "which to run, separated by commas, or all: listops, recall, capacity, circuit");
-    cli.option("--max-len", listops.max_len, "ListOps: the longest expression in tokens (the LRA: 2000)", {4, 1 << 15});
-    cli.option("--min-len", min_len, "ListOps: the shortest expression in tokens; 0: a quarter of --max-len",
-               {0, 1 << 15});
-    cli.option("--max-depth", listops.max_depth,
-               "ListOps: levels of the tree, the digits' counted (operators nest one fewer deep; the LRA: 10)", {2, 64});
-    cli.option("--max-args", listops.max_args, "ListOps: arguments per operator at most", {2, 64});
-    cli.option("--pairs", recall.pairs, "recall: key-value pairs per sequence", {1, 1 << 14});
-    cli.option("--queries", recall.queries, "recall: keys asked per sequence (at most --pairs)", {1, 1 << 14});
-    cli.option("--recall-len", recall.length, "recall: tokens per sequence; 0: just enough for pairs and queries",
-               {0, 1 << 15});
-    cli.option("--keys", recall.keys, "recall: distinct keys", {2, 1 << 14});
-    cli.option("--values", recall.values, "recall: distinct values (the classes)", {2, 1 << 14});
-    cli.option("--capacity-pairs", capacity_pairs, "part 4: the counts of pairs, separated by commas");
-    cli.option("--capacity-steps", capacity_steps, "part 4: training steps of each model", harness::positive);
-    cli.option("--circuit-kinds", circuit_kinds, "part 5: the kinds that learn two tokens per pair (as --kinds)");
-    cli.option("--circuit-pairs", two_tokens.pairs, "part 5: key-value pairs per sequence, each asked", {1, 1 << 14});
-    cli.option("--circuit-steps", circuit_steps, "part 5: training steps", harness::positive);
-    cli.option("--train", listops.train, "examples in each task's training set", {1, 1 << 20});
-    cli.option("--val", listops.val, "examples in each task's validation set (the loss curves)", {1, 1 << 20});
-    cli.option("--test", listops.test, "examples in each task's test set", {1, 1 << 20});
-    cli.option("--d-model", size.d_model, "width of every model (4 heads)", {4, 1024});
-    cli.option("--layers", size.layers, "encoder blocks (recall with one token per pair: one, a single hop)", {1, 16});
-    warmup.add_to(cli);
-    harness::add_every_kind_options(cli, attention);
-  }
-
-  ModelSize one_hop() const { return {size.d_model, 1}; }  // recall, one token per pair: a single hop, one block
-
-  // --quick: everything tiny but what the command line sets.
-  void shrink_for_quick(harness::LessonCli& cli) {
-    const auto tiny = [&](const char* flag, int64_t& value, int64_t small) { value = cli.given(flag) ? value : small; };
-    tiny("--max-len", listops.max_len, 64), tiny("--pairs", recall.pairs, 4), tiny("--queries", recall.queries, 4);
-    tiny("--keys", recall.keys, 8), tiny("--values", recall.values, 4), tiny("--recall-len", recall.length, 64);
-    tiny("--train", listops.train, 300), tiny("--val", listops.val, 50), tiny("--test", listops.test, 100);
-    tiny("--d-model", size.d_model, 16), tiny("--capacity-steps", capacity_steps, 20);
-    tiny("--circuit-pairs", two_tokens.pairs, 4), tiny("--circuit-steps", circuit_steps, 20);
-    if (!cli.given("--capacity-pairs")) capacity_pairs = {2, 4};
-    attention.defaults = {nn::BigBirdAttention::Settings{.block = 8, .random_blocks = 2},
-                          nn::VQAttention::Settings{.block = 8, .codes = 16}};
-    tiny("--steps", cli.common.steps, 40), tiny("--batch", cli.common.batch, 16), tiny("--warmup", warmup.warmup, 5);
-    if (!cli.given("--lr")) cli.common.lr = 3e-3f;  // tiny models take a larger step
-  }
-
-  // The tasks' options the flags imply: the same sizes and seed for every task.
-  void complete(uint64_t seed) {
-    listops.min_len = min_len > 0 ? min_len : std::max<int64_t>(4, listops.max_len / 4);
-    listops.seed = recall.seed = two_tokens.seed = seed;
-    recall.train = listops.train, recall.val = listops.val, recall.test = listops.test;
-    two_tokens.queries = two_tokens.pairs, two_tokens.test = listops.test;
-  }
-
-  // part 4's recall at `pairs` pairs, one token each, each pair asked, at least as long as part 2's.
-  data::MqarOptions capacity(int64_t pairs) const {
-    data::MqarOptions o = recall;
-    const int64_t most = *std::max_element(capacity_pairs.begin(), capacity_pairs.end());
-    o.pairs = o.queries = pairs, o.keys = std::max(o.keys, most), o.length = std::max(3 * pairs, recall.tokens());
-    return o;
-  }
-
-  // Refuses what cannot run, before any work.
-  void check(const harness::CommonFlags& common, const std::vector<Contender>& contenders,
-             const std::vector<Contender>& circuit_kinds) const {
-    if (size.d_model % 4 != 0)
-      fail(kLesson, "--d-model ", size.d_model, " must be a multiple of the 4 heads; give ", size.d_model / 4 * 4 + 4);
-    if (listops.min_len > listops.max_len)
-      fail(kLesson, "--min-len ", listops.min_len, " is above --max-len ", listops.max_len, "; give a smaller --min-len");
-    if (capacity_pairs.empty() || *std::min_element(capacity_pairs.begin(), capacity_pairs.end()) < 1)
-      fail(kLesson, "--capacity-pairs needs counts of at least 1 pair");
-    warmup.check(kLesson, common.steps);
-    for (const Contender& c : contenders) {  // BigBird over a sequence it would cover whole is refused
-      if (!c.attention) continue;
-      harness::check_pattern_fits(kLesson, *c.attention, listops.max_len, false, cat("--max-len ", listops.max_len), "--kinds");
-      harness::check_pattern_fits(kLesson, *c.attention, recall.tokens(), false, cat("--recall-len ", recall.tokens()), "--kinds");
-      for (const int64_t pairs : capacity_pairs)
-        harness::check_pattern_fits(kLesson, *c.attention, capacity(pairs).length, false, cat("--capacity-pairs ", pairs), "--kinds");
-    }
-    for (const Contender& c : circuit_kinds)
-      if (!c.attention || nn::registered_kind(c.attention->kind).directions == nn::Directions::bidirectional_only)
-        fail(kLesson, "--circuit-kinds ", c.name, " cannot attend causally; part 5 reads left to right");
-    listops.check(), recall.check(), two_tokens.check();
-    harness::check_memory(kLesson, lessons::long_range_memory(listops, recall, common.batch, size, contenders));
-  }
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -254,98 +203,42 @@ int main(int argc, char** argv) {
                            "Lesson 15: a long-range benchmark: every attention kind in the same encoder, trained on\n"
                            "ListOps and multi-query recall with the same budget; accuracy, speed, memory, recall's capacity.",
                            {.steps = 500, .lr = 3e-3f, .batch = 32});
-    Flags flags;
+    lessons::LongRangeFlags flags;  // and what chooses what runs: lessons/15_long_range/flags.h
     flags.add_to(cli);
     harness::PartFlag part(cli, 5);  // part 1 describes the tasks --tasks asks for
     cli.parse(argc, argv);
-    if (cli.common.quick) flags.shrink_for_quick(cli);
-    if (!cli.given("--warmup")) flags.warmup.warmup = std::min(flags.warmup.warmup, cli.common.steps / 10);
-    const std::vector<Contender> every = lessons::all_contenders(cli, flags.attention, cli.common.seed);
-    const auto chosen_contenders = [&](const std::string& flag, const std::string& given) {
-      std::vector<Contender> list;  // those the flag names, in its order
-      for (const std::string& name : harness::chosen_names(kLesson, flag, given, lessons::names_of(every), "kind"))
-        list.push_back(*std::find_if(every.begin(), every.end(), [&](const Contender& c) { return c.name == name; }));
-      return list;
-    };
-    const std::vector<Contender> contenders = chosen_contenders("--kinds", flags.kinds);
-    const std::vector<Contender> circuit_kinds = chosen_contenders("--circuit-kinds", flags.circuit_kinds);
-    const std::vector<std::string> parts = harness::chosen_names(
-        kLesson, "--tasks", flags.parts, {"listops", "recall", "capacity", "circuit"}, "task");
-    if (cli.given("--part") && cli.given("--tasks")) fail(kLesson, "--part and --tasks both choose what runs; give one of them");
-    const auto asked = [&](const std::string& task) { return std::find(parts.begin(), parts.end(), task) != parts.end(); };
-    const auto chosen = [&](const std::string& task) {  // parts 2 and 3 are the training on listops and recall, and its table
-      const int number = task == "capacity" ? 4 : task == "circuit" ? 5 : 2;
-      return (part.runs(number) || (number == 2 && part.runs(3))) && asked(task);
-    };
-    flags.complete(cli.common.seed);
-    flags.check(cli.common, contenders, circuit_kinds);
+    const lessons::LongRangeChoice chosen = flags.settle(cli, part);
     harness::Run run(cli);
     harness::Summary summary{nlohmann::ordered_json::object(), {}};  // part 1 alone reports no metrics
+    const uint64_t seed = cli.common.seed;
 
-    const Task listops = lessons::listops_task(flags.listops, part.runs(1) && asked("listops"));
+    // 1. the tasks, drawn for every part, printed by part 1
+    const Task listops = lessons::listops_task(flags.listops, chosen.describes("listops"));
     const Task recall = lessons::recall_task(flags.recall, "recall", "recall, one token per pair");
-    if (part.runs(1) && asked("recall")) lessons::print_mqar("1b. multi-query associative recall", flags.recall, recall);
+    if (chosen.describes("recall")) lessons::print_mqar("1b. multi-query associative recall", flags.recall, recall);
 
-    const auto bigbird = harness::kind_settings<nn::BigBirdAttention::Settings>(cli, flags.attention);
-    std::printf("\n== 2. training: %lld steps of %lld examples, AdamW lr %g (warmup %lld, cosine), d_model %lld, "
-                "%lld blocks (recall: 1), 4 heads; BigBird blocks of %lld, %lld random ==\n",
-                static_cast<long long>(cli.common.steps), static_cast<long long>(cli.common.batch),
-                static_cast<double>(cli.common.lr), static_cast<long long>(flags.warmup.warmup),
-                static_cast<long long>(flags.size.d_model), static_cast<long long>(flags.size.layers),
-                static_cast<long long>(bigbird.block), static_cast<long long>(bigbird.random_blocks));
-    for (const Contender& c : contenders)
-      if (c.causal)
-        std::printf("   %s runs causal: %s,\n"
-                    "   so each position sees only those before it: ListOps reads its answer at the last real token,\n"
-                    "   recall at each query, which comes after its pair; the others read both ways\n",
-                    harness::describe_attention(*c.attention, /*causal=*/true).c_str(),
-                    nn::registered_kind(c.attention->kind).why_one_way.c_str());
+    // 2. every contender trained on each task; 3. the results
     const Budget budget{cli.common.steps, cli.common.batch, cli.common.lr};
-    std::vector<lessons::TaskResults> results;
-    for (const Task* task : {&listops, &recall}) {
-      if (!chosen(task->name)) continue;
-      results.push_back({task->name, task->title, task->chance, task->majority, {}});
-      for (const Contender& c : contenders) {
-        Generator init(cli.common.seed + 3);  // every contender starts from the same generator
-        if (!task->tagged) {
-          const auto model = lessons::make_classifier(c, *task, flags.size, init);
-          results.back().contenders.push_back(train(run, *model, *task, c.name, budget, flags.warmup, cli.common.seed));
-        } else if (c.attention) {  // the LSTM classifier answers once per sequence
-          models::EncoderTagger model(lessons::encoder_config(c, *task, flags.one_hop()), init);
-          results.back().contenders.push_back(train(run, model, *task, c.name, budget, flags.warmup, cli.common.seed));
-        }
-      }
-    }
+    print_budget(budget, flags, harness::kind_settings<nn::BigBirdAttention::Settings>(cli, flags.attention), chosen.contenders);
+    std::vector<const Task*> trained;
+    for (const Task* task : {&listops, &recall})
+      if (chosen.runs(task->name)) trained.push_back(task);
+    const std::vector<lessons::TaskResults> results = benchmark(run, trained, chosen.contenders, flags, budget, seed);
     if (!results.empty()) lessons::report_benchmark(run, results, summary);
 
-    std::vector<lessons::KindCapacity> capacity;
-    if (chosen("capacity"))
-      std::printf("\n== 4. how many pairs fit a state: %lld steps at each count of pairs, one token per pair, one layer ==\n",
-                  static_cast<long long>(flags.capacity_steps));
-    for (const Contender& c : contenders) {
-      if (!c.attention || !chosen("capacity")) continue;
-      capacity.push_back({c.name, {}});
-      for (const int64_t pairs : flags.capacity_pairs) {
-        const data::MqarOptions o = flags.capacity(pairs);
-        const Task task = lessons::recall_task(o, cat("capacity_", pairs), cat("recall, ", pairs, " pairs"));
-        Generator init(cli.common.seed + 3);
-        models::EncoderTagger model(lessons::encoder_config(c, task, flags.one_hop()), init);
-        const lessons::ContenderResult r =
-            train(run, model, task, c.name, {flags.capacity_steps, budget.batch, budget.lr}, flags.warmup, cli.common.seed);
-        const int64_t state =
-            nn::registered_kind(c.attention->kind).state_numbers(*c.attention, o.length, flags.size.d_model / 4, c.causal);
-        capacity.back().points.push_back({pairs, o.length, state, r.test_acc, r.answers});
-      }
+    // 4. how many pairs fit a state
+    if (chosen.runs("capacity")) {
+      const std::vector<lessons::KindCapacity> kinds = capacity(run, chosen.contenders, flags, budget, seed);
+      if (!kinds.empty()) lessons::report_capacity(run, kinds, data::mqar_chance(flags.recall), summary);
     }
-    if (!capacity.empty()) lessons::report_capacity(run, capacity, data::mqar_chance(flags.recall), summary);
 
-    if (chosen("circuit")) {
-      for (const Contender& c : circuit_kinds)
+    // 5. the circuit
+    if (chosen.runs("circuit"))
+      for (const Contender& c : chosen.circuit_kinds)
         summary.report(cat("circuit_acc_", c.name),
                        circuit(run, c, flags.two_tokens, flags.size, {flags.circuit_steps, budget.batch, budget.lr},
-                               flags.warmup, cli.common.seed),
+                               flags.warmup, seed),
                        "part 5: recall with two tokens per pair, test accuracy");
-    }
     run.finish(summary.metrics, summary.notes,
                "docs/15_long_range.md, section 3 (The results); then exercise 1: --max-len 2000", harness::Run::Metrics::shown_above);
   });

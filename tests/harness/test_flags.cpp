@@ -207,16 +207,16 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
       {"12_linear_attention", "--feature-map relu", {"--feature-map 'relu'", "elu, cos, softmax, favor"}},
       {"12_linear_attention", "--heads 3", {"--heads 3", "--embd 64"}},
       {"12_linear_attention", "--steps 50 --warmup 50", {"--warmup 50", "--steps 50"}},
-      {"13_bigbird", "--length 100", {"--length 100", "--attention-block 8", "--length 104"}},
+      {"13_bigbird", "--length 100", {"--attention-block 8 does not divide --length 100", "whole blocks", "a multiple of --attention-block"}},
       {"13_bigbird", "--length 56", {"--length 56", "7 blocks", "too short"}},
       {"13_bigbird", "--length 32 --random-blocks 0", {"at least 5 blocks", "--length 40"}},
       {"13_bigbird", "--length 2048", {"256 blocks", "128"}},
-      {"13_bigbird", "--distance 200", {"--distance 200", "--task-length 128"}},
+      {"13_bigbird", "--distance 200", {"--distance 200 must be below --task-length 128", "a smaller --distance"}},
       {"13_bigbird", "--distractors 200", {"200 distractor", "more than half"}},
       {"13_bigbird", "--task-length 48 --distractors 2", {"--task-length 48", "6 blocks", "too short"}},
       // 36 = 4 blocks of 8 and a padded fifth; r = 1 needs 6
       {"13_bigbird", "--task-length 36 --distractors 2 --random-blocks 1", {"5 blocks", "too short", "1 random"}},
-      {"13_bigbird", "--width 30", {"--width 30", "--heads 4", "--width 32"}},
+      {"13_bigbird", "--width 30", {"--heads 4 does not divide --width 30", "a --width that is a multiple of --heads"}},
       {"13_bigbird", "--steps 50 --warmup 50", {"--warmup 50", "--steps 50"}},
       {"13_bigbird", "--patterns full,windows", {"--patterns", "'windows'", "window_global_mid"}},
       {"14_transformer_vq", "--heads 3", {"--heads 3", "--embd 64"}},
@@ -227,15 +227,15 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
       {"15_long_range", "--kinds full,relu", {"--kinds", "'relu'", "full,linear_elu,"}},
       {"15_long_range", "--kinds full,,lstm", {"--kinds", "''"}},
       {"15_long_range", "--kinds lstm,full,lstm", {"--kinds", "'lstm'", "twice"}},
-      {"15_long_range", "--min-len 300 --max-len 200", {"--min-len 300", "--max-len 200"}},
-      {"15_long_range", "--d-model 30", {"--d-model 30", "4 heads", "32"}},
+      {"15_long_range", "--min-len 300 --max-len 200", {"--min-len 300 is above --max-len 200", "a smaller --min-len"}},
+      {"15_long_range", "--d-model 30", {"--d-model must be a multiple of 4", "got 30"}},
       {"15_long_range", "--max-depth 2 --max-args 2 --min-len 5", {"max_depth 2", "max_args 2", "4 tokens"}},
       {"15_long_range", "--kinds full,bigbird --attention-block 16", {"--attention-block 16", "--max-len 64", "full attention", "--attention-block 10"}},
       {"15_long_range", "--kinds bigbird --max-len 256 --recall-len 32", {"--recall-len 32", "every key block"}},
       {"15_long_range", "--steps 50 --warmup 50", {"--warmup 50", "--steps 50"}},
       {"15_long_range", "--kinds full --recall-len 40 --pairs 20 --keys 20", {"length 40", "20 pairs", "at least 44"}},
       {"15_long_range", "--circuit-kinds linformer", {"--circuit-kinds linformer", "cannot attend causally"}},
-      {"15_long_range", "--capacity-pairs 0,4", {"--capacity-pairs", "at least 1 pair"}}};
+      {"15_long_range", "--capacity-pairs 0,4", {"--capacity-pairs must be a positive whole number", "got 0"}}};
   for (const auto& [lesson, args, words] : cases) {
     const Ran ran = run_lesson(lesson, "--quick --threads 1 " + args + to);
     INFO(lesson, " ", args, ":\n", ran.output);
