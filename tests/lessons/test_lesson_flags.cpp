@@ -179,7 +179,7 @@ TEST_CASE("a lesson's own limits are checked before any work starts, and no fold
       {"10_transformer", "--norm-steps 30 --warmup 30", {"--warmup 30", "--norm-steps 30"}},
       {"10_transformer", "--number-steps 30 --warmup 30", {"--warmup 30", "--number-steps 30"}},
       {"10_transformer", "--data /nonexistent/pairs.tsv", {"/nonexistent/pairs.tsv"}},
-      {"11_gpt", "--heads 3", {"--heads 3", "--embd 128"}},
+      {"11_gpt", "--heads 3", {"--heads 3 does not divide --embd 128", "choose --heads dividing --embd"}},
       {"11_gpt", "--context 4000", {"12 rows", "window of 4000", "smaller --batch"}},
       {"11_gpt", "--val " + tiny.string(), {"validation text", "22 tokens", "window of 64"}},
       {"11_gpt", "--steps 500 --warmup 500", {"--warmup 500", "--steps 500"}},
