@@ -15,7 +15,8 @@
 //     search with and without length normalisation.
 // --attention full|linear|bigbird chooses the encoder's self attention (harness/attention_flags.h);
 // the decoder's causal self attention and its cross attention stay full (its KV cache, its maps).
-// The note that goes with it: docs/10_transformer.md.
+// Its flags and their checks are lessons/10_transformer/flags.h; the note that goes with it:
+// docs/10_transformer.md.
 #include <algorithm>
 #include <cstdio>
 #include <optional>
@@ -26,23 +27,21 @@
 #include "core/ops.h"
 #include "harness/attention_flags.h"
 #include "harness/cli.h"
-#include "lessons/memory/model_memory.h"
 #include "harness/model_printout.h"
-#include "plot/plot.h"
 #include "harness/run.h"
 #include "harness/schedule_flags.h"
 #include "harness/tracker.h"
 #include "lessons/10_transformer/attention_maps.h"
+#include "lessons/10_transformer/flags.h"
+#include "lessons/translation/report.h"
 #include "lessons/translation/task_flags.h"
 #include "lessons/translation/training.h"
-#include "lessons/translation/report.h"
 #include "models/transformer.h"
-#include "nn/attention/bigbird_attention.h"
 #include "nn/attention/positional_encoding.h"
-#include "nn/attention/vq_attention.h"
 #include "optim/adam.h"
 #include "optim/schedule.h"
 #include "optim/train_step.h"
+#include "plot/plot.h"
 
 using namespace ladder;
 
@@ -51,52 +50,30 @@ namespace {
 constexpr const char* kLesson = "10_transformer";
 constexpr int64_t kTablePositions = 64;  // positions shown in part 1
 
-struct TransformerFlags {
-  int64_t layers = 2, heads = 4, embed = 64, ff = 256;
-  float dropout = 0;
-  harness::ScheduleFlags schedule{.warmup = 60};  // the warmup of every run, parts 5 and 6 included
-  bool pre_ln = false;
-  int64_t norm_steps = 150;  // steps of each of part 5's four runs
-  float norm_lr = 1e-2f;     // their peak learning rate
-  harness::AttentionFlags attention{.defaults = {nn::BigBirdAttention::Settings{.block = 4, .random_blocks = 1},
-                                                 nn::VQAttention::Settings{.block = 4}}};  // a date is a few blocks of 4
-  nn::AttentionSettings encoder_attention;  // what the attention flags chose, after parse()
-};
-
-void add_transformer_options(harness::LessonCli& cli, TransformerFlags& flags) {
-  cli.option("--layers", flags.layers, "encoder layers, and as many decoder layers", {1, 8});
-  cli.option("--heads", flags.heads, "attention heads; must divide --embed", {1, 64});
-  cli.option("--embed", flags.embed, "d_model: the width of every position's vector", {2, 1024});
-  cli.option("--ff", flags.ff, "hidden width of the position-wise feed-forward blocks", {1, 8192});
-  cli.option("--dropout", flags.dropout, "dropout on embeddings, attention weights and sublayer outputs", {0.0f, 0.9f});
-  flags.schedule.add_to(cli);
-  cli.flag("--pre-ln", flags.pre_ln, "train the main model pre-LN (norm_first) instead of post-LN");
-  cli.option("--norm-steps", flags.norm_steps, "part 5: steps of each post-LN / pre-LN run (0: skip part 5)", {0, 100000});
-  cli.option("--norm-lr", flags.norm_lr, "part 5: the peak learning rate of the four runs", {0.0f, 1.0f, /*above_min=*/true});
-  harness::add_attention_options(cli, flags.attention,
-                                 "the encoder's self attention (the decoder's masked self attention, with its KV cache, and "
-                                 "its cross attention stay full)",
-                                 /*causal=*/false);
-}
-
-void check_flags(const TransformerFlags& flags, const harness::LessonCli& cli, int64_t number_steps) {
-  const harness::CommonFlags& common = cli.common;
-  if (flags.embed % flags.heads != 0) {
-    std::string divisors;
-    for (int64_t h = 1; h <= std::min<int64_t>(flags.embed, 16); ++h)
-      if (flags.embed % h == 0) divisors += (divisors.empty() ? "" : ", ") + std::to_string(h);
-    fail(kLesson, "--heads ", flags.heads, " does not divide --embed ", flags.embed,
-         ": each head takes --embed / --heads features; choose --heads dividing --embed (up to 16: ", divisors, ")");
+// Part 1: the table P (positions x dimensions) and P P^T.
+void show_positional_encoding(harness::Run& run, int64_t dim) {
+  const Tensor table = nn::sinusoidal_encoding(kTablePositions, dim);  // (P,E)
+  const Tensor dots = matmul(table, table, {.transpose_b = true});    // (P,P)
+  plot::Heatmap encoding{"Sinusoidal positional encoding", "dimension", "position", "value", {}, {}, {}};
+  encoding.diverging = true;
+  plot::Heatmap similarity{"Dot products between positional encodings", "position", "position", "dot product", {}, {}, {}};
+  for (int64_t p = 0; p < kTablePositions; ++p) {
+    encoding.values.emplace_back(table.data() + p * dim, table.data() + (p + 1) * dim);
+    similarity.values.emplace_back(dots.data() + p * kTablePositions, dots.data() + (p + 1) * kTablePositions);
+    const std::string label = p % 8 == 0 ? std::to_string(p) : "";
+    encoding.row_labels.push_back(label), similarity.row_labels.push_back(label), similarity.col_labels.push_back(label);
   }
-  if (common.quick && !cli.given("--warmup")) return;  // --quick cuts the default warmup to fit; part 5 judges what it runs
-  flags.schedule.check(kLesson, common.steps);
-  for (const auto& [part, steps] : {std::pair<const char*, int64_t>{"--norm-steps", flags.norm_steps}, {"--number-steps", number_steps}})
-    if (steps > 0 && flags.schedule.warmup >= steps)
-      fail(kLesson, "--warmup ", flags.schedule.warmup, " must be fewer than ", part, " ", steps,
-           " (that part warms up over the same steps); give a smaller --warmup or ", part, " 0");
+  for (int64_t i = 0; i < dim; ++i) encoding.col_labels.push_back(i % 8 == 0 ? std::to_string(i) : "");
+  run.wrote(plot::save_heatmap(run.path("positional_encoding"), encoding));
+  run.wrote(plot::save_heatmap(run.path("position_dot_products"), similarity));
+  auto dot = [&](int64_t a, int64_t b) { return dots.data()[a * kTablePositions + b]; };
+  std::printf("P[p] . P[p+k] for p = 5, 20, 40 (each row: one k; the columns agree, the product depends on k only):\n");
+  for (const int64_t k : {0, 1, 2, 5, 10, 20})
+    std::printf("  k = %2lld: %7.2f %7.2f %7.2f\n", static_cast<long long>(k), dot(5, 5 + k), dot(20, 20 + k), dot(40, 40 + k));
 }
 
-models::TransformerConfig model_config(const TransformerFlags& flags, const data::TranslationTask& task, bool norm_first) {
+// The Transformer of the flags, sized for `task`: its two vocabularies, its longest source and target.
+models::TransformerConfig model_config(const lessons::TransformerFlags& flags, const data::TranslationTask& task, bool norm_first) {
   return {.src_vocab = task.tokenizers.source.vocab_size(), .tgt_vocab = task.tokenizers.target.vocab_size(),
           .d_model = flags.embed, .nhead = flags.heads, .encoder_layers = flags.layers, .decoder_layers = flags.layers,
           .dim_feedforward = flags.ff, .dropout = flags.dropout, .norm_first = norm_first,
@@ -124,28 +101,6 @@ harness::Tracker train(harness::Run& run, models::Transformer& model, const data
   return tracker.finish(model);
 }
 
-// Part 1: the table P (positions x dimensions) and P P^T.
-void show_positional_encoding(harness::Run& run, int64_t dim) {
-  const Tensor table = nn::sinusoidal_encoding(kTablePositions, dim);  // (P,E)
-  const Tensor dots = matmul(table, table, {.transpose_b = true});    // (P,P)
-  plot::Heatmap encoding{"Sinusoidal positional encoding", "dimension", "position", "value", {}, {}, {}};
-  encoding.diverging = true;
-  plot::Heatmap similarity{"Dot products between positional encodings", "position", "position", "dot product", {}, {}, {}};
-  for (int64_t p = 0; p < kTablePositions; ++p) {
-    encoding.values.emplace_back(table.data() + p * dim, table.data() + (p + 1) * dim);
-    similarity.values.emplace_back(dots.data() + p * kTablePositions, dots.data() + (p + 1) * kTablePositions);
-    const std::string label = p % 8 == 0 ? std::to_string(p) : "";
-    encoding.row_labels.push_back(label), similarity.row_labels.push_back(label), similarity.col_labels.push_back(label);
-  }
-  for (int64_t i = 0; i < dim; ++i) encoding.col_labels.push_back(i % 8 == 0 ? std::to_string(i) : "");
-  run.wrote(plot::save_heatmap(run.path("positional_encoding"), encoding));
-  run.wrote(plot::save_heatmap(run.path("position_dot_products"), similarity));
-  auto dot = [&](int64_t a, int64_t b) { return dots.data()[a * kTablePositions + b]; };
-  std::printf("P[p] . P[p+k] for p = 5, 20, 40 (each row: one k; the columns agree, the product depends on k only):\n");
-  for (const int64_t k : {0, 1, 2, 5, 10, 20})
-    std::printf("  k = %2lld: %7.2f %7.2f %7.2f\n", static_cast<long long>(k), dot(5, 5 + k), dot(20, 20 + k), dot(40, 40 + k));
-}
-
 struct NormRun {
   std::string name, key, csv;  // key: its metric in summary.json
   bool norm_first;
@@ -154,7 +109,7 @@ struct NormRun {
 };
 
 // Part 5: post-LN and pre-LN, with and without warmup, from the same initial weights and batches.
-std::vector<NormRun> compare_norms(harness::Run& run, const TransformerFlags& flags, const data::TranslationTask& task,
+std::vector<NormRun> compare_norms(harness::Run& run, const lessons::TransformerFlags& flags, const data::TranslationTask& task,
                                    const harness::CommonFlags& common) {
   harness::CommonFlags budget = common;
   budget.steps = flags.norm_steps;
@@ -195,36 +150,20 @@ int main(int argc, char** argv) {
                            {.steps = 600, .lr = 3e-3f, .batch = 64});
     lessons::TranslationFlags task_flags{.number_steps = 1200};
     lessons::add_translation_options(cli, task_flags);
-    TransformerFlags flags;
-    add_transformer_options(cli, flags);
+    lessons::TransformerFlags flags;
+    flags.add_to(cli);
     std::string compare = "runs/09_attention_seq2seq";
     cli.option("--compare", compare, "lesson 09's run folder, whose exact match by length part 3 plots beside ours");
     harness::ModelPrintout printout;
     printout.add_to(cli);
     cli.parse(argc, argv);
-    check_flags(flags, cli, task_flags.number_steps);
-    flags.encoder_attention = harness::attention_settings(kLesson, cli, flags.attention, cli.common.seed);
-    if (cli.common.quick) {  // the same parts, shorter; the warmup shrinks with the runs
-      cli.common.steps = std::min<int64_t>(cli.common.steps, 40);
-      flags.norm_steps = std::min<int64_t>(flags.norm_steps, 10);
-      task_flags.number_steps = std::min<int64_t>(task_flags.number_steps, 40);
-      flags.schedule.warmup = std::min({flags.schedule.warmup, cli.common.steps / 4, flags.norm_steps / 4});
-    }
-    if (flags.norm_steps > 0 && flags.schedule.warmup == 0)  // part 5 would train each model twice alike
-      fail(kLesson, cli.common.quick ? "--quick's warmup, a quarter of --steps and of --norm-steps, is 0 here" : "--warmup 0",
-           ": part 5's runs with and without warmup would be the same run; give --steps and --norm-steps of 4 or more, or --norm-steps 0");
+    flags.settle(cli, task_flags);  // the warmup against every part's steps; --quick shortens the parts
 
     const data::TranslationTask task = lessons::load_translation_task(task_flags, cli.common, kLesson);
     const std::optional<data::TranslationTask> numbers = lessons::load_number_task(task_flags, cli.common, kLesson);
     const models::TransformerConfig config = model_config(flags, task, flags.pre_ln);
-    models::check_config(kLesson, config);
-    harness::check_memory(kLesson, lessons::transformer_memory(config, cli.common.batch, task.source_width, task.longest_target + 1));
+    lessons::check_model_fits(kLesson, config, cli.common.batch, task, numbers);
     const lessons::OtherRun lesson09 = lessons::read_other_run("--compare", compare, "lesson 09");
-    harness::check_pattern_fits(kLesson, config.encoder_attention, task.source_width, /*causal=*/false,
-                                cat("the longest source (", task.source_width, " tokens)"));
-    if (numbers)
-      harness::check_pattern_fits(kLesson, config.encoder_attention, numbers->source_width, /*causal=*/false,
-                                  cat("the longest number in words (", numbers->source_width, " tokens)"));
     harness::Run run(cli);
     lessons::print_task(task);
 

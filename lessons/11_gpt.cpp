@@ -6,7 +6,7 @@
 //     linear warmup, then a decay of --decay's shape, cosine by default) and takes optim::train_step
 //     with AdamW (no decay on biases, norms and embeddings) and the gradient clipped to norm 1 (--clip);
 //  2. samples at temperatures 0.5, 1.0 and 1.5 (with --lines, whole lines), and the checkpoint that
-//     `--load` samples from later;
+//     `--load` samples from later, the lesson's second program (lessons/11_gpt/sampling.h);
 //  3. generation speed with and without the KV cache against the context length;
 //  4. the attention of every head of the first and the last layer over a validation passage.
 // --attention chooses every block's attention, any attention kind (harness/attention_flags.h);
@@ -17,7 +17,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "core/autograd.h"
@@ -25,21 +24,21 @@
 #include "core/ops.h"
 #include "data/batcher.h"
 #include "data/tokenizer.h"
-#include "io/checkpoint.h"
 #include "harness/attention_flags.h"
-#include "lessons/char_gpt/char_gpt.h"
 #include "harness/cli.h"
-#include "lessons/memory/model_memory.h"
 #include "harness/model_printout.h"
-#include "plot/plot.h"
 #include "harness/run.h"
 #include "harness/tracker.h"
+#include "lessons/11_gpt/sampling.h"
+#include "lessons/char_gpt/char_gpt.h"
+#include "lessons/memory/model_memory.h"
 #include "models/gpt.h"
 #include "models/gpt_text.h"
 #include "nn/attention/bigbird_attention.h"
 #include "nn/attention/linear_attention.h"
 #include "nn/attention/vq_attention.h"
 #include "optim/train_step.h"
+#include "plot/plot.h"
 
 using namespace ladder;
 
@@ -49,7 +48,21 @@ constexpr const char* kLesson = "11_gpt";
 // nanoGPT's CPU example: 2000 steps, about 95 s for the whole run on an idle 2-core machine.
 constexpr int64_t kDefaultSteps = 2000;
 
-// ---- 1. training ----
+// ---- 1. the text and the training loop ----
+// What the model reads: the text's characters (or its lines) and the vocabulary they make; with
+// --lines, the context, fitted to the longest line unless --context was given.
+void describe_data(const data::CharCorpus& corpus, const models::GPTConfig& config, bool context_given) {
+  if (corpus.lines)
+    std::printf("data: %s: %zu training and %zu validation lines, vocabulary %lld; context %lld%s\n%s", corpus.source.c_str(),
+                corpus.train_lines.size(), corpus.val_lines.size(), static_cast<long long>(config.vocab_size),
+                static_cast<long long>(config.block_size), context_given ? "" : ": the longest line and its start marker",
+                corpus.empty_lines ? cat(corpus.empty_lines, " empty lines skipped\n").c_str() : "");
+  else
+    std::printf("data: %s: %zu training and %zu validation characters, vocabulary %lld\n", corpus.source.c_str(),
+                corpus.train_ids.size(), corpus.val_ids.size(), static_cast<long long>(config.vocab_size));
+  if (corpus.dropped.unknown > 0) std::printf("%s\n", corpus.dropped.describe("character").c_str());
+}
+
 // The training loop: --steps batches of random windows of the training text (or of random lines),
 // the rate warmed up then decayed, AdamW, the gradient clipped to --clip; the validation loss over
 // the whole validation text every --eval-every steps.
@@ -99,9 +112,7 @@ void samples(harness::Run& run, const harness::CommonFlags& flags, models::GPT& 
     std::fprintf(out, "-- temperature %.1f:\n%s\n", temperature, text.c_str());
   }
   std::fclose(out);
-  const std::string file = run.save_checkpoint(model, {{"tokenizer", corpus.tokenizer.to_json()},
-                                                       {"gpt_config", models::gpt_config_to_json(model.config())},
-                                                       {"lines", corpus.lines ? "true" : "false"}});
+  const std::string file = lessons::save_for_sampling(run, model, corpus);
   std::printf("saved with its tokenizer and settings (the attention kind too): sample from it with --load %s --sample-chars 500 --prompt \"...\"\n",
               file.c_str());
 }
@@ -195,66 +206,6 @@ void attention_maps(harness::Run& run, models::GPT& model, const data::CharCorpu
     std::printf("the blocks BigBird's pattern leaves out stay 0: block 0 (global), the window and the random blocks are lit\n");
 }
 
-// With --load the model, its settings and its tokenizer come from the checkpoint, and nothing is
-// trained or written: a flag that would change any of that is refused rather than ignored.
-void refuse_training_flags(const harness::LessonCli& cli, const harness::AttentionFlags& attention) {
-  std::vector<std::string> flags = {"--steps", "--lr",      "--batch",      "--layers", "--heads", "--embd",  "--dropout", "--weight-decay",
-                                    "--warmup", "--lr-floor", "--decay", "--clip", "--eval-every", "--data", "--val", "--lines", "--out", "--quick",
-                                    "--resume", "--stop-after"};
-  flags.insert(flags.end(), attention.added.begin(), attention.added.end());
-  std::string given;
-  for (const std::string& flag : flags)
-    if (cli.given(flag)) given += cat(given.empty() ? "" : ", ", cli.typed(flag));
-  if (!given.empty())
-    fail(kLesson, "--load samples from a trained model, so ", given,
-         " would be ignored (the model's settings come from the checkpoint, and nothing is trained); leave them out, "
-         "or train without --load");
-}
-
-// `--load FILE`: samples from a checkpoint that this lesson saved, without training. A `context`
-// shorter than the checkpoint's block_size keeps the first `context` learned positions, the only
-// ones the model then uses: its samples see at most `context` characters.
-void sample_from(const std::string& file, std::optional<int64_t> shorter, const std::string& prompt, int64_t length,
-                 float temperature, uint64_t seed) {
-  io::TensorFile checkpoint = io::load_checkpoint(file);
-  const std::map<std::string, std::string>& metadata = checkpoint.metadata;
-  const auto lesson = metadata.find("lesson");
-  if (lesson == metadata.end() || lesson->second != kLesson || !metadata.count("gpt_config") || !metadata.count("tokenizer"))
-    fail(kLesson, "--load ", file, " is a checkpoint of ", lesson == metadata.end() ? "an unknown lesson" : "lesson " + lesson->second,
-         ", not a GPT of lesson 11 (its metadata needs lesson 11_gpt, gpt_config and tokenizer); give the model.safetensors a run "
-         "of this lesson wrote");
-  const data::Tokenizer tokenizer = data::Tokenizer::from_json(metadata.at("tokenizer"));
-  models::GPTConfig config = models::gpt_config_from_json(metadata.at("gpt_config"));
-  harness::check_memory(kLesson, lessons::gpt_sampling_memory(config));
-  const int64_t learned = config.block_size, context = shorter.value_or(learned);
-  if (context > learned)
-    fail(kLesson, "--context ", context, " is longer than the ", learned, " positions the model of ", file,
-         " learned (its block_size); give --context ", learned, " or less, or leave --context out");
-  config.block_size = context;
-  const auto wpe = checkpoint.tensors.find("transformer.wpe.weight");  // (learned, n_embd)
-  if (context < learned && wpe != checkpoint.tensors.end()) wpe->second = narrow(wpe->second, 0, 0, context);
-  models::GPT model(config);
-  model.load_state_dict(checkpoint.tensors);
-  const bool lines = metadata.count("lines") && metadata.at("lines") == "true";  // older checkpoints read a stream
-  std::printf("%s: a GPT of %s parameters, %lld layers, %lld heads, %lld wide, context %s, %s attention\n", file.c_str(),
-              nn::with_commas(model.num_parameters()).c_str(), static_cast<long long>(config.n_layer),
-              static_cast<long long>(config.n_head), static_cast<long long>(config.n_embd),
-              (context < learned ? cat(context, " of the ", learned, " it learned") : cat(learned)).c_str(),
-              harness::describe_attention(config.attention, /*causal=*/true).c_str());
-  Generator gen(seed);
-  if (!lines) {
-    std::printf("%s\n", models::sample_text(model, tokenizer, lessons::prompt_ids(kLesson, tokenizer, prompt), length, temperature, gen).c_str());
-    return;
-  }
-  const std::vector<int> start = prompt.empty() ? std::vector<int>{} : lessons::prompt_ids(kLesson, tokenizer, prompt);
-  for (int64_t printed = 0; printed < length;)  // whole lines until --sample-chars characters are out
-    for (const models::SampledLine& line : models::sample_lines(model, tokenizer, start, 10, temperature, gen)) {
-      if (printed >= length) break;
-      std::printf("%s\n", tokenizer.decode(line.ids).c_str());
-      printed += std::ssize(line.ids) + 1;
-    }
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -265,12 +216,10 @@ int main(int argc, char** argv) {
     cli.text_options(text, "/usr/share/common-licenses", /*default_lines=*/false);
     models::GPTConfig config{.block_size = 64, .n_layer = 4, .n_head = 4, .n_embd = 128, .dropout = 0};
     lessons::GPTTraining training;
-    std::string load, prompt;
-    int64_t sample_length = 500;
-    float temperature = 1.0f;
     cli.option("--layers", config.n_layer, "Transformer blocks (nanoGPT: n_layer)", {1, 48});
     cli.option("--heads", config.n_head, "attention heads per block, dividing --embd (n_head)", {1, 64});
     cli.option("--embd", config.n_embd, "width of the residual stream (n_embd)", {1, 4096});
+    cli.divides("--heads", config.n_head, "--embd", config.n_embd, "each head takes --embd / --heads features; choose --heads dividing --embd");
     cli.option("--context", config.block_size,
                "context length: the positions the model learns (block_size); with --lines, unless given, the longest line + 1; "
                "with --load, at most the checkpoint's", {1, 4096});
@@ -279,46 +228,32 @@ int main(int argc, char** argv) {
     harness::AttentionFlags attention{.defaults = {nn::BigBirdAttention::Settings{.block = 8, .random_blocks = 2},
                                                    nn::VQAttention::Settings{.block = 8}}};  // 8 blocks in the default context of 64
     harness::add_attention_options(cli, attention, "every block's causal self attention", /*causal=*/true);
-    cli.option("--load", load, "a checkpoint of this lesson to sample from, instead of training");
-    cli.option("--sample-chars", sample_length, "with --load: how many characters to sample", {1, 100000});
-    cli.option("--prompt", prompt, "the text samples continue (empty: the start of the validation text; with --load, a newline; "
-                                   "with --lines, the start of every sampled line)");
-    cli.option("--temperature", temperature, "with --load: the sampling temperature", {0.01f, 100.0f});
+    lessons::SamplingFlags sampling;
+    sampling.add_to(cli);
     harness::ModelPrintout printout;
     printout.add_to(cli);
     cli.parse(argc, argv);
-    if (!load.empty()) {
-      refuse_training_flags(cli, attention);
-      sample_from(load, cli.given("--context") ? std::optional(config.block_size) : std::nullopt, prompt, sample_length, temperature,
-                  cli.common.seed);
+    if (!sampling.load.empty()) {  // the second program: sample from a checkpoint, train nothing
+      lessons::sample_checkpoint(cli, attention, sampling, config.block_size);
       return;
     }
-    for (const char* flag : {"--sample-chars", "--temperature"})
-      if (cli.given(flag)) fail(kLesson, flag, " applies to sampling from a checkpoint: give it with --load FILE");
+    sampling.refuse_without_load(cli);
     config.attention = harness::attention_settings(kLesson, cli, attention, cli.common.seed);
-    lessons::check_gpt_shape(kLesson, config);
     training.settle(kLesson, cli.common);
-    const data::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, config.block_size, cli.given("--context"));
+    const bool context_given = cli.given("--context");  // else, with --lines, the context fits the longest line
+    const data::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, config.block_size, context_given);
     harness::check_pattern_fits(kLesson, config.attention, config.block_size, /*causal=*/true, cat("--context ", config.block_size));
     config.vocab_size = corpus.tokenizer.vocab_size();
     harness::check_memory(kLesson, lessons::gpt_training_memory(config, cli.common.batch, lessons::gpt_flags_text(config)));
     // Without --prompt, the samples continue the start of the validation text (lines: start from <bos> alone).
     const std::vector<int> prompt_start =
-        !prompt.empty() ? lessons::prompt_ids(kLesson, corpus.tokenizer, prompt)
+        !sampling.prompt.empty() ? lessons::prompt_ids(kLesson, corpus.tokenizer, sampling.prompt)
         : corpus.lines  ? std::vector<int>{}
                         : std::vector<int>(corpus.val_ids.begin(), corpus.val_ids.begin() + std::min<int64_t>(32, config.block_size));
     harness::Run run(cli);
 
     std::printf("== 1. a character GPT ==\n");
-    if (corpus.lines)
-      std::printf("data: %s: %zu training and %zu validation lines, vocabulary %lld; context %lld%s\n%s", corpus.source.c_str(),
-                  corpus.train_lines.size(), corpus.val_lines.size(), static_cast<long long>(config.vocab_size),
-                  static_cast<long long>(config.block_size), cli.given("--context") ? "" : ": the longest line and its start marker",
-                  corpus.empty_lines ? cat(corpus.empty_lines, " empty lines skipped\n").c_str() : "");
-    else
-      std::printf("data: %s: %zu training and %zu validation characters, vocabulary %lld\n", corpus.source.c_str(),
-                  corpus.train_ids.size(), corpus.val_ids.size(), static_cast<long long>(config.vocab_size));
-    if (corpus.dropped.unknown > 0) std::printf("%s\n", corpus.dropped.describe("character").c_str());
+    describe_data(corpus, config, context_given);
     std::printf("attention: %s\n", harness::describe_attention(config.attention, /*causal=*/true).c_str());
     Generator init(cli.common.seed);
     models::GPT model(config, init);
