@@ -232,8 +232,8 @@ void LessonCli::parse_arguments(const std::vector<std::string>& args) {
     }
   } catch (const CLI::CallForHelp& e) {
     std::exit(app_->exit(e));
-  } catch (const CLI::ParseError& e) {  // CLI11's own: an unknown flag, a missing value, ...
-    std::fprintf(stderr, "error: %s (--help lists every flag)\n", e.what());
+  } catch (const CLI::ParseError& e) {  // CLI11's own: an unknown flag, a missing value, ... (it quotes values raw)
+    std::fprintf(stderr, "error: %s (--help lists every flag)\n", data::visible(e.what()).c_str());
     std::exit(2);
   } catch (const Error& e) {  // a number flag's value, refused by parse_number
     std::fprintf(stderr, "error: %s\n", e.what());

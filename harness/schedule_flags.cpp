@@ -14,7 +14,7 @@ const std::vector<std::string>& ScheduleFlags::decays() {
 void ScheduleFlags::add_to(LessonCli& cli, const std::string& part) {
   cli.option("--warmup", warmup, part + "steps of linear learning-rate warmup before the decay", non_negative);
   cli.option("--lr-floor", floor, part + "where the decay ends, as a fraction of --lr (1: a constant rate)", {0.0f, 1.0f});
-  cli.option("--decay", decay, part + "the decay's shape after the warmup: cosine (nanoGPT), linear, or constant (makemore)");
+  cli.choice("--decay", decay, part + "the decay's shape after the warmup: cosine (nanoGPT), linear, or constant (makemore)", decays());
 }
 
 namespace {
@@ -28,9 +28,6 @@ void check_warmup(const std::string& lesson, int64_t warmup, int64_t steps, cons
 }  // namespace
 
 void ScheduleFlags::check(const std::string& lesson, int64_t steps) const {
-  const std::vector<std::string>& shapes = decays();
-  if (std::find(shapes.begin(), shapes.end(), decay) == shapes.end())
-    fail(lesson.c_str(), "--decay ", decay, " is not a decay shape; give cosine, linear or constant");
   check_warmup(lesson, warmup, steps, decay);
 }
 

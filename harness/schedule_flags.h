@@ -21,7 +21,7 @@ struct ScheduleFlags {
   static const std::vector<std::string>& decays();  // the shapes --decay takes
   // --warmup, --lr-floor and --decay; `part` starts their help ("part 4: ").
   void add_to(LessonCli& cli, const std::string& part = "");
-  // Refuses a --decay that is no shape, and a warmup that leaves no step of `steps` after it. After cli.parse().
+  // Refuses a warmup that leaves no step of `steps` after it. After cli.parse().
   void check(const std::string& lesson, int64_t steps) const;
   // The same in a lesson whose --quick cuts the steps and the warmup, after the cuts: a --warmup the
   // user gave is judged against the --steps they gave (their own numbers must fit), the default

@@ -19,7 +19,6 @@
 #include "data/batcher.h"
 #include "data/text.h"
 #include "data/tokenizer.h"
-#include "data/visible_text.h"
 #include "harness/cli.h"
 #include "lessons/memory/model_memory.h"
 #include "plot/plot.h"
@@ -45,12 +44,7 @@ struct Config {
   std::string csv;  // its metrics file
 };
 
-nn::CellKind parse_cell(const std::string& name) {
-  if (name == "rnn") return nn::CellKind::rnn_tanh;
-  if (name == "gru") return nn::CellKind::gru;
-  if (name == "lstm") return nn::CellKind::lstm;
-  fail("06_gated_rnn", "unknown cell '", data::visible(name), "'; choose rnn, gru or lstm");
-}
+const std::map<std::string, nn::CellKind> kCells = {{"rnn", nn::CellKind::rnn_tanh}, {"gru", nn::CellKind::gru}, {"lstm", nn::CellKind::lstm}};
 
 struct Scores {
   std::string name;
@@ -214,7 +208,7 @@ int main(int argc, char** argv) {
     std::string cell;
     int64_t layers = 1, hidden = 96, block = 64;
     bool bidirectional = false;
-    cli.option("--cell", cell, "train only this cell: rnn, gru or lstm (default: compare them all)");
+    cli.choice("--cell", cell, "train only this cell (default: compare them all)", {"rnn", "gru", "lstm"});
     cli.option("--layers", layers, "stacked layers, with --cell", {1, 8});
     cli.option("--hidden", hidden, "hidden units", {1, 1 << 16});
     cli.option("--block", block, "characters per truncated-BPTT window", {1, 1 << 16});
@@ -228,7 +222,7 @@ int main(int argc, char** argv) {
       configs = {{"RNN", nn::CellKind::rnn_tanh, 1, "metrics_rnn.csv"}, {"GRU", nn::CellKind::gru, 1, "metrics_gru.csv"},
                  {"LSTM", nn::CellKind::lstm, 1, "metrics_lstm.csv"}, {"GRU 2 layers", nn::CellKind::gru, 2, "metrics_gru_2_layers.csv"}};
     else
-      configs = {{cell + (layers > 1 ? " " + std::to_string(layers) + " layers" : ""), parse_cell(cell), layers, "metrics.csv"}};
+      configs = {{cell + (layers > 1 ? " " + std::to_string(layers) + " layers" : ""), kCells.at(cell), layers, "metrics.csv"}};
 
     harness::check_memory("06_gated_rnn", lessons::recurrent_memory(cli.common.batch, block, hidden, hidden, std::max<int64_t>(layers, 2),
                                                                     "--hidden " + std::to_string(hidden)));

@@ -219,7 +219,7 @@ int main(int argc, char** argv) {
     cli.option("--layers", config.n_layer, "Transformer blocks (nanoGPT: n_layer)", {1, 48});
     cli.option("--heads", config.n_head, "attention heads per block, dividing --embd (n_head)", {1, 64});
     cli.option("--embd", config.n_embd, "width of the residual stream (n_embd)", {1, 4096});
-    cli.divides("--heads", config.n_head, "--embd", config.n_embd, "each head takes --embd / --heads features; choose --heads dividing --embd");
+    lessons::heads_divide_embd(cli, config);
     cli.option("--context", config.block_size,
                "context length: the positions the model learns (block_size); with --lines, unless given, the longest line + 1; "
                "with --load, at most the checkpoint's", {1, 4096});

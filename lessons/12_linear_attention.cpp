@@ -298,7 +298,6 @@ int main(int argc, char** argv) {
     harness::PartFlag part(cli, 5);
     cli.parse(argc, argv);
     harness::check_feature_map(kLesson, feature_map);
-    lessons::check_gpt_shape(kLesson, gpt);
     training.settle(kLesson, cli.common);
     const data::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, gpt.block_size, cli.given("--context"));
     gpt.vocab_size = corpus.tokenizer.vocab_size();

@@ -314,7 +314,6 @@ int main(int argc, char** argv) {
     training.add_to(cli);
     harness::PartFlag part(cli, 3);
     cli.parse(argc, argv);
-    lessons::check_gpt_shape(kLesson, gpt);
     training.settle(kLesson, cli.common);
     const data::CharCorpus corpus = lessons::load_char_corpus(kLesson, cli.common, text, gpt.block_size, cli.given("--context"));
     gpt.vocab_size = corpus.tokenizer.vocab_size();

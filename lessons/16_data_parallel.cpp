@@ -299,6 +299,7 @@ int main(int argc, char** argv) {
     cli.option("--layers", config.n_layer, "Transformer blocks", {1, 48});
     cli.option("--heads", config.n_head, "attention heads per block, dividing --embd", {1, 64});
     cli.option("--embd", config.n_embd, "width of the residual stream", {1, 4096});
+    lessons::heads_divide_embd(cli, config);
     cli.option("--context", config.block_size, "context length: the positions the model learns", {1, 4096});
     training.add_to(cli);
     cli.parse(argc, argv);
@@ -306,7 +307,6 @@ int main(int argc, char** argv) {
     if (cli.given("--procs") && procs != processes.size())
       fail(kLesson, "--procs ", procs, " but mpirun started ", processes.size(), " processes; give mpirun -np ", procs, " or leave --procs out");
     dist::shard_of(cli.common.batch, 0, processes.size());  // refuses more processes than windows in a batch
-    lessons::check_gpt_shape(kLesson, config);
     // Processes that share a machine share its cores: one thread each on 2 cores and 2 processes.
     const int here = world.processes_on_this_machine();
     if (!cli.given("--threads")) set_num_threads(std::max(1, omp_get_num_procs() / here));

@@ -16,6 +16,7 @@ void add_gpt_shape_options(harness::LessonCli& cli, models::GPTConfig& config, c
   cli.option("--heads", config.n_head, part + "attention heads per block, dividing --embd", {1, 16});
   cli.option("--embd", config.n_embd, part + "width of each GPT's residual stream", {1, 1024});
   cli.option("--context", config.block_size, part + "context length of each GPT", {2, 1024});
+  heads_divide_embd(cli, config);
 }
 
 void print_compared_gpts(const models::GPTConfig& config, const harness::CommonFlags& flags, const data::CharCorpus& corpus) {

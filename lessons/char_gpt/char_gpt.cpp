@@ -38,10 +38,8 @@ harness::Tracker GPTTraining::tracker(harness::Run& run, const harness::CommonFl
                        .unit = "tok", .items_per_step = flags.batch * context, .name = name});
 }
 
-void check_gpt_shape(const std::string& lesson, const models::GPTConfig& config) {
-  if (config.n_embd % config.n_head != 0)
-    fail(lesson.c_str(), "--heads ", config.n_head, " does not divide --embd ", config.n_embd,
-         "; each head takes --embd / --heads features: choose --heads dividing --embd");
+void heads_divide_embd(harness::LessonCli& cli, const models::GPTConfig& config) {
+  cli.divides("--heads", config.n_head, "--embd", config.n_embd, "each head takes --embd / --heads features; choose --heads dividing --embd");
 }
 
 namespace {

@@ -38,8 +38,9 @@ struct GPTTraining {
                   const std::string& name = "train") const;
 };
 
-// After parse(): refuses --heads that does not divide --embd.
-void check_gpt_shape(const std::string& lesson, const models::GPTConfig& config);
+// Declares the rule that --heads divides --embd (each head takes --embd / --heads features);
+// parse() refuses a --heads that does not.
+void heads_divide_embd(harness::LessonCli& cli, const models::GPTConfig& config);
 
 // The text as characters, read before anything runs: a bad --data or --val, or a text too short
 // for --batch and --context, fails at once. --quick keeps a small part of it. In lines mode

@@ -29,7 +29,7 @@ TEST_CASE("ScheduleFlags: each decay shape's rate at a few steps, against the fo
   }
 }
 
-TEST_CASE("ScheduleFlags::check refuses a decay that is no shape, naming the shapes") {
+TEST_CASE("ScheduleFlags::schedule refuses a decay that is no shape (--decay itself is a choice CLI11 checks)") {
   const harness::ScheduleFlags bad{.decay = "step"};
-  CHECK_THROWS_WITH_AS(bad.check("11_gpt", 1000), doctest::Contains("--decay step"), Error);
+  CHECK_THROWS_WITH_AS(bad.schedule(1e-3f, 1000), doctest::Contains("no decay shape 'step'"), Error);
 }
