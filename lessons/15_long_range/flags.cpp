@@ -102,6 +102,21 @@ void LongRangeFlags::shrink_for_quick(harness::LessonCli& cli) {
   if (!cli.given("--lr")) cli.common.lr = 3e-3f;  // tiny models take a larger step
 }
 
+namespace {
+
+// ListOps and recall, each contender in turn (the one scoring the most keys counts).
+harness::MemoryEstimate long_range_memory(const data::ListOpsOptions& listops, const data::MqarOptions& recall, int64_t batch,
+                                          ModelSize size, const std::vector<Contender>& contenders) {
+  const int64_t length = std::max(listops.max_len, recall.tokens());
+  int64_t keys = 0;
+  for (const Contender& c : contenders) keys = std::max(keys, c.attention ? keys_per_query(*c.attention, length) : 0);
+  return encoder_memory({listops.train + listops.val + listops.test, length, batch, size.d_model, size.layers, 4, keys},
+                        cat("--max-len ", listops.max_len, ", --train ", listops.train),
+                        cat("--max-len ", listops.max_len, ", --d-model ", size.d_model, ", --layers ", size.layers));
+}
+
+}  // namespace
+
 // What the declared ranges and rules cannot see: the kinds' settings against the tasks' lengths,
 // the tasks' own limits, and the memory.
 void LongRangeFlags::check(const harness::LessonCli& cli, const LongRangeChoice& choice) const {

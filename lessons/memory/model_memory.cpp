@@ -25,12 +25,12 @@ constexpr double kCharacters = 256;
 
 double d(int64_t v) { return static_cast<double>(v); }
 
-// The scores per query `s` keeps for backward over `length` positions, as its kind says.
+
+}  // namespace
+
 int64_t keys_per_query(const nn::AttentionSettings& s, int64_t length) {
   return nn::registered_kind(s.kind).kept_scores(s, length);
 }
-
-}  // namespace
 
 void add_transformer_stack(harness::MemoryEstimate& estimate, const StackShape& s, const std::string& flags) {
   const double positions = d(s.batch) * d(s.length) * d(s.layers);
@@ -132,16 +132,6 @@ harness::MemoryEstimate retrieval_memory(const data::RetrievalTaskOptions& task,
   return encoder_memory({task.train + task.val + task.test, task.length, batch, width, layers, heads, 0},
                         cat("--task-length ", task.length, ", --train-size ", task.train, ", --test-size ", task.test),
                         cat("--task-length ", task.length, ", --width ", width, ", --layers ", layers));
-}
-
-harness::MemoryEstimate long_range_memory(const data::ListOpsOptions& listops, const data::MqarOptions& recall, int64_t batch,
-                                 ModelSize size, const std::vector<Contender>& contenders) {
-  const int64_t length = std::max(listops.max_len, recall.tokens());
-  int64_t keys = 0;
-  for (const Contender& c : contenders) keys = std::max(keys, c.attention ? keys_per_query(*c.attention, length) : 0);
-  return encoder_memory({listops.train + listops.val + listops.test, length, batch, size.d_model, size.layers, 4, keys},
-                        cat("--max-len ", listops.max_len, ", --train ", listops.train),
-                        cat("--max-len ", listops.max_len, ", --d-model ", size.d_model, ", --layers ", size.layers));
 }
 
 }  // namespace ladder::lessons

@@ -10,7 +10,6 @@
 #include "data/listops.h"
 #include "data/mqar.h"
 #include "data/retrieval.h"
-#include "lessons/15_long_range/contenders.h"
 #include "harness/memory_estimate.h"
 #include "models/gpt.h"
 #include "models/seq2seq.h"
@@ -18,6 +17,9 @@
 #include "nn/attention/attention_kind.h"
 
 namespace ladder::lessons {
+
+// The scores per query that attention `s` keeps for backward over `length` positions, as its kind says.
+int64_t keys_per_query(const nn::AttentionSettings& s, int64_t length);
 
 // A Transformer stack in training: `batch` sequences of `length` positions through `layers` blocks
 // `width` wide, feed-forward `ff` wide, `heads` heads each scoring `keys_per_query` keys per query
@@ -63,8 +65,5 @@ harness::MemoryEstimate encoder_memory(const EncoderRun& run, const std::string&
 // Lesson 13's classifier on the retrieval task (its patterns are all fused: no scores kept).
 harness::MemoryEstimate retrieval_memory(const data::RetrievalTaskOptions& task, int64_t batch, int64_t width, int64_t layers,
                                 int64_t heads);
-// Lesson 15: ListOps and recall, each contender in turn (the one scoring the most keys counts).
-harness::MemoryEstimate long_range_memory(const data::ListOpsOptions& listops, const data::MqarOptions& recall, int64_t batch,
-                                 ModelSize size, const std::vector<Contender>& contenders);
 
 }  // namespace ladder::lessons

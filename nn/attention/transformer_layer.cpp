@@ -27,6 +27,19 @@ Tensor TransformerLayer::feed_forward(const Tensor& x) {
   return linear2->forward(dropout->forward(active));
 }
 
+Tensor TransformerLayer::sublayer_input(const Tensor& x, LayerNorm& norm) const {
+  return options_.norm_first ? norm.forward(x) : x;
+}
+
+Tensor TransformerLayer::residual_output(const Tensor& x, const Tensor& f_out, LayerNorm& norm, Dropout& drop) const {
+  const Tensor sum = x + drop.forward(f_out);
+  return options_.norm_first ? sum : norm.forward(sum);
+}
+
+Tensor TransformerLayer::feed_forward_step(const Tensor& x, LayerNorm& norm, Dropout& drop) {
+  return residual_output(x, feed_forward(sublayer_input(x, norm)), norm, drop);
+}
+
 std::string TransformerLayer::describe() const {
   return cat("d_model=", d_model_, ", nhead=", nhead_, ", dim_feedforward=", options_.dim_feedforward,
              ", dropout=", options_.dropout, ", activation=",
@@ -64,12 +77,11 @@ TransformerEncoderLayer::TransformerEncoderLayer(int64_t d_model, int64_t nhead,
 Tensor TransformerEncoderLayer::forward(const Tensor& src, const EncoderMasks& masks, Tensor* weights) {
   const MultiheadAttentionCall call{.key_padding_mask = masks.src_key_padding_mask, .causal = masks.causal,
                                     .weights = weights ? AttentionWeights::per_head : AttentionWeights::none};
-  const Tensor x = residual(src, *norm1, *dropout1, [&](const Tensor& h) {
-    MultiheadAttentionOutput out = self_attn->forward(h, h, h, call);
-    if (weights) *weights = out.weights;
-    return out.output;
-  });
-  return residual(x, *norm2, *dropout2, [&](const Tensor& h) { return feed_forward(h); });
+  const Tensor h = sublayer_input(src, *norm1);
+  const MultiheadAttentionOutput attended = self_attn->forward(h, h, h, call);
+  if (weights) *weights = attended.weights;
+  const Tensor x = residual_output(src, attended.output, *norm1, *dropout1);
+  return feed_forward_step(x, *norm2, *dropout2);
 }
 
 TransformerDecoderLayer::TransformerDecoderLayer(int64_t d_model, int64_t nhead, TransformerLayerOptions options,
@@ -91,27 +103,24 @@ Tensor TransformerDecoderLayer::forward(const Tensor& tgt, const Tensor& memory,
   const AttentionWeights asked = weights ? AttentionWeights::per_head : AttentionWeights::none;
   const MultiheadAttentionCall self{.key_padding_mask = masks.tgt_key_padding_mask, .causal = masks.causal, .weights = asked};
   const MultiheadAttentionCall cross{.key_padding_mask = masks.memory_key_padding_mask, .weights = asked};
-  return sublayers(
-      tgt,
-      [&](const Tensor& h) {
-        MultiheadAttentionOutput out = self_attn->forward(h, h, h, self);
-        if (weights) weights->self = out.weights;
-        return out.output;
-      },
-      [&](const Tensor& h) {
-        MultiheadAttentionOutput out = multihead_attn->forward(h, memory, memory, cross);
-        if (weights) weights->cross = out.weights;
-        return out.output;
-      });
+  const Tensor h = sublayer_input(tgt, *norm1);
+  const MultiheadAttentionOutput attended = self_attn->forward(h, h, h, self);
+  const Tensor x = residual_output(tgt, attended.output, *norm1, *dropout1);
+  const Tensor hx = sublayer_input(x, *norm2);
+  const MultiheadAttentionOutput crossed = multihead_attn->forward(hx, memory, memory, cross);
+  const Tensor y = residual_output(x, crossed.output, *norm2, *dropout2);
+  if (weights) *weights = {.self = attended.weights, .cross = crossed.weights};
+  return feed_forward_step(y, *norm3, *dropout3);
 }
 
 Tensor TransformerDecoderLayer::forward_step(const Tensor& x, AttentionState& self_state, const ProjectedMemory& memory,
                                              const Tensor& memory_key_padding_mask) {
-  return sublayers(
-      x, [&](const Tensor& h) { return self_attn->forward_step(h, self_state); },
-      [&](const Tensor& h) {
-        return multihead_attn->forward_memory(h, memory, {.key_padding_mask = memory_key_padding_mask}).output;
-      });
+  const Tensor attended = self_attn->forward_step(sublayer_input(x, *norm1), self_state);
+  const Tensor y = residual_output(x, attended, *norm1, *dropout1);
+  const Tensor crossed =
+      multihead_attn->forward_memory(sublayer_input(y, *norm2), memory, {.key_padding_mask = memory_key_padding_mask}).output;
+  const Tensor z = residual_output(y, crossed, *norm2, *dropout2);
+  return feed_forward_step(z, *norm3, *dropout3);
 }
 
 }  // namespace ladder::nn

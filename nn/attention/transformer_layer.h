@@ -57,11 +57,13 @@ class TransformerLayer : public Module {
   void add_feed_forward(Generator& gen);  // linear1, dropout, linear2, registered in PyTorch's order
   // x (B,T,E) -> linear2(dropout(activation(linear1(x)))) (B,T,E)
   Tensor feed_forward(const Tensor& x);
-  // The residual step around one sublayer: pre-LN x + drop(f(norm(x))), post-LN norm(x + drop(f(x))).
-  template <class Sublayer>
-  Tensor residual(const Tensor& x, LayerNorm& norm, Dropout& drop, Sublayer f) {
-    return options_.norm_first ? x + drop.forward(f(norm.forward(x))) : norm.forward(x + drop.forward(f(x)));
-  }
+  // The residual step around one sublayer f, pre-LN x + drop(f(norm(x))) or post-LN
+  // norm(x + drop(f(x))), in two halves so that each layer calls its f in plain sight:
+  // sublayer_input(x) is what f reads, residual_output(x, f's output) what the step gives.
+  Tensor sublayer_input(const Tensor& x, LayerNorm& norm) const;
+  Tensor residual_output(const Tensor& x, const Tensor& f_out, LayerNorm& norm, Dropout& drop) const;
+  // The whole residual step around the feed-forward block.
+  Tensor feed_forward_step(const Tensor& x, LayerNorm& norm, Dropout& drop);
   std::string describe() const override;
 
   TransformerLayerOptions options_;
@@ -110,15 +112,6 @@ class TransformerDecoderLayer : public TransformerLayer {
   std::shared_ptr<MultiheadAttention> self_attn, multihead_attn;
   std::shared_ptr<LayerNorm> norm1, norm2, norm3;
   std::shared_ptr<Dropout> dropout1, dropout2, dropout3;
-
- private:
-  // The three residual steps, whichever way the two attentions are computed.
-  template <class SelfAttention, class CrossAttention>
-  Tensor sublayers(const Tensor& tgt, SelfAttention self, CrossAttention cross) {
-    const Tensor x = residual(tgt, *norm1, *dropout1, self);
-    const Tensor y = residual(x, *norm2, *dropout2, cross);
-    return residual(y, *norm3, *dropout3, [&](const Tensor& h) { return feed_forward(h); });
-  }
 };
 
 }  // namespace ladder::nn
