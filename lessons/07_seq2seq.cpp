@@ -62,8 +62,7 @@ int main(int argc, char** argv) {
     lessons::add_model_options(cli, config);
     cli.flag("--no-part3", skip_own_predictions, "skip part 3 (training again without teacher forcing)");
     cli.parse(argc, argv);
-    if (cli.common.quick) cli.common.steps = std::min<int64_t>(cli.common.steps, 40);
-    if (cli.common.quick) task_flags.number_steps = std::min<int64_t>(task_flags.number_steps, 40);
+    lessons::shorten_for_quick(task_flags, cli.common);
 
     const data::TranslationTask task = lessons::load_translation_task(task_flags, cli.common, "07_seq2seq");
     const std::optional<data::TranslationTask> numbers = lessons::load_number_task(task_flags, cli.common, "07_seq2seq");

@@ -100,8 +100,7 @@ int main(int argc, char** argv) {
     std::string compare = "runs/07_seq2seq";
     cli.option("--compare", compare, "lesson 07's run folder, whose exact match by length parts 4 and 5 plot beside ours");
     cli.parse(argc, argv);
-    if (cli.common.quick) cli.common.steps = std::min<int64_t>(cli.common.steps, 40);
-    if (cli.common.quick) task_flags.number_steps = std::min<int64_t>(task_flags.number_steps, 40);
+    lessons::shorten_for_quick(task_flags, cli.common);
 
     const data::TranslationTask task = lessons::load_translation_task(task_flags, cli.common, "09_attention_seq2seq");
     const std::optional<data::TranslationTask> numbers = lessons::load_number_task(task_flags, cli.common, "09_attention_seq2seq");

@@ -75,6 +75,12 @@ void add_translation_options(harness::LessonCli& cli, TranslationFlags& flags) {
              {1, data::kMaxNumberDigits});
 }
 
+void shorten_for_quick(TranslationFlags& flags, harness::CommonFlags& common) {
+  if (!common.quick) return;
+  common.steps = std::min<int64_t>(common.steps, 40);
+  flags.number_steps = std::min<int64_t>(flags.number_steps, 40);
+}
+
 void add_model_options(harness::LessonCli& cli, models::Seq2SeqConfig& config) {
   cli.option("--embed", config.embed, "embedding size", {1, 1 << 16});
   cli.option("--hidden", config.hidden, "GRU hidden units", {1, 1 << 16});

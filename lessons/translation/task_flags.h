@@ -30,6 +30,9 @@ struct TranslationFlags {
 // --data, --phrasebook, --val, --level, --max-len, --min-freq, --no-buckets, --pad-words, --pairs, and the number task's
 // --number-steps and --max-digits.
 void add_translation_options(harness::LessonCli& cli, TranslationFlags& flags);
+// After cli.parse(): --quick trains each GRU encoder-decoder of lessons 07 and 09 (the main task's
+// and the number task's) for at most 40 steps.
+void shorten_for_quick(TranslationFlags& flags, harness::CommonFlags& common);
 
 // --embed, --hidden, --layers, --dropout: the sizes of lessons 07's and 09's GRU encoder-decoders.
 void add_model_options(harness::LessonCli& cli, models::Seq2SeqConfig& config);
