@@ -87,8 +87,7 @@ Run::~Run() {
 void Run::clear_earlier_run() {
   namespace fs = std::filesystem;
   std::error_code ignored;
-  for (const fs::path& name : files_listed(path("summary.json")))
-    if (fs::is_regular_file(fs::symlink_status(path(name), ignored))) fs::remove(path(name), ignored);
+  for (const fs::path& name : files_listed(path("summary.json"))) fs::remove(path(name), ignored);
   fs::remove(path("model.safetensors"), ignored);
   fs::remove_all(resume_folder(folder_), ignored);
 }

@@ -11,9 +11,12 @@ namespace ladder::harness {
 // Replaces the file at `path` with `json` atomically (a new file renamed over the old).
 void write_json(const std::string& path, const nlohmann::ordered_json& json);
 
-// The files an earlier run's summary.json lists (relative to the folder), none outside it: a
-// summary edited by hand must not make a run remove anything else. Nothing when it is unreadable.
+// The files an earlier run's summary.json lists (relative to the folder) that inside_without_links
+// accepts: a summary edited by hand must not make a run remove anything else. Nothing when it is unreadable.
 std::vector<std::filesystem::path> files_listed(const std::filesystem::path& summary);
+// Whether `name` (relative) is a regular file in `folder` or in its subfolders, reached through no
+// symbolic link (neither a folder on the way nor the file is one), and not the run's lock.
+bool inside_without_links(const std::filesystem::path& folder, const std::filesystem::path& name);
 
 // A number for JSON, which has no NaN or infinity: those become "nan", "inf", "-inf".
 nlohmann::ordered_json json_number(double value);

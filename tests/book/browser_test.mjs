@@ -7,6 +7,7 @@ import {spawn} from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import {pathToFileURL} from "node:url";
 
 const [book, shots, root] = process.argv.slice(2);
 const failures = [];
@@ -68,7 +69,7 @@ async function until(expression, what) {
 async function open(file) {
   loaded = false;
   consoleErrors = [];
-  await page("Page.navigate", {url: "file://" + path.resolve(book, file)});
+  await page("Page.navigate", {url: pathToFileURL(path.resolve(book, file)).href});
   for (let i = 0; i < 200 && !loaded; ++i) await sleep(25);
   await sleep(150);  // KaTeX and the code pane run on DOMContentLoaded
 }
@@ -97,7 +98,7 @@ for (const file of pages) {
       ++pointers;
       if (!fs.existsSync(path.join(book, "code", code[1] + ".js"))) fail(`${file}: ${href}: no code page`);
       else if (Number(code[2]) < 1 || Number(code[2]) > sourceLines(code[1]).length) fail(`${file}: ${href}: no such line`);
-    } else if (!href.startsWith("#") && !fs.existsSync(path.join(book, href.split("#")[0]))) {
+    } else if (!href.startsWith("#") && !fs.existsSync(path.join(book, decodeURIComponent(href.split("#")[0])))) {
       fail(`${file}: broken link ${href}`);
     }
   }
@@ -106,6 +107,15 @@ for (const file of pages) {
   if (found.dollars > 0) fail(`${file}: ${found.dollars} raw $ left in the text`);
   equations += found.rendered;
   for (const error of consoleErrors) fail(`${file}: console error: ${error}`);
+  const pwned = await evaluate("window.pwned ?? null");  // set by the hostile names of browser_test.sh, if any ran
+  if (pwned !== null) fail(`${file}: script from a run folder ran (window.pwned = ${pwned})`);
+}
+const comparisons = pages.filter((f) => f.startsWith("compare_"));
+if (comparisons.length !== 1) fail(`the book has ${comparisons.length} comparison pages, not the one browser_test.sh wrote`);
+else {
+  await open(comparisons[0]);
+  const shown = await evaluate(`document.querySelector("#note").textContent`);
+  if (!shown.includes("<script>") || !shown.includes("<img src=x")) fail(`${comparisons[0]} does not show its HTML as text`);
 }
 if (equations === 0) fail("no page has math rendered by KaTeX");
 if (pointers < 500) fail(`only ${pointers} code pointers in the whole book`);
@@ -144,6 +154,8 @@ else {
 }
 if (!(await evaluate(`document.querySelectorAll("figure.run-plot img").length > 0`))) fail("06_gated_rnn.html shows no plot of the run");
 if (!(await evaluate(`document.querySelectorAll(".run-panel td").length > 0`))) fail("06_gated_rnn.html shows no figures of the run");
+if (!(await evaluate(`[...document.querySelectorAll("figure.run-plot figcaption")].some((c) => c.textContent.includes('onerror="window.pwned'))`)))
+  fail("06_gated_rnn.html does not show the run of the hostile folder, by its name, as text");
 await page("Page.captureScreenshot", {format: "png"}).then(({data}) => fs.writeFileSync(path.join(shots, "book_06_gated_rnn.png"), Buffer.from(data, "base64")));
 
 // The code pane's own links: a name used in the code opens its definition in another file.

@@ -9,6 +9,17 @@ command -v node >/dev/null || { echo "node is missing: ./ladder setup --browser 
 runs="$(mktemp -d)"
 trap 'rm -rf "$runs"' EXIT
 "$build/lessons/lesson_06_gated_rnn" --quick --threads 1 --out "$runs/06_gated_rnn" >/dev/null
+# Names an attacker could give: a copy of that run (the newest, so the book shows it) in a folder
+# whose name would close an attribute and add a handler, and a comparison whose folder name and
+# text carry HTML and script. The page test below finds that none of it runs.
+hostile="$runs/06_gated_rnn\" onerror=\"window.pwned='folder'\" x=\""
+cp -r "$runs/06_gated_rnn" "$hostile"
+touch "$hostile/summary.json"
+comparison="$runs/compare_\$1 <img src=x onerror=window.pwned=1>"
+mkdir -p "$comparison"
+cp "$runs/06_gated_rnn/perplexity.png" "$comparison/"
+printf '# Lesson 06: <script>window.pwned="title"</script>\n\n<img src=x onerror="window.pwned=2">\n\n![perplexity](perplexity.png)\n' \
+  > "$comparison/comparison.md"
 rm -rf "$build/book_test"
 "$build/tools/book/ladder_book" --root "$root" --lessons "$build/lessons" --runs "$runs" --out "$build/book_test"
 node "$root/tests/book/browser_test.mjs" "$build/book_test" "$build" "$root"

@@ -58,3 +58,24 @@ TEST_CASE("a pointer that names nothing stops the book, naming the note, its lin
   CHECK_FALSE(fs::exists(root / "book" / "index.html"));
   fs::remove_all(root);
 }
+
+TEST_CASE("the book copies no plot that is a link: a run's or a comparison's plot pointing elsewhere stays out of it") {
+  const fs::path out = fresh("links_out"), runs = fresh("links_runs"), secret = fresh("links_secret");
+  std::ofstream(secret / "secret.txt") << "not for the book\n";
+  fs::create_directories(runs / "06_gated_rnn");
+  std::ofstream(runs / "06_gated_rnn" / "summary.json") << R"({"lesson": "06_gated_rnn", "status": "finished", "metrics": {"val_ppl": 5}})";
+  fs::create_symlink(secret / "secret.txt", runs / "06_gated_rnn" / "perplexity.png");  // a plot the note names
+  fs::create_directories(runs / "compare_06");
+  std::ofstream(runs / "compare_06" / "comparison.md") << "# Lesson 06: 2 runs compared\n\n![loss](loss.png)\n";
+  fs::create_symlink(secret / "secret.txt", runs / "compare_06" / "loss.png");
+  const Ran ran = run_command(std::string(LADDER_BOOK) + " --root " + LADDER_SOURCE_DIR + " --lessons " + LADDER_LESSON_DIR +
+                              " --runs " + runs.string() + " --out " + out.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  CHECK_FALSE(fs::exists(out / "runs" / "06_gated_rnn" / "perplexity.png"));
+  CHECK_FALSE(fs::exists(out / "runs" / "compare_06" / "loss.png"));
+  for (const auto& entry : fs::recursive_directory_iterator(out))
+    if (entry.is_regular_file() && entry.path().extension() == ".png")
+      CHECK_MESSAGE(read_text(entry.path()).find("not for the book") == std::string::npos, entry.path().string());
+  fs::remove_all(out), fs::remove_all(runs), fs::remove_all(secret);
+}

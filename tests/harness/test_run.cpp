@@ -10,11 +10,13 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "io/safetensors.h"
 #include "harness/run.h"
+#include "harness/run_summary.h"
 #include "harness/tracker.h"
 #include "harness/cli_fixtures.h"
 #include "lessons/lesson_checks.h"
@@ -144,6 +146,31 @@ TEST_CASE("one run per output folder: a second is refused naming the first's pid
   CHECK(says_all(ran.output, {"run.lock", "pid " + std::to_string(gone), "taken over"}));
   CHECK(fs::exists(out.path / "summary.json"));
   CHECK_FALSE(fs::exists(out.path / "run.lock"));
+}
+
+TEST_CASE("a new run clears the files an earlier summary lists only inside its folder: never through a link, never the lock") {
+  TempDir out("kit_clear");
+  TempDir elsewhere("kit_clear_elsewhere");
+  fs::create_directories(out.path / "plots");
+  fs::create_directories(elsewhere.path);
+  for (const fs::path& file : {out.path / "loss.png", out.path / "plots" / "a.svg", elsewhere.path / "data.txt"})
+    std::ofstream(file) << "kept?\n";
+  fs::create_directory_symlink(elsewhere.path, out.path / "link");
+  fs::create_symlink(elsewhere.path / "data.txt", out.path / "data_link.txt");
+  const nlohmann::json files = {"loss.png", "plots/a.svg", "link/data.txt", "data_link.txt", "run.lock",
+                                "../kit_clear_elsewhere/data.txt", (elsewhere.path / "data.txt").string()};
+  std::ofstream(out.path / "summary.json") << nlohmann::json{{"status", "finished"}, {"files", files}}.dump();
+  CHECK(harness::files_listed(out.path / "summary.json") == std::vector<fs::path>{"loss.png", "plots/a.svg"});
+
+  ParsedCli parsed({"--out", out.path.string()});
+  {
+    harness::Run run(parsed.cli);
+    CHECK(fs::exists(out.path / "run.lock"));  // listed, and still the new run's own
+  }
+  CHECK_FALSE(fs::exists(out.path / "loss.png"));
+  CHECK_FALSE(fs::exists(out.path / "plots" / "a.svg"));
+  CHECK(fs::exists(elsewhere.path / "data.txt"));  // reached through a folder link or a file link: left alone
+  CHECK(fs::is_symlink(fs::symlink_status(out.path / "data_link.txt")));
 }
 
 TEST_CASE("the final printout: rounded figures under aligned names, each with its note; files; where to go next") {

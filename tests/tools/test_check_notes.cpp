@@ -56,8 +56,22 @@ TEST_CASE("a note's run-quick lines give the flags its --quick twin adds") {
   const Markers m = read("text\n<!-- run-quick: --capacity-pairs 4,8 -->\n0.9<!-- run: acc -->\n<!-- run-quick: --circuit-steps 3 -->\n");
   CHECK(m.problems.empty());
   CHECK(m.found.size() == 1);
-  CHECK(m.quick_flags == "--capacity-pairs 4,8 --circuit-steps 3");
+  CHECK(m.quick_flags == std::vector<std::string>{"--capacity-pairs", "4,8", "--circuit-steps", "3"});
   CHECK(read("0.9<!-- run: acc -->\n").quick_flags.empty());
+}
+
+TEST_CASE("a run-quick line that is not flags and plain values is a problem and gives no argument") {
+  for (const char* line : {"; touch /tmp/ladder_pwned ;", "--steps 3 && touch x", "--data $(id)", "--out `id`",
+                                  "--prompt 'a b'", "--steps 3 | cat", "touch x", "--data \"x y\""}) {
+    const Markers m = read(std::string("<!-- run-quick: ") + line + " -->\n0.9<!-- run: acc -->\n");
+    INFO(line);
+    REQUIRE(m.problems.size() == 1);
+    CHECK(m.problems.front().find("docs/02_regression.md:1: run-quick") == 0);
+    CHECK(m.quick_flags.empty());
+  }
+  const Markers fine = read("<!-- run-quick: --kinds full,linear --lr=0.003 --data /tmp/a_b.txt -->\n0.9<!-- run: acc -->\n");
+  CHECK(fine.problems.empty());
+  CHECK(fine.quick_flags.size() == 5);
 }
 
 TEST_CASE("the default tolerance is the figure's rounding; drift is a larger difference") {

@@ -4,6 +4,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <utility>
 
 #include "lessons/lesson_runner.h"
 
@@ -65,4 +68,51 @@ TEST_CASE("compare on two runs of lesson 11 overlays their perplexity curves and
                         "![val_ppl](metrics_val_ppl.png)"}));
   CHECK(page.find("--out") == std::string::npos);  // where a run went is no difference between runs
   CHECK(ran.output.find("| **--lr** (differs) |") != std::string::npos);  // the table on the terminal too
+}
+
+TEST_CASE("compare writes only inside its output folder: a lesson that is no lesson's name is refused, a column's name cannot climb out, a trailing slash is the folder") {
+  TempDir dir("compare_paths");
+  const std::string csv = "step,a/../../../../b,val_ppl\n10,2.5,9\n20,2.0,7\n";
+  const fs::path a = dir.path / "runs" / "a", b = dir.path / "runs" / "b";
+  write_run(a, "11_gpt", 0.001, csv);
+  write_run(b, "11_gpt", 0.003, csv);
+  const Ran ran = compare(a.string() + "/ " + b.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  const fs::path out = dir.path / "runs" / "compare_11_gpt";  // beside the first run, not inside it
+  CHECK(fs::exists(out / "comparison.md"));
+  CHECK_FALSE(fs::exists(a / "compare_11_gpt"));
+  CHECK(fs::exists(out / "metrics_a_____________b.png"));
+  for (const auto& entry : fs::recursive_directory_iterator(dir.path))  // no b.png anywhere above or beside
+    CHECK_MESSAGE(entry.path().filename() != "b.png", entry.path().string());
+
+  const fs::path c = dir.path / "c", d = dir.path / "d";
+  write_run(c, "/../../x", 0.001, "step,val_ppl\n10,9\n");
+  write_run(d, "/../../x", 0.003, "step,val_ppl\n10,8\n");
+  check_refused(c.string() + " " + d.string(), {"names the lesson '/../../x'", "no lesson's name"});
+  CHECK_FALSE(fs::exists(dir.path / "x"));
+}
+
+TEST_CASE("comparison.md shows a run's names, flags and metric names as text: no HTML, link or table cell comes of them") {
+  TempDir dir("compare_escaping");
+  const fs::path a = dir.path / "03_mlp\" onerror=\"alert(1)\" x=\"", b = dir.path / "<script>alert(2)</script>";
+  for (const auto& [folder, lr] : {std::pair{a, 0.001}, std::pair{b, 0.003}}) {
+    fs::create_directories(folder);
+    std::ofstream(folder / "summary.json") << nlohmann::json{
+        {"lesson", "03_mlp"},
+        {"flags", {{"lr", lr}, {"note", "<img src=x onerror=alert(3)>"}}},
+        {"metrics", {{"<b>loss</b> | x", 1.5}}}}.dump();
+    std::ofstream(folder / "metrics.csv") << "step,<i>val</i>\n10,2\n20,1\n";
+  }
+  const Ran ran = compare("'" + a.string() + "' '" + b.string() + "' --out " + (dir.path / "out").string());  // quoted for the test's shell
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  std::ifstream in(dir.path / "out" / "comparison.md");
+  const std::string md((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (size_t at = md.find_first_of("<>|"); at != std::string::npos; at = md.find_first_of("<>|", at + 1))
+    if (md[at] != '|' || md.compare(at, 3, "| x") == 0)  // no tag opens, no name's | cuts a row: each is escaped
+      CHECK_MESSAGE((at > 0 && md[at - 1] == '\\'), "an unescaped ", md[at], " at ", at, " of comparison.md:\n", md);
+  CHECK(md.find("\\<script\\>") != std::string::npos);
+  CHECK(md.find("\\<img src=x onerror=alert\\(3\\)\\>") != std::string::npos);
+  CHECK(md.find("loss\\</b\\> \\| x") != std::string::npos);  // the | of a name does not cut the table's row
 }

@@ -28,8 +28,11 @@ std::string page_of(const std::string& note_path);
 // A note rendered as the body of its page: Markdown by md4c, math as <x-equation> for KaTeX, each
 // pointer a link that opens its code (#code=FILE:LINE), each plot it names shown from the
 // learner's latest run of its lesson. `pointers` are the note's, from the resolver.
+// The project's notes may hold HTML (comments, markers); Markdown a run folder holds
+// (comparison.md) is anyone's, so any HTML in it shows as text.
+enum class Author { project, run_folder };
 std::string note_body(const Book& book, const std::string& note_path, const std::string& markdown,
-                      const std::vector<docs::Pointer>& pointers);
+                      const std::vector<docs::Pointer>& pointers, Author author = Author::project);
 
 // The learner's latest run of a lesson ("06"): runs/06_*/ with the newest summary.json; empty if none.
 fs::path latest_run(const Book& book, const std::string& lesson);
@@ -45,5 +48,10 @@ void write_code_files(const Book& book);
 
 // The HTML text of `text`, escaped.
 std::string escaped(const std::string& text);
+// `path` as the address in an src or href attribute: every byte but letters, digits, - . _ ~ and
+// / percent-encoded, so that a folder's name (a quote, a $, a space) stays one path; escape it too.
+std::string url_path(const std::string& path);
+// Whether `path` is a regular file and not a symbolic link: the book copies nothing a link points at.
+bool plain_file(const std::filesystem::path& path);
 
 }  // namespace ladder::book

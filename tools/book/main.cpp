@@ -60,11 +60,12 @@ std::vector<std::pair<std::string, std::string>> comparison_pages(const Book& bo
     const std::string folder = entry.path().filename().string();
     fs::create_directories(book.out / "runs" / folder);
     for (const auto& file : fs::directory_iterator(entry.path()))
-      if (file.path().extension() == ".png" || file.path().extension() == ".svg")
+      if ((file.path().extension() == ".png" || file.path().extension() == ".svg") && plain_file(file.path()))
         fs::copy_file(file.path(), book.out / "runs" / folder / file.path().filename(), fs::copy_options::overwrite_existing);
     const std::string text = read(markdown);
-    std::string body = note_body(book, "runs/" + folder + "/comparison.md", text, {});
-    body = std::regex_replace(body, std::regex(R"re(src="([^"/]+)")re"), "src=\"runs/" + folder + "/$1\"");
+    std::string body = note_body(book, "runs/" + folder + "/comparison.md", text, {}, Author::run_folder);
+    // The plots' addresses, beside the copies; url_path leaves no $ or quote for the replacement to read.
+    body = std::regex_replace(body, std::regex(R"re(src="([^"/]+)")re"), "src=\"" + escaped(url_path("runs/" + folder)) + "/$1\"");
     const std::string name = (folder.starts_with("compare_") ? folder : "compare_" + folder) + ".html";
     write(book.out / name, page(title_of(text), nav, body));
     pages.emplace_back(name, title_of(text));
@@ -128,7 +129,8 @@ int build(int argc, char** argv) {
     body += note_body(book, note.path, text, pointers);
     if (note.path == "README.md" && !comparisons.empty()) {
       body += "<h2>Your comparisons</h2>\n<ul>\n";
-      for (const auto& [name, title] : comparisons) body += "<li><a href=\"" + name + "\">" + escaped(title) + "</a></li>\n";
+      for (const auto& [name, title] : comparisons)
+        body += "<li><a href=\"" + escaped(url_path(name)) + "\">" + escaped(title) + "</a></li>\n";
       body += "</ul>\n";
     }
     write(book.out / page_of(note.path), page(title_of(text), links, body));

@@ -1,6 +1,7 @@
 #include <md4c-html.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <deque>
 #include <fstream>
@@ -9,6 +10,7 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 
 #include "book.h"
 
@@ -16,11 +18,11 @@ namespace ladder::book {
 
 namespace {
 
-std::string markdown_to_html(const std::string& markdown) {
+std::string markdown_to_html(const std::string& markdown, Author author) {
   std::string html;
   const auto append = [](const MD_CHAR* text, MD_SIZE size, void* out) { static_cast<std::string*>(out)->append(text, size); };
-  if (md_html(markdown.data(), static_cast<MD_SIZE>(markdown.size()), append, &html,
-              MD_DIALECT_GITHUB | MD_FLAG_LATEXMATHSPANS, 0) != 0)
+  const unsigned flags = MD_DIALECT_GITHUB | MD_FLAG_LATEXMATHSPANS | (author == Author::run_folder ? MD_FLAG_NOHTML : 0);
+  if (md_html(markdown.data(), static_cast<MD_SIZE>(markdown.size()), append, &html, flags, 0) != 0)
     throw std::runtime_error("md4c could not parse the note");
   return html;
 }
@@ -85,13 +87,13 @@ std::string rewritten_links(const Book& book, const std::string& note_path, cons
 // What the page shows where its note names a plot: the learner's own, or how to make it.
 std::string plot_figure(const Book& book, const std::string& lesson, const std::string& plot) {
   const fs::path run = latest_run(book, lesson);
-  if (!run.empty() && fs::exists(run / plot)) {
+  if (!run.empty() && plain_file(run / plot)) {
     const fs::path copy = book.out / "runs" / run.filename() / plot;
     fs::create_directories(copy.parent_path());
     fs::copy_file(run / plot, copy, fs::copy_options::overwrite_existing);
-    const std::string relative = "runs/" + run.filename().string() + "/" + plot;
-    return "<figure class=\"run-plot\"><img src=\"" + relative + "\" alt=\"" + plot + " of your run\"><figcaption>" + plot +
-           " of your latest run (" + escaped(run.string()) + ")</figcaption></figure>\n";
+    const std::string relative = url_path("runs/" + run.filename().string() + "/" + plot);
+    return "<figure class=\"run-plot\"><img src=\"" + escaped(relative) + "\" alt=\"" + escaped(plot) + " of your run\"><figcaption>" +
+           escaped(plot) + " of your latest run (" + escaped(run.string()) + ")</figcaption></figure>\n";
   }
   return "<p class=\"no-run\">" + plot + ": no run of lesson " + lesson + " has drawn it yet; <code>./ladder lesson " + lesson +
          "</code> draws it (or <code>--quick</code>, in seconds).</p>\n";
@@ -138,17 +140,33 @@ std::string escaped(const std::string& text) {
   return out;
 }
 
+std::string url_path(const std::string& path) {
+  static const char* kHex = "0123456789ABCDEF";
+  std::string out;
+  for (const char c : path) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (std::isalnum(byte) || std::string_view("-._~/").find(c) != std::string_view::npos) out += c;
+    else out += {'%', kHex[byte >> 4], kHex[byte & 15]};
+  }
+  return out;
+}
+
+bool plain_file(const fs::path& path) {
+  std::error_code error;
+  return fs::is_regular_file(fs::symlink_status(path, error));
+}
+
 std::string page_of(const std::string& note_path) {
   if (note_path == "README.md") return "index.html";
   return fs::path(note_path).stem().string() + ".html";
 }
 
 std::string note_body(const Book& book, const std::string& note_path, const std::string& markdown,
-                      const std::vector<docs::Pointer>& pointers) {
+                      const std::vector<docs::Pointer>& pointers, Author author) {
   std::map<std::string, std::deque<docs::Target>> targets;  // span text -> the targets of its occurrences, in order
   for (const docs::Pointer& p : pointers) targets[p.span.text].push_back(p.target);
   const std::string lesson = lesson_of(note_path);
-  const std::string html = rewritten_links(book, note_path, markdown_to_html(markdown));
+  const std::string html = rewritten_links(book, note_path, markdown_to_html(markdown, author));
   std::string out;
   std::vector<std::pair<size_t, std::string>> figures;
   std::set<std::string> shown;

@@ -4,11 +4,14 @@
 // --quick runs each lesson with --quick into --out and checks only that every marker names a value
 // the run has (the keys of a quick run are those of a default one): the test suite's check.
 // Exit status: 0 every figure agrees, 1 some drifted, 2 a marker, a key or a run failed.
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -57,31 +60,71 @@ double load_average() {
 }
 
 // The command's output, and its exit status (-1 when it did not exit).
-std::pair<int, std::string> run_command(const std::string& command) {
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) ladder::fail("check-notes", "cannot start ", command);
+using Environment = std::vector<std::pair<std::string, std::string>>;
+
+// Runs `argv` as it is, each element one argument (no shell reads it), with `environment` added;
+// what it prints and its errors come back through one pipe, with its exit status (-1: it did not exit).
+std::pair<int, std::string> run_program(const std::vector<std::string>& argv, const Environment& environment = {}) {
+  int pipe_ends[2];
+  if (pipe(pipe_ends) != 0) ladder::fail("check-notes", "cannot make a pipe to run ", argv.front());
+  const pid_t child = fork();
+  if (child < 0) ladder::fail("check-notes", "cannot start ", argv.front());
+  if (child == 0) {
+    dup2(pipe_ends[1], STDOUT_FILENO);
+    dup2(pipe_ends[1], STDERR_FILENO);
+    close(pipe_ends[0]);
+    close(pipe_ends[1]);
+    for (const auto& [name, value] : environment) setenv(name.c_str(), value.c_str(), 1);
+    std::vector<char*> args;
+    for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    std::fprintf(stderr, "cannot start %s: %s\n", args[0], std::strerror(errno));
+    _exit(127);
+  }
+  close(pipe_ends[1]);
   std::string output;
   char buf[4096];
-  while (const size_t n = fread(buf, 1, sizeof buf, pipe)) output.append(buf, n);
-  const int status = pclose(pipe);
+  for (ssize_t n; (n = read(pipe_ends[0], buf, sizeof buf)) != 0;) {
+    if (n > 0) output.append(buf, static_cast<size_t>(n));
+    else if (errno != EINTR) break;
+  }
+  close(pipe_ends[0]);
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+std::string joined(const std::vector<std::string>& words) {
+  std::string line;
+  for (const std::string& word : words) line += (line.empty() ? "" : " ") + word;
+  return line;
 }
 
 // Runs lesson `name` into `folder` (lesson 16 on two processes, as ./ladder lesson 16 does) and
 // records its time and the load around it. A default run's threads are pinned to the cores: left
 // to itself a lesson runs fewer threads while other programs are busy, and BLAS then rounds
 // differently, so its figures would depend on the load.
-void run_lesson(const Options& o, const std::string& name, const fs::path& folder, const std::string& quick_flags) {
-  std::string command = (o.lessons / ("lesson_" + name)).string() + " --out " + folder.string();
-  if (o.quick) command += " --quick " + quick_flags;
-  else if (!name.starts_with("16_")) command += " --threads " + std::to_string(sysconf(_SC_NPROCESSORS_ONLN));
-  if (name.starts_with("16_"))
-    command = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -q --oversubscribe -np 2 " + command + " --procs 2";
-  std::printf("   running %s ...\n", command.c_str());
+void run_lesson(const Options& o, const std::string& name, const fs::path& folder, const std::vector<std::string>& quick_flags) {
+  std::vector<std::string> command = {(o.lessons / ("lesson_" + name)).string(), "--out", folder.string()};
+  if (o.quick) {
+    command.push_back("--quick");
+    command.insert(command.end(), quick_flags.begin(), quick_flags.end());
+  } else if (!name.starts_with("16_")) {
+    command.insert(command.end(), {"--threads", std::to_string(sysconf(_SC_NPROCESSORS_ONLN))});
+  }
+  Environment environment;
+  if (name.starts_with("16_")) {
+    command.insert(command.begin(), {"mpirun", "-q", "--oversubscribe", "-np", "2"});
+    command.insert(command.end(), {"--procs", "2"});
+    environment = {{"OMPI_ALLOW_RUN_AS_ROOT", "1"}, {"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"}};
+  }
+  std::printf("   running %s ...\n", joined(command).c_str());
   std::fflush(stdout);
   Timing timing{.load_before = load_average(), .cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN))};
   const auto start = std::chrono::steady_clock::now();
-  const auto [status, output] = run_command(command);
+  const auto [status, output] = run_program(command, environment);
   timing.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   timing.load_after = load_average();
   if (status != 0)  // the end of its output says why
@@ -95,7 +138,7 @@ void run_lesson(const Options& o, const std::string& name, const fs::path& folde
 
 // The run folder to read for lesson `name`: a default run, run first when needed (or a --quick run
 // given `quick_flags`).
-fs::path default_run(const Options& o, const std::string& name, const std::string& quick_flags) {
+fs::path default_run(const Options& o, const std::string& name, const std::vector<std::string>& quick_flags) {
   if (o.quick) {
     const fs::path folder = o.out / name;
     fs::remove_all(folder);
@@ -104,7 +147,7 @@ fs::path default_run(const Options& o, const std::string& name, const std::strin
   }
   const fs::path folder = o.runs / name;
   if (fs::exists(folder / "summary.json")) {
-    const auto [status, help] = run_command((o.lessons / ("lesson_" + name)).string() + " --help");
+    const auto [status, help] = run_program({(o.lessons / ("lesson_" + name)).string(), "--help"});
     if (status != 0) ladder::fail("check-notes", "lesson_", name, " --help failed:\n", help);
     const std::vector<std::string> differ = non_default_flags(RunFolder(folder).summary(), help);
     if (!differ.empty()) {
@@ -118,7 +161,7 @@ fs::path default_run(const Options& o, const std::string& name, const std::strin
       return folder;
     }
   }
-  run_lesson(o, name, folder, "");
+  run_lesson(o, name, folder, {});
   return folder;
 }
 

@@ -1,9 +1,13 @@
 #include "markers.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <regex>
 #include <sstream>
+#include <string_view>
 
+#include "data/visible_text.h"
 #include "tools/trim.h"
 
 namespace ladder::check_notes {
@@ -73,6 +77,36 @@ bool drifted(const Marker& marker, double value) {
   return !(std::abs(value - marker.figure) <= allowed * (1 + 1e-9) + 1e-12);
 }
 
+namespace {
+
+// A word of a run-quick line is handed to the lesson as one argument, never to a shell; the
+// characters are still kept to those flags and their values use, so that a note reads plainly.
+bool plain_argument(const std::string& word) {
+  return !word.empty() && std::all_of(word.begin(), word.end(), [](unsigned char c) {
+    return std::isalnum(c) || std::string_view(".,:/+-_=").find(static_cast<char>(c)) != std::string_view::npos;
+  });
+}
+
+void read_quick_flags(const std::string& text, const std::string& where, Markers& out) {
+  std::vector<std::string> words;
+  std::istringstream in(text);
+  for (std::string word; in >> word;) {
+    if (!plain_argument(word)) {
+      out.problems.push_back(where + "run-quick takes flags and values of letters, digits and . , : / + - _ =, not '" +
+                             data::visible(word) + "'");
+      return;
+    }
+    words.push_back(word);
+  }
+  if (!words.empty() && !words.front().starts_with("--")) {
+    out.problems.push_back(where + "run-quick starts with a flag (--name), not '" + data::visible(words.front()) + "'");
+    return;
+  }
+  out.quick_flags.insert(out.quick_flags.end(), words.begin(), words.end());
+}
+
+}  // namespace
+
 Markers read_markers(const std::string& note_path, const std::string& markdown) {
   Markers out;
   std::istringstream in(markdown);
@@ -88,7 +122,8 @@ Markers read_markers(const std::string& note_path, const std::string& markdown) 
     const size_t quick = line.find("<!-- run-quick:");
     if (quick != std::string::npos && line.find("-->", quick) != std::string::npos) {
       const size_t begin = quick + std::string("<!-- run-quick:").size();
-      out.quick_flags += (out.quick_flags.empty() ? "" : " ") + trim(line.substr(begin, line.find("-->", quick) - begin));
+      read_quick_flags(line.substr(begin, line.find("-->", quick) - begin),
+                       note_path + ":" + std::to_string(line_number) + ": ", out);
     }
     for (size_t open = line.find("<!-- run:"); open != std::string::npos; open = line.find("<!-- run:", open + 1)) {
       const std::string where = note_path + ":" + std::to_string(line_number) + ": ";

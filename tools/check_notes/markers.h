@@ -37,8 +37,10 @@ struct Markers {
   std::vector<Marker> found;
   std::vector<std::string> problems;
   // What a --quick run must be given so that it writes the keys the markers name, where --quick
-  // alone leaves some out: <!-- run-quick: --capacity-pairs 4,8,16,32,64 --> (flags joined by spaces).
-  std::string quick_flags;
+  // alone leaves some out: <!-- run-quick: --capacity-pairs 4,8,16,32,64 -->, one argument per
+  // word. A word is a flag (--name) or a value of letters, digits and . , : / + - _ =; any other
+  // word (a quote, ;, $, a space in a value) is a problem, and its line gives no argument.
+  std::vector<std::string> quick_flags;
 };
 Markers read_markers(const std::string& note_path, const std::string& markdown);
 

@@ -1,11 +1,16 @@
 #include "compare.h"
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
+#include <functional>
+#include <regex>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 #include "core/error.h"
+#include "data/visible_text.h"
 #include "plot/plot.h"
 
 namespace fs = std::filesystem;
@@ -60,6 +65,33 @@ std::string value_text(const nlohmann::json& value) {
   return value.dump();
 }
 
+// Text from a run (a folder's name, a flag's value, a metric's or a column's name) as Markdown that
+// shows it and does nothing else: the marks that open HTML, a link, an image, math, code, emphasis
+// or a table cell backslash-escaped (names keep their _: inside a word it is no emphasis), and a
+// control character written out (\r).
+std::string markdown_text(const std::string& text) {
+  std::string out;
+  for (const char c : data::visible(text)) {
+    if (std::string_view("\\`*~[]()<>!|$&#").find(c) != std::string_view::npos) out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// A plot's file name from a CSV's and a column's names: letters, digits, - and _ kept, anything
+// else (a slash, a dot, a quote) becomes _, so the file is always written inside the output folder.
+std::string file_stem(const std::string& text) {
+  std::string out;
+  for (const char c : text) out += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ? c : '_';
+  return out;
+}
+
+// A lesson's name as a lesson writes it in summary.json: two digits, _, lowercase letters, digits and _.
+bool lesson_name(const nlohmann::json& lesson) {
+  static const std::regex form("[0-9][0-9]_[a-z0-9_]+");
+  return lesson.is_string() && std::regex_match(lesson.get<std::string>(), form);
+}
+
 // Flags that name where a run went, not what it did.
 bool where_flag(const std::string& flag) { return flag == "out" || flag == "resume" || flag == "stop-after"; }
 
@@ -69,8 +101,9 @@ std::vector<RunFolder> read_runs(const std::vector<std::string>& folders) {
   if (folders.size() < 2) fail("compare", "give two or more run folders (runs/NN_name/ of one lesson), got ", folders.size());
   std::vector<RunFolder> runs;
   for (const std::string& folder : folders) {
-    RunFolder run{folder, fs::path(folder).lexically_normal().filename().string(), {}, {}};
-    if (run.label.empty()) run.label = fs::path(folder).lexically_normal().parent_path().filename().string();
+    fs::path path = fs::path(folder).lexically_normal();
+    if (path.filename().empty()) path = path.parent_path();  // "runs/03_mlp/" is the folder runs/03_mlp
+    RunFolder run{path, path.filename().string(), {}, {}};
     const fs::path summary = run.path / "summary.json";
     if (!fs::is_directory(run.path)) fail("compare", folder, " is not a folder");
     std::ifstream in(summary);
@@ -80,7 +113,10 @@ std::vector<RunFolder> read_runs(const std::vector<std::string>& folders) {
     } catch (const nlohmann::json::exception&) {
       fail("compare", summary.string(), " is not the JSON a lesson writes");
     }
-    if (!run.summary.contains("lesson")) fail("compare", summary.string(), " names no lesson: ", folder, " is not a run");
+    if (!run.summary.is_object() || !run.summary.contains("lesson")) fail("compare", summary.string(), " names no lesson: ", folder, " is not a run");
+    if (!lesson_name(run.summary["lesson"]))
+      fail("compare", summary.string(), " names the lesson '", data::visible(value_text(run.summary["lesson"])),
+           "', which is no lesson's name (NN_name): ", folder, " is not a lesson's run");
     if (!runs.empty() && run.summary["lesson"] != runs.front().summary["lesson"])
       fail("compare", "runs of different lessons: ", runs.front().path.string(), " is lesson ", value_text(runs.front().summary["lesson"]), ", ",
            folder, " is lesson ", value_text(run.summary["lesson"]), "; compare runs of one lesson");
@@ -107,25 +143,25 @@ fs::path default_output(const std::vector<RunFolder>& runs) {
 std::string write_comparison(const std::vector<RunFolder>& runs, const fs::path& out) {
   fs::create_directories(out);
   const std::string lesson = value_text(runs.front().summary["lesson"]);
-  // The table: the flags (those that differ marked), then the metrics, a column per run.
-  std::string table = "| |";
-  for (const RunFolder& run : runs) table += " " + run.label + " |";
-  table += "\n|---|";
-  for (size_t i = 0; i < runs.size(); ++i) table += "---|";
-  table += "\n";
+  // The table: the flags (those that differ marked), then the metrics, a column per run. Each row
+  // is its cells and whether it is marked; it is written for the terminal and for Markdown.
+  struct Row {
+    std::vector<std::string> cells;
+    bool marked;
+  };
+  std::vector<Row> rows;
   // A row of the table; `only` 1: only if the runs differ, 0: only if they agree, -1: either way.
   const auto row = [&](const std::string& name, const std::string& section, bool mark_differences, int only = -1) {
     std::vector<std::string> values;
     for (const RunFolder& run : runs) {
       const nlohmann::json part = run.summary.value(section, nlohmann::json::object());
-      values.push_back(value_text(part.value(name, nlohmann::json())));
+      values.push_back(value_text(part.is_object() ? part.value(name, nlohmann::json()) : nlohmann::json()));
     }
     const bool differs = std::adjacent_find(values.begin(), values.end(), std::not_equal_to<>()) != values.end();
     if (only != -1 && differs != (only == 1)) return;
-    const bool marked = mark_differences && differs;
-    std::string line = marked ? "| **--" + name + "** (differs) |" : (section == "flags" ? "| --" + name + " |" : "| " + name + " |");
-    for (const std::string& value : values) line += marked ? " **" + value + "** |" : " " + value + " |";
-    table += line + "\n";
+    Row r{{(section == "flags" ? "--" : "") + name}, mark_differences && differs};
+    r.cells.insert(r.cells.end(), values.begin(), values.end());
+    rows.push_back(r);
   };
   std::set<std::string> flags, metrics;
   std::vector<std::string> metric_order;
@@ -140,10 +176,24 @@ std::string write_comparison(const std::vector<RunFolder>& runs, const fs::path&
   for (const int differing : {1, 0})  // the flags that differ first
     for (const std::string& flag : flags) row(flag, "flags", true, differing);
   for (const std::string& metric : metric_order) row(metric, "metrics", false);
+  const auto written = [&](const std::function<std::string(const std::string&)>& text) {
+    std::string table = "| |";
+    for (const RunFolder& run : runs) table += " " + text(run.label) + " |";
+    table += "\n|---|";
+    for (size_t i = 0; i < runs.size(); ++i) table += "---|";
+    table += "\n";
+    for (const Row& r : rows) {
+      table += r.marked ? "| **" + text(r.cells[0]) + "** (differs) |" : "| " + text(r.cells[0]) + " |";
+      for (size_t i = 1; i < r.cells.size(); ++i) table += r.marked ? " **" + text(r.cells[i]) + "** |" : " " + text(r.cells[i]) + " |";
+      table += "\n";
+    }
+    return table;
+  };
+  const std::string terminal_table = written([](const std::string& text) { return data::visible(text); });
 
   std::string markdown = "# Lesson " + lesson + ": " + std::to_string(runs.size()) + " runs compared\n\n";
-  for (const RunFolder& run : runs) markdown += "- " + run.label + ": " + run.path.string() + "\n";
-  markdown += "\nThe flags that differ are marked; then each run's final figures (summary.json).\n\n" + table + "\n";
+  for (const RunFolder& run : runs) markdown += "- " + markdown_text(run.label) + ": " + markdown_text(run.path.string()) + "\n";
+  markdown += "\nThe flags that differ are marked; then each run's final figures (summary.json).\n\n" + written(markdown_text) + "\n";
   // A plot per figure of each CSV, a curve per run that has it.
   std::set<std::string> csv_names;
   for (const RunFolder& run : runs)
@@ -154,7 +204,7 @@ std::string write_comparison(const std::vector<RunFolder>& runs, const fs::path&
       if (run.csvs.count(csv))
         for (const std::string& column : run.csvs.at(csv).columns)
           if (column != "step" && std::find(columns.begin(), columns.end(), column) == columns.end()) columns.push_back(column);
-    markdown += "## " + csv + "\n\n";
+    markdown += "## " + markdown_text(csv) + "\n\n";
     for (const std::string& column : columns) {
       plot::LineChart chart{lesson + ": " + column + " (" + csv + ")", "step", column, {}, column.find("ppl") != std::string::npos};
       for (const RunFolder& run : runs) {
@@ -166,15 +216,15 @@ std::string write_comparison(const std::vector<RunFolder>& runs, const fs::path&
         for (const std::vector<double>& r : curves.rows) series.x.push_back(r[0]), series.y.push_back(r[at]);
         chart.series.push_back(series);
       }
-      const std::string stem = fs::path(csv).stem().string() + "_" + column;
+      const std::string stem = file_stem(fs::path(csv).stem().string() + "_" + column);
       plot::save_line_chart((out / stem).string(), chart);
-      markdown += "![" + column + "](" + stem + ".png)\n\n";
+      markdown += "![" + markdown_text(column) + "](" + stem + ".png)\n\n";
     }
   }
   std::ofstream file(out / "comparison.md");
   file << markdown;
   if (!file) fail("compare", "cannot write ", (out / "comparison.md").string());
-  return table;
+  return terminal_table;
 }
 
 }  // namespace ladder::compare
