@@ -102,7 +102,7 @@ TEST_CASE("a folder of text skips what is not a regular file, such as a named pi
   fs::remove_all(folder);
 }
 
-TEST_CASE("a 10 MB single line costs a few bytes per character, not a string per character") {
+TEST_CASE("a 10 MB single line costs a few bytes per character, not a string per character" * doctest::skip(testing::kSanitized)) {
   std::string line(10'000'000, 'a');
   for (size_t i = 0; i < line.size(); i += 7) line[i] = static_cast<char>('b' + i % 13);
   const std::string path = temp_file("one_line.txt", line);

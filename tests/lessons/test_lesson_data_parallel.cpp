@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "lessons/lesson_checks.h"
+#include "lessons/note_keys.h"
 
 namespace fs = std::filesystem;
 using namespace ladder::testing;
@@ -32,6 +33,7 @@ TEST_CASE("lesson 16_data_parallel --quick on 2 processes: one gradient, one mod
   const Ran ran = run_on(2, "--quick --out " + out.path.string());
   INFO(ran.output);
   REQUIRE(ran.status == 0);
+  check_note_keys(out.path);  // every figure its note marks is in this run
   check_files(out.path, {"metrics.csv", "metrics_one_process.csv", "losses.csv", "loss.png", "loss.svg",
                          "step_time.csv", "step_time.png", "all_reduce.csv", "all_reduce.png", "summed.png", "spread.png",
                          "summary.json"});

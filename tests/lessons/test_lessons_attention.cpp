@@ -1,6 +1,7 @@
 // Smoke tests of the attention lessons 11-15: each runs with --quick, writes its files and
 // learns; bad flags and inputs are refused with status 2.
 #include "lessons/lesson_checks.h"
+#include "lessons/note_keys.h"
 
 #include <random>
 #include <sstream>
@@ -16,6 +17,7 @@ TEST_CASE("lesson 11_gpt --quick: the GPT learns; samples at three temperatures;
   const Ran ran = run_lesson("11_gpt", "--quick --out " + out.path.string());
   INFO(ran.output);
   REQUIRE(ran.status == 0);
+  check_note_keys(out.path);  // every figure its note marks is in this run
   check_files(out.path, {"metrics.csv", "summary.json", "perplexity.png", "perplexity.svg", "samples.txt", "model.safetensors",
                          "generation_speed.csv", "generation_speed.png", "generation_speed.svg", "attention_layer1_head1.png",
                          "attention_layer4_head4.svg"});
@@ -187,6 +189,7 @@ TEST_CASE("lesson 12_linear_attention --quick: one layer three ways agrees; the 
   const Ran ran = run_lesson("12_linear_attention", "--quick --out " + out.path.string());
   INFO(ran.output);
   REQUIRE(ran.status == 0);
+  check_note_keys(out.path);  // every figure its note marks is in this run
   check_files(out.path, {"summary.json", "implied_attention.png", "implied_attention.svg", "layer_cost.csv", "layer_time.png",
                          "layer_time.svg", "layer_memory.png", "generation.csv", "generation_time.png", "generation_time.svg",
                          "gpt_perplexity.png", "gpt_perplexity.svg", "gpt_softmax.csv", "gpt_elu.csv", "gpt_cos.csv",
@@ -231,10 +234,10 @@ TEST_CASE("lesson 12_linear_attention --quick: one layer three ways agrees; the 
   CHECK(rows(out.path / "generation.csv").size() == 2);
   for (const char* name : {"layer_ms_full", "layer_ms_linear", "token_ms_full", "token_ms_linear"}) CHECK(m[name].get<double>() > 0);
   check_ending(ran.output, out.path, {{"chunked_vs_quadratic", "chunked product"}, {"token_ms_linear", "recurrent state"}});
-  // The other feature maps agree three ways too, on a length and chunk of their own.
+  // The other feature maps agree three ways too, on a length and chunk of their own (part 1 alone).
   for (const std::string map : {"cos", "softmax"}) {
     TempDir other("lesson12_" + map);
-    const Ran again = run_lesson("12_linear_attention", "--quick --feature-map " + map + " --length 9 --chunk 2 --out " +
+    const Ran again = run_lesson("12_linear_attention", "--quick --part 1 --feature-map " + map + " --length 9 --chunk 2 --out " +
                                                              other.path.string());
     INFO(again.output);
     REQUIRE(again.status == 0);
@@ -250,6 +253,7 @@ TEST_CASE("lesson 13_bigbird --quick: the pattern, the retrieval task, time agai
   const Ran ran = run_lesson("13_bigbird", "--quick --out " + out.path.string());
   INFO(ran.output);
   REQUIRE(ran.status == 0);
+  check_note_keys(out.path);  // every figure its note marks is in this run
   check_files(out.path, {"summary.json", "pattern.png", "pattern.svg", "timing.csv", "attention_time.png",
                          "attention_time.svg", "train_full.csv", "train_window.csv", "train_window_global.csv",
                          "train_bigbird.csv", "train_window_global_mid.csv", "train_bigbird_mid.csv",
@@ -343,6 +347,7 @@ TEST_CASE("lesson 14_transformer_vq --quick: one VQ layer two ways agrees; cost 
   const Ran ran = run_lesson("14_transformer_vq", "--quick --out " + out.path.string());
   INFO(ran.output);
   REQUIRE(ran.status == 0);
+  check_note_keys(out.path);  // every figure its note marks is in this run
   check_files(out.path, {"summary.json", "attention_full_vs_vq.png", "attention_full_vs_vq.svg", "vq_regions.png",
                          "vq_regions.svg", "layer_cost.csv", "layer_time.png", "layer_memory.png", "generation.csv",
                          "generation_time.png", "gpt_perplexity.png", "gpt_full.csv", "gpt_linear.csv", "gpt_vq.csv",
@@ -386,9 +391,11 @@ TEST_CASE("lesson 14_transformer_vq --quick: one VQ layer two ways agrees; cost 
 
 TEST_CASE("lesson 15_long_range --quick: the tasks printed, every kind trained on each, the table, the capacity and the circuit") {
   TempDir out("lesson15");
-  const Ran ran = run_lesson("15_long_range", "--quick --out " + out.path.string());
+  // with the capacity pairs its note's run-quick line names, so that the note's figures are in the run
+  const Ran ran = run_lesson("15_long_range", "--quick --capacity-pairs 4,16,32,64 --out " + out.path.string());
   INFO(ran.output);
   REQUIRE(ran.status == 0);
+  check_note_keys(out.path);  // every figure its note marks is in this run
   check_files(out.path, {"summary.json", "results.csv", "train_listops_full.csv", "train_listops_lstm.csv",
                          "train_recall_full.csv", "accuracy_speed_listops.png", "accuracy_speed_listops.svg",
                          "accuracy_speed_recall.png", "loss_listops.png", "loss_recall.svg", "capacity.csv",
@@ -426,7 +433,7 @@ TEST_CASE("lesson 15_long_range --quick: the tasks printed, every kind trained o
     CHECK(std::stod(row.at("steps_per_s")) > 0);
     CHECK(std::stod(row.at("peak_mib")) > 0);
   }
-  CHECK(rows(out.path / "capacity.csv").size() == 2 * kinds.size());  // --quick: 2 and 4 pairs
+  CHECK(rows(out.path / "capacity.csv").size() == 4 * kinds.size());  // 4, 16, 32 and 64 pairs
   // Every training curve is finite; ListOps' best validation loss after the first evaluation is
   // below the first (the best, not the last: 50 validation examples make the curves jump).
   kinds.push_back("lstm");

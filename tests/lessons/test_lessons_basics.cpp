@@ -1,6 +1,7 @@
 // Smoke tests of lessons 00-06 and the lesson command line: each runs with --quick, writes its files and
 // learns; bad flags and inputs are refused with status 2.
 #include "lessons/lesson_checks.h"
+#include "lessons/note_keys.h"
 
 namespace fs = std::filesystem;
 using namespace ladder::testing;
@@ -10,6 +11,7 @@ TEST_CASE("lesson 00_autograd --quick: gradients agree, the MLP learns, the chec
   const Ran ran = run_lesson("00_autograd", "--quick --out " + out.path.string());
   INFO(ran.output);
   REQUIRE(ran.status == 0);
+  check_note_keys(out.path);  // every figure its note marks is in this run
   CHECK(ran.output.find("largest difference between backward() and finite differences") != std::string::npos);
   CHECK(ran.output.find("reloaded: predictions identical") != std::string::npos);
   check_files(out.path, {"metrics.csv", "summary.json", "graph.dot", "loss.png", "loss.svg", "fit.png", "fit.svg",
@@ -50,6 +52,7 @@ TEST_CASE("lesson 01_ngram --quick: every estimator, perplexity falls with order
   const Ran ran = run_lesson("01_ngram", "--quick --out " + out.path.string());
   INFO(ran.output);
   REQUIRE(ran.status == 0);
+  check_note_keys(out.path);  // every figure its note marks is in this run
   check_files(out.path, {"metrics.csv", "summary.json", "val_ppl_by_order.png", "val_ppl_by_order.svg", "add_delta.png",
                          "add_delta.svg", "samples.txt"});
   std::map<std::string, std::map<int, double>> val_loss;  // estimator -> order -> NLL
@@ -92,6 +95,7 @@ TEST_CASE("lesson 02_regression --quick: perceptron converges, GD meets the norm
   const Ran ran = run_lesson("02_regression", "--quick --out " + out.path.string());
   INFO(ran.output);
   REQUIRE(ran.status == 0);
+  check_note_keys(out.path);  // every figure its note marks is in this run
   check_files(out.path, {"metrics.csv", "summary.json", "losses.png", "losses.svg", "perceptron.png", "logistic.png",
                          "softmax.png", "xor_linear.png", "xor_mlp.svg"});
   const auto table = rows(out.path / "metrics.csv");
@@ -112,6 +116,7 @@ TEST_CASE("lesson 03_mlp --quick: spirals need a hidden layer; the MLP language 
   const Ran ran = run_lesson("03_mlp", "--quick --out " + out.path.string());
   INFO(ran.output);
   REQUIRE(ran.status == 0);
+  check_note_keys(out.path);  // every figure its note marks is in this run
   check_files(out.path, {"metrics.csv", "summary.json", "spirals_accuracy.png", "spirals_linear.png", "spirals_best.svg",
                          "lm_loss.png", "lm_loss.svg", "samples.txt", "model.safetensors"});
   const std::vector<double> val = column(out.path / "metrics.csv", "val_loss");
@@ -131,6 +136,7 @@ TEST_CASE("lesson 04_cnn --quick: the CNN recognises shifted digits, the MLP doe
   const Ran ran = run_lesson("04_cnn", "--quick --out " + out.path.string());
   INFO(ran.output);
   REQUIRE(ran.status == 0);
+  check_note_keys(out.path);  // every figure its note marks is in this run
   check_files(out.path, {"metrics.csv", "metrics_mlp.csv", "summary.json", "accuracy.png", "accuracy.svg", "filters.png",
                          "filters.svg", "input.png", "feature_maps.png", "feature_maps.svg", "model.safetensors"});
   CHECK(ran.output.find("Conv2d(1, 16, kernel=3") != std::string::npos);  // the shape table
@@ -155,6 +161,7 @@ TEST_CASE("lesson 05_rnn --quick: the character RNN learns; N-vs-1, 1-vs-N, BPTT
   const Ran ran = run_lesson("05_rnn", "--quick --out " + out.path.string());
   INFO(ran.output);
   REQUIRE(ran.status == 0);
+  check_note_keys(out.path);  // every figure its note marks is in this run
   check_files(out.path, {"metrics.csv", "summary.json", "perplexity.png", "perplexity.svg", "samples.txt", "model.safetensors",
                          "bptt_gradients.png", "bptt_gradients.svg", "clipping.png", "clipping.svg", "clipping_grad_norm.png",
                          "clipping_bptt.svg"});
@@ -211,6 +218,7 @@ TEST_CASE("lesson 06_gated_rnn --quick: every cell learns; LSTM and GRU gates pl
   const Ran ran = run_lesson("06_gated_rnn", "--quick --out " + out.path.string());
   INFO(ran.output);
   REQUIRE(ran.status == 0);
+  check_note_keys(out.path);  // every figure its note marks is in this run
   check_files(out.path, {"metrics_rnn.csv", "metrics_gru.csv", "metrics_lstm.csv", "metrics_gru_2_layers.csv", "summary.json",
                          "perplexity.png", "perplexity.svg", "lstm_forget_gate.png", "lstm_input_gate.svg", "model.safetensors"});
   for (const char* model : {"rnn", "gru", "lstm", "gru_2_layers"}) {

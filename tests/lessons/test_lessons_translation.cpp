@@ -1,6 +1,7 @@
 // Smoke tests of the translation lessons 07-10 (and 08, attention pooling): each runs with --quick, writes its files and
 // learns; bad flags and inputs are refused with status 2.
 #include "lessons/lesson_checks.h"
+#include "lessons/note_keys.h"
 
 #include <set>
 
@@ -12,6 +13,7 @@ TEST_CASE("lesson 07_seq2seq --quick: the encoder-decoder learns dates; greedy i
   const Ran ran = run_lesson("07_seq2seq", "--quick --out " + out.path.string());
   INFO(ran.output);
   REQUIRE(ran.status == 0);
+  check_note_keys(out.path);  // every figure its note marks is in this run
   check_files(out.path, {"metrics.csv", "metrics_own_predictions.csv", "summary.json", "model.safetensors", "loss.png",
                          "loss.svg", "beam_search.png", "beam_seconds.png", "exact_match_by_length.png",
                          "exact_match_by_length.csv", "metrics_numbers.csv", "numbers_by_length.csv", "numbers_by_length.png"});
@@ -52,6 +54,7 @@ TEST_CASE("lesson 09_attention_seq2seq --quick: attention maps; exact match by l
   const Ran ran = run_lesson("09_attention_seq2seq", "--quick --compare " + plain.path.string() + " --out " + out.path.string());
   INFO(ran.output);
   REQUIRE(ran.status == 0);
+  check_note_keys(out.path);  // every figure its note marks is in this run
   check_files(out.path, {"metrics.csv", "summary.json", "model.safetensors", "loss.png", "beam_search.png",
                          "attention_map_1.png", "attention_map_4.svg", "exact_match_by_length.png"});
   const std::vector<double> val = column(out.path / "metrics.csv", "val_loss");
@@ -83,6 +86,7 @@ TEST_CASE("lesson 10_transformer --quick: the Transformer learns dates; the tabl
   const Ran ran = run_lesson("10_transformer", "--quick --compare " + gru.path.string() + " --out " + out.path.string());
   INFO(ran.output);
   REQUIRE(ran.status == 0);
+  check_note_keys(out.path);  // every figure its note marks is in this run
   check_files(out.path, {"metrics.csv", "summary.json", "model.safetensors", "loss.png", "beam_search.png",
                          "exact_match_by_length.png", "exact_match_by_length.csv", "positional_encoding.png",
                          "position_dot_products.svg", "attention_encoder.png", "attention_decoder.png", "attention_cross.svg",
@@ -205,6 +209,7 @@ TEST_CASE("lesson 08_attention_pooling --quick: the kernel learns its width; sco
   const Ran ran = run_lesson("08_attention_pooling", "--quick --out " + out.path.string());
   INFO(ran.output);
   REQUIRE(ran.status == 0);
+  check_note_keys(out.path);  // every figure its note marks is in this run
   check_files(out.path, {"metrics.csv", "summary.json", "model.safetensors", "fits.png", "fits.svg", "weights_nonparametric.png",
                          "weights_before_training.png", "weights_after_training.svg", "loss_against_w.png", "scores_dot.png",
                          "scores_scaled_dot.svg", "scores_additive.png", "scores_general.png", "scaling.csv", "scaling_variance.png",
