@@ -286,7 +286,7 @@ void LessonCli::parse(int argc, char** argv) {
 }
 
 void LessonCli::adopt_resumed_flags(const std::vector<std::string>& args, const nlohmann::json& defaults) {
-  const nlohmann::json recorded = recorded_flags(common.resume);
+  const nlohmann::json recorded = recorded_flags(common.resume, lesson_);
   std::vector<std::string> adopted = arguments_for(recorded, defaults, flags_named(args));
   const std::string given_out = given("--out") ? common.out : "";
   adopted.insert(adopted.end(), args.begin(), args.end());  // the command line's own flags last

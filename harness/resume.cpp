@@ -9,7 +9,11 @@
 #include "core/error.h"
 #include "io/atomic_file.h"
 #include "io/checkpoint.h"
+#include "io/crc32.h"
 #include "io/safetensors.h"
+#include "io/small_file.h"
+#include "data/visible_text.h"
+#include "harness/run_summary.h"
 #include "harness/run.h"
 
 namespace fs = std::filesystem;
@@ -97,6 +101,27 @@ std::string checkpoint_file(const std::string& run_folder, const std::string& lo
   return (fs::path(resume_folder(run_folder)) / (loop + ".safetensors")).string();
 }
 
+namespace {
+
+// The checksum of the flags file beside a checkpoint (`path` is resume/<loop>.safetensors), as
+// text; empty where there is none (a loop's checkpoint saved outside a run folder).
+std::string flags_checksum(const std::string& path) {
+  const fs::path file = fs::path(path).parent_path() / kFlagsFile;
+  std::error_code error;
+  if (!fs::exists(fs::symlink_status(file, error))) return "";
+  const std::string flags = io::read_small_file("resume", file.string());
+  return std::to_string(io::crc32(flags.data(), flags.size()));
+}
+
+// A step as a checkpoint writes it: digits alone, 1 or more ("1e5", "-3" and "0" are no step).
+int64_t step_of(const std::string& path, const std::string& text) {
+  const bool digits = !text.empty() && text.size() < 16 && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (!digits || std::stoll(text) < 1) fail("resume", path, ": its step '", data::visible(text), "' is not a step of a training loop");
+  return std::stoll(text);
+}
+
+}  // namespace
+
 void save_loop_checkpoint(const std::string& path, const std::string& lesson, const LoopState& state, int64_t step,
                           const nlohmann::json& records) {
   std::map<std::string, Tensor> tensors;
@@ -107,7 +132,7 @@ void save_loop_checkpoint(const std::string& path, const std::string& lesson, co
   io::save_safetensors(path, tensors,
                        {{"lesson", lesson}, {"step", std::to_string(step)}, {"generators", states_of(state.generators)},
                         {"model_generators", states_of(state.model.generators())}, {"default_generator", default_generator().state()},
-                        {"records", records.dump()}});
+                        {"records", utf8_json(records).dump()}, {"flags_crc32", flags_checksum(path)}});
 }
 
 std::pair<int64_t, nlohmann::json> load_loop_checkpoint(const std::string& path, const std::string& lesson,
@@ -117,6 +142,10 @@ std::pair<int64_t, nlohmann::json> load_loop_checkpoint(const std::string& path,
   for (const char* key : {"lesson", "step", "generators", "model_generators", "default_generator", "records"})
     if (!meta.count(key)) fail("resume", path, " has no '", key, "': it is not a checkpoint of a training loop");
   if (meta.at("lesson") != lesson) fail("resume", path, " is a checkpoint of lesson ", meta.at("lesson"), ", not of ", lesson);
+  if (meta.count("flags_crc32") && !meta.at("flags_crc32").empty() && meta.at("flags_crc32") != flags_checksum(path))
+    fail("resume", path, " was saved with other flags than resume/flags.json holds now (was it edited?): a resumed run ",
+         "goes on with the flags it started with");
+  const int64_t step = step_of(path, meta.at("step"));
   try {
     state.model.load_state_dict(part(file.tensors, "model."));
     state.optimizer.load_state_dict(part(file.tensors, "optimizer."));
@@ -124,7 +153,7 @@ std::pair<int64_t, nlohmann::json> load_loop_checkpoint(const std::string& path,
     set_states(meta.at("generators"), state.generators, "generators, the loop draws from");
     set_states(meta.at("model_generators"), state.model.generators(), "generators of the model, the model has");
     default_generator().set_state(meta.at("default_generator"));
-    return {std::stoll(meta.at("step")), nlohmann::json::parse(meta.at("records"))};
+    return {step, nlohmann::json::parse(meta.at("records"))};
   } catch (const nlohmann::json::exception& e) {
     fail("resume", path, ": ", e.what());
   } catch (const Error& e) {
@@ -160,22 +189,27 @@ void stop_together(const dist::Communicator& comm, Run* run, const std::function
   if (asked[1] > 0) throw Stopped(stopped);  // empty on the others, who print nothing
 }
 
-nlohmann::json recorded_flags(const std::string& run_folder) {
+nlohmann::json recorded_flags(const std::string& run_folder, const std::string& lesson) {
   const fs::path path = fs::path(resume_folder(run_folder)) / kFlagsFile;
-  std::ifstream in(path);
-  if (!in)
+  std::error_code error;
+  if (!fs::exists(fs::symlink_status(path, error)))
     fail("--resume", run_folder, " has no checkpoint to resume from (no ", path.string(),
          "): a run keeps one from its first evaluation until it finishes or diverges");
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    fail("--resume", path.string(), " is not the JSON a run writes: ", e.what());
-  }
+  const nlohmann::json recorded = nlohmann::json::parse(io::read_small_file("--resume", path.string()), nullptr, false);
+  if (!recorded.is_object()) fail("--resume", path.string(), " is not the JSON a run writes");
+  if (!recorded.contains("lesson")) return recorded;  // written before the file named its lesson: the flags alone
+  if (!recorded["lesson"].is_string() || !recorded.contains("flags") || !recorded["flags"].is_object())
+    fail("--resume", path.string(), " is not the JSON a run writes (a lesson and its flags)");
+  const std::string theirs = recorded["lesson"];
+  if (theirs != lesson)
+    fail("--resume", run_folder, " is a run of lesson ", data::visible(theirs), ", not of ", lesson, ": resume it with ./ladder lesson ",
+         data::visible(theirs.substr(0, 2)), " --resume ", run_folder);
+  return recorded["flags"];
 }
 
-void record_flags(const std::string& run_folder, const nlohmann::json& flags) {
+void record_flags(const std::string& run_folder, const std::string& lesson, const nlohmann::json& flags) {
   fs::create_directories(resume_folder(run_folder));
-  const std::string text = flags.dump(2) + "\n";
+  const std::string text = utf8_json(nlohmann::json{{"lesson", lesson}, {"flags", flags}}).dump(2) + "\n";
   io::write_atomically("resume", (fs::path(resume_folder(run_folder)) / kFlagsFile).string(), {text});
 }
 

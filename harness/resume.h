@@ -1,11 +1,12 @@
 // Stopping a run and resuming it: what a training loop's checkpoint holds, and the flags a run
 // started with. A run folder keeps them in resume/ (removed when the run finishes or diverges):
-//   resume/flags.json           every flag as the command line gave it (after defaults)
+//   resume/flags.json           the lesson, and every flag as the command line gave it (after defaults)
 //   resume/<loop>.safetensors   one per training loop, rewritten at each of its evaluations: the
 //                               model ("model.*"), the optimizer ("optimizer.*"), what the loop
 //                               carries ("carried.*"), and in the metadata the step, the state of
-//                               every generator the loop draws from (and of the default one) and
-//                               the tracker's records (CSV rows, curves, the last mean loss)
+//                               every generator the loop draws from (and of the default one), the
+//                               tracker's records (CSV rows, curves, the last mean loss) and the
+//                               checksum of flags.json (an edited flag is refused, not resumed)
 // `--resume RUN_DIR` takes the flags of RUN_DIR/resume/flags.json, refuses a flag given with
 // another value (only --threads, --out and --stop-after may change), and each loop continues from
 // its checkpoint, so that the run ends with the figures of a run never interrupted.
@@ -77,9 +78,11 @@ int64_t resume_without_run(const std::string& resumed, const std::string& lesson
 // at different steps: all throw Interrupted, `run` (rank 0's, null elsewhere) first writing it down.
 void stop_together(const dist::Communicator& comm, Run* run, const std::function<void()>& part);
 
-// The flags a run folder's resume/flags.json recorded; fails in one line when the folder has none.
-nlohmann::json recorded_flags(const std::string& run_folder);
-void record_flags(const std::string& run_folder, const nlohmann::json& flags);
+// The flags a run folder's resume/flags.json recorded with the lesson that ran; fails in one line
+// when the folder has none, or when they are another lesson's (a file from before the lesson was
+// recorded holds the flags alone, and is read as this lesson's).
+nlohmann::json recorded_flags(const std::string& run_folder, const std::string& lesson);
+void record_flags(const std::string& run_folder, const std::string& lesson, const nlohmann::json& flags);
 
 // Flags that may differ when resuming: they change neither the model nor the data.
 bool free_to_change(const std::string& flag);

@@ -113,7 +113,7 @@ double Run::seconds() const {
 std::string Run::checkpoint_file(const std::string& loop) {
   if (std::find(loops_.begin(), loops_.end(), loop) != loops_.end())
     fail("run", "two training loops keep their checkpoints as '", loop, "'; give each its own csv or name");
-  if (loops_.empty() && !resuming()) record_flags(folder_, cli_.flags_at_start());
+  if (loops_.empty() && !resuming()) record_flags(folder_, cli_.lesson(), cli_.flags_at_start());
   loops_.push_back(loop);
   return harness::checkpoint_file(folder_, loop);
 }
@@ -212,7 +212,7 @@ void Run::prepare_exit_at_once() {
   // The step a second signal comes at is not known ahead: last_evaluations say where --resume picks up.
   const nlohmann::ordered_json fields = {{"interrupted", {{"by", "a second SIGINT or SIGTERM, at once"}}},
                                          {"last_evaluations", evaluations_}, {"metrics", nlohmann::ordered_json::object()}};
-  harness::prepare_exit_at_once(path("summary.json"), summary("interrupted", fields).dump(2) + "\n", path(kLockName));
+  harness::prepare_exit_at_once(path("summary.json"), utf8_json(summary("interrupted", fields)).dump(2) + "\n", path(kLockName));
 }
 
 void Run::finish(const nlohmann::ordered_json& metrics, const MetricNotes& notes, const std::string& next,

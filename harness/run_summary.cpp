@@ -11,7 +11,7 @@
 namespace ladder::harness {
 
 void write_json(const std::string& path, const nlohmann::ordered_json& json) {
-  io::write_atomically("run", path, {json.dump(2) + "\n"});
+  io::write_atomically("run", path, {utf8_json(json).dump(2) + "\n"});
 }
 
 std::vector<std::filesystem::path> files_listed(const std::filesystem::path& summary) {

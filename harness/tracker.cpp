@@ -54,6 +54,8 @@ int64_t Tracker::resume(LoopState state) {
   checkpoint_ = run_.checkpoint_file(loop_name(options_));
   if (!run_.resuming() || !std::filesystem::exists(checkpoint_)) return 1;
   const auto [step, records] = load_loop_checkpoint(checkpoint_, run_.lesson(), *state_);
+  if (step > options_.steps)
+    fail("resume", checkpoint_, " is after step ", step, ", but the loop runs ", options_.steps, " steps: it is no checkpoint of this run");
   for (const nlohmann::json& row : records.at("rows")) {
     std::vector<double> values;
     for (const nlohmann::json& value : row) values.push_back(from_bits(value));

@@ -2,6 +2,7 @@
 // code; a pointer that does not resolve stops the build, naming it. The browser test
 // (browser_test.mjs) opens the pages.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -78,4 +79,22 @@ TEST_CASE("the book copies no plot that is a link: a run's or a comparison's plo
     if (entry.is_regular_file() && entry.path().extension() == ".png")
       CHECK_MESSAGE(read_text(entry.path()).find("not for the book") == std::string::npos, entry.path().string());
   fs::remove_all(out), fs::remove_all(runs), fs::remove_all(secret);
+}
+
+TEST_CASE("a run folder the book cannot read is a line and a box that says why, never the end of the book") {
+  const fs::path out = fresh("bad_out"), runs = fresh("bad_runs");
+  fs::create_directories(runs / "06_gated_rnn");
+  REQUIRE(::mkfifo((runs / "06_gated_rnn" / "summary.json").c_str(), 0600) == 0);  // would block a plain read
+  fs::create_directories(runs / "11_gpt");
+  std::ofstream(runs / "11_gpt" / "summary.json") << "[1, 2, 3]\n";  // JSON, but no run's summary
+  fs::create_directories(runs / "compare_06");
+  REQUIRE(::mkfifo((runs / "compare_06" / "comparison.md").c_str(), 0600) == 0);
+  const Ran ran = run_command("timeout 60 " + std::string(LADDER_BOOK) + " --root " + LADDER_SOURCE_DIR + " --lessons " +
+                              LADDER_LESSON_DIR + " --runs " + runs.string() + " --out " + out.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  CHECK(says_all(ran.output, {"skipped", "comparison.md", "lesson 06's run panel", "lesson 11's run panel", "not a run's summary"}));
+  CHECK(read_text(out / "06_gated_rnn.html").find("named pipe") != std::string::npos);
+  CHECK(read_text(out / "11_gpt.html").find("not a run's summary") != std::string::npos);
+  fs::remove_all(out), fs::remove_all(runs);
 }

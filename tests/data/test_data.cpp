@@ -14,6 +14,7 @@
 #include "data/symbol_sequences.h"
 #include "data/text.h"
 #include "data/tokenizer.h"
+#include "data/visible_text.h"
 #include "file_helpers.h"
 
 using namespace ladder;
@@ -419,4 +420,15 @@ TEST_CASE("a folder reads as all its regular files in name order, links skipped"
   fs::create_directories(folder);
   check_error([&] { read_text_file(folder.string()); }, {"read_text", "no files"});
   fs::remove_all(folder);
+}
+
+TEST_CASE("valid_utf8 keeps well-formed UTF-8 and writes every other byte as \\xNN") {
+  CHECK(valid_utf8("plain ascii") == "plain ascii");
+  CHECK(valid_utf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80") == "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");  // 2, 3 and 4 bytes
+  CHECK(valid_utf8("a\xff" "b") == "a\\xffb");
+  CHECK(valid_utf8("\xc3") == "\\xc3");                    // cut short
+  CHECK(valid_utf8("\xc0\xaf") == "\\xc0\\xaf");           // an overlong '/'
+  CHECK(valid_utf8("\xed\xa0\x80") == "\\xed\\xa0\\x80");  // a surrogate
+  CHECK(valid_utf8("\xf4\x90\x80\x80") == "\\xf4\\x90\\x80\\x80");  // past U+10FFFF
+  CHECK(valid_utf8(std::string("nul\0x", 5)) == std::string("nul\0x", 5));
 }

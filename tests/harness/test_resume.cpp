@@ -102,6 +102,36 @@ TEST_CASE("--resume refuses flags that change the run, a folder without a checkp
   CHECK(resumed.output.find("resumed after step 10") != std::string::npos);
 }
 
+TEST_CASE("--resume refuses another lesson's run, flags edited after the stop and a checkpoint whose step no run reaches, by name") {
+  TempDir run("resume_guards");
+  const std::string folder = run.path.string();
+  REQUIRE(run_lesson("11_gpt", "--quick --threads 1 --out " + folder + " --stop-after 1").status == 0);
+  check_refused("04_cnn", "--resume " + folder, {"is a run of lesson 11_gpt, not of 04_cnn", "./ladder lesson 11 --resume"});
+  CHECK(fs::exists(run.path / "resume" / "metrics.safetensors"));  // another lesson's refusal touched nothing
+
+  const fs::path flags = run.path / "resume" / "flags.json";
+  const std::string recorded = read_text(flags);
+  nlohmann::json edited = nlohmann::json::parse(recorded);
+  CHECK(edited["lesson"] == "11_gpt");
+  edited["flags"]["lr"] = 0.003;  // as if by hand, after the stop
+  std::ofstream(flags) << edited.dump(2);
+  check_refused("11_gpt", "--resume " + folder, {"saved with other flags", "flags.json", "edited"});
+  std::ofstream(flags) << recorded;
+
+  const fs::path checkpoint = run.path / "resume" / "metrics.safetensors";
+  const io::TensorFile saved = io::load_safetensors(checkpoint.string());
+  for (const char* step : {"0", "1e5", "-3", "99999999"}) {
+    std::map<std::string, std::string> metadata = saved.metadata;
+    metadata["step"] = step;  // a crafted checkpoint, its checksum valid
+    io::save_safetensors(checkpoint.string(), saved.tensors, metadata);
+    check_refused("11_gpt", "--resume " + folder, {std::string(step) == "99999999" ? "no checkpoint of this run" : "is not a step"});
+  }
+  io::save_safetensors(checkpoint.string(), saved.tensors, saved.metadata);
+  const Ran resumed = run_lesson("11_gpt", "--resume " + folder);
+  INFO(resumed.output);
+  CHECK(resumed.status == 0);
+}
+
 TEST_CASE("a resumed run takes the flags the run recorded where they differ from the defaults, the command line's first") {
   const nlohmann::json defaults = {{"steps", 1000}, {"lr", 0.001}, {"lines", false}, {"quick", false}, {"data", "a.txt"},
                                    {"val", ""}, {"out", "runs/x"}, {"threads", 0}, {"resume", ""}, {"stop-after", 0}};

@@ -264,3 +264,20 @@ TEST_CASE("a summary keeps its metrics in the order reported, each with its note
   CHECK(summary.metrics.dump() == R"({"zeta":1,"alpha":0.5})");
   CHECK(summary.notes.at("alpha") == "the second");
 }
+
+TEST_CASE("text that is not UTF-8 reaches JSON written out: a summary, its error and the flags stay readable") {
+  const nlohmann::ordered_json bad = {{"path\xff", "/tmp/a\xfe" "b"}, {"list", {"ok", "\xc3"}}, {"n", 3}};
+  const nlohmann::ordered_json fixed = harness::utf8_json(bad);
+  CHECK(fixed.dump() == R"({"path\\xff":"/tmp/a\\xfeb","list":["ok","\\xc3"],"n":3})");
+
+  TempDir out("kit_utf8");
+  ParsedCli parsed({"--out", out.path.string()});
+  const int status = harness::lesson_main([&] {
+    harness::Run run(parsed.cli);
+    fail("kit_utf8", "a line of the text reads 'caf\xe9'");  // Latin-1: no UTF-8
+  });
+  CHECK(status == 2);  // an error's exit, not an abort
+  const nlohmann::json summary = summary_of(out.path);
+  CHECK(summary["status"] == "failed");
+  CHECK(summary["error"] == "kit_utf8: a line of the text reads 'caf\\xe9'");
+}

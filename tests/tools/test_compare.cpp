@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "file_helpers.h"
 #include "lessons/lesson_runner.h"
 
 namespace fs = std::filesystem;
@@ -115,4 +116,26 @@ TEST_CASE("comparison.md shows a run's names, flags and metric names as text: no
   CHECK(md.find("\\<script\\>") != std::string::npos);
   CHECK(md.find("\\<img src=x onerror=alert\\(3\\)\\>") != std::string::npos);
   CHECK(md.find("loss\\</b\\> \\| x") != std::string::npos);  // the | of a name does not cut the table's row
+}
+
+TEST_CASE("compare refuses a named pipe or a device in a run folder in one line, and never waits on one") {
+  TempDir dir("compare_pipes");
+  const std::string csv = "step,val_ppl\n10,9\n20,7\n";
+  const fs::path a = dir.path / "a", b = dir.path / "b", c = dir.path / "c";
+  write_run(a, "11_gpt", 0.001, csv);
+  write_run(b, "11_gpt", 0.003, "");
+  make_fifo((b / "metrics.csv").string());  // a CSV that is a pipe
+  fs::create_directories(c);
+  make_fifo((c / "summary.json").string());  // a summary that is a pipe
+  const fs::path d = dir.path / "d";
+  write_run(d, "11_gpt", 0.003, "");
+  fs::create_symlink("/dev/zero", d / "metrics.csv");  // a CSV without end
+  for (const auto& [other, words] : {std::pair{b, std::vector<std::string>{"metrics.csv", "pipe"}},
+                                     std::pair{c, std::vector<std::string>{"summary.json", "pipe"}},
+                                     std::pair{d, std::vector<std::string>{"metrics.csv"}}}) {
+    const Ran ran = run_command("timeout 20 " + std::string(LADDER_COMPARE) + " " + a.string() + " " + other.string());
+    INFO(ran.output);
+    CHECK(ran.status == 2);  // 124: it waited until timeout ended it
+    CHECK(says_all(ran.output, words));
+  }
 }

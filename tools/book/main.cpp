@@ -8,7 +8,10 @@
 #include <sstream>
 
 #include "book.h"
+#include "core/error.h"
+#include "data/visible_text.h"
 #include "docs/markdown.h"
+#include "io/small_file.h"
 
 using namespace ladder;
 using namespace ladder::book;
@@ -57,12 +60,18 @@ std::vector<std::pair<std::string, std::string>> comparison_pages(const Book& bo
   for (const auto& entry : fs::directory_iterator(book.runs)) {
     const fs::path markdown = entry.path() / "comparison.md";
     if (!fs::exists(markdown)) continue;
+    std::string text;
+    try {  // bounded: a comparison.md that is a named pipe or a device is skipped, not waited on
+      text = io::read_small_file("book", markdown.string());
+    } catch (const ladder::Error& e) {
+      std::printf("ladder_book: skipped %s\n", ladder::data::visible(e.what()).c_str());
+      continue;
+    }
     const std::string folder = entry.path().filename().string();
     fs::create_directories(book.out / "runs" / folder);
     for (const auto& file : fs::directory_iterator(entry.path()))
       if ((file.path().extension() == ".png" || file.path().extension() == ".svg") && plain_file(file.path()))
         fs::copy_file(file.path(), book.out / "runs" / folder / file.path().filename(), fs::copy_options::overwrite_existing);
-    const std::string text = read(markdown);
     std::string body = note_body(book, "runs/" + folder + "/comparison.md", text, {}, Author::run_folder);
     // The plots' addresses, beside the copies; url_path leaves no $ or quote for the replacement to read.
     body = std::regex_replace(body, std::regex(R"re(src="([^"/]+)")re"), "src=\"" + escaped(url_path("runs/" + folder)) + "/$1\"");

@@ -1,9 +1,13 @@
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 
 #include "book.h"
+#include "core/error.h"
+#include "data/visible_text.h"
+#include "io/small_file.h"
 
 namespace ladder::book {
 
@@ -42,15 +46,25 @@ std::string run_panel(const Book& book, const std::string& lesson) {
     return "<aside class=\"run-panel\"><h3>Your run</h3><p>No run of this lesson yet: <code>" + command +
            "</code> (or with <code>--quick</code>) writes its plots and figures into runs/, and the book shows them here "
            "after <code>./ladder book</code>.</p></aside>\n";
-  std::ifstream in(run / "summary.json");
+  // A run folder is anyone's: its summary is read bounded (a named pipe or a device is refused, not
+  // waited on), and one that is not a run's says so in the box instead of stopping the book.
   nlohmann::json summary;
+  std::string unreadable;
   try {
-    summary = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception&) {
-    return "<aside class=\"run-panel\"><h3>Your run</h3><p>" + escaped((run / "summary.json").string()) + " is not JSON.</p></aside>\n";
+    summary = nlohmann::json::parse(io::read_small_file("book", (run / "summary.json").string()), nullptr, false);
+    if (!summary.is_object()) unreadable = (run / "summary.json").string() + " is not a run's summary (a JSON object)";
+  } catch (const Error& e) {
+    unreadable = e.what();
   }
-  const nlohmann::json metrics = summary.value("metrics", nlohmann::json::object());
-  const nlohmann::json run_flags = summary.value("flags", nlohmann::json::object());
+  if (!unreadable.empty()) {
+    std::printf("ladder_book: lesson %s's run panel: %s\n", lesson.c_str(), data::visible(unreadable).c_str());
+    return "<aside class=\"run-panel\"><h3>Your run</h3><p>" + escaped(unreadable) + "</p></aside>\n";
+  }
+  const auto object = [&](const char* key) {
+    const nlohmann::json part = summary.value(key, nlohmann::json::object());
+    return part.is_object() ? part : nlohmann::json::object();
+  };
+  const nlohmann::json metrics = object("metrics"), run_flags = object("flags");
   std::string rows;
   for (const auto& [name, value] : metrics.items())
     rows += "<tr><td>" + escaped(name) + "</td><td>" + escaped(figure_text(value)) + "</td></tr>";

@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "data/visible_text.h"
+#include "io/small_file.h"
 #include "plot/plot.h"
 
 namespace fs = std::filesystem;
@@ -31,8 +32,9 @@ std::vector<std::string> cells(const std::string& line) {
 }
 
 // The CSV's rows of numbers under a header that starts with "step"; none when it is another table.
+// Read through the bounded reader: a named pipe or /dev/zero in a run folder is refused, not waited on.
 Curves read_curves(const fs::path& path) {
-  std::ifstream in(path);
+  std::istringstream in(io::read_small_file("compare", path.string()));
   std::string line;
   Curves curves;
   if (!std::getline(in, line)) return curves;
@@ -106,13 +108,11 @@ std::vector<RunFolder> read_runs(const std::vector<std::string>& folders) {
     RunFolder run{path, path.filename().string(), {}, {}};
     const fs::path summary = run.path / "summary.json";
     if (!fs::is_directory(run.path)) fail("compare", folder, " is not a folder");
-    std::ifstream in(summary);
-    if (!in) fail("compare", folder, " is not a run: it has no summary.json (a lesson writes one into its --out folder)");
-    try {
-      run.summary = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception&) {
-      fail("compare", summary.string(), " is not the JSON a lesson writes");
-    }
+    std::error_code error;
+    if (!fs::exists(fs::symlink_status(summary, error)))
+      fail("compare", folder, " is not a run: it has no summary.json (a lesson writes one into its --out folder)");
+    run.summary = nlohmann::json::parse(io::read_small_file("compare", summary.string()), nullptr, /*allow_exceptions=*/false);
+    if (run.summary.is_discarded()) fail("compare", summary.string(), " is not the JSON a lesson writes");
     if (!run.summary.is_object() || !run.summary.contains("lesson")) fail("compare", summary.string(), " names no lesson: ", folder, " is not a run");
     if (!lesson_name(run.summary["lesson"]))
       fail("compare", summary.string(), " names the lesson '", data::visible(value_text(run.summary["lesson"])),
