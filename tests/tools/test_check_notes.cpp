@@ -163,3 +163,19 @@ TEST_CASE("check-notes refuses an unknown argument, a note that does not exist, 
   refused("42", {"no note", "docs/42_"});
   refused("--quick 02", {"--quick needs --out"});
 }
+
+TEST_CASE("a figure no run gives is a marker problem, never a crash: 60,000 digits, 1e400, a tolerance of ±inf; a typeset minus is a sign") {
+  const Markers huge = read(std::string(60000, '7') + "<!-- run: acc -->\n");
+  REQUIRE(huge.problems.size() == 1);
+  CHECK(huge.problems.front().find("longer than 40 characters") != std::string::npos);
+  const Markers overflow = read("1e400<!-- run: acc -->\n");
+  REQUIRE(overflow.problems.size() == 1);
+  CHECK(overflow.problems.front().find("not a finite number") != std::string::npos);
+  const Markers infinite = read("0.5<!-- run: acc ±inf -->\n");
+  REQUIRE(infinite.problems.size() == 1);
+  CHECK(infinite.problems.front().find("is not a number") != std::string::npos);
+  const Markers minus = read("a slope of \xE2\x88\x92" "0.25<!-- run: slope -->\n");
+  REQUIRE(minus.found.size() == 1);
+  CHECK(minus.found.front().figure == -0.25);
+  CHECK(rounding_tolerance("1e99999") > 0);  // saturates instead of throwing
+}

@@ -51,6 +51,9 @@ std::optional<Source> parse_source(const std::string& text) {
 // unit of time or memory after it ("62 s", "4.1 MiB").
 const std::regex kFigure(R"((-?\d{1,3}(?:,\d{3})+|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(k|M|%)?(?:\s?(?:s|ms|min|KiB|MiB|GiB))?$)");
 
+// The longest figure a marker may follow, in characters ("-1,234,567.891e-05 MiB" is 22).
+constexpr size_t kFigureChars = 40;
+
 double scale_of(const std::string& suffix) { return suffix == "k" ? 1e3 : suffix == "M" ? 1e6 : suffix == "%" ? 1e-2 : 1.0; }
 
 std::string without_commas(std::string s) {
@@ -66,10 +69,11 @@ double rounding_tolerance(const std::string& figure_text) {
   const std::string number = without_commas(m[1].str());
   const size_t e = number.find_first_of("eE");
   const std::string mantissa = number.substr(0, e);
-  const int exponent = e == std::string::npos ? 0 : std::stoi(number.substr(e + 1));
+  // strtol saturates where stoi would throw: "1e99999" is no figure a run gives, but reads as one
+  const long exponent = e == std::string::npos ? 0 : std::strtol(number.c_str() + e + 1, nullptr, 10);
   const size_t dot = mantissa.find('.');
   const int decimals = dot == std::string::npos ? 0 : static_cast<int>(mantissa.size() - dot - 1);
-  return 0.5 * std::pow(10.0, exponent - decimals) * scale_of(m[2].str());
+  return 0.5 * std::pow(10.0, static_cast<double>(exponent - decimals)) * scale_of(m[2].str());
 }
 
 bool drifted(const Marker& marker, double value) {
@@ -142,7 +146,7 @@ Markers read_markers(const std::string& note_path, const std::string& markdown) 
         if (marker.relative) tolerance.pop_back();
         char* end = nullptr;
         marker.tolerance = std::strtod(tolerance.c_str(), &end);
-        if (tolerance.empty() || *end != '\0' || !(marker.tolerance >= 0)) {
+        if (tolerance.empty() || *end != '\0' || !(marker.tolerance >= 0) || !std::isfinite(marker.tolerance)) {
           out.problems.push_back(where + "tolerance '±" + tolerance + "' is not a number (write ±0.01 or ±5%)");
           continue;
         }
@@ -155,14 +159,33 @@ Markers read_markers(const std::string& note_path, const std::string& markdown) 
         continue;
       }
       marker.source = *source;
+      // The figure is the end of the text before the marker; a figure is short, so only its last
+      // kFigureChars characters are searched (the regex would recurse once per digit of a longer one).
       std::smatch m;
       const std::string before = line.substr(0, open);
-      if (!std::regex_search(before, m, kFigure)) {
+      const size_t from = before.size() > kFigureChars ? before.size() - kFigureChars : 0;
+      const std::string tail = before.substr(from);
+      if (from > 0 && std::isdigit(static_cast<unsigned char>(before[from - 1])) && std::regex_search(tail, m, kFigure) &&
+          m.position(0) == 0) {
+        out.problems.push_back(where + "the figure before the marker '" + body + "' is longer than " + std::to_string(kFigureChars) +
+                               " characters: no run gives one");
+        continue;
+      }
+      if (!std::regex_search(tail, m, kFigure)) {
         out.problems.push_back(where + "the marker '" + body + "' must follow its figure directly: 0.935<!-- run: ... -->");
         continue;
       }
       marker.figure_text = m[0].str();
-      marker.figure = std::stod(without_commas(m[1].str())) * scale_of(m[2].str());
+      marker.figure = std::strtod(without_commas(m[1].str()).c_str(), nullptr) * scale_of(m[2].str());
+      if (!std::isfinite(marker.figure)) {
+        out.problems.push_back(where + "the figure " + marker.figure_text + " is not a finite number");
+        continue;
+      }
+      // A typeset minus (U+2212) before the figure is its sign, as a hyphen would be.
+      if (tail.substr(0, static_cast<size_t>(m.position(0))).ends_with("\xE2\x88\x92")) {
+        marker.figure = -marker.figure;
+        marker.figure_text = "\xE2\x88\x92" + marker.figure_text;
+      }
       if (plus_minus == std::string::npos) marker.tolerance = rounding_tolerance(marker.figure_text);
       out.found.push_back(marker);
     }
