@@ -179,3 +179,25 @@ TEST_CASE("a figure no run gives is a marker problem, never a crash: 60,000 digi
   CHECK(minus.found.front().figure == -0.25);
   CHECK(rounding_tolerance("1e99999") > 0);  // saturates instead of throwing
 }
+
+TEST_CASE("check-notes on runs it did not start: an unfinished one is refused as such, a finished one agrees with its time and load left out") {
+  const fs::path runs = fs::temp_directory_path() / ("ladder_check_notes_runs_" + std::to_string(::getpid()));
+  fs::remove_all(runs);
+  const Ran made = run_command(std::string(LADDER_LESSON_DIR) + "/lesson_00_autograd --out " + (runs / "00_autograd").string());
+  REQUIRE(made.status == 0);
+  const std::string check = std::string(LADDER_CHECK_NOTES) + " --root " + LADDER_SOURCE_DIR + " --lessons " + LADDER_LESSON_DIR +
+                            " --runs " + runs.string() + " 00";
+  const Ran agreed = run_command(check);
+  INFO(agreed.output);
+  CHECK(agreed.status == 0);  // 1 only when a figure drifted; the time and load of this run are context
+  CHECK(says_all(agreed.output, {"reading", "0 drifted", "0 could not be checked", "of time and load left out"}));
+
+  nlohmann::json summary = nlohmann::json::parse(ladder::testing::read_text(runs / "00_autograd" / "summary.json"));
+  summary["status"] = "interrupted";
+  std::ofstream(runs / "00_autograd" / "summary.json") << summary.dump();
+  const Ran unfinished = run_command(check);
+  INFO(unfinished.output);
+  CHECK(unfinished.status == 2);
+  CHECK(says_all(unfinished.output, {"did not finish (status interrupted)", "--resume", "move it away"}));
+  fs::remove_all(runs);
+}

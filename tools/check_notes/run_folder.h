@@ -28,6 +28,8 @@ class RunFolder {
   explicit RunFolder(std::filesystem::path folder);
 
   const nlohmann::json& summary() const { return summary_; }
+  // Whether check-notes started this run and wrote its timing.json (its time, load and cores).
+  bool has_timing() const { return !timing_.is_null(); }
   // The value `source` names: a metric of summary.json (dots go into objects and lists), "seconds"
   // (timing.json's, else summary.json's), "load" (timing.json's load before the run), "cores" (timing.json's), or a cell
   // of a CSV. Throws ladder::Error saying what is missing: the file, the column, the row, the key.
