@@ -16,6 +16,7 @@ CsvWriter::CsvWriter(const std::string& path, std::vector<std::string> columns)
   for (size_t i = 0; i < columns.size(); ++i) out_ << (i ? "," : "") << columns[i];
   out_ << "\n";
   out_.flush();
+  if (!out_) fail("CsvWriter", path_, ": its header could not be written (is the disk full?)");
 }
 
 void CsvWriter::row(const std::vector<double>& values) {
@@ -35,6 +36,7 @@ void CsvWriter::row(const std::vector<std::string>& cells) {
   for (size_t i = 0; i < cells.size(); ++i) out_ << (i ? "," : "") << cells[i];
   out_ << "\n";
   out_.flush();
+  if (!out_) fail("CsvWriter", path_, ": a row could not be written (is the disk full?)");
 }
 
 }  // namespace ladder::harness

@@ -106,6 +106,16 @@ void Run::wrote(const std::vector<std::string>& paths) {
   if (status_ == "running") prepare_exit_at_once();  // the next run must find these files listed
 }
 
+void Run::check_written() const {
+  std::error_code error;
+  for (const std::string& p : written_) {
+    const bool whole = std::filesystem::is_regular_file(p, error) && std::filesystem::file_size(p, error) > 0;
+    if (!whole)
+      fail("run", p, " was not written (", std::filesystem::exists(p, error) ? "it is empty" : "it is missing",
+           "): is the disk full? The run keeps its last checkpoint; free space and continue it with --resume ", folder_);
+  }
+}
+
 double Run::seconds() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
 }
@@ -221,6 +231,7 @@ void Run::finish(const nlohmann::ordered_json& metrics, const MetricNotes& notes
   for (const auto& [name, value] : metrics.items())
     if (value.is_number_float() && !std::isfinite(value.get<double>()))
       diverged(last_step_, last_loss_, cat("the reported ", name, " is ", number_name(value.get<double>())));
+  check_written();
   wrote({path("summary.json")});
   status_ = "finished";
   write_summary("finished", {{"metrics", metrics}});
@@ -252,7 +263,11 @@ int lesson_main(const std::function<void()>& body) {
   } catch (const std::exception& e) {  // ladder::Error, and anything a library throws (out of memory, ...)
     std::fflush(stdout);
     std::fprintf(stderr, "\nerror: %s\n", e.what());
-    if (record_failure()) std::exchange(record_failure(), nullptr)(e.what());
+    try {
+      if (record_failure()) std::exchange(record_failure(), nullptr)(e.what());
+    } catch (const std::exception& also) {  // the disk that failed the run may refuse its summary too
+      std::fprintf(stderr, "error: and summary.json could not say so: %s\n", also.what());
+    }
     return 2;
   }
 }

@@ -123,6 +123,8 @@ class Run {
  private:
   [[noreturn]] void diverged(int64_t step, double loss, const std::string& why);
   void clear_earlier_run();
+  // Fails naming the first file the run lists that is missing or empty (a write the disk refused).
+  void check_written() const;
   // summary.json: the fields every status has, `status`, then `fields`, and the files written so
   // far (which the next run into the folder removes); written atomically.
   nlohmann::ordered_json summary(const std::string& status, const nlohmann::ordered_json& fields) const;

@@ -16,6 +16,7 @@
 
 #include "io/safetensors.h"
 #include "harness/run.h"
+#include "harness/csv_writer.h"
 #include "harness/run_summary.h"
 #include "harness/tracker.h"
 #include "harness/cli_fixtures.h"
@@ -280,4 +281,19 @@ TEST_CASE("text that is not UTF-8 reaches JSON written out: a summary, its error
   const nlohmann::json summary = summary_of(out.path);
   CHECK(summary["status"] == "failed");
   CHECK(summary["error"] == "kit_utf8: a line of the text reads 'caf\\xe9'");
+}
+
+TEST_CASE("a write the disk refuses ends the run failed, naming the file: a CSV row to a full disk, a listed file left empty") {
+  CHECK_THROWS_WITH_AS(harness::CsvWriter("/dev/full", {"step", "loss"}), doctest::Contains("/dev/full: its header could not be written"), Error);
+  TempDir out("kit_full");
+  ParsedCli parsed({"--out", out.path.string()});
+  const int status = harness::lesson_main([&] {
+    harness::Run run(parsed.cli);
+    std::ofstream(run.file("plot.png"));  // 0 bytes: what PLplot leaves on a full disk
+    run.finish({{"loss", 1.0}}, {{"loss", "a figure"}}, "nothing");
+  });
+  CHECK(status == 2);
+  const nlohmann::json summary = summary_of(out.path);
+  CHECK(summary["status"] == "failed");
+  CHECK(says_all(summary["error"].get<std::string>(), {"plot.png was not written (it is empty)", "disk full"}));
 }
