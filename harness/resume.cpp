@@ -95,6 +95,17 @@ Carried carried_values(const std::string& name, std::vector<double>& values) {
           [name, &values](const std::map<std::string, Tensor>& state) { values = values_carried(state, name); }};
 }
 
+Carried carried_together(const std::vector<Carried>& parts) {
+  return {[parts] {
+            std::map<std::string, Tensor> all;
+            for (const Carried& part : parts) all.merge(part.save());
+            return all;
+          },
+          [parts](const std::map<std::string, Tensor>& state) {
+            for (const Carried& part : parts) part.restore(state);
+          }};
+}
+
 std::string resume_folder(const std::string& run_folder) { return (fs::path(run_folder) / "resume").string(); }
 
 std::string checkpoint_file(const std::string& run_folder, const std::string& loop) {

@@ -53,6 +53,8 @@ std::vector<double> exact_values(const Tensor& pieces);
 Carried carried_integer(const std::string& name, int64_t& value);
 // Numbers the loop appends to at every step (lesson 16's training loss per step), exact.
 Carried carried_values(const std::string& name, std::vector<double>& values);
+// Several carried states as one, each under its own names.
+Carried carried_together(const std::vector<Carried>& parts);
 
 // The folder of a run's resume files, and the file of one loop's checkpoint in it.
 std::string resume_folder(const std::string& run_folder);

@@ -121,8 +121,14 @@ Trained train(const Setup& s, models::GPT& model, const dist::Communicator& comm
                                                     .items_per_step = s.flags.batch * s.config.block_size, .name = name});
   Trained out;
   // Every process restores the same model, AdamW, batches and losses: rank 0 through its Tracker, the others from its file.
-  const harness::LoopState state{model, adamw, {&data.gen}, harness::carried_values("losses", out.losses)};
+  int64_t processes = comm.size();  // a checkpoint's, after resuming: its shares of a batch are those of this many
+  const harness::LoopState state{model, adamw, {&data.gen},
+                                 harness::carried_together({harness::carried_values("losses", out.losses),
+                                                            harness::carried_integer("processes", processes)})};
   const int64_t first = tracker ? tracker->resume(state) : harness::resume_without_run(s.flags.resume, kLesson, csv, state);
+  if (processes != comm.size())
+    fail(kLesson, "--resume: ", name, " ran on ", processes, " processes, not on the ", comm.size(), " started now; resume it on ",
+         processes, ": ./ladder lesson 16 --procs ", processes, " --resume ", s.flags.resume);
   for (int64_t step = first; step <= s.flags.steps; ++step) {
     adamw.set_lr(schedule(step - 1));
     const dist::BatchShare mine = dist::share_of(data.next(), shard);  // its targets' share: with --lines, not its rows'

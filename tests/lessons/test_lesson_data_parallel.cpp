@@ -113,3 +113,18 @@ TEST_CASE("./ladder lesson 16: --procs 0 and a missing mpirun refused in one lin
   CHECK(ran.output.find("mpirun, which is not on PATH; run ./ladder setup (it installs openmpi-bin)") != std::string::npos);
   CHECK(lines_of(ran.output) == 1);
 }
+
+TEST_CASE("lesson 16 stopped on 2 processes resumes on 2 only: on 3 it is refused naming the count, and the run is left to resume") {
+  TempDir out("lesson16_resume_count");
+  const Ran stopped = run_on(2, "--quick --stop-after 1 --out " + out.path.string());
+  INFO(stopped.output);
+  REQUIRE(stopped.status == 0);
+  const Ran three = run_on(3, "--resume " + out.path.string());
+  INFO(three.output);
+  CHECK(three.status == 2);
+  CHECK(three.output.find("ran on 2 processes, not on the 3 started now") != std::string::npos);
+  const Ran two = run_on(2, "--resume " + out.path.string());
+  INFO(two.output);
+  CHECK(two.status == 0);
+  CHECK(summary_of(out.path)["status"] == "finished");
+}
