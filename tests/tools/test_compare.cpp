@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "compare.h"
 #include "file_helpers.h"
 #include "lessons/lesson_runner.h"
 
@@ -138,4 +139,25 @@ TEST_CASE("compare refuses a named pipe or a device in a run folder in one line,
     CHECK(ran.status == 2);  // 124: it waited until timeout ended it
     CHECK(says_all(ran.output, words));
   }
+}
+
+TEST_CASE("compare's table says how each run ended, and its curves keep every number a CSV holds and no cell that is not one") {
+  TempDir dir("compare_status");
+  const fs::path a = dir.path / "a", b = dir.path / "b";
+  write_run(a, "11_gpt", 0.001, "step,val_ppl\n10,9\n20,1e-310\n30,7abc\n");
+  write_run(b, "11_gpt", 0.003, "step,val_ppl\n10,8\n20,6\n");
+  nlohmann::json failed = nlohmann::json::parse(read_text(b / "summary.json"));
+  failed["status"] = "failed";
+  std::ofstream(b / "summary.json") << failed.dump();
+  nlohmann::json finished = nlohmann::json::parse(read_text(a / "summary.json"));
+  finished["status"] = "finished";
+  std::ofstream(a / "summary.json") << finished.dump();
+  const Ran ran = compare(a.string() + " " + b.string() + " --out " + (dir.path / "out").string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  CHECK(ran.output.find("| **status** (differs) | **finished** | **failed** |") != std::string::npos);
+  const std::vector<ladder::compare::RunFolder> runs = ladder::compare::read_runs({a.string(), b.string()});
+  const ladder::compare::Curves& curves = runs.front().csvs.at("metrics.csv");
+  REQUIRE(curves.rows.size() == 2);  // 10 and 20: "7abc" is no number, 1e-310 (a denormal) is one
+  CHECK(curves.rows[1][1] == 1e-310);
 }

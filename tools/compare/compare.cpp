@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <regex>
@@ -45,12 +46,13 @@ Curves read_curves(const fs::path& path) {
     const std::vector<std::string> row = cells(line);
     if (row.size() != header.size()) continue;
     std::vector<double> values;
-    try {
-      for (const std::string& cell : row) values.push_back(std::stod(cell));
-    } catch (const std::exception&) {
-      continue;  // a row with a name in it: not a curve's point
+    for (const std::string& cell : row) {
+      char* end = nullptr;
+      const double value = std::strtod(cell.c_str(), &end);  // a denormal too, which stod refuses
+      if (cell.empty() || *end != '\0') break;  // "7abc", or a name: no curve's point
+      values.push_back(value);
     }
-    curves.rows.push_back(values);
+    if (values.size() == row.size()) curves.rows.push_back(values);
   }
   return curves;
 }
@@ -150,11 +152,12 @@ std::string write_comparison(const std::vector<RunFolder>& runs, const fs::path&
     bool marked;
   };
   std::vector<Row> rows;
-  // A row of the table; `only` 1: only if the runs differ, 0: only if they agree, -1: either way.
+  // A row of the table from each summary's `section` ("": its top level); `only` 1: only if the
+  // runs differ, 0: only if they agree, -1: either way.
   const auto row = [&](const std::string& name, const std::string& section, bool mark_differences, int only = -1) {
     std::vector<std::string> values;
     for (const RunFolder& run : runs) {
-      const nlohmann::json part = run.summary.value(section, nlohmann::json::object());
+      const nlohmann::json part = section.empty() ? run.summary : run.summary.value(section, nlohmann::json::object());
       values.push_back(value_text(part.is_object() ? part.value(name, nlohmann::json()) : nlohmann::json()));
     }
     const bool differs = std::adjacent_find(values.begin(), values.end(), std::not_equal_to<>()) != values.end();
@@ -173,6 +176,7 @@ std::string write_comparison(const std::vector<RunFolder>& runs, const fs::path&
     for (const auto& [name, value] : run_metrics.items())
       if (metrics.insert(name).second) metric_order.push_back(name);
   }
+  row("status", "", true);  // a run that failed or was interrupted compares as such, marked
   for (const int differing : {1, 0})  // the flags that differ first
     for (const std::string& flag : flags) row(flag, "flags", true, differing);
   for (const std::string& metric : metric_order) row(metric, "metrics", false);
