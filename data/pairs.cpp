@@ -60,7 +60,8 @@ std::string read_pairs_file(const std::string& path) {
          wide, " -t UTF-8 FILE > fixed.txt");
   const auto starts = [&text](std::string_view mark) { return std::string_view(text).starts_with(mark); };
   if (starts("\xEF\xBB\xBF")) text.erase(0, 3);  // a UTF-8 byte order mark: not part of the first source
-  if (text.find_first_not_of(" \t\r\n") == std::string::npos) fail("load_pairs", path, ": the file is empty");
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+    fail("load_pairs", path, text.empty() ? ": the file is empty" : ": the file holds only blanks (spaces, tabs, line ends), no text");
   return text;
 }
 

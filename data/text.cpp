@@ -66,7 +66,8 @@ std::string read_text_file(const std::string& path) {
   check_text_size(cat(path, ": the file holds"), file.size());
   std::string text(file.size(), '\0');
   file.read_at(0, text.data(), text.size());
-  if (text.find_first_not_of(" \t\r\n") == std::string::npos) fail("read_text", path, ": the file is empty");
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+    fail("read_text", path, text.empty() ? ": the file is empty" : ": the file holds only blanks (spaces, tabs, line ends), no text");
   if (const size_t nul = text.find('\0'); nul != std::string::npos)
     fail("read_text", path, ": looks like a binary file (a NUL byte at offset ", nul, "); give a text file");
   for (size_t i = 0; i < text.size();) {

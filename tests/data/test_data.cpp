@@ -47,7 +47,9 @@ TEST_CASE("reading text: UTF-8 characters, and the files that are refused") {
   CHECK(utf8_chars("aé€😀") == std::vector<std::string>{"a", "é", "€", "😀"});
   CHECK(split_lines("a\r\n\nb\n") == std::vector<std::string>{"a", "b"});
   check_error([] { read_text_file("/nonexistent/file.txt"); }, {"read_text", "/nonexistent/file.txt", "cannot open"});
-  check_error([] { read_text_file(temp_file("empty.txt", " \n\n")); }, {"read_text", "empty.txt", "empty"});
+  check_error([] { read_text_file(temp_file("empty.txt", "")); }, {"read_text", "empty.txt", "the file is empty"});
+  check_error([] { read_text_file(temp_file("blank.txt", " \n\n")); }, {"read_text", "blank.txt", "only blanks", "no text"});
+  check_error([] { read_text_file(temp_file("tabs.txt", "\t\t\t\n\t\t\n")); }, {"tabs.txt", "only blanks (spaces, tabs, line ends)"});
   check_error([] { read_text_file(temp_file("bin.txt", std::string("ab\0cd", 5))); }, {"binary", "NUL byte at offset 2"});
   check_error([] { read_text_file(temp_file("latin1.txt", "caf\xe9 noir")); }, {"not UTF-8", "offset 3"});
   check_error([] { read_text_file(temp_file("overlong.txt", "a\xc0\xaf" "b")); }, {"not UTF-8", "offset 1"});

@@ -184,8 +184,10 @@ TEST_CASE("pairs files: every bad line is refused, naming the file and the line"
   const std::string crlf = temp_file("crlf.txt", "Go.\tVa !\r\nHi. Salut !\r\n");
   check_error([&] { load_pairs({.data = crlf}); }, {crlf + ":2: no tab in \"Hi. Salut !\";"});
 
-  const std::string empty = temp_file("empty.txt", "\n \n");
+  const std::string empty = temp_file("empty.txt", "");
   check_error([&] { load_pairs({.data = empty}); }, {"load_pairs", empty, "the file is empty"});
+  const std::string tabs = temp_file("tabs.txt", "\t\t\n \n");  // a file of tabs is not empty: it has no text
+  check_error([&] { load_pairs({.data = tabs}); }, {"load_pairs", tabs, "only blanks (spaces, tabs, line ends)"});
   check_error([] { load_pairs({.data = "/nonexistent/fra.txt"}); }, {"load_pairs", "/nonexistent/fra.txt", "cannot open"});
   check_error([] { load_pairs({.data = "/tmp"}); }, {"load_pairs", "/tmp", "not a regular file"});
   check_error([] { load_pairs({}); }, {"load_pairs", "no pairs file given (--data)"});

@@ -83,7 +83,7 @@ TEST_CASE("lesson 01_ngram: one model at word level, and bad input") {
   const std::string tmp = " --out " + out.path.string();
   check_refused("01_ngram", "--smoothing kneser" + tmp, {"estimator", "'kneser'"});
   check_refused("01_ngram", "--data /nonexistent/corpus.txt" + tmp, {"/nonexistent/corpus.txt", "cannot open"});
-  check_refused("01_ngram", "--data " + write_file("empty.txt", "\n\n") + tmp, {"empty"});
+  check_refused("01_ngram", "--data " + write_file("empty.txt", "\n\n") + tmp, {"only blanks", "no text"});
   check_refused("01_ngram", "--data " + write_file("binary.bin", std::string("ab\0\x01", 4)) + tmp, {"binary"});
   check_refused("01_ngram", "--data " + write_file("single.txt", "zzzz\nzz\nzzz\n") + tmp, {"1 distinct character"});
   const Ran level = run_lesson("01_ngram", "--level byte" + tmp);

@@ -166,7 +166,7 @@ TEST_CASE("lessons 07, 09 and 10: pairs files and task flags that cannot work ar
   const std::string small = write_file("small.tsv", "Go.\tVa !\nHi.\tSalut !\nRun!\tCours !\n");
   for (const char* lesson : {"07_seq2seq", "09_attention_seq2seq", "10_transformer"}) {
     check_refused(lesson, "--data " + no_tab + to, {no_tab + ":2:", "no tab"});
-    check_refused(lesson, "--data " + write_file("empty.tsv", "\n\n") + to, {"empty"});
+    check_refused(lesson, "--data " + write_file("empty.tsv", "\n\n") + to, {"only blanks", "no text"});
     check_refused(lesson, "--data " + write_file("binary.tsv", std::string("Go.\tVa !\n\0\x01", 11)) + to, {"binary"});
     check_refused(lesson, "--data " + small + to, {"fewer than one batch of 64", "--batch"});
     check_refused(lesson, "--data " + write_file("two.tsv", "Go.\tVa !\nHi.\tSalut !\n") + to, {"too few to hold out"});
