@@ -25,8 +25,7 @@ inline void check_note_keys(const std::filesystem::path& run) {
   REQUIRE_MESSAGE(!markers.found.empty(), note, " marks no figure of its run");
   const check_notes::RunFolder folder(run);
   for (const check_notes::Marker& m : markers.found) {
-    const std::string& key = m.source.key;
-    if (m.source.file.empty() && (key == "seconds" || key == "load" || key == "cores")) continue;
+    if (check_notes::measured_around_run(m.source)) continue;
     try {
       folder.check_exists(m.source);
     } catch (const Error& e) {

@@ -187,8 +187,7 @@ void check_note(const Options& o, const fs::path& note, Tally& tally) {
   try {
     const RunFolder run(default_run(o, name, markers.quick_flags));
     for (const Marker& m : markers.found) {
-      const bool timing = m.source.file.empty() && (m.source.key == "seconds" || m.source.key == "load" || m.source.key == "cores");
-      if (timing && !run.has_timing()) {
+      if (measured_around_run(m.source) && !run.has_timing()) {
         ++tally.context;
         continue;
       }

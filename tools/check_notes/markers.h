@@ -21,6 +21,12 @@ struct Source {
   std::vector<std::pair<std::string, std::string>> where;    // the CSV row: column = value for each; empty: the last row
 };
 
+// Whether `source` is what check-notes measures around a run it starts (timing.json): the wall
+// time, the load or the cores, not a figure the run wrote.
+inline bool measured_around_run(const Source& source) {
+  return source.file.empty() && (source.key == "seconds" || source.key == "load" || source.key == "cores");
+}
+
 struct Marker {
   int line = 0;            // 1-based line of the note
   std::string figure_text; // as the note writes it: "0.935", "3.58e-07", "285k", "97%", "62 s"
