@@ -2,19 +2,34 @@
 
 #include <fcntl.h>
 #include <mpi.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
+#include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
+#include <span>
 #include <thread>
+#include <vector>
 
 #include "core/error.h"
 
 namespace ladder::dist {
 
+// The other processes of the run on this machine, by their rank in the whole run and their pid:
+// what a wait looks at to tell a slow process from one that was killed.
+struct Neighbour {
+  int rank;
+  pid_t pid;
+};
+
 struct Communicator::Handle {
   MPI_Comm comm;
+  std::shared_ptr<const std::vector<Neighbour>> neighbours;
+  int world_rank, world_size;
   ~Handle() {
     int finalized = 0;
     MPI_Finalized(&finalized);
@@ -46,6 +61,47 @@ void finalize_if_running() {
   if (!finalized) MPI_Finalize();
 }
 
+// Every process of the run on this machine but this one: (rank, pid), exchanged once at the start.
+std::shared_ptr<const std::vector<Neighbour>> neighbours_on_this_machine(int rank) {
+  MPI_Comm machine;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &machine);
+  int here = 0;
+  MPI_Comm_size(machine, &here);
+  const std::array<int, 2> mine{rank, static_cast<int>(getpid())};
+  std::vector<int> all(2 * static_cast<size_t>(here));
+  MPI_Allgather(mine.data(), 2, MPI_INT, all.data(), 2, MPI_INT, machine);
+  MPI_Comm_free(&machine);
+  auto neighbours = std::make_shared<std::vector<Neighbour>>();
+  for (int i = 0; i < here; ++i)
+    if (all[2 * i] != rank) neighbours->push_back({all[2 * i], static_cast<pid_t>(all[2 * i + 1])});
+  return neighbours;
+}
+
+// MPI's blocking calls would wait forever for a process that was killed (kill -9, out of memory):
+// the others would hang until mpirun killed them too, and rank 0 could not say what happened. So
+// every call here starts its transfer without blocking and waits for it here, looking every 100 ms
+// whether the processes on this machine still live; one that is gone fails the wait, naming it.
+// Set when a wait found a process gone: MPI can no longer be stopped in order (end()).
+bool lost_a_process = false;
+
+void wait_for(const Communicator::Handle& handle, std::span<MPI_Request> requests, const char* call) {
+  using Clock = std::chrono::steady_clock;
+  auto next_look = Clock::now() + std::chrono::milliseconds(100);
+  for (;;) {
+    int done = 0;
+    MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE);
+    if (done) return;
+    if (Clock::now() < next_look) continue;
+    next_look = Clock::now() + std::chrono::milliseconds(100);
+    for (const Neighbour& other : *handle.neighbours)
+      if (kill(other.pid, 0) != 0 && errno == ESRCH) {
+        lost_a_process = true;
+        fail("dist", "process ", other.rank, " of ", handle.world_size, " (pid ", other.pid, ") ended while process ",
+             handle.world_rank, " waited for it in ", call, "; the run cannot go on without it");
+      }
+  }
+}
+
 }  // namespace
 
 int Communicator::rank() const {
@@ -61,29 +117,41 @@ int Communicator::size() const {
 }
 
 void Communicator::all_reduce(float* data, int64_t n, Reduction reduction) const {
-  MPI_Allreduce(MPI_IN_PLACE, data, count_of(n), MPI_FLOAT, op_of(reduction), handle_->comm);
+  std::array<MPI_Request, 1> request;
+  MPI_Iallreduce(MPI_IN_PLACE, data, count_of(n), MPI_FLOAT, op_of(reduction), handle_->comm, request.data());
+  wait_for(*handle_, request, "all_reduce");
 }
 
 double Communicator::sum(double value) const {
-  MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_SUM, handle_->comm);
+  std::array<MPI_Request, 1> request;
+  MPI_Iallreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_SUM, handle_->comm, request.data());
+  wait_for(*handle_, request, "sum");
   return value;
 }
 
 void Communicator::broadcast(float* data, int64_t n, int root) const {
-  MPI_Bcast(data, count_of(n), MPI_FLOAT, root, handle_->comm);
+  std::array<MPI_Request, 1> request;
+  MPI_Ibcast(data, count_of(n), MPI_FLOAT, root, handle_->comm, request.data());
+  wait_for(*handle_, request, "broadcast");
 }
 
 void Communicator::send_receive(const float* out, int64_t sent, int to, float* in, int64_t received, int from) const {
-  MPI_Sendrecv(out, count_of(sent), MPI_FLOAT, to, 0, in, count_of(received), MPI_FLOAT, from, 0, handle_->comm,
-               MPI_STATUS_IGNORE);
+  std::array<MPI_Request, 2> requests;
+  MPI_Irecv(in, count_of(received), MPI_FLOAT, from, 0, handle_->comm, &requests[0]);
+  MPI_Isend(out, count_of(sent), MPI_FLOAT, to, 0, handle_->comm, &requests[1]);
+  wait_for(*handle_, requests, "send_receive");
 }
 
-void Communicator::barrier() const { MPI_Barrier(handle_->comm); }
+void Communicator::barrier() const {
+  std::array<MPI_Request, 1> request;
+  MPI_Ibarrier(handle_->comm, request.data());
+  wait_for(*handle_, request, "barrier");
+}
 
 Communicator Communicator::first(int n) const {
   MPI_Comm group;
   MPI_Comm_split(handle_->comm, rank() < n ? 0 : 1, rank(), &group);
-  return Communicator(std::make_shared<Handle>(group));
+  return Communicator(std::make_shared<Handle>(group, handle_->neighbours, handle_->world_rank, handle_->world_size));
 }
 
 World::World(int& argc, char**& argv) {
@@ -91,7 +159,11 @@ World::World(int& argc, char**& argv) {
   // FUNNELED: the process runs OpenMP threads, but only its main thread calls MPI.
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   std::atexit(finalize_if_running);
-  processes_ = std::make_unique<Communicator>(std::make_shared<Communicator::Handle>(MPI_COMM_WORLD));
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  processes_ = std::make_unique<Communicator>(
+      std::make_shared<Communicator::Handle>(MPI_COMM_WORLD, neighbours_on_this_machine(rank), rank, size));
 }
 
 const Communicator& World::processes() const { return *processes_; }
@@ -114,6 +186,11 @@ void World::only_rank_0_prints() const {
 }
 
 int World::end(int status) {
+  if (status != 0 && lost_a_process) {
+    // mpirun is stopping the run already, and MPI_Abort would wait for it to kill this process too.
+    std::fflush(nullptr);
+    _exit(status);
+  }
   if (status != 0) {
     // Only rank 0 prints: when every process failed alike (a refused flag), the others leave it a
     // moment to print its message and stop them all, rather than cutting it off with their abort.

@@ -15,6 +15,8 @@ enum class Reduction { sum, max, min };
 // A group of processes: every process of the run (World::processes) or some of them (first).
 // Every call is collective: each process of the group makes the same calls in the same order, and
 // a call returns only when the others have made theirs (a process that skips one hangs the rest).
+// A call fails (ladder::Error, naming the process) when a process of the run on this machine ended
+// while this one waited for it; one on another machine is left to mpirun, which stops the run.
 class Communicator {
  public:
   int rank() const;  // this process: 0 .. size() - 1
@@ -56,6 +58,7 @@ class World {
   // The program's exit status, from main: 0 ends MPI on every process; any other stops every
   // process with it (MPI_Abort), since the others may be waiting for the one that failed: at once
   // from rank 0, two seconds later from the others, so that rank 0's message comes out first.
+  // After a call found a process gone, it exits at once: mpirun is already stopping the run.
   int end(int status);
 
  private:

@@ -16,6 +16,11 @@ shift
 # mpirun refuses to run as root without these two (CI runs as root); --oversubscribe allows more
 # processes than cores; -q leaves out mpirun's own notices when a process stops with an error.
 if [[ "$(id -u)" -eq 0 ]]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+# When a process dies (kill -9, out of memory) mpirun sends the others SIGTERM, then SIGKILL a
+# second later: rank 0 may still be inside a step, before the wait that finds which process is gone
+# and writes a failed summary.json naming it. Two seconds, unless the caller set one; mpirun itself
+# ends about twice that after the loss (4 s; 2 s at one second, 19 s at ten).
+export OMPI_MCA_odls_base_sigkill_timeout="${OMPI_MCA_odls_base_sigkill_timeout:-2}"
 set -m
 mpirun -q --oversubscribe -np "$procs" "$@" </dev/null &
 mpirun_pid=$!

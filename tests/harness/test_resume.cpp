@@ -4,6 +4,7 @@
 // takes, truncated BPTT's carried state, the exact values a loop carries) on their own.
 #include "harness/cli_fixtures.h"
 #include "lessons/lesson_checks.h"
+#include "file_helpers.h"
 
 #include "core/error.h"
 #include "core/ops.h"
@@ -116,6 +117,12 @@ TEST_CASE("--resume refuses another lesson's run, flags edited after the stop an
   edited["flags"]["lr"] = 0.003;  // as if by hand, after the stop
   std::ofstream(flags) << edited.dump(2);
   check_refused("11_gpt", "--resume " + folder, {"saved with other flags", "flags.json", "edited"});
+  make_fifo(flags.string());  // a pipe would block a plain read forever
+  check_refused("11_gpt", "--resume " + folder, {"flags.json", "is a named pipe (FIFO), not a regular file"});
+  fs::remove(flags);
+  fs::create_directory(flags);
+  check_refused("11_gpt", "--resume " + folder, {"flags.json", "is a folder, not a regular file"});
+  fs::remove(flags);
   std::ofstream(flags) << recorded;
 
   const fs::path checkpoint = run.path / "resume" / "metrics.safetensors";

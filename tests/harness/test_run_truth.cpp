@@ -1,7 +1,8 @@
 // A run that failed never looks like one that finished: every training lesson pushed to diverge
 // in one step exits 3 and leaves no weights; summary.json's status says what became of the run
 // (and a new run clears an earlier one's files); Ctrl-C stops a run that --resume then finishes,
-// lesson 16's processes together; a second Ctrl-C ends a run at once, its summary saying so;
+// lesson 16's processes together (under ./ladder or a plain mpirun), and a lesson 16 whose process
+// was killed ends failed, naming it; a second Ctrl-C ends a run at once, its summary saying so;
 // a checkpoint holding NaN is refused when loaded, and a sampler refuses NaN scores; --threads
 // above the cores is refused, and the threads used are recorded.
 #include <doctest/doctest.h>
@@ -147,14 +148,28 @@ TEST_CASE("a loss far above its first value has diverged although finite; one be
 }
 
 #ifdef LADDER_MPIRUN
+// A small lesson 16 into `out`, on two processes started as ./ladder lesson 16 starts them (which
+// passes Ctrl-C on to every process), or by a plain mpirun; its output going to `log`.
+pid_t start_lesson_16(const fs::path& out, const fs::path& log, bool plain_mpirun = false) {
+  fs::create_directories(out);
+  const std::string lesson = std::string(LADDER_LESSON_DIR) + "/lesson_16_data_parallel";
+  const std::vector<std::string> flags = {"--quick", "--layers", "2", "--embd", "64", "--heads", "2", "--out", out.string()};
+  if (!plain_mpirun) {
+    std::vector<std::string> args = {"2", lesson};
+    args.insert(args.end(), flags.begin(), flags.end());
+    return start_program(std::string(LADDER_SOURCE_DIR) + "/harness/run_processes.sh", args, log);
+  }
+  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  std::vector<std::string> args = {"-q", "--oversubscribe", "-np", "2", lesson};
+  args.insert(args.end(), flags.begin(), flags.end());
+  return start_program(LADDER_MPIRUN, args, log);
+}
+
 TEST_CASE("Ctrl-C on lesson 16's two processes: they stop together, exit 130, status interrupted, no lock left") {
   TempDir out("truth_sigint_16");
-  fs::create_directories(out.path);
   const fs::path log = log_beside(out);
-  // Started as ./ladder lesson 16 starts it, which passes Ctrl-C on to every process.
-  const pid_t child = start_program(std::string(LADDER_SOURCE_DIR) + "/harness/run_processes.sh",
-                                    {"2", std::string(LADDER_LESSON_DIR) + "/lesson_16_data_parallel", "--quick", "--layers", "2", "--embd", "64",
-                                     "--heads", "2", "--out", out.path.string()}, log);
+  const pid_t child = start_lesson_16(out.path, log);
   const bool stepped = wait_for(log, "step ", 40);  // the progress line: its first step, or a later one
   kill(child, SIGINT);
   const Ran ran = ended(child, log);
@@ -163,6 +178,53 @@ TEST_CASE("Ctrl-C on lesson 16's two processes: they stop together, exit 130, st
   CHECK(ran.status == 130);
   CHECK(says_all(ran.output, {"stopping at the next step", "interrupted by SIGINT after step"}));
   check_interrupted(out.path, "SIGINT");
+}
+
+// The pid of the process of rank `rank` among lesson 16's processes writing into `out`: Open MPI
+// gives each process its rank in the environment (OMPI_COMM_WORLD_RANK); 0 when there is none.
+pid_t rank_pid(const fs::path& out, int rank) {
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string command = read_text(entry.path() / "cmdline");
+    if (command.find("lesson_16_data_parallel") == std::string::npos || command.find(out.string()) == std::string::npos) continue;
+    const std::string variable = std::string(1, '\0') + "OMPI_COMM_WORLD_RANK=" + std::to_string(rank) + std::string(1, '\0');
+    if (read_text(entry.path() / "environ").find(variable) != std::string::npos)
+      return static_cast<pid_t>(std::stol(entry.path().filename().string()));
+  }
+  return 0;
+}
+
+TEST_CASE("lesson 16 with a process killed: the one left records failed, naming the lost process, and leaves no lock") {
+  TempDir out("truth_killed_16");
+  const fs::path log = log_beside(out);
+  const pid_t child = start_lesson_16(out.path, log);
+  const bool stepped = wait_for(log, "step ", 40);
+  const pid_t lost = rank_pid(out.path, 1);
+  REQUIRE(lost > 0);
+  kill(lost, SIGKILL);  // as the out-of-memory killer would
+  const auto killed_at = std::chrono::steady_clock::now();
+  const Ran ran = ended(child, log);
+  INFO(ran.output);
+  REQUIRE(stepped);
+  CHECK(std::chrono::steady_clock::now() - killed_at < std::chrono::seconds(10));
+  CHECK(ran.status != 0);
+  CHECK(says_all(ran.output, {"process 1 of 2", "ended while process 0 waited for it", "the run cannot go on without it"}));
+  const nlohmann::json summary = summary_of(out.path);
+  CHECK(summary["status"] == "failed");
+  CHECK(says_all(summary["error"].get<std::string>(), {"process 1 of 2", "(pid " + std::to_string(lost) + ")"}));
+  CHECK_FALSE(fs::exists(out.path / harness::kLockName));
+}
+
+TEST_CASE("Ctrl-C to a plain mpirun (not through ./ladder): the processes stop at one step, status interrupted by SIGTERM") {
+  TempDir out("truth_mpirun_sigint_16");
+  const fs::path log = log_beside(out);
+  const pid_t child = start_lesson_16(out.path, log, /*plain_mpirun=*/true);
+  const bool stepped = wait_for(log, "step ", 40);
+  kill(child, SIGINT);  // mpirun passes it on as SIGTERM, and kills a second later what still runs
+  const Ran ran = ended(child, log);
+  INFO(ran.output);
+  REQUIRE(stepped);
+  CHECK(ran.status == 1);  // mpirun's own, as the README says
+  check_interrupted(out.path, "SIGTERM");
 }
 
 TEST_CASE("lesson 16 on two processes, pushed to diverge in its first step, exits 3 and keeps no weights") {
