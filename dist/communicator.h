@@ -23,7 +23,7 @@ class Communicator {
   int size() const;
 
   // `data` (n floats on every process) becomes, on every process, the elementwise reduction of
-  // all of them: MPI's own all-reduce (MPI_Allreduce), whose algorithm MPI picks by size.
+  // all of them: MPI's own all-reduce (MPI_Iallreduce), whose algorithm MPI picks by size.
   void all_reduce(float* data, int64_t n, Reduction reduction = Reduction::sum) const;
   double sum(double value) const;  // one number summed over the processes
   void broadcast(float* data, int64_t n, int root) const;  // root's n floats to every process

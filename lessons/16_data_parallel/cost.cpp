@@ -74,7 +74,7 @@ void report_all_reduce(harness::Run* run, const dist::Communicator& all, int64_t
   std::sort(sizes.begin(), sizes.end());
   std::optional<harness::CsvWriter> csv;
   if (run) csv.emplace(run->file("all_reduce.csv"), std::vector<std::string>{"bytes", "ring_ms", "mpi_ms", "ring_gb_per_s", "mpi_gb_per_s"});
-  plot::Series ring{"our ring"}, mpi{"MPI_Allreduce"};
+  plot::Series ring{"our ring"}, mpi{"MPI's all-reduce"};
   for (const int64_t n : sizes) {
     std::vector<float> buffer(static_cast<size_t>(n), 0.0f);  // zeros: sums that stay put, however many repeats
     const int repeats = static_cast<int>(std::clamp<int64_t>((1 << 24) / n, 3, 50));
