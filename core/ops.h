@@ -243,6 +243,16 @@ Tensor causal_linear_product(const Tensor& q, const Tensor& k, const Tensor& v, 
 // The same as tril(q k^T) v with plain ops.
 Tensor causal_linear_product_naive(const Tensor& q, const Tensor& k, const Tensor& v);
 
+// ---- the delta rule (core/ops/delta_rule.cpp) ----
+// Causal linear attention that overwrites its state (core/kernels/delta_rule.h): q and k (B,H,T,M),
+// L2-normalised by the caller, v (B,H,T,E), the write strengths beta in (0, 1) and, gated, the
+// decays log_alpha <= 0 (B,H,T; undefined: ungated) -> (B,H,T,E). Chunked in the forward, C
+// positions at a time; the backward walks the recurrence back. Never a (T,M,E) tensor.
+Tensor delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& beta, const Tensor& log_alpha,
+                  int64_t chunk = 64);
+// The same one position at a time in double precision: the reference the fast one is tested against.
+Tensor delta_rule_naive(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& beta, const Tensor& log_alpha);
+
 // ---- Transformer-VQ attention (core/ops/vq_attention.cpp); q, khat, v (B,H,T,D) ----
 // khat holds the quantised keys, each row the code of its head's codebook (H,S,D) that code_index
 // names: (B,H,T) row-major, as nearest_codes gives it (one codebook per head; one shared codebook

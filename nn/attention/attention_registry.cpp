@@ -4,7 +4,9 @@
 
 #include "core/error.h"
 #include "nn/attention/bigbird_attention.h"
+#include "nn/attention/delta_attention.h"
 #include "nn/attention/full_attention.h"
+#include "nn/attention/gated_delta_attention.h"
 #include "nn/attention/linear_attention.h"
 #include "nn/attention/linformer_attention.h"
 #include "nn/attention/vq_attention.h"
@@ -19,6 +21,8 @@ const std::vector<KindDescription>& attention_kinds() {
       bigbird_attention_kind(),
       vq_attention_kind(),
       linformer_attention_kind(),
+      delta_attention_kind(),
+      gated_delta_attention_kind(),
   };
   return kinds;
 }

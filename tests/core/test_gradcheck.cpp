@@ -216,6 +216,15 @@ const std::vector<GradCase>& cases() {
          return attention_weights(x[0], x[1], {.causal = true, .causal_offset = 2,
                                                .key_padding_mask = tensor({1, 1, 0, 1, 1, 0, 0, 0, 0, 0}, {2, 5})});
        }},
+      // ---- the delta rule: q, k (B,H,T,M), v (B,H,T,E), beta (B,H,T) in (0, 1), log alpha (B,H,T) <= 0 ----
+      {"delta_rule", {{{2, 1, 5, 3}, -0.6f, 0.6f}, {{2, 1, 5, 3}, -0.6f, 0.6f}, {{2, 1, 5, 2}}, {{2, 1, 5}, 0.1f, 0.9f}},
+       [](Inputs x) { return delta_rule(x[0], x[1], x[2], x[3], Tensor(), /*chunk=*/2); }},  // 5 = 2 + 2 + 1
+      {"delta_rule/gated",
+       {{{1, 2, 5, 3}, -0.6f, 0.6f}, {{1, 2, 5, 3}, -0.6f, 0.6f}, {{1, 2, 5, 2}}, {{1, 2, 5}, 0.1f, 0.9f}, {{1, 2, 5}, -1.0f, -0.05f}},
+       [](Inputs x) { return delta_rule(x[0], x[1], x[2], x[3], x[4], /*chunk=*/3); }},
+      {"delta_rule_naive",
+       {{{1, 2, 4, 3}, -0.6f, 0.6f}, {{1, 2, 4, 3}, -0.6f, 0.6f}, {{1, 2, 4, 2}}, {{1, 2, 4}, 0.1f, 0.9f}, {{1, 2, 4}, -1.0f, -0.05f}},
+       [](Inputs x) { return delta_rule_naive(x[0], x[1], x[2], x[3], x[4]); }},
       // ---- linear attention: feature-mapped (positive) q (B,H,T,M), k (B,H,S,M), v (B,H,S,D) ----
       {"causal_linear_product", {{{2, 1, 5, 3}}, {{2, 1, 5, 3}}, {{2, 1, 5, 4}}},
        [](Inputs x) { return causal_linear_product(x[0], x[1], x[2], /*chunk=*/2); }},  // 5 = 2 + 2 + 1

@@ -14,6 +14,8 @@
 #include "lessons/lesson_checks.h"
 #include "nn/attention/attention_registry.h"
 #include "nn/attention/bigbird_attention.h"
+#include "nn/attention/delta_attention.h"
+#include "nn/attention/gated_delta_attention.h"
 #include "nn/attention/feature_map.h"
 #include "nn/attention/full_attention.h"
 #include "nn/attention/linear_attention.h"
@@ -334,7 +336,11 @@ TEST_CASE("the lesson's defaults, a struct per kind; a flag given sets every kin
   const auto declare = [&flags](harness::LessonCli& cli) { harness::add_every_kind_options(cli, flags); };
   const ParsedCli plain({}, declare);
   CHECK(std::find(flags.added.begin(), flags.added.end(), "--feature-map") == flags.added.end());  // compared: each runs
-  CHECK(std::find(flags.added.begin(), flags.added.end(), "--chunk") == flags.added.end());  // linear runs bidirectional
+  // --chunk is declared for the delta kinds, which run causal (linear reads it only when causal, and runs bidirectional here)
+  CHECK(std::find(flags.added.begin(), flags.added.end(), "--chunk") != flags.added.end());
+  const ParsedCli chunked({"--chunk", "5"}, declare);
+  CHECK(harness::kind_settings<nn::DeltaAttention::Settings>(chunked.cli, flags).chunk == 5);
+  CHECK(harness::kind_settings<nn::GatedDeltaAttention::Settings>(chunked.cli, flags).chunk == 5);
   CHECK(harness::kind_settings<nn::BigBirdAttention::Settings>(plain.cli, flags).block == 16);
   CHECK(harness::kind_settings<nn::BigBirdAttention::Settings>(plain.cli, flags).random_blocks == 3);
   CHECK(harness::kind_settings<nn::VQAttention::Settings>(plain.cli, flags).block == 32);

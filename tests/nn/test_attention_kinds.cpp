@@ -19,8 +19,10 @@
 #include "nn/attention/attention_kind.h"
 #include "nn/attention/attention_registry.h"
 #include "nn/attention/bigbird_attention.h"
+#include "nn/attention/delta_attention.h"
 #include "nn/attention/favor_features.h"
 #include "nn/attention/full_attention.h"
+#include "nn/attention/gated_delta_attention.h"
 #include "nn/attention/linear_attention.h"
 #include "nn/attention/linformer_attention.h"
 #include "nn/attention/taylor_features.h"
@@ -43,7 +45,8 @@ namespace {
 // projection to 6 rows; any other kind its defaults.
 const std::vector<KindSettings> kSmall = {BigBirdAttention::Settings{.block = 4, .random_blocks = 1},
                                           VQAttention::Settings{.block = 4, .codes = 8},
-                                          LinearAttention::Settings{.chunk = 8}, LinformerAttention::Settings{.k = 6}};
+                                          LinearAttention::Settings{.chunk = 8}, LinformerAttention::Settings{.k = 6},
+                                          DeltaAttention::Settings{.chunk = 8}, GatedDeltaAttention::Settings{.chunk = 8}};
 
 // Every kind of the registry as settings, once per choice of each compared setting.
 std::vector<AttentionSettings> every_kind() {
