@@ -246,8 +246,8 @@ Tensor causal_linear_product_naive(const Tensor& q, const Tensor& k, const Tenso
 // ---- the delta rule (core/ops/delta_rule.cpp) ----
 // Causal linear attention that overwrites its state (core/kernels/delta_rule.h): q and k (B,H,T,M),
 // L2-normalised by the caller, v (B,H,T,E), the write strengths beta in (0, 1) and, gated, the
-// decays log_alpha <= 0 (B,H,T; undefined: ungated) -> (B,H,T,E). Chunked in the forward, C
-// positions at a time; the backward walks the recurrence back. Never a (T,M,E) tensor.
+// decays log_alpha <= 0 (B,H,T; undefined: ungated) -> (B,H,T,E). Chunked, C positions at a
+// time, forward and backward. Never a (T,M,E) tensor.
 Tensor delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& beta, const Tensor& log_alpha,
                   int64_t chunk = 64);
 // The same one position at a time in double precision: the reference the fast one is tested against.

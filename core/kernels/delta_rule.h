@@ -31,14 +31,15 @@ struct DeltaRuleProblem {
 void delta_rule_forward(const DeltaRuleProblem& p, const float* q, const float* k, const float* v, const float* beta,
                         const float* log_alpha, float* out);
 // dq, dk (heads,T,M), dv (heads,T,E), dbeta (heads,T) and, gated, dlog_alpha (heads,T), all
-// overwritten, from dout (heads,T,E): the recurrence taken backwards, one position at a time. A
-// forward scan keeps the state at each chunk's start; each chunk then rebuilds its C states from
-// there and walks them back carrying G = dL/dS_t (M,E):
-//   G += q_t do_t^T (dq_t = S_t do_t);  du = G^T k_t;  dk_t = G u_t - alpha_t beta_t S_{t-1} du;
-//   dv_t = beta_t du;  dbeta_t = du . (v_t - alpha_t S_{t-1}^T k_t);
-//   dlog_alpha_t = alpha_t (<G, S_{t-1}> - beta_t du . S_{t-1}^T k_t);
-//   G <- alpha_t (G - beta_t k_t du^T).
-// Memory beyond the gradients: per head, one state per chunk; per thread, one chunk's states.
+// overwritten, from dout (heads,T,E): the chunks taken backwards through the same UT form. A forward
+// scan keeps the state at each chunk's start; each chunk, last first, rebuilds L, P, W and U from
+// it and, carrying G = dL/dS past the chunk, takes the gradient of each of its steps:
+//   dU = P^T dO + K' G;  dP = dO U^T;  dR solves (I + L)^T dR = dU;  dL = -dR U^T;
+// then q, k from P and L (both products of keys), v and beta from R, and the carried
+//   dS0 = e^{g_last} G + Q^T diag(e^g) dO + K^T dW,   dW = -diag(beta e^g) dR;
+// gated, each product's decays give dg, and dlog_alpha_i is the sum of dg_t over t >= i in its
+// chunk. As many (C,C), (C,M) and (C,E) products as the forward's, about four times over.
+// Memory beyond the gradients: per head, one state per chunk; per thread, one chunk's products.
 void delta_rule_backward(const DeltaRuleProblem& p, const float* q, const float* k, const float* v, const float* beta,
                          const float* log_alpha, const float* dout, float* dq, float* dk, float* dv, float* dbeta,
                          float* dlog_alpha);

@@ -1,4 +1,4 @@
-// The delta rule: the chunked forward and the written-out backward against the naive twin (raw
+// The delta rule: the chunked forward and backward against the naive twin (raw
 // kernels, chunks of 1, 7, 64 and the whole sequence over a length no chunk divides, and on two
 // threads), the op against finite differences and against the dense matrix the rule implies
 // (solved here, in double, from its formula), and what the rule is for: a key written again keeps
