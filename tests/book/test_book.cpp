@@ -98,3 +98,31 @@ TEST_CASE("a run folder the book cannot read is a line and a box that says why, 
   CHECK(read_text(out / "11_gpt.html").find("not a run's summary") != std::string::npos);
   fs::remove_all(out), fs::remove_all(runs);
 }
+
+TEST_CASE("the book shows the run in the lesson's default folder, saying whether it is the default run, a quick one or another") {
+  const fs::path out = fresh("shown_out"), runs = fresh("shown_runs");
+  const auto run = [&](const std::string& folder, const std::string& flags, double figure) {
+    fs::create_directories(runs / folder);
+    std::ofstream(runs / folder / "summary.json") << R"({"lesson": "x", "status": "finished", "flags": )" << flags
+                                                  << R"(, "metrics": {"val_ppl": )" << figure << "}}";
+    std::ofstream(runs / folder / "perplexity.png") << folder;  // a plot note 06 names
+  };
+  run("06_gated_rnn", R"({"quick": true, "steps": 40})", 14.7);
+  run("06_gated_rnn_cell_rnn", R"({"cell": "rnn"})", 9.9);  // written later, in a folder of the learner's choosing
+  run("05_rnn", R"({"lr": 0.5, "quick": false})", 3.5);
+  run("11_gpt", R"({"quick": false})", 3.53);
+  const Ran ran = run_command(std::string(LADDER_BOOK) + " --root " + LADDER_SOURCE_DIR + " --lessons " + LADDER_LESSON_DIR +
+                              " --runs " + runs.string() + " --out " + out.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  const std::string six = read_text(out / "06_gated_rnn.html");
+  CHECK(says_all(six, {"your --quick run: a smoke test, its figures are not the lesson's", (runs / "06_gated_rnn").string(), "14.7"}));
+  CHECK(six.find("9.9") == std::string::npos);
+  CHECK(read_text(out / "runs" / "06_gated_rnn" / "perplexity.png") == "06_gated_rnn");
+  CHECK_FALSE(fs::exists(out / "runs" / "06_gated_rnn_cell_rnn"));
+  CHECK(says_all(read_text(out / "05_rnn.html"), {"your run with --lr 0.5 (default ", "not the default run"}));
+  const std::string eleven = read_text(out / "11_gpt.html");
+  CHECK(eleven.find("your default run") != std::string::npos);
+  CHECK(eleven.find("not the default run") == std::string::npos);
+  fs::remove_all(out), fs::remove_all(runs);
+}

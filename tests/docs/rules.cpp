@@ -124,6 +124,7 @@ Interface read_interface(const fs::path& root, const std::string& lesson_dir) {
     if (pclose(pipe) != 0) throw std::runtime_error("lesson_" + stem + " --help failed (is the lesson built?): " + help);
     for (auto it = std::sregex_iterator(help.begin(), help.end(), flag); it != std::sregex_iterator(); ++it)
       i.lesson_flags[number].insert(it->str());
+    i.lesson_help[number] = help;
   }
   std::ifstream script(root / "ladder");
   std::stringstream text;

@@ -41,6 +41,7 @@ std::optional<Declaration> unique_definition(const SourceIndex& index, const std
 struct Interface {
   std::map<std::string, std::string> lesson_sources;         // "05" -> "lessons/05_rnn.cpp"
   std::map<std::string, std::set<std::string>> lesson_flags;  // "05" -> {"--steps", ...}, as --help lists them
+  std::map<std::string, std::string> lesson_help;             // "05" -> its --help, whose defaults make a default run
   std::set<std::string> ladder_commands;                     // "build", "test", "lesson", ...
   std::set<std::string> bench_names;                         // "core", "cnn", ...
 };

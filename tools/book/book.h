@@ -27,15 +27,20 @@ std::string page_of(const std::string& note_path);
 
 // A note rendered as the body of its page: Markdown by md4c, math as <x-equation> for KaTeX, each
 // pointer a link that opens its code (#code=FILE:LINE), each plot it names shown from the
-// learner's latest run of its lesson. `pointers` are the note's, from the resolver.
+// learner's run of its lesson (shown_run). `pointers` are the note's, from the resolver.
 // The project's notes may hold HTML (comments, markers); Markdown a run folder holds
 // (comparison.md) is anyone's, so any HTML in it shows as text.
 enum class Author { project, run_folder };
 std::string note_body(const Book& book, const std::string& note_path, const std::string& markdown,
                       const std::vector<docs::Pointer>& pointers, Author author = Author::project);
 
-// The learner's latest run of a lesson ("06"): runs/06_*/ with the newest summary.json; empty if none.
-fs::path latest_run(const Book& book, const std::string& lesson);
+// The run of a lesson ("06") the book shows: the folder the lesson writes by default,
+// runs/06_gated_rnn/ (the --runs folder's), with what kind of run it holds in words.
+struct ShownRun {
+  fs::path folder;    // empty when it holds no run
+  std::string label;  // "your default run", "your --quick run: a smoke test, ...", "your run with --cell rnn ..."
+};
+ShownRun shown_run(const Book& book, const std::string& lesson);
 // The box beside a lesson's note: the run's figures from summary.json, or the command that makes them.
 std::string run_panel(const Book& book, const std::string& lesson);
 

@@ -86,17 +86,18 @@ std::string rewritten_links(const Book& book, const std::string& note_path, cons
 
 // What the page shows where its note names a plot: the learner's own, or how to make it.
 std::string plot_figure(const Book& book, const std::string& lesson, const std::string& plot) {
-  const fs::path run = latest_run(book, lesson);
+  const ShownRun shown = shown_run(book, lesson);
+  const fs::path& run = shown.folder;
   if (!run.empty() && plain_file(run / plot)) {
     const fs::path copy = book.out / "runs" / run.filename() / plot;
     fs::create_directories(copy.parent_path());
     fs::copy_file(run / plot, copy, fs::copy_options::overwrite_existing);
     const std::string relative = url_path("runs/" + run.filename().string() + "/" + plot);
     return "<figure class=\"run-plot\"><img src=\"" + escaped(relative) + "\" alt=\"" + escaped(plot) + " of your run\"><figcaption>" +
-           escaped(plot) + " of your latest run (" + escaped(run.string()) + ")</figcaption></figure>\n";
+           escaped(plot) + " of " + escaped(shown.label) + " (" + escaped(run.string()) + ")</figcaption></figure>\n";
   }
-  return "<p class=\"no-run\">" + plot + ": no run of lesson " + lesson + " has drawn it yet; <code>./ladder lesson " + lesson +
-         "</code> draws it (or <code>--quick</code>, in seconds).</p>\n";
+  return "<p class=\"no-run\">" + plot + ": the run of lesson " + lesson + " in " + escaped((book.runs / "").string()) +
+         " has not drawn it yet; <code>./ladder lesson " + lesson + "</code> draws it (or <code>--quick</code>, in seconds).</p>\n";
 }
 
 // Puts each plot's figure after the paragraph, list item or table that names it.

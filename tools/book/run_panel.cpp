@@ -8,20 +8,56 @@
 #include "core/error.h"
 #include "data/visible_text.h"
 #include "io/small_file.h"
+#include "run_folder.h"
 
 namespace ladder::book {
 
-fs::path latest_run(const Book& book, const std::string& lesson) {
-  fs::path latest;
-  fs::file_time_type newest{};
-  if (!fs::is_directory(book.runs)) return latest;
-  for (const auto& entry : fs::directory_iterator(book.runs)) {
-    const std::string name = entry.path().filename().string();
-    const fs::path summary = entry.path() / "summary.json";
-    if (!name.starts_with(lesson + "_") || !fs::exists(summary)) continue;
-    if (latest.empty() || fs::last_write_time(summary) > newest) latest = entry.path(), newest = fs::last_write_time(summary);
+namespace {
+
+// summary.json of a run folder, read bounded (a named pipe or a device is refused, not waited on);
+// `unreadable` says why when it is not a run's summary.
+nlohmann::json read_summary(const fs::path& run, std::string& unreadable) {
+  try {
+    nlohmann::json summary = nlohmann::json::parse(io::read_small_file("book", (run / "summary.json").string()), nullptr, false);
+    if (summary.is_object()) return summary;
+    unreadable = (run / "summary.json").string() + " is not a run's summary (a JSON object)";
+  } catch (const Error& e) {
+    unreadable = e.what();
   }
-  return latest;
+  return nlohmann::json::object();
+}
+
+// What kind of run a summary is, in words: the lesson's default run, a --quick one, one with other
+// flags than the defaults its --help states (check-notes' test of a default run), or one that did not finish.
+std::string label_of(const Book& book, const std::string& lesson, const nlohmann::json& summary) {
+  const nlohmann::json flags = summary.value("flags", nlohmann::json::object());
+  const std::string status = summary.value("status", std::string("unknown"));
+  const std::string unfinished = status == "finished" ? "" : " (it did not finish: status " + status + ")";
+  if (!flags.is_object()) return "your run" + unfinished + ", whose summary.json holds no flags to tell which run it is";
+  if (flags.value("quick", false))
+    return "your --quick run" + unfinished + ": a smoke test, its figures are not the lesson's; the default run "
+           "(./ladder lesson " + lesson + ") gives those";
+  const auto help = book.interface.lesson_help.find(lesson);
+  std::vector<std::string> other;
+  if (help != book.interface.lesson_help.end())
+    other = check_notes::non_default_flags({{"flags", flags}}, help->second);
+  if (other.empty()) return "your default run" + unfinished;
+  std::string listed;
+  for (const std::string& flag : other) listed += (listed.empty() ? "" : ", ") + flag;
+  return "your run with " + listed + unfinished + ": not the default run, so the note's figures need not match it";
+}
+
+}  // namespace
+
+ShownRun shown_run(const Book& book, const std::string& lesson) {
+  const auto source = book.interface.lesson_sources.find(lesson);
+  if (source == book.interface.lesson_sources.end()) return {};
+  const fs::path folder = book.runs / fs::path(source->second).stem();  // runs/06_gated_rnn
+  std::error_code error;
+  if (!fs::exists(fs::symlink_status(folder / "summary.json", error))) return {};
+  std::string unreadable;
+  const nlohmann::json summary = read_summary(folder, unreadable);
+  return {folder, unreadable.empty() ? label_of(book, lesson, summary) : "a run folder the book cannot read"};
 }
 
 namespace {
@@ -38,24 +74,17 @@ std::string figure_text(const nlohmann::json& value) {
 }  // namespace
 
 std::string run_panel(const Book& book, const std::string& lesson) {
-  const fs::path run = latest_run(book, lesson);
+  const ShownRun run = shown_run(book, lesson);
   std::string command;
   for (const auto& [number, source] : book.interface.lesson_sources)
     if (number == lesson) command = "./ladder lesson " + number;
-  if (run.empty())
+  if (run.folder.empty())
     return "<aside class=\"run-panel\"><h3>Your run</h3><p>No run of this lesson yet: <code>" + command +
-           "</code> (or with <code>--quick</code>) writes its plots and figures into runs/, and the book shows them here "
-           "after <code>./ladder book</code>.</p></aside>\n";
-  // A run folder is anyone's: its summary is read bounded (a named pipe or a device is refused, not
-  // waited on), and one that is not a run's says so in the box instead of stopping the book.
-  nlohmann::json summary;
+           "</code> writes its plots and figures into " + escaped((book.runs / "").string()) +
+           " (its default folder), and the book shows them here after <code>./ladder book</code>.</p></aside>\n";
+  // A run folder is anyone's: one that is not a run's says so in the box instead of stopping the book.
   std::string unreadable;
-  try {
-    summary = nlohmann::json::parse(io::read_small_file("book", (run / "summary.json").string()), nullptr, false);
-    if (!summary.is_object()) unreadable = (run / "summary.json").string() + " is not a run's summary (a JSON object)";
-  } catch (const Error& e) {
-    unreadable = e.what();
-  }
+  const nlohmann::json summary = read_summary(run.folder, unreadable);
   if (!unreadable.empty()) {
     std::printf("ladder_book: lesson %s's run panel: %s\n", lesson.c_str(), data::visible(unreadable).c_str());
     return "<aside class=\"run-panel\"><h3>Your run</h3><p>" + escaped(unreadable) + "</p></aside>\n";
@@ -71,7 +100,8 @@ std::string run_panel(const Book& book, const std::string& lesson) {
   std::string flags;
   for (const auto& [name, value] : run_flags.items())
     flags += (flags.empty() ? "" : " ") + ("--" + name + " " + (value.is_string() ? value.get<std::string>() : value.dump()));
-  return "<aside class=\"run-panel\"><h3>Your run</h3><p class=\"run-folder\">" + escaped(run.string()) + "</p><table>" + rows +
+  return "<aside class=\"run-panel\"><h3>Your run</h3><p class=\"run-label\">" + escaped(run.label) +
+         "</p><p class=\"run-folder\">" + escaped(run.folder.string()) + "</p><table>" + rows +
          "</table><details><summary>flags</summary><p>" + escaped(flags) + "</p></details></aside>\n";
 }
 
