@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/kernels/parallel.h"
+#include "data/visible_text.h"
 #include "io/checkpoint.h"
 #include "harness/resume.h"
 #include "harness/run_lock.h"
@@ -64,6 +65,7 @@ Run::Run(const LessonCli& cli) : cli_(cli), folder_(cli.common.out) {
               {"load_average", load < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(load)}, {"blas", blas_config()}};
   try {
     if (!resuming()) clear_earlier_run();
+    check_only_files();
     write_summary("running", {});
   } catch (...) {  // no destructor runs for a constructor that throws: free the folder here
     unlock_folder(folder_, lock_fd_);
@@ -90,6 +92,40 @@ void Run::clear_earlier_run() {
   for (const fs::path& name : files_listed(path("summary.json"))) fs::remove(path(name), ignored);
   fs::remove(path("model.safetensors"), ignored);
   fs::remove_all(resume_folder(folder_), ignored);
+}
+
+void Run::check_only_files() {
+  namespace fs = std::filesystem;
+  // A run writes regular files, into its folder and resume/: a link there would make it write (or
+  // resume from) whatever the link points at, a named pipe would hang it. A new run removes such
+  // entries (a link only, never what it points at); a resumed run refuses them. Real folders stay.
+  std::vector<std::string> removed;
+  std::error_code error;
+  const fs::path resume = resume_folder(folder_);
+  const fs::file_status resume_status = fs::symlink_status(resume, error);
+  const bool resume_is_folder = fs::is_directory(resume_status);  // a link to a folder is not
+  if (fs::exists(resume_status) && !resume_is_folder) {
+    if (resuming()) fail("--resume", resume.string(), " is a link or not a folder: a run keeps its checkpoints in a resume/ of its own");
+    fs::remove(resume, error);
+    removed.push_back("resume (a link or not a folder)");
+  }
+  for (const fs::path& where : {fs::path(folder_), resume}) {
+    if (where == resume && !resume_is_folder) continue;
+    for (const fs::directory_entry& entry : fs::directory_iterator(where, error)) {
+      const fs::file_status status = fs::symlink_status(entry.path(), error);
+      if (fs::is_regular_file(status) || fs::is_directory(status)) continue;
+      const std::string what = fs::is_symlink(status) ? "a link" : "not a regular file";
+      if (resuming())
+        fail("--resume", entry.path().string(), " is ", what, ", not a file a run wrote: move it away, or start a new run");
+      fs::remove(entry.path(), error);
+      removed.push_back(entry.path().filename().string() + " (" + what + ")");
+    }
+  }
+  if (removed.empty()) return;
+  std::string listed;
+  for (const std::string& name : removed) listed += (listed.empty() ? "" : ", ") + name;
+  std::printf("run: removed from %s what a run never writes, and would have written or read through: %s\n", folder_.c_str(),
+              data::visible(listed).c_str());
 }
 
 std::string Run::path(const std::string& name) const { return (std::filesystem::path(folder_) / name).string(); }

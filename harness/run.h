@@ -123,6 +123,7 @@ class Run {
  private:
   [[noreturn]] void diverged(int64_t step, double loss, const std::string& why);
   void clear_earlier_run();
+  void check_only_files();  // no link, pipe or device in the folder or resume/ (removed, or refused when resuming)
   // Fails naming the first file the run lists that is missing or empty (a write the disk refused).
   void check_written() const;
   // summary.json: the fields every status has, `status`, then `fields`, and the files written so

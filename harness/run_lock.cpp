@@ -33,7 +33,16 @@ std::string lock_path(const std::string& folder) { return (std::filesystem::path
 int lock_folder(const std::string& folder) {
   const std::string path = lock_path(folder);
   for (;;) {
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);  // CLOEXEC: no child keeps the lock
+    // NOFOLLOW: a link named run.lock is never opened through (it would write its target); CLOEXEC:
+    // no child keeps the lock.
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
+    struct stat kind {};
+    if ((fd < 0 && errno == ELOOP) || (fd >= 0 && (::fstat(fd, &kind) != 0 || !S_ISREG(kind.st_mode)))) {
+      if (fd >= 0) ::close(fd);
+      if (::unlink(path.c_str()) != 0) fail("run", path, " is a link or not a file, and cannot be removed: ", std::strerror(errno));
+      std::printf("(%s was a link or not a file: replaced by this run's own)\n", path.c_str());
+      continue;
+    }
     if (fd < 0) fail("run", "cannot create the lock file ", path, ": ", std::strerror(errno));
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const std::string holder = lock_holder(fd);

@@ -126,3 +126,25 @@ TEST_CASE("the book shows the run in the lesson's default folder, saying whether
   CHECK(eleven.find("not the default run") == std::string::npos);
   fs::remove_all(out), fs::remove_all(runs);
 }
+
+TEST_CASE("a comparison's links run nothing (javascript:, data:), and link loops in runs/ are skipped, not the end of the book") {
+  const fs::path out = fresh("hostile_out"), runs = fresh("hostile_runs");
+  fs::create_directories(runs / "compare_x");
+  std::ofstream(runs / "compare_x" / "comparison.md")
+      << "# Lesson 03: 2 runs compared\n\n[click](javascript:alert(1)) <javascript:alert(2)> [c](JaVaScRiPt:alert(3))\n"
+         "[d](data:text/html;base64,PHNjcmlwdD4=) [ok](https://example.org/a) ![loss](loss.png)\n";
+  fs::create_symlink(runs / "compare_loop", runs / "compare_loop");  // a link to itself
+  fs::create_directories(runs / "03_mlp");
+  fs::create_symlink(runs / "03_mlp" / "summary.json", runs / "03_mlp" / "summary.json");
+  const Ran ran = run_command("timeout 60 " + std::string(LADDER_BOOK) + " --root " + LADDER_SOURCE_DIR + " --lessons " +
+                              LADDER_LESSON_DIR + " --runs " + runs.string() + " --out " + out.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  const std::string page = read_text(out / "compare_x.html");
+  for (const char* address : {"=\"javascript:", "=\"JaVaScRiPt:", "=\"data:"})  // as text they may show; never as an address
+    CHECK_MESSAGE(page.find(address) == std::string::npos, address);
+  CHECK(page.find("href=\"#\"") != std::string::npos);
+  CHECK(page.find("href=\"https://example.org/a\"") != std::string::npos);
+  CHECK(page.find("loss.png") != std::string::npos);
+  fs::remove_all(out), fs::remove_all(runs);
+}

@@ -27,6 +27,7 @@
 #include "harness/run_lock.h"
 #include "harness/cli_fixtures.h"
 #include "lessons/lesson_runner.h"
+#include "file_helpers.h"
 #include "models/char_rnn.h"
 #include "models/gpt.h"
 #include "models/mlp_lm.h"
@@ -262,6 +263,31 @@ TEST_CASE("a run that fails in a folder that holds a finished run leaves no trac
   check_no_usable_checkpoint(out.path);
   for (const std::string& file : files)  // the diverged run rewrote only its first CSV and the summary
     if (file != "metrics_rnn.csv" && file != "summary.json") CHECK_MESSAGE(!fs::exists(out.path / file), file, " is left from the finished run");
+}
+
+TEST_CASE("a new run writes nothing through a link in its folder, and waits on no pipe; --resume refuses them") {
+  TempDir out("truth_links"), outside("truth_links_outside");
+  fs::create_directories(out.path / "resume");
+  fs::create_directories(outside.path);
+  for (const char* name : {"metrics.txt", "plot.txt", "lock.txt"}) std::ofstream(outside.path / name) << "outside\n";
+  fs::create_symlink(outside.path / "metrics.txt", out.path / "metrics.csv");
+  fs::create_symlink(outside.path / "plot.txt", out.path / "spirals_accuracy.png");  // a plot lesson 03 draws
+  fs::create_symlink(outside.path / "lock.txt", out.path / harness::kLockName);
+  make_fifo((out.path / "spirals_accuracy.svg").string());
+  fs::create_symlink(outside.path, out.path / "resume" / "elsewhere");
+  const Ran ran = run_lesson("03_mlp", "--quick --threads 1 --out " + out.path.string());
+  INFO(ran.output);
+  CHECK(ran.status == 0);
+  CHECK(says_all(ran.output, {"removed from", "metrics.csv (a link)", "spirals_accuracy.svg (not a regular file)"}));
+  for (const char* name : {"metrics.txt", "plot.txt", "lock.txt"}) CHECK(read_text(outside.path / name) == "outside\n");
+  CHECK(fs::is_regular_file(fs::symlink_status(out.path / "spirals_accuracy.png")));
+  CHECK(summary_of(out.path)["status"] == "finished");
+
+  TempDir stopped("truth_links_resume");
+  REQUIRE(run_lesson("03_mlp", "--quick --threads 1 --stop-after 1 --out " + stopped.path.string()).status == 0);
+  fs::create_symlink(outside.path / "metrics.txt", stopped.path / "resume" / "linked.safetensors");
+  check_refused("03_mlp", "--resume " + stopped.path.string(), {"--resume", "linked.safetensors is a link", "not a file a run wrote"});
+  CHECK(read_text(outside.path / "metrics.txt") == "outside\n");
 }
 
 TEST_CASE("summary.json says running while the run runs, and failed with the message when an error ends it") {

@@ -56,10 +56,11 @@ std::string title_of(const std::string& markdown) {
 // The comparisons `./ladder compare` wrote (a folder of runs/ with comparison.md): a page each.
 std::vector<std::pair<std::string, std::string>> comparison_pages(const Book& book, const std::string& nav) {
   std::vector<std::pair<std::string, std::string>> pages;  // page, title
-  if (!fs::is_directory(book.runs)) return pages;
-  for (const auto& entry : fs::directory_iterator(book.runs)) {
+  std::error_code error;  // a link loop or an unreadable entry is no comparison, never the end of the book
+  if (!fs::is_directory(book.runs, error)) return pages;
+  for (const auto& entry : fs::directory_iterator(book.runs, error)) {
     const fs::path markdown = entry.path() / "comparison.md";
-    if (!fs::exists(markdown)) continue;
+    if (!fs::exists(fs::symlink_status(markdown, error))) continue;
     std::string text;
     try {  // bounded: a comparison.md that is a named pipe or a device is skipped, not waited on
       text = io::read_small_file("book", markdown.string());
@@ -69,7 +70,7 @@ std::vector<std::pair<std::string, std::string>> comparison_pages(const Book& bo
     }
     const std::string folder = entry.path().filename().string();
     fs::create_directories(book.out / "runs" / folder);
-    for (const auto& file : fs::directory_iterator(entry.path()))
+    for (const auto& file : fs::directory_iterator(entry.path(), error))
       if ((file.path().extension() == ".png" || file.path().extension() == ".svg") && plain_file(file.path()))
         fs::copy_file(file.path(), book.out / "runs" / folder / file.path().filename(), fs::copy_options::overwrite_existing);
     std::string body = note_body(book, "runs/" + folder + "/comparison.md", text, {}, Author::run_folder);

@@ -18,13 +18,37 @@ namespace ladder::book {
 
 namespace {
 
+std::string unescaped(std::string s);
+
+// Whether a link's address may stay in a page made from a run folder's Markdown: a path (a plot
+// beside it, another page) or http(s); never a scheme that runs or embeds (javascript:, data:, ...).
+bool safe_address(const std::string& address) {
+  std::string trimmed;  // browsers drop spaces and control characters from an address before reading its scheme
+  for (const char c : address)
+    if (static_cast<unsigned char>(c) > ' ') trimmed += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const size_t colon = trimmed.find(':');
+  if (colon == std::string::npos || trimmed.find_first_of("/?#") < colon) return true;  // no scheme: a path
+  return trimmed.starts_with("http:") || trimmed.starts_with("https:");
+}
+
 std::string markdown_to_html(const std::string& markdown, Author author) {
   std::string html;
   const auto append = [](const MD_CHAR* text, MD_SIZE size, void* out) { static_cast<std::string*>(out)->append(text, size); };
   const unsigned flags = MD_DIALECT_GITHUB | MD_FLAG_LATEXMATHSPANS | (author == Author::run_folder ? MD_FLAG_NOHTML : 0);
   if (md_html(markdown.data(), static_cast<MD_SIZE>(markdown.size()), append, &html, flags, 0) != 0)
     throw std::runtime_error("md4c could not parse the note");
-  return html;
+  if (author == Author::project) return html;
+  static const std::regex kAddress(R"re(\b(href|src)="([^"]*)")re");
+  std::string out;
+  auto last = html.cbegin();
+  for (std::sregex_iterator it(html.begin(), html.end(), kAddress), end; it != end; ++it) {
+    const std::smatch& m = *it;
+    out.append(last, m[0].first);
+    out += safe_address(unescaped(m[2].str())) ? m[0].str() : m[1].str() + "=\"#\"";
+    last = m[0].second;
+  }
+  out.append(last, html.cend());
+  return out;
 }
 
 std::string unescaped(std::string s) {
