@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "lessons/lesson_runner.h"
+#include "file_helpers.h"
 #include "markers.h"
 #include "run_folder.h"
 
@@ -133,6 +134,48 @@ TEST_CASE("a run folder gives a metric, a CSV cell by its row, the time; and say
   CHECK(timed.value(read("1<!-- run: seconds -->").found.at(0).source) == doctest::Approx(14));
   CHECK(timed.value(read("1<!-- run: load -->").found.at(0).source) == doctest::Approx(1.5));
   CHECK_THROWS_AS(RunFolder(dir.path / "nothing"), ladder::Error);
+}
+
+TEST_CASE("a run folder's files that are not what a run writes are refused in one line, never waited on") {
+  TempDir dir("check_notes_hostile");
+  fs::create_directories(dir.path);
+  const auto refused = [&](const std::vector<std::string>& words) {
+    try {
+      const RunFolder run(dir.path);
+      run.value(read("1<!-- run: metrics.csv:loss@last -->").found.at(0).source);
+      FAIL("no error");
+    } catch (const ladder::Error& e) {
+      INFO(e.what());
+      CHECK(says_all(e.what(), words));
+    }
+  };
+  for (const std::string& text : {"[1, 2]", "7", "\"x\""}) {
+    std::ofstream(dir.path / "summary.json") << text;
+    refused({"summary.json", "not what a run writes (a JSON object)"});
+  }
+  fs::remove(dir.path / "summary.json");
+  fs::create_directory(dir.path / "summary.json");
+  refused({"summary.json", "is a folder"});
+  fs::remove(dir.path / "summary.json");
+  ladder::testing::make_fifo((dir.path / "summary.json").string());
+  refused({"summary.json", "named pipe"});
+  fs::remove(dir.path / "summary.json");
+  std::ofstream(dir.path / "summary.json") << R"({"flags": {}})";
+  ladder::testing::make_fifo((dir.path / "metrics.csv").string());
+  refused({"metrics.csv", "named pipe"});
+  ladder::testing::make_fifo((dir.path / "timing.json").string());
+  refused({"timing.json", "named pipe"});
+  fs::remove(dir.path / "timing.json");
+  std::ofstream(dir.path / "timing.json") << "[]";
+  refused({"timing.json", "not what a run writes"});
+  fs::remove(dir.path / "timing.json");
+  const RunFolder run(dir.path);  // a summary without metrics, and an index past any size
+  try {
+    run.value(read("1<!-- run: deep.99999999999999999999 -->").found.at(0).source);
+    FAIL("no error");
+  } catch (const ladder::Error& e) {
+    CHECK(says_all(e.what(), {"summary.json has no 'metrics'"}));
+  }
 }
 
 TEST_CASE("a run's flags against the defaults its lesson's --help states") {

@@ -21,6 +21,7 @@
 
 #include "core/error.h"
 #include "markers.h"
+#include "io/small_file.h"
 #include "run_folder.h"
 
 namespace fs = std::filesystem;
@@ -46,12 +47,8 @@ const char* kUsage =
     "  --run: run the lessons again (fresh times and load); --quick: check only that every marker\n"
     "  names a value that a --quick run into DIR has\n";
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+// A note, read bounded: a note that is a pipe or a device is refused, not waited on.
+std::string read_text(const fs::path& path) { return ladder::io::read_small_file("check-notes", path.string()); }
 
 double load_average() {
   double one_minute = 0;

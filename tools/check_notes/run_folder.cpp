@@ -6,19 +6,27 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "io/small_file.h"
 
 namespace ladder::check_notes {
 namespace fs = std::filesystem;
 namespace {
 
+// A run's JSON object (summary.json, timing.json), read bounded: a named pipe, a folder or a device
+// is refused, not waited on; null when there is no such file.
 nlohmann::json read_json(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) return nullptr;
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    fail("check-notes", path.string(), " is not JSON: ", e.what());
-  }
+  std::error_code error;
+  if (!fs::exists(fs::symlink_status(path, error))) return nullptr;
+  nlohmann::json parsed = nlohmann::json::parse(io::read_small_file("check-notes", path.string()), nullptr, false);
+  if (parsed.is_discarded()) fail("check-notes", path.string(), " is not JSON");
+  if (!parsed.is_object()) fail("check-notes", path.string(), " is not what a run writes (a JSON object)");
+  return parsed;
+}
+
+// A member of a run's JSON object, or a refusal naming the file and the key.
+const nlohmann::json& member(const nlohmann::json& object, const char* key, const std::string& file) {
+  if (!object.contains(key)) fail("check-notes", file, " has no '", key, "'");
+  return object[key];
 }
 
 double as_number(const nlohmann::json& value, const std::string& what) {
@@ -61,17 +69,18 @@ RunFolder::RunFolder(fs::path folder) : folder_(std::move(folder)) {
 
 double RunFolder::value(const Source& source) const {
   if (!source.file.empty()) return csv_value(source);
-  if (source.key == "seconds") return as_number(timing_.is_null() ? summary_.at("seconds") : timing_.at("seconds"), "seconds");
+  if (source.key == "seconds")
+    return as_number(timing_.is_null() ? member(summary_, "seconds", "summary.json") : member(timing_, "seconds", "timing.json"), "seconds");
   if (source.key == "load" || source.key == "cores") {
     if (timing_.is_null())
       fail("check-notes", folder_.string(), " has no timing.json: check-notes did not start this run, so its ", source.key,
            " is unknown");
-    return as_number(timing_.at(source.key == "load" ? "load_before" : "cores"), source.key);
+    return as_number(member(timing_, source.key == "load" ? "load_before" : "cores", "timing.json"), source.key);
   }
-  const nlohmann::json* at = &summary_.at("metrics");
+  const nlohmann::json* at = &member(summary_, "metrics", "summary.json");
   std::stringstream path(source.key);
   for (std::string part; std::getline(path, part, '.');) {
-    const bool index = !part.empty() && std::all_of(part.begin(), part.end(), ::isdigit);
+    const bool index = !part.empty() && part.size() < 10 && std::all_of(part.begin(), part.end(), ::isdigit);  // below 2^31
     if (at->is_array() && index && std::stoul(part) < at->size()) at = &(*at)[std::stoul(part)];
     else if (at->is_object() && at->contains(part)) at = &(*at)[part];
     else fail("check-notes", "summary.json has no metric '", source.key, "'");
@@ -91,9 +100,16 @@ void RunFolder::check_exists(const Source& source) const {
     if (std::find(columns.begin(), columns.end(), name) == columns.end()) fail("check-notes", source.file, " has no column '", name, "'");
 }
 
+// A CSV of the run, read bounded (a pipe or a device is refused, not waited on).
+std::string RunFolder::csv_text(const Source& source) const {
+  const fs::path path = folder_ / source.file;
+  std::error_code error;
+  if (!fs::exists(fs::symlink_status(path, error))) fail("check-notes", "the run wrote no ", source.file);
+  return io::read_small_file("check-notes", path.string(), uint64_t{64} << 20);
+}
+
 std::vector<std::string> RunFolder::csv_columns(const Source& source) const {
-  std::ifstream in(folder_ / source.file);
-  if (!in) fail("check-notes", "the run wrote no ", source.file);
+  std::istringstream in(csv_text(source));
   std::string header;
   std::getline(in, header);
   return split_cells(header);
@@ -106,7 +122,7 @@ double RunFolder::csv_value(const Source& source) const {
     if (found == columns.end()) fail("check-notes", source.file, " has no column '", name, "'");
     return static_cast<size_t>(found - columns.begin());
   };
-  std::ifstream in(folder_ / source.file);
+  std::istringstream in(csv_text(source));
   std::string line;
   std::getline(in, line);  // the header, read above
   const size_t wanted = column(source.key);
@@ -155,7 +171,9 @@ std::vector<std::string> non_default_flags(const nlohmann::json& summary, const 
     }
   }
   std::vector<std::string> differ;
-  for (const auto& [name, value] : summary.at("flags").items()) {
+  nlohmann::json flags = summary.is_object() ? summary.value("flags", nlohmann::json::object()) : nlohmann::json::object();
+  if (!flags.is_object()) flags = nlohmann::json::object();  // no flags to tell: none differs
+  for (const auto& [name, value] : flags.items()) {
     const auto found = defaults.find(name);
     if (kIgnored.contains(name) || found == defaults.end()) continue;
     const std::string given = value.is_string() ? value.get<std::string>() : value.dump();

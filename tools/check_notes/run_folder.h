@@ -39,6 +39,7 @@ class RunFolder {
   void check_exists(const Source& source) const;
 
  private:
+  std::string csv_text(const Source& source) const;
   double csv_value(const Source& source) const;
   std::vector<std::string> csv_columns(const Source& source) const;
   std::filesystem::path folder_;
