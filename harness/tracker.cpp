@@ -56,16 +56,30 @@ int64_t Tracker::resume(LoopState state) {
   const auto [step, records] = load_loop_checkpoint(checkpoint_, run_.lesson(), *state_);
   if (step > options_.steps)
     fail("resume", checkpoint_, " is after step ", step, ", but the loop runs ", options_.steps, " steps: it is no checkpoint of this run");
-  for (const nlohmann::json& row : records.at("rows")) {
-    std::vector<double> values;
-    for (const nlohmann::json& value : row) values.push_back(from_bits(value));
-    record_row(values);
+  // The evaluations so far, as the checkpoint recorded them: each row starts with its step, and the
+  // checkpoint is taken at an evaluation, so the last row's step is the checkpoint's.
+  std::vector<std::vector<double>> rows;
+  try {
+    for (const nlohmann::json& row : records.at("rows")) {
+      std::vector<double> values;
+      for (const nlohmann::json& value : row) values.push_back(from_bits(value));
+      if (values.empty()) fail("resume", "an empty row");
+      rows.push_back(values);
+    }
+    train_loss_ = from_bits(records.at("train_loss"));
+    const auto seconds = [](double s) { return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s)); };
+    training_ = seconds(records.at("training_seconds")), first_step_ = seconds(records.at("first_step_seconds"));
+    steps_timed_ = records.at("steps_timed");
+    start_ -= seconds(records.at("seconds"));  // the rate column counts the time before the interruption too
+  } catch (const std::exception& e) {
+    fail("--resume", checkpoint_, ": its records of the evaluations are not what a run writes (", e.what(),
+         "); was the checkpoint changed? Start a new run without --resume");
   }
-  train_loss_ = from_bits(records.at("train_loss"));
-  const auto seconds = [](double s) { return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s)); };
-  training_ = seconds(records.at("training_seconds")), first_step_ = seconds(records.at("first_step_seconds"));
-  steps_timed_ = records.at("steps_timed");
-  start_ -= seconds(records.at("seconds"));  // the rate column counts the time before the interruption too
+  if (rows.empty() || rows.back().front() != static_cast<double>(step))
+    fail("--resume", checkpoint_, " says step ", step, " but its last evaluation is ",
+         rows.empty() ? std::string("none") : cat("at step ", rows.back().front()),
+         ": it is no checkpoint of this run; start a new run without --resume");
+  for (const std::vector<double>& values : rows) record_row(values);
   std::printf("(%s: resumed after step %lld from %s)\n", options_.name.c_str(), static_cast<long long>(step), checkpoint_.c_str());
   return step + 1;
 }

@@ -133,6 +133,16 @@ TEST_CASE("--resume refuses another lesson's run, flags edited after the stop an
     io::save_safetensors(checkpoint.string(), saved.tensors, metadata);
     check_refused("11_gpt", "--resume " + folder, {std::string(step) == "99999999" ? "no checkpoint of this run" : "is not a step"});
   }
+  // A step the loop reaches, but not the checkpoint's own evaluation: its records end later.
+  std::map<std::string, std::string> earlier = saved.metadata;
+  earlier["step"] = std::to_string(std::stoll(saved.metadata.at("step")) - 1);
+  io::save_safetensors(checkpoint.string(), saved.tensors, earlier);
+  check_refused("11_gpt", "--resume " + folder, {"says step " + earlier["step"], "but its last evaluation is at step",
+                                                  "no checkpoint of this run"});
+  std::map<std::string, std::string> garbled = saved.metadata;
+  garbled["records"] = R"({"rows": [["x"]]})";
+  io::save_safetensors(checkpoint.string(), saved.tensors, garbled);
+  check_refused("11_gpt", "--resume " + folder, {"its records of the evaluations are not what a run writes", "was the checkpoint changed"});
   io::save_safetensors(checkpoint.string(), saved.tensors, saved.metadata);
   const Ran resumed = run_lesson("11_gpt", "--resume " + folder);
   INFO(resumed.output);

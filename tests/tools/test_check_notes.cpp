@@ -149,7 +149,7 @@ TEST_CASE("a run folder's files that are not what a run writes are refused in on
       CHECK(says_all(e.what(), words));
     }
   };
-  for (const std::string& text : {"[1, 2]", "7", "\"x\""}) {
+  for (const char* text : {"[1, 2]", "7", "\"x\""}) {
     std::ofstream(dir.path / "summary.json") << text;
     refused({"summary.json", "not what a run writes (a JSON object)"});
   }
