@@ -155,7 +155,7 @@ else {
 if (!(await evaluate(`document.querySelectorAll("figure.run-plot img").length > 0`))) fail("06_gated_rnn.html shows no plot of the run");
 if (!(await evaluate(`document.querySelectorAll(".run-panel td").length > 0`))) fail("06_gated_rnn.html shows no figures of the run");
 if (!(await evaluate(`[...document.querySelectorAll("figure.run-plot figcaption")].some((c) => c.textContent.includes('onerror="window.pwned'))`)))
-  fail("06_gated_rnn.html does not show the run of the hostile folder, by its name, as text");
+  fail("06_gated_rnn.html does not show the run in the hostile runs folder, by its path, as text");
 await page("Page.captureScreenshot", {format: "png"}).then(({data}) => fs.writeFileSync(path.join(shots, "book_06_gated_rnn.png"), Buffer.from(data, "base64")));
 
 // The code pane's own links: a name used in the code opens its definition in another file.

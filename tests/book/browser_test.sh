@@ -6,15 +6,14 @@ set -eu
 root="$1" build="$2"
 command -v chromium >/dev/null || { echo "chromium is missing: ./ladder setup --browser installs it" >&2; exit 1; }
 command -v node >/dev/null || { echo "node is missing: ./ladder setup --browser installs it" >&2; exit 1; }
-runs="$(mktemp -d)"
-trap 'rm -rf "$runs"' EXIT
+# Names an attacker could give: a runs folder whose name would close an attribute and add a
+# handler (the book shows the run of lesson 06 in it, by its path), and a comparison whose folder
+# name and text carry HTML and script. The page test below finds that none of it runs.
+top="$(mktemp -d)"
+trap 'rm -rf "$top"' EXIT
+runs="$top/runs\" onerror=\"window.pwned='folder'\" x=\""
+mkdir -p "$runs"
 "$build/lessons/lesson_06_gated_rnn" --quick --threads 1 --out "$runs/06_gated_rnn" >/dev/null
-# Names an attacker could give: a copy of that run (the newest, so the book shows it) in a folder
-# whose name would close an attribute and add a handler, and a comparison whose folder name and
-# text carry HTML and script. The page test below finds that none of it runs.
-hostile="$runs/06_gated_rnn\" onerror=\"window.pwned='folder'\" x=\""
-cp -r "$runs/06_gated_rnn" "$hostile"
-touch "$hostile/summary.json"
 comparison="$runs/compare_\$1 <img src=x onerror=window.pwned=1>"
 mkdir -p "$comparison"
 cp "$runs/06_gated_rnn/perplexity.png" "$comparison/"
