@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,8 @@ std::string note_body(const Book& book, const std::string& note_path, const std:
 struct ShownRun {
   fs::path folder;    // empty when it holds no run
   std::string label;  // "your default run", "your --quick run: a smoke test, ...", "your run with --cell rnn ..."
+  nlohmann::json summary;   // its summary.json, an object
+  std::string unreadable;   // why summary.json is no run's summary; empty when it is
 };
 ShownRun shown_run(const Book& book, const std::string& lesson);
 // The box beside a lesson's note: the run's figures from summary.json, or the command that makes them.

@@ -56,8 +56,9 @@ ShownRun shown_run(const Book& book, const std::string& lesson) {
   std::error_code error;
   if (!fs::exists(fs::symlink_status(folder / "summary.json", error))) return {};
   std::string unreadable;
-  const nlohmann::json summary = read_summary(folder, unreadable);
-  return {folder, unreadable.empty() ? label_of(book, lesson, summary) : "a run folder the book cannot read"};
+  nlohmann::json summary = read_summary(folder, unreadable);
+  std::string label = unreadable.empty() ? label_of(book, lesson, summary) : "a run folder the book cannot read";
+  return {folder, std::move(label), std::move(summary), std::move(unreadable)};
 }
 
 namespace {
@@ -83,8 +84,8 @@ std::string run_panel(const Book& book, const std::string& lesson) {
            "</code> writes its plots and figures into " + escaped((book.runs / "").string()) +
            " (its default folder), and the book shows them here after <code>./ladder book</code>.</p></aside>\n";
   // A run folder is anyone's: one that is not a run's says so in the box instead of stopping the book.
-  std::string unreadable;
-  const nlohmann::json summary = read_summary(run.folder, unreadable);
+  const nlohmann::json& summary = run.summary;
+  const std::string& unreadable = run.unreadable;
   if (!unreadable.empty()) {
     std::printf("ladder_book: lesson %s's run panel: %s\n", lesson.c_str(), data::visible(unreadable).c_str());
     return "<aside class=\"run-panel\"><h3>Your run</h3><p>" + escaped(unreadable) + "</p></aside>\n";
