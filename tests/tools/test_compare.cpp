@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <tuple>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -160,4 +161,32 @@ TEST_CASE("compare's table says how each run ended, and its curves keep every nu
   const ladder::compare::Curves& curves = runs.front().csvs.at("metrics.csv");
   REQUIRE(curves.rows.size() == 2);  // 10 and 20: "7abc" is no number, 1e-310 (a denormal) is one
   CHECK(curves.rows[1][1] == 1e-310);
+}
+
+TEST_CASE("compare takes a cell as a number only in decimal and within a double: a row of 0x1A, 1e400 or -1e400 is no point") {
+  TempDir dir("compare_cells");
+  const fs::path a = dir.path / "a", b = dir.path / "b";
+  write_run(a, "11_gpt", 0.001, "step,val_ppl\n10,9\n20,7\n");
+  for (const char* cell : {"0x1A", "1e400", "-1e400"}) {  // strtod reads hexadecimal, and makes 1e400 infinite
+    write_run(b, "11_gpt", 0.003, std::string("step,val_ppl\n") + cell + "," + cell + "\n");
+    INFO(cell);
+    check_refused(a.string() + " " + b.string() + " --out " + (dir.path / "out").string(), {b.string(), "has no metrics"});
+  }
+}
+
+TEST_CASE("compare run from inside the first run ('.', or '..' from a folder in it) writes beside the run, under its name") {
+  TempDir dir("compare_dot");
+  const fs::path a = dir.path / "runs" / "a", b = dir.path / "runs" / "b", out = dir.path / "runs" / "compare_11_gpt";
+  write_run(a, "11_gpt", 0.001, "step,val_ppl\n10,9\n20,7\n");
+  write_run(b, "11_gpt", 0.003, "step,val_ppl\n10,8\n20,6\n");
+  fs::create_directories(a / "sub");
+  for (const auto& [from, first, second] : {std::tuple{a, ".", "../b"}, std::tuple{a / "sub", "..", "../../b"}}) {
+    const Ran ran = run_command("cd " + from.string() + " && " + LADDER_COMPARE + " " + first + " " + second);
+    INFO("compare ", first, " ", second, " in ", from.string(), "\n", ran.output);
+    REQUIRE(ran.status == 0);
+    CHECK(says_all(ran.output, {"are in " + out.string()}));
+    CHECK(read_text(out / "comparison.md").find("| | a | b |") != std::string::npos);  // the run's name, not "."
+    CHECK_FALSE(fs::exists(from / "compare_11_gpt"));
+    fs::remove_all(out);
+  }
 }

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -32,6 +35,18 @@ std::vector<std::string> cells(const std::string& line) {
   return out;
 }
 
+// A cell's number when the whole cell is one, written in decimal: not "7abc", not hexadecimal
+// ("0x1A", which strtod reads), not beyond a double ("1e400", which strtod makes infinite); a
+// denormal such as 1e-310 is one (strtod says ERANGE for it too, but returns it).
+std::optional<double> number_in(const std::string& cell) {
+  if (cell.empty() || cell.find_first_of("xX") != std::string::npos) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  const double value = std::strtod(cell.c_str(), &end);
+  if (*end != '\0' || (errno == ERANGE && std::isinf(value))) return std::nullopt;
+  return value;
+}
+
 // The CSV's rows of numbers under a header that starts with "step"; none when it is another table.
 // Read through the bounded reader: a named pipe or /dev/zero in a run folder is refused, not waited on.
 Curves read_curves(const fs::path& path) {
@@ -47,10 +62,9 @@ Curves read_curves(const fs::path& path) {
     if (row.size() != header.size()) continue;
     std::vector<double> values;
     for (const std::string& cell : row) {
-      char* end = nullptr;
-      const double value = std::strtod(cell.c_str(), &end);  // a denormal too, which stod refuses
-      if (cell.empty() || *end != '\0') break;  // "7abc", or a name: no curve's point
-      values.push_back(value);
+      const std::optional<double> value = number_in(cell);
+      if (!value) break;  // a name, or no number: no curve's point
+      values.push_back(*value);
     }
     if (values.size() == row.size()) curves.rows.push_back(values);
   }
@@ -96,6 +110,20 @@ bool lesson_name(const nlohmann::json& lesson) {
   return lesson.is_string() && std::regex_match(lesson.get<std::string>(), form);
 }
 
+// A folder as given, "runs/03_mlp/" being the folder runs/03_mlp.
+fs::path folder_path(const std::string& folder) {
+  const fs::path path = fs::path(folder).lexically_normal();
+  return path.filename().empty() ? path.parent_path() : path;
+}
+
+// Where a folder is, "." and ".." and links resolved: its name and the folder beside it are those
+// of this path, not of the words given ("." has no name of its own).
+fs::path resolved(const fs::path& folder) {
+  std::error_code error;
+  const fs::path path = fs::weakly_canonical(fs::absolute(folder), error);
+  return error ? folder : path;
+}
+
 // Flags that name where a run went, not what it did.
 bool where_flag(const std::string& flag) { return flag == "out" || flag == "resume" || flag == "stop-after"; }
 
@@ -105,11 +133,10 @@ std::vector<RunFolder> read_runs(const std::vector<std::string>& folders) {
   if (folders.size() < 2) fail("compare", "give two or more run folders (runs/NN_name/ of one lesson), got ", folders.size());
   std::vector<RunFolder> runs;
   for (const std::string& folder : folders) {
-    fs::path path = fs::path(folder).lexically_normal();
-    if (path.filename().empty()) path = path.parent_path();  // "runs/03_mlp/" is the folder runs/03_mlp
-    RunFolder run{path, path.filename().string(), {}, {}};
+    const fs::path path = folder_path(folder);
+    if (!fs::is_directory(path)) fail("compare", folder, " is not a folder");
+    RunFolder run{path, resolved(path).filename().string(), {}, {}};
     const fs::path summary = run.path / "summary.json";
-    if (!fs::is_directory(run.path)) fail("compare", folder, " is not a folder");
     std::error_code error;
     if (!fs::exists(fs::symlink_status(summary, error)))
       fail("compare", folder, " is not a run: it has no summary.json (a lesson writes one into its --out folder)");
@@ -139,7 +166,7 @@ std::vector<RunFolder> read_runs(const std::vector<std::string>& folders) {
 }
 
 fs::path default_output(const std::vector<RunFolder>& runs) {
-  return runs.front().path.lexically_normal().parent_path() / ("compare_" + value_text(runs.front().summary["lesson"]));
+  return resolved(runs.front().path).parent_path() / ("compare_" + value_text(runs.front().summary["lesson"]));
 }
 
 std::string write_comparison(const std::vector<RunFolder>& runs, const fs::path& out) {
