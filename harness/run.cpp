@@ -10,6 +10,7 @@
 #include "core/kernels/parallel.h"
 #include "data/visible_text.h"
 #include "io/checkpoint.h"
+#include "io/plain_files.h"
 #include "harness/resume.h"
 #include "harness/run_lock.h"
 #include "harness/run_summary.h"
@@ -96,10 +97,9 @@ void Run::clear_earlier_run() {
 
 void Run::check_only_files() {
   namespace fs = std::filesystem;
-  // A run writes regular files, into its folder and resume/: a link there would make it write (or
-  // resume from) whatever the link points at, a named pipe would hang it. A new run removes such
-  // entries (a link only, never what it points at); a resumed run refuses them. Real folders stay.
-  std::vector<std::string> removed;
+  // A run writes regular files, into its folder and resume/ (io/plain_files.h). A new run removes
+  // any other entry there (a link only, never what it points at); a resumed run refuses them.
+  std::string removed;
   std::error_code error;
   const fs::path resume = resume_folder(folder_);
   const fs::file_status resume_status = fs::symlink_status(resume, error);
@@ -107,25 +107,21 @@ void Run::check_only_files() {
   if (fs::exists(resume_status) && !resume_is_folder) {
     if (resuming()) fail("--resume", resume.string(), " is a link or not a folder: a run keeps its checkpoints in a resume/ of its own");
     fs::remove(resume, error);
-    removed.push_back("resume (a link or not a folder)");
+    removed = "resume (a link or not a folder)";
   }
-  for (const fs::path& where : {fs::path(folder_), resume}) {
-    if (where == resume && !resume_is_folder) continue;
-    for (const fs::directory_entry& entry : fs::directory_iterator(where, error)) {
-      const fs::file_status status = fs::symlink_status(entry.path(), error);
-      if (fs::is_regular_file(status) || fs::is_directory(status)) continue;
-      const std::string what = fs::is_symlink(status) ? "a link" : "not a regular file";
-      if (resuming())
-        fail("--resume", entry.path().string(), " is ", what, ", not a file a run wrote: move it away, or start a new run");
-      fs::remove(entry.path(), error);
-      removed.push_back(entry.path().filename().string() + " (" + what + ")");
-    }
-  }
-  if (removed.empty()) return;
-  std::string listed;
-  for (const std::string& name : removed) listed += (listed.empty() ? "" : ", ") + name;
-  std::printf("run: removed from %s what a run never writes, and would have written or read through: %s\n", folder_.c_str(),
-              data::visible(listed).c_str());
+  std::vector<fs::path> entries;
+  for (const fs::path& where : {fs::path(folder_), resume})
+    if (where != resume || resume_is_folder)
+      for (const fs::directory_entry& entry : fs::directory_iterator(where, error)) entries.push_back(entry.path());
+  if (resuming())
+    for (const fs::path& entry : entries)
+      if (const std::string what = io::not_a_file(entry); !what.empty())
+        fail("--resume", entry.string(), " is ", what, ", not a file a run wrote: move it away, or start a new run");
+  const std::string others = io::remove_not_files(entries);
+  removed += (removed.empty() || others.empty() ? "" : ", ") + others;
+  if (!removed.empty())
+    std::printf("run: removed from %s what a run never writes, and would have written or read through: %s\n", folder_.c_str(),
+                data::visible(removed).c_str());
 }
 
 std::string Run::path(const std::string& name) const { return (std::filesystem::path(folder_) / name).string(); }

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -20,13 +21,12 @@ constexpr double kInset = 0.015;      // between a legend and the plot's edge, o
 // before the name, the gap between columns, and the height of a row.
 constexpr double kPad = 0.7, kSample = 3.5, kGap = 0.8, kColumnGap = 1.5, kRow = 1.8;
 
-// Starts a page of width x height pixels in `file` with a PLplot device ("pngcairo" or
-// "svgcairo"): white background, dark text, light grid lines, then the series' colours. Text
-// and ticks are as large as on a kWidth x kHeight page, where `measure` measures them (PLplot
-// scales its default sizes with the page's mean side).
-void start_page(const std::string& file, const char* device, PLINT width, PLINT height) {
+// Starts a page of width x height pixels with a PLplot device ("pngcairo" or "svgcairo"), into the
+// file or stream set before: white background, dark text, light grid lines, then the series'
+// colours. Text and ticks are as large as on a kWidth x kHeight page, where `measure` measures
+// them (PLplot scales its default sizes with the page's mean side).
+void start_page(const char* device, PLINT width, PLINT height) {
   plsdev(device);
-  plsfnam(file.c_str());
   plspage(0, 0, width, height, 0, 0);
   plscolbg(255, 255, 255);
   plscmap0n(kFirstSeriesColour + static_cast<PLINT>(kPalette.size()));
@@ -45,11 +45,34 @@ void start_page(const std::string& file, const char* device, PLINT width, PLINT 
   pladv(0);
 }
 
-// PLplot ends the whole process when it cannot open its output file: find out first.
-void check_writable(const char* op, const std::string& file) {
-  std::FILE* f = std::fopen(file.c_str(), "w");  // PLplot replaces the file anyway
+// One page drawn by `draw`, as `device` writes it: into memory, because PLplot writes a file
+// without checking (a full disk would leave it short or empty, and say nothing).
+std::string drawn_page(const char* device, const std::function<void()>& draw, PLINT width, PLINT height) {
+  char* bytes = nullptr;
+  size_t size = 0;
+  std::FILE* memory = open_memstream(&bytes, &size);
+  if (!memory) fail("plot", "no memory for a page of ", width, " x ", height, " pixels");
+  plsfile(memory);
+  start_page(device, width, height);
+  draw();
+  plend();  // closes `memory`: bytes and size hold the page
+  std::string page(bytes, size);
+  std::free(bytes);
+  return page;
+}
+
+// Writes `page` to `file`, checked up to its close (the last bytes reach the disk there): a write
+// the disk refuses fails naming the file, and leaves no page cut short behind.
+void write_page(const char* op, const std::string& file, const std::string& page) {
+  std::FILE* f = std::fopen(file.c_str(), "wb");
   if (!f) fail(op, "cannot write ", file, ": ", std::strerror(errno), " (remove what is in the way, or choose another --out folder)");
-  std::fclose(f);
+  bool whole = std::fwrite(page.data(), 1, page.size(), f) == page.size() && std::fflush(f) == 0;
+  int error = errno;
+  if (std::fclose(f) != 0 && whole) whole = false, error = errno;
+  if (!whole) {
+    std::remove(file.c_str());
+    fail(op, "cannot write ", file, ": ", std::strerror(error), " (is the disk full?)");
+  }
 }
 
 // The width and height of a one-line legend holding `text` and nothing else (PLplot's string
@@ -116,13 +139,8 @@ std::string escaped(const std::string& text) {
 std::vector<std::string> render_both(const char* op, const std::string& stem, const std::function<void()>& draw, PLINT width,
                                      PLINT height) {
   const std::string png = stem + ".png", svg = stem + ".svg";
-  check_writable(op, png);
-  check_writable(op, svg);
-  for (const auto& [file, device] : {std::pair{png, "pngcairo"}, std::pair{svg, "svgcairo"}}) {
-    start_page(file, device, width, height);
-    draw();
-    plend();
-  }
+  for (const auto& [file, device] : {std::pair{png, "pngcairo"}, std::pair{svg, "svgcairo"}})
+    write_page(op, file, drawn_page(device, draw, width, height));
   return {png, svg};
 }
 
@@ -130,7 +148,8 @@ TextSizes measure(const std::vector<std::string>& texts, double scale) {
   PLINT previous, scratch;
   plgstrm(&previous);
   plmkstrm(&scratch);
-  start_page("/dev/null", "pngcairo", kWidth, kHeight);  // the same fonts as the real pages
+  plsfnam("/dev/null");
+  start_page("pngcairo", kWidth, kHeight);  // the same fonts as the real pages
   plvpor(0, 1, 0, 1);  // pllegend puts the viewport back as it found it: give it one
   plwind(0, 1, 0, 1);
   const auto [empty_width, height] = bare_legend_size("", scale);  // fractions of the page

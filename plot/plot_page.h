@@ -33,8 +33,8 @@ void set_dashes(size_t k);      // draws in series k's dash pattern; plstyl(0, .
 std::string escaped(const std::string& text);
 
 // Writes <stem>.png and <stem>.svg, each a page of width x height pixels drawn by `draw`; returns
-// the two paths. First checks that both files can be written, and throws ladder::Error from `op`
-// naming the one that cannot (PLplot itself would end the process).
+// the two paths. Each page is drawn into memory and then written, checked to its close: a file
+// that cannot be written, or that the disk refuses in part, throws ladder::Error from `op` naming it.
 std::vector<std::string> render_both(const char* op, const std::string& stem, const std::function<void()>& draw,
                                      PLINT width = kWidth, PLINT height = kHeight);
 

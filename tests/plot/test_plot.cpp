@@ -55,7 +55,7 @@ TEST_CASE("every plot writes a PNG and an SVG") {
   CHECK(fs::file_size(save_decision_regions((dir.path / "regions").string(), regions)[0]) > 0);
 }
 
-TEST_CASE("a plot whose file cannot be written throws, naming the file, before PLplot starts") {
+TEST_CASE("a plot whose file cannot be written throws, naming the file") {
   TempDir dir;
   // A folder where the PNG should go.
   fs::create_directories(dir.path / "loss.png");
@@ -74,6 +74,13 @@ TEST_CASE("a plot whose file cannot be written throws, naming the file, before P
   // A folder that does not exist.
   testing::check_error([&] { save_line_chart((dir.path / "missing" / "loss").string(), small_chart()); },
                        {"cannot write " + (dir.path / "missing" / "loss.png").string(), "No such file or directory"});
+}
+
+TEST_CASE("a page the disk refuses throws, naming the file: PLplot's own writes would leave it empty and say nothing") {
+  TempDir dir;
+  fs::create_symlink("/dev/full", dir.path / "loss.png");  // every write: no space left on the device
+  testing::check_error([&] { save_line_chart((dir.path / "loss").string(), small_chart()); },
+                       {"save_line_chart", "cannot write " + (dir.path / "loss.png").string(), "No space left on device", "disk full"});
 }
 
 TEST_CASE("text is as large on a page of any size as on the page where the kit measures it") {

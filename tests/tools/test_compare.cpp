@@ -1,5 +1,6 @@
 // ./ladder compare: runs of one lesson side by side; a folder that is not a run, a run without
-// metrics and runs of different lessons are refused in one line, exit status 2.
+// metrics and runs of different lessons are refused in one line, exit status 2, as are a write the
+// disk refuses and an output folder that is a link.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -189,4 +190,50 @@ TEST_CASE("compare run from inside the first run ('.', or '..' from a folder in 
     CHECK_FALSE(fs::exists(from / "compare_11_gpt"));
     fs::remove_all(out);
   }
+}
+
+TEST_CASE("compare on a disk that refuses its writes exits 2 naming the file, never 0 with plots empty or cut short") {
+  TempDir dir("compare_full");
+  const fs::path a = dir.path / "a", b = dir.path / "b";
+  write_run(a, "11_gpt", 0.001, "step,val_ppl\n10,9\n20,7\n");
+  write_run(b, "11_gpt", 0.003, "step,val_ppl\n10,8\n20,6\n");
+  // Files of 16 KiB at most, a third of the plot (PLplot's own list of its drivers fits): each write
+  // past it fails as on a full disk, and the plot is cut short.
+  const fs::path out = dir.path / "out";
+  const Ran ran = run_command("ulimit -f 16; trap '' XFSZ; " + std::string(LADDER_COMPARE) + " " + a.string() + " " + b.string() +
+                              " --out " + out.string());
+  INFO(ran.output);
+  CHECK(ran.status == 2);
+  CHECK(says_all(ran.output, {"cannot write " + (out / "metrics_val_ppl.png").string(), "File too large"}));
+  CHECK(std::count(ran.output.begin(), ran.output.end(), '\n') == 1);
+  CHECK_FALSE(fs::exists(out / "metrics_val_ppl.png"));  // no plot cut short left behind
+  CHECK_FALSE(fs::exists(out / "comparison.md"));
+}
+
+TEST_CASE("compare writes through no link: an output folder that is a link is refused, a link at a file it writes is replaced, what it points at kept") {
+  TempDir dir("compare_links");
+  const fs::path a = dir.path / "runs" / "a", b = dir.path / "runs" / "b", outside = dir.path / "outside";
+  write_run(a, "11_gpt", 0.001, "step,val_ppl\n10,9\n20,7\n");
+  write_run(b, "11_gpt", 0.003, "step,val_ppl\n10,8\n20,6\n");
+  fs::create_directories(outside / "folder");
+  std::ofstream(outside / "page.txt") << "keep\n";
+  std::ofstream(outside / "plot.txt") << "keep\n";
+  const fs::path linked = dir.path / "runs" / "compare_11_gpt";
+  fs::create_directory_symlink(outside / "folder", linked);
+  check_refused(a.string() + " " + b.string(), {linked.string(), "is a link", "never through a link"});
+  check_refused(a.string() + " " + b.string() + " --out " + linked.string() + "/", {linked.string(), "is a link"});
+  CHECK(fs::is_empty(outside / "folder"));
+
+  const fs::path out = dir.path / "out";
+  fs::create_directories(out);
+  fs::create_symlink(outside / "page.txt", out / "comparison.md");
+  fs::create_symlink(outside / "plot.txt", out / "metrics_val_ppl.png");
+  const Ran ran = compare(a.string() + " " + b.string() + " --out " + out.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  CHECK(says_all(ran.output, {"compare: removed from " + out.string(), "comparison.md (a link)", "metrics_val_ppl.png (a link)"}));
+  CHECK(read_text(outside / "page.txt") == "keep\n");
+  CHECK(read_text(outside / "plot.txt") == "keep\n");
+  CHECK(fs::is_regular_file(fs::symlink_status(out / "comparison.md")));
+  CHECK(fs::file_size(out / "metrics_val_ppl.png") > 1000);
 }

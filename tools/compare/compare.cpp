@@ -4,8 +4,8 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <functional>
 #include <optional>
 #include <regex>
@@ -15,6 +15,8 @@
 
 #include "core/error.h"
 #include "data/visible_text.h"
+#include "io/atomic_file.h"
+#include "io/plain_files.h"
 #include "io/small_file.h"
 #include "plot/plot.h"
 
@@ -169,7 +171,10 @@ fs::path default_output(const std::vector<RunFolder>& runs) {
   return resolved(runs.front().path).parent_path() / ("compare_" + value_text(runs.front().summary["lesson"]));
 }
 
-std::string write_comparison(const std::vector<RunFolder>& runs, const fs::path& out) {
+std::string write_comparison(const std::vector<RunFolder>& runs, const fs::path& out_given) {
+  const fs::path out = folder_path(out_given.string());
+  if (io::not_a_file(out) == "a link")
+    fail("compare", out.string(), " is a link: compare writes into a folder of its own, never through a link (remove the link, or give --out another folder)");
   fs::create_directories(out);
   const std::string lesson = value_text(runs.front().summary["lesson"]);
   // The table: the flags (those that differ marked), then the metrics, a column per run. Each row
@@ -226,6 +231,11 @@ std::string write_comparison(const std::vector<RunFolder>& runs, const fs::path&
   for (const RunFolder& run : runs) markdown += "- " + markdown_text(run.label) + ": " + markdown_text(run.path.string()) + "\n";
   markdown += "\nThe flags that differ are marked; then each run's final figures (summary.json).\n\n" + written(markdown_text) + "\n";
   // A plot per figure of each CSV, a curve per run that has it.
+  struct Plot {
+    std::string stem;
+    plot::LineChart chart;
+  };
+  std::vector<Plot> plots;
   std::set<std::string> csv_names;
   for (const RunFolder& run : runs)
     for (const auto& [name, curves] : run.csvs) csv_names.insert(name);
@@ -247,14 +257,19 @@ std::string write_comparison(const std::vector<RunFolder>& runs, const fs::path&
         for (const std::vector<double>& r : curves.rows) series.x.push_back(r[0]), series.y.push_back(r[at]);
         chart.series.push_back(series);
       }
-      const std::string stem = file_stem(fs::path(csv).stem().string() + "_" + column);
-      plot::save_line_chart((out / stem).string(), chart);
-      markdown += "![" + markdown_text(column) + "](" + stem + ".png)\n\n";
+      plots.push_back({file_stem(fs::path(csv).stem().string() + "_" + column), chart});
+      markdown += "![" + markdown_text(column) + "](" + plots.back().stem + ".png)\n\n";
     }
   }
-  std::ofstream file(out / "comparison.md");
-  file << markdown;
-  if (!file) fail("compare", "cannot write ", (out / "comparison.md").string());
+  // Written through no link: whatever stands at a name compare writes and is not a file goes first
+  // (the link itself, never what it points at), as in a run's folder.
+  std::vector<fs::path> files = {out / "comparison.md"};
+  for (const Plot& p : plots) files.insert(files.end(), {out / (p.stem + ".png"), out / (p.stem + ".svg")});
+  if (const std::string removed = io::remove_not_files(files); !removed.empty())
+    std::printf("compare: removed from %s what compare never writes, and would have written through: %s\n", out.string().c_str(),
+                data::visible(removed).c_str());
+  for (const Plot& p : plots) plot::save_line_chart((out / p.stem).string(), p.chart);  // a failed write throws, naming the file
+  io::write_atomically("compare", (out / "comparison.md").string(), {markdown});
   return terminal_table;
 }
 
