@@ -1,7 +1,7 @@
 // Lesson 15: a long-range benchmark in the manner of the Long Range Arena (Tay et al. 2020): every
 // attention kind in the same small encoder, trained on the same tasks with the same budget.
 //
-//  1. the tasks (lessons/15_long_range/tasks.h): ListOps (data/listops.h), nested MIN, MAX, MED
+//  1. the tasks (lessons/long_range/tasks.h): ListOps (data/listops.h), nested MIN, MAX, MED
 //     and SM expressions over digits whose answer is one digit; and multi-query associative recall
 //     (data/mqar.h, Zoology's MQAR): key-value pairs, then queries, each answered where it stands,
 //     with one token per pair (a single attention hop) and two (an induction circuit of two layers);
@@ -30,12 +30,12 @@
 #include "harness/run.h"
 #include "harness/tracker.h"
 #include "lessons/15_long_range/capacity.h"
-#include "lessons/15_long_range/contenders.h"
 #include "lessons/15_long_range/flags.h"
 #include "lessons/15_long_range/recall_maps.h"
 #include "lessons/15_long_range/report.h"
-#include "lessons/15_long_range/tasks.h"
 #include "lessons/attention_kinds/classifier_tracker.h"
+#include "lessons/long_range/contenders.h"
+#include "lessons/long_range/tasks.h"
 #include "models/encoder_tagger.h"
 #include "models/predictions.h"
 #include "nn/attention/attention_registry.h"
@@ -49,12 +49,12 @@ namespace {
 
 constexpr const char* kLesson = "15_long_range";
 
-// ---- 1. the tasks: lessons/15_long_range/tasks.h ----
+// ---- 1. the tasks: lessons/long_range/tasks.h ----
 using Task = lessons::LongRangeTask;
 
 // ---- 2. the contenders and their training ----
 
-// The contenders and their models: lessons/15_long_range/contenders.h.
+// The contenders and their models: lessons/long_range/contenders.h.
 using lessons::Contender, lessons::ModelSize;
 
 struct Budget {

@@ -15,7 +15,7 @@
 #include "harness/cli.h"
 #include "harness/part_flag.h"
 #include "harness/schedule_flags.h"
-#include "lessons/15_long_range/contenders.h"
+#include "lessons/long_range/contenders.h"
 #include "nn/attention/bigbird_attention.h"
 #include "nn/attention/full_attention.h"
 #include "nn/attention/vq_attention.h"

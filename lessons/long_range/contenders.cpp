@@ -1,4 +1,4 @@
-#include "lessons/15_long_range/contenders.h"
+#include "lessons/long_range/contenders.h"
 
 #include "models/lstm_classifier.h"
 
@@ -19,7 +19,7 @@ std::vector<std::string> names_of(const std::vector<Contender>& list) {
 
 models::EncoderClassifierConfig encoder_config(const Contender& c, const LongRangeTask& task, ModelSize size) {
   return {.vocab_size = task.vocabulary, .num_classes = task.classes, .max_len = task.length, .d_model = size.d_model,
-          .nhead = 4, .num_layers = size.layers, .dim_feedforward = 2 * size.d_model,
+          .nhead = size.heads, .num_layers = size.layers, .dim_feedforward = 2 * size.d_model,
           .pooling = c.causal ? models::Pooling::last : models::Pooling::mean, .attention = *c.attention,
           .causal = c.causal};
 }

@@ -1,4 +1,5 @@
-// Lesson 15's part 1, its tasks, drawn and printed before any training. ListOps (data/listops.h):
+// The long-range tasks of lessons 15 and 17, drawn and printed before any training (lesson 15's
+// part 1). ListOps (data/listops.h):
 // the rules on a short expression, a test expression, how deep the operators nest, the lengths and
 // the answers of the training set. Multi-query associative recall (data/mqar.h): a sequence, and
 // where the answers are asked.

@@ -1,5 +1,5 @@
-// Lesson 15's contenders: every attention kind of the registry in the same encoder, and a baseline
-// without attention, with the models each task builds from them.
+// The contenders of lessons 15 and 17: every attention kind of the registry in the same encoder, and
+// a baseline without attention, with the models each task builds from them.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +10,7 @@
 
 #include "harness/attention_flags.h"
 #include "harness/cli.h"
-#include "lessons/15_long_range/tasks.h"
+#include "lessons/long_range/tasks.h"
 #include "models/encoder_classifier.h"
 #include "models/sequence_classifier.h"
 
@@ -33,7 +33,8 @@ std::vector<Contender> all_contenders(const harness::LessonCli& cli, const harne
 std::vector<std::string> names_of(const std::vector<Contender>& list);
 
 struct ModelSize {
-  int64_t d_model, layers;  // 4 heads
+  int64_t d_model, layers;
+  int64_t heads = 4;  // each d_model / heads wide
 };
 
 // The encoder of an attention contender for `task`: feed-forward 2 d_model wide, read at the mean

@@ -1,4 +1,4 @@
-#include "lessons/15_long_range/tasks.h"
+#include "lessons/long_range/tasks.h"
 
 #include <algorithm>
 #include <cmath>
