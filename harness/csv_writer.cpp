@@ -20,10 +20,14 @@ CsvWriter::CsvWriter(const std::string& path, std::vector<std::string> columns)
 }
 
 void CsvWriter::row(const std::vector<double>& values) {
+  row_with_gaps(std::vector<std::optional<double>>(values.begin(), values.end()));
+}
+
+void CsvWriter::row_with_gaps(const std::vector<std::optional<double>>& values) {
   std::vector<std::string> cells;
-  for (double v : values) {
+  for (const std::optional<double>& v : values) {
     std::ostringstream cell;
-    cell << std::setprecision(8) << v;
+    if (v) cell << std::setprecision(8) << *v;
     cells.push_back(cell.str());
   }
   row(cells);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@ class CsvWriter {
   CsvWriter(const std::string& path, std::vector<std::string> columns);
   void row(const std::vector<double>& values);
   void row(const std::vector<std::string>& cells);  // for tables with names in them
+  void row_with_gaps(const std::vector<std::optional<double>>& values);  // an empty cell where a value is missing
 
  private:
   std::ofstream out_;

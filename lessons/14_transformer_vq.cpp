@@ -280,7 +280,7 @@ TrainedGPTs train_per_kind(harness::Run& run, const harness::CommonFlags& flags,
 // that reads their codes) or stopped there: part 2's layer at its longest n beside part 3's GPTs.
 void gradient_modes(const lessons::Costs& costs, const lessons::GPTComparison& gpts) {
   std::printf("\n  the gradient through the cache: one layer at n = %lld (part 2), the GPT (part 3)\n",
-              static_cast<long long>(costs.max_n));
+              static_cast<long long>(costs.max_n.at(nn::VQAttention::kName)));
   std::printf("  %-10s %12s %12s %14s %16s\n", "gradient", "layer ms", "layer MiB", "GPT seconds", "validation ppl");
   for (const auto& [mode, name] : {std::pair{"exact", nn::VQAttention::kName}, std::pair{"stopped", kStopped}}) {
     const lessons::LayerCost& layer = costs.at_max.at(name);

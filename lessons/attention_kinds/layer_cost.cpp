@@ -5,7 +5,9 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <optional>
 
+#include "core/error.h"
 #include "core/peak_memory.h"
 #include "plot/plot.h"
 #include "nn/attention/attention_workload.h"
@@ -37,6 +39,15 @@ void print_headers(const std::vector<CostKind>& kinds, const std::string& suffix
 
 double mib(int64_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
 
+using Cell = std::optional<double>;  // a figure of a table, missing for a kind not measured there
+
+// Each cell right-aligned in `width` characters with `decimals`, "-" where one is missing.
+void print_cells(const std::vector<Cell>& cells, int width, int decimals) {
+  for (const Cell& cell : cells)
+    if (cell) std::printf(" %*.*f", width, decimals, *cell);
+    else std::printf(" %*s", width, "-");
+}
+
 }  // namespace
 
 LayerCost layer_cost(const nn::AttentionSettings& settings, int64_t n, Generator& gen) {
@@ -65,8 +76,8 @@ std::vector<int64_t> doublings(int64_t max_n) {
 Costs cost_against_length(harness::Run& run, const std::vector<CostKind>& kinds, int64_t max_n, Generator& gen) {
   const std::vector<int64_t> lengths = doublings(max_n);
   const CostKind& first = kinds.front();
+  const auto measured = [](const CostKind& kind, int64_t n) { return kind.longest == 0 || n <= kind.longest; };
   Costs costs;
-  costs.max_n = lengths.back();
 
   std::vector<std::string> columns = {"n"};
   for (const CostKind& kind : kinds) columns.push_back(kind.name + "_ms");
@@ -79,19 +90,24 @@ Costs cost_against_length(harness::Run& run, const std::vector<CostKind>& kinds,
   std::printf("\n");
   std::map<std::string, std::vector<LayerCost>> layer;
   for (const int64_t n : lengths) {
-    std::vector<double> row = {static_cast<double>(n)}, peaks;
+    std::vector<Cell> times, ratios, peaks;  // one per kind, missing where it is not measured
     for (const CostKind& kind : kinds) {
+      if (!measured(kind, n)) {
+        times.emplace_back(), peaks.emplace_back();
+        continue;
+      }
       layer[kind.name].push_back(layer_cost(kind.settings, n, gen));
-      row.push_back(layer[kind.name].back().ms);
-      peaks.push_back(mib(layer[kind.name].back().peak_bytes));
+      times.emplace_back(layer[kind.name].back().ms);
+      peaks.emplace_back(mib(layer[kind.name].back().peak_bytes));
     }
+    for (size_t i = 1; i < kinds.size(); ++i) ratios.push_back(times[i] && times[0] ? Cell(*times[i] / *times[0]) : Cell());
     std::printf("  %8lld", static_cast<long long>(n));
-    for (size_t i = 1; i <= kinds.size(); ++i) std::printf(" %11.2f", row[i]);
-    for (size_t i = 2; i <= kinds.size(); ++i) std::printf(" %11.2f", row[i] / row[1]);
-    for (const double peak : peaks) std::printf(" %11.1f", peak);
+    print_cells(times, 11, 2), print_cells(ratios, 11, 2), print_cells(peaks, 11, 1);
     std::printf("\n");
+    std::vector<Cell> row = {static_cast<double>(n)};
+    row.insert(row.end(), times.begin(), times.end());
     row.insert(row.end(), peaks.begin(), peaks.end());
-    layer_csv.row(row);
+    layer_csv.row_with_gaps(row);
   }
 
   // Lengths double: both axes of the time chart are logarithmic, so that a slope of 1 is linear and 2 quadratic.
@@ -110,9 +126,12 @@ Costs cost_against_length(harness::Run& run, const std::vector<CostKind>& kinds,
       memory.x.push_back(n), memory.y.push_back(mib(c[i].peak_bytes));
     }
     time_chart.series.push_back(time), memory_chart.series.push_back(memory);
+    costs.max_n[kind.name] = lengths[c.size() - 1];
     costs.at_max[kind.name] = c.back();
     costs.growth[kind.name] = c.back().ms / c[c.size() - 2].ms;
-    std::printf(" %s x%.2f%s", kind.name.c_str(), costs.growth[kind.name], &kind == &kinds.back() ? "" : ",");
+    std::printf(" %s x%.2f%s%s", kind.name.c_str(), costs.growth[kind.name],
+                costs.max_n[kind.name] == lengths.back() ? "" : cat(" (to ", costs.max_n[kind.name], ")").c_str(),
+                &kind == &kinds.back() ? "" : ",");
   }
   std::printf(" (quadratic: x4, linear: x2)\n");
   run.wrote(plot::save_line_chart(run.path("layer_time"), time_chart));
@@ -129,18 +148,23 @@ Costs cost_against_length(harness::Run& run, const std::vector<CostKind>& kinds,
                         .x_label = "context (positions; k = 1024)", .y_label = "milliseconds per token", .log2_x = true};
   for (const CostKind& kind : kinds) token_chart.series.push_back({kind.label + ": " + kind.state, {}, {}});
   for (const int64_t context : lengths) {
-    std::vector<double> row = {static_cast<double>(context)};
+    std::vector<Cell> times, ratios;
     for (size_t i = 0; i < kinds.size(); ++i) {
-      const double ms = token_ms(kinds[i].settings, context, gen);
-      row.push_back(ms);
-      token_chart.series[i].x.push_back(static_cast<double>(context)), token_chart.series[i].y.push_back(ms);
-      costs.token_at_max[kinds[i].name] = ms;
+      if (!measured(kinds[i], context)) {
+        times.emplace_back();
+        continue;
+      }
+      times.emplace_back(token_ms(kinds[i].settings, context, gen));
+      token_chart.series[i].x.push_back(static_cast<double>(context)), token_chart.series[i].y.push_back(*times[i]);
+      costs.token_at_max[kinds[i].name] = *times[i];
     }
+    for (size_t i = 1; i < kinds.size(); ++i) ratios.push_back(times[0] && times[i] ? Cell(*times[0] / *times[i]) : Cell());
     std::printf("  %8lld", static_cast<long long>(context));
-    for (size_t i = 1; i <= kinds.size(); ++i) std::printf(" %20.4f", row[i]);
-    for (size_t i = 2; i <= kinds.size(); ++i) std::printf(" %12.1f", row[1] / row[i]);
+    print_cells(times, 20, 4), print_cells(ratios, 12, 1);
     std::printf("\n");
-    token_csv.row(row);
+    std::vector<Cell> row = {static_cast<double>(context)};
+    row.insert(row.end(), times.begin(), times.end());
+    token_csv.row_with_gaps(row);
   }
   run.wrote(plot::save_line_chart(run.path("generation_time"), token_chart));
   return costs;
@@ -148,9 +172,9 @@ Costs cost_against_length(harness::Run& run, const std::vector<CostKind>& kinds,
 
 void add_cost_metrics(nlohmann::ordered_json& metrics, harness::MetricNotes& notes, const Costs& costs,
                       const std::vector<CostKind>& kinds, const std::string& part) {
-  const std::string at = " at n = " + std::to_string(costs.max_n);
   for (const CostKind& kind : kinds) {
     const std::string& name = kind.name;
+    const std::string at = " at n = " + std::to_string(costs.max_n.at(name));
     metrics["layer_ms_" + name] = costs.at_max.at(name).ms;
     notes["layer_ms_" + name] = part + name + " attention, forward + backward" + at;
     metrics["layer_growth_" + name] = costs.growth.at(name);
@@ -159,7 +183,7 @@ void add_cost_metrics(nlohmann::ordered_json& metrics, harness::MetricNotes& not
     notes["layer_peak_mib_" + name] = part + "the memory its peak adds" + at;
     metrics["token_ms_" + name] = costs.token_at_max.at(name);
     notes["token_ms_" + name] =
-        part + "one generated token after a context of " + std::to_string(costs.max_n) + " (" + kind.state + ")";
+        part + "one generated token after a context of " + std::to_string(costs.max_n.at(name)) + " (" + kind.state + ")";
   }
 }
 

@@ -123,7 +123,7 @@ harness::MemoryEstimate encoder_memory(const EncoderRun& r, const std::string& d
   harness::MemoryEstimate estimate;
   estimate.add("data", d(r.examples) * d(r.length) * 2, 4, data_flags);
   add_transformer_stack(estimate, {r.batch, r.length, r.width, r.layers, 2 * r.width, r.heads, r.keys_per_query},
-                        cat(model_flags, ", --batch ", r.batch));
+                        cat(model_flags, ", ", r.batch_flag, " ", r.batch));
   return estimate;
 }
 

@@ -59,6 +59,7 @@ harness::MemoryEstimate transformer_memory(const models::TransformerConfig& conf
 // examples (two float copies), trained on `batch` of them at a time.
 struct EncoderRun {
   int64_t examples, length, batch, width, layers, heads, keys_per_query;
+  std::string batch_flag = "--batch";  // the flag that sets batch, for the message
 };
 harness::MemoryEstimate encoder_memory(const EncoderRun& run, const std::string& data_flags, const std::string& model_flags);
 
