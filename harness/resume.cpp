@@ -150,10 +150,11 @@ std::pair<int64_t, nlohmann::json> load_loop_checkpoint(const std::string& path,
                                                         LoopState& state) {
   const io::TensorFile file = io::load_checkpoint(path);
   const auto& meta = file.metadata;
-  for (const char* key : {"lesson", "step", "generators", "model_generators", "default_generator", "records"})
+  for (const char* key : {"lesson", "step", "generators", "model_generators", "default_generator", "records", "flags_crc32"})
     if (!meta.count(key)) fail("resume", path, " has no '", key, "': it is not a checkpoint of a training loop");
   if (meta.at("lesson") != lesson) fail("resume", path, " is a checkpoint of lesson ", meta.at("lesson"), ", not of ", lesson);
-  if (meta.count("flags_crc32") && !meta.at("flags_crc32").empty() && meta.at("flags_crc32") != flags_checksum(path))
+  // Empty only where no flags.json lay beside the checkpoint when it was saved, and none lies there now.
+  if (meta.at("flags_crc32") != flags_checksum(path))
     fail("resume", path, " was saved with other flags than resume/flags.json holds now (was it edited?): a resumed run ",
          "goes on with the flags it started with");
   const int64_t step = step_of(path, meta.at("step"));

@@ -103,7 +103,7 @@ TEST_CASE("--resume refuses flags that change the run, a folder without a checkp
   CHECK(resumed.output.find("resumed after step 10") != std::string::npos);
 }
 
-TEST_CASE("--resume refuses another lesson's run, flags edited after the stop and a checkpoint whose step no run reaches, by name") {
+TEST_CASE("--resume refuses another lesson's run, flags edited after the stop (with the checkpoint's record of them removed too) and a checkpoint whose step no run reaches, by name") {
   TempDir run("resume_guards");
   const std::string folder = run.path.string();
   REQUIRE(run_lesson("11_gpt", "--quick --threads 1 --out " + folder + " --stop-after 1").status == 0);
@@ -127,6 +127,14 @@ TEST_CASE("--resume refuses another lesson's run, flags edited after the stop an
 
   const fs::path checkpoint = run.path / "resume" / "metrics.safetensors";
   const io::TensorFile saved = io::load_safetensors(checkpoint.string());
+  // Flags edited, and the checkpoint's record of them taken out (its checksum valid): every
+  // checkpoint a run saves has that record, so one without it is no run's.
+  std::map<std::string, std::string> unrecorded = saved.metadata;
+  unrecorded.erase("flags_crc32");
+  io::save_safetensors(checkpoint.string(), saved.tensors, unrecorded);
+  std::ofstream(flags) << edited.dump(2);
+  check_refused("11_gpt", "--resume " + folder, {checkpoint.string(), "has no 'flags_crc32'", "not a checkpoint of a training loop"});
+  std::ofstream(flags) << recorded;
   for (const char* step : {"0", "1e5", "-3", "99999999"}) {
     std::map<std::string, std::string> metadata = saved.metadata;
     metadata["step"] = step;  // a crafted checkpoint, its checksum valid
