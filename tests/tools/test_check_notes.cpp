@@ -101,6 +101,16 @@ TEST_CASE("a marker that follows no figure, names no key, or sits in a code bloc
   CHECK(problems_of("0.9<!-- a comment, not a marker -->\n").empty());
 }
 
+TEST_CASE("a key names a file inside the run folder: a path up out of it or an absolute one is a problem naming the note and the key") {
+  for (const char* key : {"../../../outside/secret.csv:x@last", "/tmp/outside/secret.csv:x@last", "sub/../../secret.csv:x@step=1"}) {
+    INFO(key);
+    const std::string problems = problems_of(std::string("The figure 42<!-- run: ") + key + " -->\n");
+    CHECK(says_all(problems, {"docs/02_regression.md:1", key, "a file outside the run folder"}));
+    CHECK(std::count(problems.begin(), problems.end(), '\n') == 1);
+  }
+  CHECK(problems_of("42<!-- run: metrics.csv:x@last -->\n").empty());
+}
+
 TEST_CASE("a run folder gives a metric, a CSV cell by its row, the time; and says what is missing") {
   TempDir dir("check_notes_folder");
   fs::create_directories(dir.path);
@@ -169,6 +179,12 @@ TEST_CASE("a run folder's files that are not what a run writes are refused in on
   std::ofstream(dir.path / "timing.json") << "[]";
   refused({"timing.json", "not what a run writes"});
   fs::remove(dir.path / "timing.json");
+  fs::remove(dir.path / "metrics.csv");
+  const fs::path outside = dir.path.string() + "_outside.csv";  // a link out of the run folder: not read
+  std::ofstream(outside) << "step,loss\n1,0.5\n";
+  fs::create_symlink(outside, dir.path / "metrics.csv");
+  refused({(dir.path / "metrics.csv").string(), "a link out of the run folder"});
+  fs::remove(outside);
   const RunFolder run(dir.path);  // a summary without metrics, and an index past any size
   try {
     run.value(read("1<!-- run: deep.99999999999999999999 -->").found.at(0).source);

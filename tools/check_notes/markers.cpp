@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <regex>
 #include <sstream>
 #include <string_view>
@@ -45,6 +46,13 @@ std::optional<Source> parse_source(const std::string& text) {
     source.where.emplace_back(trim(condition.substr(0, equals)), trim(condition.substr(equals + 1)));
   }
   return source;
+}
+
+// Whether a key's file lies inside the run folder by its name: no absolute path, no "..". (A link
+// out is the run folder's to refuse, where the file is read.)
+bool inside_run_folder(const std::string& file) {
+  const std::filesystem::path path(file);
+  return !path.has_root_path() && std::none_of(path.begin(), path.end(), [](const std::filesystem::path& part) { return part == ".."; });
 }
 
 // The figure that ends `text`: a number, maybe with thousands commas, an exponent, k, M or %, and a
@@ -156,6 +164,11 @@ Markers read_markers(const std::string& note_path, const std::string& markdown) 
       const std::optional<Source> source = parse_source(body);
       if (!source) {
         out.problems.push_back(where + "'" + body + "' is not a key: write a metric (test_acc), or FILE.csv:COLUMN@last or FILE.csv:COLUMN@COLUMN=VALUE");
+        continue;
+      }
+      if (!inside_run_folder(source->file)) {
+        out.problems.push_back(where + "'" + body + "' names " + source->file +
+                               ", a file outside the run folder: a key names a CSV the run wrote, by its name in the folder (metrics.csv:COLUMN@last)");
         continue;
       }
       marker.source = *source;

@@ -100,11 +100,15 @@ void RunFolder::check_exists(const Source& source) const {
     if (std::find(columns.begin(), columns.end(), name) == columns.end()) fail("check-notes", source.file, " has no column '", name, "'");
 }
 
-// A CSV of the run, read bounded (a pipe or a device is refused, not waited on).
+// A CSV of the run, read bounded (a pipe or a device is refused, not waited on), and only inside
+// the run folder: a link that leads out of it is refused.
 std::string RunFolder::csv_text(const Source& source) const {
   const fs::path path = folder_ / source.file;
   std::error_code error;
   if (!fs::exists(fs::symlink_status(path, error))) fail("check-notes", "the run wrote no ", source.file);
+  const fs::path where = fs::weakly_canonical(path, error).lexically_relative(fs::weakly_canonical(folder_, error));
+  if (where.empty() || *where.begin() == "..")
+    fail("check-notes", path.string(), " is a link out of the run folder: a run writes its CSVs in its folder, as files");
   return io::read_small_file("check-notes", path.string(), uint64_t{64} << 20);
 }
 
