@@ -1,4 +1,4 @@
-// What the classifiers of lessons 13 and 15 record beside their training loops (the loops themselves
+// What the classifiers of lessons 13, 15 and 17 record beside their training loops (the loops themselves
 // are in the lessons): the validation loss and accuracy at ten evaluations. What a classifier
 // answers and how the answers score is models/predictions.h.
 #pragma once

@@ -1,5 +1,5 @@
 // Character GPTs that differ only in their attention, trained side by side on the same text and
-// budget (lessons 12 and 14): their shape as flags, and their results side by side, a table of
+// budget (lessons 12, 14 and 17): their shape as flags, and their results side by side, a table of
 // their validation perplexities and one plot of their curves. Each lesson trains them in its own
 // loop, one GPT per kind, from the same initial weights on the same batches.
 #pragma once

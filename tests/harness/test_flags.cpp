@@ -31,7 +31,7 @@ const std::vector<std::string> kLessons = {"00_autograd", "01_ngram",     "02_re
                                            "04_cnn",      "05_rnn",       "06_gated_rnn",  "07_seq2seq",
                                            "08_attention_pooling",        "09_attention_seq2seq", "10_transformer",
                                            "11_gpt",      "12_linear_attention",  "13_bigbird",    "14_transformer_vq",
-                                           "15_long_range"};
+                                           "15_long_range", "17_delta_rule"};
 
 // parse_number's message for `text`, or "" when the value is accepted.
 template <class T>

@@ -1,4 +1,4 @@
-// --part N on the lessons with numbered parts (12 to 15): that part alone runs, summary.json holds
+// --part N on the lessons with numbered parts (12 to 15, 17): that part alone runs, summary.json holds
 // its metrics only, and a part the lesson does not have is refused before any work.
 #include "lessons/lesson_checks.h"
 
@@ -73,10 +73,22 @@ TEST_CASE("lesson 15 --tasks listops describes ListOps alone among the tasks") {
   CHECK(output.find("== 1b.") == std::string::npos);
 }
 
+TEST_CASE("lesson 17 --part 1: the state as a memory alone, no layer, recall or GPT") {
+  const auto [metrics, output] = run_part("17_delta_rule", "--part 1");
+  INFO(output);
+  for (const auto& name : keys(metrics))
+    CHECK((name.starts_with("memory_") || name.starts_with("overwrite_") || name.starts_with("untouched_") ||
+           name.starts_with("forget_")));
+  CHECK(metrics.contains("overwrite_delta"));
+  CHECK(output.find("== 1. The state as a memory") != std::string::npos);
+  for (const char* later : {"== 2.", "== 3.", "== 4."}) CHECK(output.find(later) == std::string::npos);
+}
+
 TEST_CASE("a part the lesson does not have is refused, naming its parts; lesson 15 takes --part or --tasks") {
   check_refused("12_linear_attention", "--quick --part 6", {"--part", "from 0 to 5", "6"});
   check_refused("13_bigbird", "--quick --part 5", {"--part", "from 0 to 4"});
   check_refused("14_transformer_vq", "--quick --part 4", {"--part", "from 0 to 3"});
   check_refused("15_long_range", "--quick --part -1", {"--part", "from 0 to 5"});
   check_refused("15_long_range", "--quick --part 4 --tasks capacity", {"--part", "--tasks", "give one"});
+  check_refused("17_delta_rule", "--quick --part 5", {"--part", "from 0 to 4"});
 }

@@ -146,6 +146,11 @@ TEST_CASE("messages: lesson 15 speaks of its own flags") {
   check_refused_before_folder("15_long_range", "--quick --kinds all,full", {"--kinds", "'all'", "cannot be combined"});
 }
 
+TEST_CASE("messages: lesson 17 refuses recall models the memory cannot hold, naming its flags") {
+  check_refused_before_folder("17_delta_rule", "--recall-pairs 1024 --head-dims 128 --recall-heads 8",
+                              {"need about", "--recall-pairs 1024", "--head-dims 128, --recall-heads 8, --recall-batch 32"});
+}
+
 TEST_CASE("messages: --load with --stream names --stream") {
   const testing::Ran ran = run_lesson("11_gpt", "--load model.safetensors --stream");
   INFO(ran.output);

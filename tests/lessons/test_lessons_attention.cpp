@@ -389,6 +389,41 @@ TEST_CASE("lesson 14_transformer_vq --quick: one VQ layer two ways agrees; cost 
   check_ending(ran.output, out.path, {{"blockwise_vs_quadratic", "(T,T) weights"}, {"token_ms_vq", "VQ cache"}});
 }
 
+TEST_CASE("lesson 17_delta_rule --quick: the state as a memory; one layer three ways agrees; cost against length; recall and GPTs per kind") {
+  TempDir out("lesson17");
+  const Ran ran = run_lesson("17_delta_rule", "--quick --out " + out.path.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  check_note_keys(out.path);  // every figure its note marks is in this run
+  check_files(out.path, {"summary.json", "memory_error.png", "memory_error.svg", "memory_age.png", "memory_age.svg",
+                         "layer_cost.csv", "layer_time.png", "layer_memory.png", "generation.csv", "generation_time.png",
+                         "recall_state.csv", "recall_state.png", "recall_state.svg", "gpt_perplexity.png", "gpt_full.csv",
+                         "gpt_linear_elu.csv", "gpt_delta.csv", "gpt_gated_delta.csv", "train_delta_8_4.csv"});
+  const nlohmann::json m = summary_of(out.path)["metrics"];
+  // Part 1: a key written again reads back its new value under the delta rule, a blend under the additive one;
+  // a state with fewer pairs than D answers each exactly once the rule has passed over them enough.
+  CHECK(m["overwrite_delta"].get<double>() < 0.7 * m["overwrite_additive"].get<double>());
+  CHECK(m["memory_delta_16"].get<double>() < m["memory_additive_16"].get<double>());
+  CHECK(m["memory_least_squares_16"].get<double>() == 0);
+  CHECK(m["forget_apart_1_age_32"].get<double>() < 1e-5);     // keys apart and no decay: nothing lost
+  CHECK(m["forget_apart_0.9_age_32"].get<double>() > 0.9);    // 1 - 0.9^32 = 0.97 of it decayed away
+  // Part 2: chunked and recurrent are the naive recurrence, and the state does not grow with the context.
+  for (const char* kind : {"delta", "gated_delta"}) {
+    CHECK(m[std::string("chunked_vs_naive_") + kind].get<double>() < 1e-5);
+    CHECK(m[std::string("recurrent_vs_naive_") + kind].get<double>() < 1e-5);
+  }
+  CHECK(says_all(ran.output, {"(B,H,D,D), the same size whatever the length", "delta state ms/token"}));
+  // Part 3: every kind at the one --quick width; part 4: a GPT per kind.
+  for (const char* kind : {"full", "linear_elu", "linear_taylor", "delta", "gated_delta"}) {
+    const double acc = m[std::string("recall_acc_") + kind + "_8_4"].get<double>();
+    CHECK(acc >= 0);
+    CHECK(acc <= 1);
+  }
+  for (const char* kind : {"full", "linear_elu", "delta", "gated_delta"})
+    CHECK(m[std::string("gpt_val_ppl_") + kind].get<double>() > 1);
+  check_ending(ran.output, out.path, {{"overwrite_delta", "rewritten key"}, {"token_ms_delta", "delta state"}});
+}
+
 TEST_CASE("lesson 15_long_range --quick: the tasks printed, every kind trained on each, the table, the capacity and the circuit") {
   TempDir out("lesson15");
   // with the capacity pairs its note's run-quick line names, so that the note's figures are in the run
