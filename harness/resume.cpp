@@ -190,7 +190,7 @@ void stop_together(const dist::Communicator& comm, Run* run, const std::function
   } catch (const Interrupted&) {
     interrupted = std::current_exception();
   }
-  // One all-reduce: the signal any process received (SIGINT 2 < SIGTERM 15: the larger wins), and whether --stop-after stopped one.
+  // One all-reduce: the signal any process received (the largest number where two differ), and whether --stop-after stopped one.
   float asked[2] = {static_cast<float>(stop_signal()), stopped.empty() ? 0.0f : 1.0f};
   comm.all_reduce(asked, 2, dist::Reduction::max);
   if (const int signal = static_cast<int>(asked[0]); signal != 0) {

@@ -76,8 +76,8 @@ std::pair<int64_t, nlohmann::json> load_loop_checkpoint(const std::string& path,
 int64_t resume_without_run(const std::string& resumed, const std::string& lesson, const std::string& csv, LoopState state);
 // Runs `part` on every process of `comm`, then stops them all at this same step if one of them was
 // stopped: by --stop-after (rank 0's Tracker throws Stopped, and the others would wait for it
-// forever), or by SIGINT or SIGTERM, which mpirun sends to every process but which may reach them
-// at different steps: all throw Interrupted, `run` (rank 0's, null elsewhere) first writing it down.
+// forever), or by a stop signal (harness/stop_signals.h), which mpirun passes to every process but
+// which may reach them at different steps: all throw Interrupted, `run` (rank 0's, null elsewhere) first writing it down.
 void stop_together(const dist::Communicator& comm, Run* run, const std::function<void()>& part);
 
 // The flags a run folder's resume/flags.json recorded with the lesson that ran; fails in one line

@@ -252,7 +252,7 @@ void Run::write_summary(const std::string& status, const nlohmann::ordered_json&
 
 void Run::prepare_exit_at_once() {
   // The step a second signal comes at is not known ahead: last_evaluations say where --resume picks up.
-  const nlohmann::ordered_json fields = {{"interrupted", {{"by", "a second SIGINT or SIGTERM, at once"}}},
+  const nlohmann::ordered_json fields = {{"interrupted", {{"by", "a second stop signal, at once"}}},
                                          {"last_evaluations", evaluations_}, {"metrics", nlohmann::ordered_json::object()}};
   harness::prepare_exit_at_once(path("summary.json"), utf8_json(summary("interrupted", fields)).dump(2) + "\n", path(kLockName));
 }

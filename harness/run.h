@@ -37,8 +37,9 @@ class Stopped : public Error {
   using Error::Error;
 };
 
-// SIGINT (Ctrl-C) or SIGTERM stopped the run at a step, its last checkpoint kept: lesson_main
-// prints how to resume it and exits with status 128 + the signal's number (130, 143), as a shell does.
+// A stop signal (harness/stop_signals.h: SIGINT from Ctrl-C, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1,
+// SIGUSR2) stopped the run at a step, its last checkpoint kept: lesson_main prints how to resume it
+// and exits with status 128 + the signal's number (130, 143, 129, 131, 138, 140), as a shell does.
 class Interrupted : public Error {
  public:
   Interrupted(const std::string& message, int signal) : Error(message), signal(signal) {}
@@ -64,8 +65,9 @@ class Run {
   // without removing it (killed) is taken over. Starts the clock. A run that is not resumed first
   // removes what an earlier run left in the folder: the files its summary.json lists, its
   // model.safetensors and its resume files. Then summary.json says "running", the header line
-  // says how many threads run on how loaded a machine, and SIGINT and SIGTERM only ask the run
-  // to stop at its next step (a second one ends it at once, summary.json saying "interrupted").
+  // says how many threads run on how loaded a machine, and the stop signals (SIGINT, SIGTERM,
+  // SIGHUP, ...) only ask the run to stop at its next step (a second one ends it at once,
+  // summary.json saying "interrupted").
   explicit Run(const LessonCli& cli);
   ~Run();  // removes the lock, puts the signals' handlers back; an exception: summary.json says "failed"
   Run(const Run&) = delete;
@@ -86,7 +88,7 @@ class Run {
   std::string checkpoint_file(const std::string& loop);
   // After each checkpoint written: counts them, for --stop-after.
   void checkpoint_written(int64_t step, const std::string& loop);
-  // Throws Stopped once --stop-after's checkpoint is written, Interrupted once SIGINT or SIGTERM
+  // Throws Stopped once --stop-after's checkpoint is written, Interrupted once a stop signal
   // came, after summary.json says "interrupted": called where every loop of that step has saved
   // its own (the next step, or the end of the loop).
   void stop_if_asked();

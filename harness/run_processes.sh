@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run_processes.sh N PROGRAM [ARGS...]: lesson 16's N processes on this machine, started by mpirun
-# (./ladder lesson 16 and the tests start them here). Its exit status is the run's: 130 after
-# Ctrl-C, 143 after SIGTERM, else mpirun's.
+# (./ladder lesson 16 and the tests start them here). Its exit status is the run's: 128 + the
+# signal's number after a stop signal (130 after Ctrl-C, 143 after SIGTERM), else mpirun's.
 #
 # mpirun alone would turn Ctrl-C into SIGTERM for the processes only after a grace second, and
 # SIGKILL them a second later (Open MPI's odls_base_sigkill_timeout), too soon for a step to end.
@@ -30,8 +30,10 @@ pass_on() {
   stopped_by=$((128 + $2))
   pkill "-$1" -P "$mpirun_pid" || true
 }
-trap 'pass_on INT 2' INT
-trap 'pass_on TERM 15' TERM
+# The stop signals of harness/stop_signals.h, each with its number.
+for signal in INT:2 TERM:15 HUP:1 QUIT:3 USR1:10 USR2:12; do
+  trap "pass_on ${signal%:*} ${signal#*:}" "${signal%:*}"
+done
 status=0
 while :; do
   wait "$mpirun_pid"

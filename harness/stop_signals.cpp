@@ -12,7 +12,7 @@ namespace ladder::harness {
 
 namespace {
 
-// The signal (SIGINT, SIGTERM) that asked the run to stop, 0 while none has: the training loop
+// The signal (one of kStopSignals) that asked the run to stop, 0 while none has: the training loop
 // looks at it between steps (Run::stop_if_asked).
 volatile std::sig_atomic_t stop_signal_seen = 0;
 
@@ -52,7 +52,7 @@ void say(const char* text, size_t size) {
 extern "C" void ask_to_stop(int signal) {
   if (stop_signal_seen != 0) end_at_once(signal);
   stop_signal_seen = signal;
-  constexpr char kSaid[] = "\n(stopping at the next step, the last checkpoint kept; a second Ctrl-C ends the run at once)\n";
+  constexpr char kSaid[] = "\n(stopping at the next step, the last checkpoint kept; a second Ctrl-C or signal ends the run at once)\n";
   say(kSaid, sizeof kSaid - 1);
 }
 
@@ -69,19 +69,27 @@ struct sigaction stop_handler() {
 StopSignals::StopSignals() {
   stop_signal_seen = 0;
   const struct sigaction handler = stop_handler();
-  sigaction(SIGINT, &handler, &interrupt_before_);
-  sigaction(SIGTERM, &handler, &terminate_before_);
+  for (size_t i = 0; i < kStopSignals.size(); ++i) sigaction(kStopSignals[i], &handler, &before_[i]);
 }
 
 StopSignals::~StopSignals() {
-  sigaction(SIGINT, &interrupt_before_, nullptr);
-  sigaction(SIGTERM, &terminate_before_, nullptr);
+  for (size_t i = 0; i < kStopSignals.size(); ++i) sigaction(kStopSignals[i], &before_[i], nullptr);
   forget_exit_at_once();
 }
 
 int stop_signal() { return stop_signal_seen; }
 
-const char* signal_name(int signal) { return signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : "a signal"; }
+const char* signal_name(int signal) {
+  switch (signal) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    case SIGQUIT: return "SIGQUIT";
+    case SIGUSR1: return "SIGUSR1";
+    case SIGUSR2: return "SIGUSR2";
+    default: return "a signal";
+  }
+}
 
 void prepare_exit_at_once(const std::string& summary_path, const std::string& summary, const std::string& lock_path) {
   const int next = current.load() == 0 ? 1 : 0;

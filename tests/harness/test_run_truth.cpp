@@ -167,18 +167,21 @@ pid_t start_lesson_16(const fs::path& out, const fs::path& log, bool plain_mpiru
   return start_program(LADDER_MPIRUN, args, log);
 }
 
-TEST_CASE("Ctrl-C on lesson 16's two processes: they stop together, exit 130, status interrupted, no lock left") {
-  TempDir out("truth_sigint_16");
-  const fs::path log = log_beside(out);
-  const pid_t child = start_lesson_16(out.path, log);
-  const bool stepped = wait_for(log, "step ", 40);  // the progress line: its first step, or a later one
-  kill(child, SIGINT);
-  const Ran ran = ended(child, log);
-  INFO(ran.output);
-  REQUIRE(stepped);
-  CHECK(ran.status == 130);
-  CHECK(says_all(ran.output, {"stopping at the next step", "interrupted by SIGINT after step"}));
-  check_interrupted(out.path, "SIGINT");
+TEST_CASE("Ctrl-C (or SIGHUP) on lesson 16's two processes: they stop together, exit 128 + its number, status interrupted, no lock left") {
+  for (const int signal : {SIGINT, SIGHUP}) {
+    const std::string name = harness::signal_name(signal);
+    TempDir out("truth_" + name + "_16");
+    const fs::path log = log_beside(out);
+    const pid_t child = start_lesson_16(out.path, log);
+    const bool stepped = wait_for(log, "step ", 40);  // the progress line: its first step, or a later one
+    kill(child, signal);
+    const Ran ran = ended(child, log);
+    INFO(name, "\n", ran.output);
+    REQUIRE(stepped);
+    CHECK(ran.status == 128 + signal);
+    CHECK(says_all(ran.output, {"stopping at the next step", "interrupted by " + name + " after step"}));
+    check_interrupted(out.path, name);
+  }
 }
 
 // The pid of the process of rank `rank` among lesson 16's processes writing into `out`: Open MPI
@@ -353,6 +356,26 @@ TEST_CASE("SIGTERM asks the run to stop at its next step: status interrupted wit
   CHECK((now.sa_handler == before.sa_handler));  // the run put the handler back
 }
 
+TEST_CASE("SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 stop the run as SIGTERM does: status interrupted by it, exit 128 + its number") {
+  for (const int signal : {SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2}) {  // each ended the process, its summary left saying running
+    const std::string name = harness::signal_name(signal);
+    INFO(name);
+    TempDir out("truth_" + name);
+    ParsedCli parsed({"--out", out.path.string()});
+    const int status = harness::lesson_main([&] {
+      harness::Run run(parsed.cli);
+      run.check_loss(1, 2.0);
+      raise(signal);  // the handler only sets a flag: the process goes on to the next step
+      run.check_loss(2, 1.9);
+    });
+    CHECK(status == 128 + signal);
+    const nlohmann::json summary = summary_of(out.path);
+    CHECK(summary["status"] == "interrupted");
+    CHECK(summary["interrupted"]["by"] == name);
+    CHECK(summary["interrupted"]["after_step"] == 2);
+  }
+}
+
 TEST_CASE("Ctrl-C in the middle of training: exit 130, status interrupted, the checkpoint kept, and --resume finishes the run") {
   TempDir out("truth_sigint");
   fs::create_directories(out.path);
@@ -397,7 +420,7 @@ TEST_CASE("a second Ctrl-C within a step ends the run at once: exit 130, status 
   REQUIRE(noted);
   CHECK(ran.status == 130);
   CHECK(says_all(ran.output, {"a second signal: the run ends now", "summary.json says interrupted"}));
-  check_interrupted(out.path, "a second SIGINT or SIGTERM, at once");
+  check_interrupted(out.path, "a second stop signal, at once");
   CHECK(fs::exists(out.path / "resume" / "metrics.safetensors"));  // --resume goes on from the last checkpoint
 }
 
