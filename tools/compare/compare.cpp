@@ -173,7 +173,8 @@ fs::path default_output(const std::vector<RunFolder>& runs) {
 
 std::string write_comparison(const std::vector<RunFolder>& runs, const fs::path& out_given) {
   const fs::path out = folder_path(out_given.string());
-  if (io::not_a_file(out) == "a link")
+  std::error_code error;
+  if (fs::is_symlink(fs::symlink_status(out, error)))
     fail("compare", out.string(), " is a link: compare writes into a folder of its own, never through a link (remove the link, or give --out another folder)");
   fs::create_directories(out);
   const std::string lesson = value_text(runs.front().summary["lesson"]);
