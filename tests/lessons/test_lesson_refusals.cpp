@@ -148,7 +148,7 @@ TEST_CASE("messages: lesson 15 speaks of its own flags") {
 
 TEST_CASE("messages: lesson 17 refuses recall models the memory cannot hold, naming its flags") {
   check_refused_before_folder("17_delta_rule", "--recall-pairs 1024 --head-dims 128 --recall-heads 8",
-                              {"need about", "--recall-pairs 1024", "--head-dims 128, --recall-heads 8, --recall-batch 32"});
+                              {"need about", "--head-dims 128, --recall-heads 8, --recall-batch 32"});
 }
 
 TEST_CASE("messages: --load with --stream names --stream") {
