@@ -39,7 +39,8 @@ void delta_rule_forward(const DeltaRuleProblem& p, const float* q, const float* 
 //   dS0 = e^{g_last} G + Q^T diag(e^g) dO + K^T dW,   dW = -diag(beta e^g) dR;
 // gated, each product's decays give dg, and dlog_alpha_i is the sum of dg_t over t >= i in its
 // chunk. As many (C,C), (C,M) and (C,E) products as the forward's, about four times over.
-// Memory beyond the gradients: per head, one state per chunk; per thread, one chunk's products.
+// Memory beyond the gradients, per thread: the state at each chunk's start of the head it works on,
+// and one chunk's products.
 void delta_rule_backward(const DeltaRuleProblem& p, const float* q, const float* k, const float* v, const float* beta,
                          const float* log_alpha, const float* dout, float* dq, float* dk, float* dv, float* dbeta,
                          float* dlog_alpha);

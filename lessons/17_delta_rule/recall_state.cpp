@@ -59,7 +59,8 @@ void report_recall_state(harness::Run& run, const std::vector<RecallPoint>& poin
       chart.series.back().y.push_back(100 * most->accuracy);
     }
   }
-  std::printf("   chance %.1f%%; the state of full attention is its KV cache at the longest sequence\n", 100 * chance);
+  std::printf("   chance %.1f%%; full attention's state is its KV cache, %lld pairs' here (the chart: %lld pairs')\n",
+              100 * chance, static_cast<long long>(pairs.front()), static_cast<long long>(pairs.back()));
   double fewest = INFINITY, most = 0;
   for (plot::Series& line : chart.series) {
     if (line.x.size() == 1) line.dots = true;  // a kind run at one width is a point, not a line

@@ -84,7 +84,8 @@ inline void check_ending(const std::string& output, const fs::path& folder, cons
     const size_t point = value.find('.'), exponent = std::min(value.find('e'), value.size());
     REQUIRE(point != std::string::npos);
     CHECK(exponent - point - 1 <= 4);  // decimals
-    CHECK(std::fabs(printed - exact) <= std::max(5e-5, 5e-4 * std::fabs(exact)));
+    // half a unit of the last digit printed, and a hair more: a value exactly on a tie (0.06025) may round either way
+    CHECK(std::fabs(printed - exact) <= std::max(5e-5, 5e-4 * std::fabs(exact)) * (1 + 1e-9));
   }
   CHECK(lines.size() == metrics.size());
   for (const auto& [name, note] : notes) CHECK_MESSAGE(lines[name].find(note) != std::string::npos, name, " lacks '", note, "'");
