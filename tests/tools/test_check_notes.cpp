@@ -239,7 +239,7 @@ TEST_CASE("a figure no run gives is a marker problem, never a crash: 60,000 digi
   CHECK(rounding_tolerance("1e99999") > 0);  // saturates instead of throwing
 }
 
-TEST_CASE("check-notes on runs it did not start: an unfinished one is refused as such, a finished one agrees with its time and load left out") {
+TEST_CASE("check-notes on runs it did not start: an unfinished one or one without flags is refused as such, a finished one agrees with its time and load left out") {
   const fs::path runs = fs::temp_directory_path() / ("ladder_check_notes_runs_" + std::to_string(::getpid()));
   fs::remove_all(runs);
   const Ran made = run_command(std::string(LADDER_LESSON_DIR) + "/lesson_00_autograd --out " + (runs / "00_autograd").string());
@@ -258,5 +258,13 @@ TEST_CASE("check-notes on runs it did not start: an unfinished one is refused as
   INFO(unfinished.output);
   CHECK(unfinished.status == 2);
   CHECK(says_all(unfinished.output, {"did not finish (status interrupted)", "--resume", "move it away"}));
+
+  summary["status"] = "finished";
+  summary.erase("flags");  // a summary that cannot say whether it is the default run is not taken for one
+  std::ofstream(runs / "00_autograd" / "summary.json") << summary.dump();
+  const Ran unflagged = run_command(check);
+  INFO(unflagged.output);
+  CHECK(unflagged.status == 2);
+  CHECK(says_all(unflagged.output, {"records no flags", "move it away"}));
   fs::remove_all(runs);
 }

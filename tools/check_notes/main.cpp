@@ -153,6 +153,9 @@ fs::path default_run(const Options& o, const std::string& name, const std::vecto
                    ") or move it away, and check-notes runs the default there");
     const auto [status, help] = run_program({(o.lessons / ("lesson_" + name)).string(), "--help"});
     if (status != 0) ladder::fail("check-notes", "lesson_", name, " --help failed:\n", help);
+    if (!earlier.summary().value("flags", nlohmann::json()).is_object())
+      ladder::fail("check-notes", folder.string(), " holds a run whose summary.json records no flags: nothing tells it for a default run;",
+                   " move it away (check-notes then runs the default there), or give --runs another folder");
     const std::vector<std::string> differ = non_default_flags(earlier.summary(), help);
     if (!differ.empty()) {
       std::string list;
