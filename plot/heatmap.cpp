@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "plot/plot.h"
 #include "plot/plot_page.h"
+#include "plot/plplot_errors.h"
 
 namespace ladder::plot {
 
@@ -100,6 +101,7 @@ std::pair<double, double> colour_scale(const Heatmap& map) {
 }
 
 std::vector<std::string> save_heatmap(const std::string& stem, const Heatmap& map) {
+  const page::Drawing drawing("save_heatmap", stem + ".png");  // text is measured before the page is drawn
   const auto rows = static_cast<PLINT>(map.values.size());
   const auto cols = static_cast<PLINT>(rows ? map.values[0].size() : 0);
   if (rows == 0 || cols == 0) fail("save_heatmap", stem, ": no values");

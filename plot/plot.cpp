@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "plot/plot_page.h"
+#include "plot/plplot_errors.h"
 
 namespace ladder::plot {
 
@@ -186,6 +187,7 @@ std::pair<double, double> y_extent(double low, double high, const LineChart& cha
 }
 
 std::vector<std::string> save_line_chart(const std::string& stem, const LineChart& chart) {
+  const page::Drawing drawing("save_line_chart", stem + ".png");  // text is measured before the page is drawn
   std::vector<Drawn> series;
   double x_min = INFINITY, x_max = -INFINITY, y_min = INFINITY, y_max = -INFINITY;
   for (const Series& s : chart.series) {

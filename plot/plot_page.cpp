@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "plot/plplot_errors.h"
 
 namespace ladder::plot::page {
 
@@ -26,6 +27,8 @@ constexpr double kPad = 0.7, kSample = 3.5, kGap = 0.8, kColumnGap = 1.5, kRow =
 // colours. Text and ticks are as large as on a kWidth x kHeight page, where `measure` measures
 // them (PLplot scales its default sizes with the page's mean side).
 void start_page(const char* device, PLINT width, PLINT height) {
+  throw_plplot_errors();
+  require_device(device);
   plsdev(device);
   plspage(0, 0, width, height, 0, 0);
   plscolbg(255, 255, 255);
@@ -139,8 +142,10 @@ std::string escaped(const std::string& text) {
 std::vector<std::string> render_both(const char* op, const std::string& stem, const std::function<void()>& draw, PLINT width,
                                      PLINT height) {
   const std::string png = stem + ".png", svg = stem + ".svg";
-  for (const auto& [file, device] : {std::pair{png, "pngcairo"}, std::pair{svg, "svgcairo"}})
+  for (const auto& [file, device] : {std::pair{png, "pngcairo"}, std::pair{svg, "svgcairo"}}) {
+    const Drawing drawing(op, file);
     write_page(op, file, drawn_page(device, draw, width, height));
+  }
   return {png, svg};
 }
 

@@ -34,7 +34,8 @@ std::string escaped(const std::string& text);
 
 // Writes <stem>.png and <stem>.svg, each a page of width x height pixels drawn by `draw`; returns
 // the two paths. Each page is drawn into memory and then written, checked to its close: a file
-// that cannot be written, or that the disk refuses in part, throws ladder::Error from `op` naming it.
+// that cannot be written, or that the disk refuses in part, throws ladder::Error from `op` naming it,
+// as does one PLplot cannot draw (plot/plplot_errors.h).
 std::vector<std::string> render_both(const char* op, const std::string& stem, const std::function<void()>& draw,
                                      PLINT width = kWidth, PLINT height = kHeight);
 

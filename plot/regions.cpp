@@ -6,6 +6,7 @@
 #include "core/autograd.h"
 #include "core/error.h"
 #include "plot/plot_page.h"
+#include "plot/plplot_errors.h"
 
 namespace ladder::plot {
 
@@ -49,6 +50,7 @@ DecisionRegions decision_regions(const std::function<Tensor(const Tensor&)>& cla
 }
 
 std::vector<std::string> save_decision_regions(const std::string& stem, const DecisionRegions& plot) {
+  const page::Drawing drawing("save_decision_regions", stem + ".png");  // text is measured before the page is drawn
   const auto ny = static_cast<PLINT>(plot.grid.size());
   const auto nx = static_cast<PLINT>(ny ? plot.grid[0].size() : 0);
   if (nx == 0) fail("save_decision_regions", stem, ": empty grid");

@@ -1,7 +1,8 @@
 // The lesson kit keeps runs honest: a diverging run stopped and recorded with no weights saved, a
 // checkpoint that names its lesson, one run per output folder, a final printout that is rounded,
-// explained and points on, the summary's order, and the tracker beside each training step (its
-// means, rows, curves and evaluation cadence).
+// explained and points on, the summary's order, the tracker beside each training step (its
+// means, rows, curves and evaluation cadence), and a failed run for a write the disk refuses or a
+// plot PLplot cannot draw.
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <sys/file.h>
@@ -299,4 +300,29 @@ TEST_CASE("a write the disk refuses ends the run failed, naming the file: a CSV 
   const nlohmann::json summary = summary_of(out.path);
   CHECK(summary["status"] == "failed");
   CHECK(says_all(summary["error"].get<std::string>(), {"plot.png was not written (it is empty)", "disk full"}));
+}
+
+TEST_CASE("a plot PLplot cannot draw ends the run failed, naming the file: no drivers (as on a full /tmp), no folder of them, no pngcairo") {
+  // PLplot lists its drivers in a temporary file: a full /tmp leaves it the empty list of an empty
+  // folder, "No device drivers found", and PLplot ended the process (exit 1, summary.json running).
+  // With no folder of drivers, or none that draws PNG, it asked the terminal for a device instead.
+  TempDir drivers("kit_no_drivers");
+  fs::create_directories(drivers.path / "empty");
+  fs::create_directories(drivers.path / "other");
+  std::ofstream(drivers.path / "other" / "other.driver_info") << "other:A device that is no PNG:0:other:1:other\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"empty", "No device drivers found"}, {"missing", "Could not open drivers directory"}, {"other", "PLplot has no pngcairo device"}};
+  for (const auto& [folder, words] : cases) {
+    TempDir out("kit_no_drivers_run");
+    const Ran ran = run_command("PLPLOT_DRV_DIR=" + (drivers.path / folder).string() + " " + LADDER_LESSON_DIR +
+                                "/lesson_01_ngram --quick --threads 1 --out " + out.path.string() + " < /dev/null");
+    INFO(folder, ":\n", ran.output);
+    CHECK(ran.status == 2);
+    const std::string png = (out.path / "val_ppl_by_order.png").string();  // the lesson's first plot
+    CHECK(says_all(ran.output, {"save_line_chart: cannot draw " + png, words, "plplot-driver-cairo", "/tmp"}));
+    CHECK(ran.output.find("Plotting Options") == std::string::npos);  // PLplot's question to the terminal
+    const nlohmann::json summary = summary_of(out.path);
+    CHECK(summary["status"] == "failed");
+    CHECK(says_all(summary["error"].get<std::string>(), {"cannot draw " + png, words}));
+  }
 }
