@@ -1,6 +1,7 @@
 #include "harness/cli.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -57,6 +58,14 @@ template <Number T>
 std::string number_text(T value) {
   char buf[64];
   return std::string(buf, std::to_chars(buf, buf + sizeof buf, value).ptr);
+}
+
+// What --help's usage line starts with: a lesson runs as ./ladder lesson NN, a program of one's own
+// (./ladder new) by its name.
+std::string usage_name(const std::string& lesson) {
+  const bool numbered = lesson.size() > 2 && std::isdigit(static_cast<unsigned char>(lesson[0])) &&
+                        std::isdigit(static_cast<unsigned char>(lesson[1])) && lesson[2] == '_';
+  return numbered ? "./ladder lesson " + lesson.substr(0, 2) : lesson;
 }
 
 // "--steps must be a positive whole number, got 0 (not a number)"
@@ -131,9 +140,10 @@ void check_windows_fit(const std::string& lesson, const std::vector<int>& ids, c
 }
 
 LessonCli::LessonCli(std::string lesson, const std::string& description, CommonFlags defaults)
-    : common(std::move(defaults)), lesson_(std::move(lesson)), app_(std::make_unique<CLI::App>(description, "./ladder lesson " + lesson_.substr(0, 2))) {
+    : common(std::move(defaults)), lesson_(std::move(lesson)), app_(std::make_unique<CLI::App>(description, usage_name(lesson_))) {
   if (common.out.empty()) common.out = "runs/" + lesson_;
   app_->footer("Exit status: 0 when the run ends, 2 when an input is refused or fails, 3 when training diverges.");
+  app_->set_help_flag("-h,--help", "print every flag with its default and what it accepts, then exit");
   option("--steps", common.steps, "training steps", positive);
   option("--lr", common.lr, "learning rate", positive);
   option("--batch", common.batch, "batch size", {1, 1 << 20});
