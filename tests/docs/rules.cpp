@@ -88,6 +88,19 @@ std::string without_literals(const std::string& s) {
   return std::regex_replace(s, literal, "\"\"");
 }
 
+// The files a lesson is built from, nearest first: its source, then what it includes, include by
+// include, each header followed by its .cpp (a breadth-first walk).
+std::vector<std::string> built_from(const SourceIndex& index, const std::string& source) {
+  std::vector<std::string> order = {source};
+  std::set<std::string> seen = {source};
+  const auto indexed = [&](const std::string& file) { return std::binary_search(index.files().begin(), index.files().end(), file); };
+  for (size_t next = 0; next < order.size(); ++next)
+    for (const std::string& included : index.includes(order[next]))
+      for (const std::string& file : {included, sibling(included)})
+        if (!file.empty() && indexed(file) && seen.insert(file).second) order.push_back(file);
+  return order;
+}
+
 }  // namespace
 
 void read_ladder_usage(const std::string& script, Interface& interface) {
@@ -152,7 +165,9 @@ const std::map<std::string, std::string>& allowed_spans() {
 }
 
 DocsChecker::DocsChecker(const SourceIndex& index, Interface interface, std::map<std::string, std::string> allowed)
-    : index_(index), interface_(std::move(interface)), allowed_(std::move(allowed)) {}
+    : index_(index), interface_(std::move(interface)), allowed_(std::move(allowed)) {
+  for (const auto& [lesson, source] : interface_.lesson_sources) lesson_files_[lesson] = built_from(index_, source);
+}
 
 std::vector<std::string> DocsChecker::unused_allowances() const {
   std::vector<std::string> unused;
@@ -262,18 +277,42 @@ void DocsChecker::check_flags(Context& c, const std::string& text) {
   const std::set<std::string> known = flags_of(c.lesson);
   for (auto it = std::sregex_iterator(text.begin(), text.end(), flag); it != std::sregex_iterator(); ++it) {
     if (known.count(it->str())) {
-      // where a lesson (or the kit) declares the flag: its own source first
-      std::vector<std::string> homes;
-      if (!c.lesson.empty()) homes.push_back(interface_.lesson_sources.at(c.lesson));
-      for (const std::string& file : index_.files())
-        if (starts_with(file, "lessons/")) homes.push_back(file);
-      for (const std::string& file : homes)
-        if (!c.target && index_.first_line(file, it->str()) > 0) c.target = Target{file, index_.first_line(file, it->str())};
+      if (!c.target) c.target = flag_target(c.lesson, it->str());
+      if (!c.target)
+        c.problems.push_back({c.where, c.span, it->str() + " is a flag, but no option(\"" + it->str() + "\", ...) declares it in the files " +
+                                                   (c.lesson.empty() ? "of the sources" : "lesson " + c.lesson + " is built from") +
+                                                   ", so the book cannot point at it"});
       continue;
     }
     const std::string whose = c.lesson.empty() ? "of any lesson" : "of lesson " + c.lesson;
     c.problems.push_back({c.where, c.span, it->str() + " is not a flag " + whose + " (--help lists: " + join(known, " ") + ")"});
   }
+}
+
+std::optional<Target> DocsChecker::flag_target(const std::string& lesson, const std::string& flag) const {
+  const std::string source = lesson.empty() ? "" : interface_.lesson_sources.at(lesson);
+  const std::string own_folder = source.empty() ? "" : source.substr(0, source.size() - 4) + "/";
+  // Lower is nearer. On a lesson's page: its source, its own folder, its families' folders, the
+  // harness, the rest; on another page the harness first, whose flags every lesson has.
+  const auto rank = [&](const std::string& file) {
+    if (source.empty()) return starts_with(file, "harness/") ? 0 : starts_with(file, "lessons/") ? 1 : 2;
+    if (file == source) return 0;
+    if (starts_with(file, own_folder)) return 1;
+    return starts_with(file, "lessons/") ? 2 : starts_with(file, "harness/") ? 3 : 4;
+  };
+  std::optional<std::pair<std::pair<int, size_t>, Target>> nearest;
+  for (const Declaration& d : index_.flag_declarations(flag)) {
+    size_t position = 0;  // in the walk of the lesson's includes
+    if (!source.empty()) {
+      const std::vector<std::string>& files = lesson_files_.at(lesson);
+      position = static_cast<size_t>(std::find(files.begin(), files.end(), d.file) - files.begin());
+      if (position == files.size()) continue;  // another lesson's declaration
+    }
+    const std::pair<int, size_t> key = {rank(d.file), position};
+    if (!nearest || key < nearest->first) nearest = {key, Target{d.file, d.line}};
+  }
+  if (!nearest) return std::nullopt;
+  return nearest->second;
 }
 
 void DocsChecker::check_path(Context& c, const std::string& path) {

@@ -64,7 +64,9 @@ class DocsChecker {
 
   // Every inline code span of the note, and every `./ladder` line of its non-C++ fenced blocks.
   // `pointers`, when given, gets the target of every span that names a file, a name or a flag; a
-  // name that exists but has no line to point at is a problem.
+  // name that exists but has no line to point at is a problem. A flag points at its declaration
+  // in the files the lesson is built from (the note's lesson, or the one a ./ladder command runs):
+  // the lesson's own first, then its folder's, its families', the harness's (the common flags).
   std::vector<Problem> check(const Note& note, std::vector<Pointer>* pointers = nullptr);
   // Allow-list entries that no span has matched so far.
   std::vector<std::string> unused_allowances() const;
@@ -89,11 +91,13 @@ class DocsChecker {
   void locate_name(Context& c, const std::string& name, const std::vector<Declaration>& matches);
   std::set<std::string> files_cited(const Note& note, int sentence) const;
   std::set<std::string> flags_of(const std::string& lesson) const;
+  std::optional<Target> flag_target(const std::string& lesson, const std::string& flag) const;
 
   const SourceIndex& index_;
   Interface interface_;
   std::map<std::string, std::string> allowed_;
   std::set<std::string> used_allowances_;
+  std::map<std::string, std::vector<std::string>> lesson_files_;  // "05" -> the files it is built from, nearest first
 };
 
 }  // namespace ladder::docs

@@ -35,7 +35,8 @@ const std::set<std::string> kKeywords = {"return", "throw", "case", "goto", "new
                                          "namespace", "using", "default", "break", "continue", "mutable", "friend"};
 
 // A C++ tokenizer good enough to find names: comments and preprocessor lines are dropped (a
-// #define yields its name), literals are kept whole, "::" "->" "&&" are one token each.
+// #define yields its name, an #include "..." its path, kept apart), literals are kept whole,
+// "::" "->" "&&" are one token each.
 class Lexer {
  public:
   explicit Lexer(const std::string& s) : s_(s) {}
@@ -84,6 +85,9 @@ class Lexer {
     }
     return out;
   }
+
+  // The paths of the file's #include "..." lines, as written; filled by tokens().
+  const std::vector<std::string>& includes() const { return includes_; }
 
  private:
   char peek(size_t ahead) const { return i_ + ahead < s_.size() ? s_[i_ + ahead] : '\0'; }
@@ -146,12 +150,39 @@ class Lexer {
       out.push_back({Kind::punct, "#define"});
       out.push_back({Kind::name, name});
       out.push_back({Kind::punct, ";"});
+    } else if (directive == "include" && name.size() > 2 && name.front() == '"') {
+      includes_.push_back(name.substr(1, name.find('"', 1) - 1));
     }
   }
 
   const std::string& s_;
   size_t i_ = 0;
+  std::vector<std::string> includes_;
 };
+
+// A flag's declaration: option("--steps", ...), cli.choice("--cell", ...), flag("--quick", ...),
+// add_flag("--lines,!--stream", ...) and set_help_flag("-h,--help", ...) (each name of them), or a
+// kind setting's .flag = "--chunk", or .flag = kBlockFlag, a constant the file set to the flag.
+void find_flag_declarations(const std::string& file, const std::vector<Token>& t, std::map<std::string, std::vector<Declaration>>& out) {
+  static const std::set<std::string> kDeclaring = {"option", "choice", "flag", "add_flag", "set_help_flag"};
+  std::map<std::string, std::string> constants;  // kBlockFlag -> "--attention-block"
+  for (size_t i = 3; i < t.size(); ++i) {
+    const bool setting = t[i - 1].text == "=" && t[i - 2].text == "flag" && t[i - 3].text == ".";
+    std::string names;
+    if (t[i].kind == Kind::literal && t[i].text.starts_with("-")) {
+      if (t[i - 1].text == "=" && t[i - 2].kind == Kind::name) constants[t[i - 2].text] = t[i].text;
+      const bool call = t[i - 1].text == "(" && t[i - 2].kind == Kind::name && kDeclaring.count(t[i - 2].text);
+      if (call || setting) names = t[i].text;
+    } else if (setting && t[i].kind == Kind::name && constants.count(t[i].text)) {
+      names = constants.at(t[i].text);
+    }
+    std::istringstream each(names);
+    for (std::string name; std::getline(each, name, ',');) {
+      if (name.starts_with("!")) name.erase(0, 1);  // CLI11's negation: --lines,!--stream
+      if (name.starts_with("--")) out[name].push_back({file, {}, t[i].line});
+    }
+  }
+}
 
 bool type_like(const Token& t) {
   if (t.kind == Kind::name) return !kNotTypes.count(t.text);
@@ -321,7 +352,10 @@ void SourceIndex::read_file(const std::string& relative) {
   std::stringstream buffer;
   buffer << in.rdbuf();
   texts_.push_back(buffer.str());
-  const std::vector<Token> tokens = Lexer(texts_.back()).tokens();
+  Lexer lexer(texts_.back());
+  const std::vector<Token> tokens = lexer.tokens();
+  resolve_includes(relative, lexer.includes());
+  find_flag_declarations(relative, tokens, flag_declarations_);
   std::map<std::string, int>& first = first_lines_[relative];
   for (const Token& t : tokens) {
     first.emplace(t.text, t.line);  // a name, or a literal's whole content
@@ -345,6 +379,19 @@ void SourceIndex::read_file(const std::string& relative) {
   }
   const std::string ext = fs::path(relative).extension().string();
   if (ext == ".h" || ext == ".cpp") DeclarationFinder(relative, tokens, declarations_).run();
+}
+
+void SourceIndex::resolve_includes(const std::string& file, const std::vector<std::string>& written) {
+  std::vector<std::string>& found = includes_[file];
+  for (const std::string& path : written) {
+    for (const fs::path& candidate : {fs::path(path), fs::path(file).parent_path() / path}) {
+      const std::string relative = candidate.lexically_normal().generic_string();
+      if (std::binary_search(files_.begin(), files_.end(), relative)) {
+        found.push_back(relative);
+        break;
+      }
+    }
+  }
 }
 
 bool SourceIndex::mentions(const std::string& name) const { return all_names_.count(name) > 0; }
@@ -379,6 +426,18 @@ const std::vector<Declaration>& SourceIndex::declarations(const std::string& nam
   static const std::vector<Declaration> none;
   const auto it = declarations_.find(name);
   return it == declarations_.end() ? none : it->second;
+}
+
+const std::vector<Declaration>& SourceIndex::flag_declarations(const std::string& flag) const {
+  static const std::vector<Declaration> none;
+  const auto it = flag_declarations_.find(flag);
+  return it == flag_declarations_.end() ? none : it->second;
+}
+
+const std::vector<std::string>& SourceIndex::includes(const std::string& file) const {
+  static const std::vector<std::string> none;
+  const auto it = includes_.find(file);
+  return it == includes_.end() ? none : it->second;
 }
 
 }  // namespace ladder::docs

@@ -46,9 +46,17 @@ class SourceIndex {
   int first_line(const std::string& file, const std::string& text) const;
   // Every declaration of `name` (for a destructor, "~Name").
   const std::vector<Declaration>& declarations(const std::string& name) const;
+  // Where `flag` ("--steps") is declared: a literal naming it as the first argument of option(,
+  // choice(, flag(, add_flag( or set_help_flag( (the harness's and the lessons' flags), or as a
+  // kind setting's `.flag =` (nn/attention/); in the order of the files, then of their lines.
+  const std::vector<Declaration>& flag_declarations(const std::string& flag) const;
+  // The files of the index that `file` includes with #include "...", in its order (a path is
+  // looked up from the root, then beside the file).
+  const std::vector<std::string>& includes(const std::string& file) const;
 
  private:
   void read_file(const std::string& relative);
+  void resolve_includes(const std::string& file, const std::vector<std::string>& written);
 
   std::filesystem::path root_;
   std::vector<std::string> files_;
@@ -58,6 +66,8 @@ class SourceIndex {
   std::map<std::string, std::set<std::string>> words_;       // file -> words of its string literals
   std::set<std::string> all_names_;                          // identifiers in any code, words of any literal
   std::map<std::string, std::vector<Declaration>> declarations_;
+  std::map<std::string, std::vector<Declaration>> flag_declarations_;  // "--steps" -> where declared
+  std::map<std::string, std::vector<std::string>> includes_;           // file -> the files it includes
   std::map<std::string, std::map<std::string, int>> first_lines_;  // file -> text -> first line
   std::vector<std::string> texts_;
 };
