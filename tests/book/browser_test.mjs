@@ -1,8 +1,9 @@
 // The book in a real browser: headless Chromium (driven over its DevTools pipe, no npm packages)
 // opens every page from the file system and checks that no link is broken, no console error is
 // logged, math is rendered by KaTeX with no raw $...$ left; then clicks a code pointer of lesson
-// 06's note and checks the code pane's file and line, follows a link onward inside the code, and
-// takes two screenshots.   node browser_test.mjs BOOK_DIR SCREENSHOT_DIR REPO_ROOT
+// 06's note and checks the code pane's file and line, follows a link onward inside the code; on the
+// pages of lessons 05, 06 and 11 checks that each flag opens its declaration and that no box covers
+// the text and nothing is cut; and takes screenshots.   node browser_test.mjs BOOK_DIR SCREENSHOT_DIR REPO_ROOT
 import {spawn} from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -153,7 +154,7 @@ else {
   console.log(`pointer LSTMCell::gates -> ${shown.path}`);
 }
 if (!(await evaluate(`document.querySelectorAll("figure.run-plot img").length > 0`))) fail("06_gated_rnn.html shows no plot of the run");
-if (!(await evaluate(`document.querySelectorAll(".run-panel td").length > 0`))) fail("06_gated_rnn.html shows no figures of the run");
+if (!(await evaluate(`document.querySelectorAll(".run-figures dd").length > 0`))) fail("06_gated_rnn.html shows no figures of the run");
 if (!(await evaluate(`[...document.querySelectorAll("figure.run-plot figcaption")].some((c) => c.textContent.includes('onerror="window.pwned'))`)))
   fail("06_gated_rnn.html does not show the run in the hostile runs folder, by its path, as text");
 await page("Page.captureScreenshot", {format: "png"}).then(({data}) => fs.writeFileSync(path.join(shots, "book_06_gated_rnn.png"), Buffer.from(data, "base64")));
@@ -175,6 +176,54 @@ else {
   console.log(`code link ${onward.text} -> ${shown.path}`);
 }
 for (const error of consoleErrors) fail(`06_gated_rnn.html after the clicks: console error: ${error}`);
+
+// The pages of lessons with a run (browser_test.sh ran 05, 06 and 11): no box (the run's, a plot)
+// over a heading, a code block or a formula, no code block squeezed beside one, and nothing cut:
+// every formula and code block as wide as its content, the note with nothing beyond its width.
+for (const file of ["05_rnn.html", "06_gated_rnn.html", "11_gpt.html"]) {
+  await open(file);
+  await evaluate("document.fonts.ready.then(() => true)");
+  await sleep(100);  // the widths are fitted again once the fonts are in
+  const layout = await evaluate(`(() => {
+    const note = document.querySelector("#note");
+    const name = (e) => e.tagName.toLowerCase() + (e.className ? "." + e.className.split(" ")[0] : "") + " '" + e.textContent.trim().slice(0, 40) + "'";
+    const overlap = (a, b) => a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1;
+    const boxes = [...note.querySelectorAll(".run-panel, figure.run-plot, .no-run")];
+    const blocks = [...note.querySelectorAll("h1, h2, h3, h4, pre, .katex-display")];
+    const over = [];
+    for (const box of boxes)
+      for (const block of blocks)
+        if (!box.contains(block) && overlap(box.getBoundingClientRect(), block.getBoundingClientRect())) over.push(name(box) + " over " + name(block));
+    const contentWidth = (e) => { const style = getComputedStyle(e); return e.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight); };
+    const squeezed = [...note.querySelectorAll("pre")].filter((pre) => pre.getBoundingClientRect().width < contentWidth(pre.parentElement) - 2)
+                       .map((pre) => name(pre) + " " + Math.round(pre.getBoundingClientRect().width) + " px of " + Math.round(contentWidth(pre.parentElement)));
+    const cut = [...note.querySelectorAll("pre, .katex-display")].filter((e) => e.scrollWidth > e.clientWidth + 1)
+                  .map((e) => name(e) + " " + e.scrollWidth + " px in " + e.clientWidth);
+    return {panel: note.querySelector(".run-panel .run-figures dd") !== null, over, squeezed, cut,
+            wide: note.scrollWidth > note.clientWidth + 1 ? note.scrollWidth + " px in " + note.clientWidth : null,
+            fitted: [...note.querySelectorAll("pre, .katex-display")].filter((e) => e.style.fontSize || e.classList.contains("wrapped")).length};
+  })()`);
+  // Each flag opens its declaration: a common one the harness's, a lesson's own its lesson's.
+  const flags = await evaluate(`[...document.querySelectorAll("#note a.pointer")].filter((a) => /^--[a-z][a-z0-9-]*$/.test(a.textContent))
+                                  .map((a) => ({flag: a.textContent, href: a.getAttribute("href")}))`);
+  if (flags.length === 0) fail(`${file}: no flag links`);
+  for (const {flag, href} of flags) {
+    const [, target, line] = /^#code=(.+):(\d+)$/.exec(href);
+    const declared = sourceLines(target)[Number(line) - 1];
+    // option("--steps", ...), add_flag("--lines,!--stream", ...), or a kind's setting, .flag = kBlockFlag
+    if (!declared.includes(flag) && !declared.includes(".flag = k")) fail(`${file}: ${flag} opens ${target}:${line}, which does not declare it`);
+    if (["--steps", "--lr", "--batch", "--threads", "--seed", "--quick", "--out"].includes(flag) && target !== "harness/cli.cpp")
+      fail(`${file}: the common flag ${flag} opens ${target}:${line}, not harness/cli.cpp`);
+  }
+  const before = failures.length;
+  if (!layout.panel) fail(`${file}: no figures of the run in its box`);
+  for (const what of layout.over) fail(`${file}: ${what}`);
+  for (const what of layout.squeezed) fail(`${file}: squeezed beside a box: ${what}`);
+  for (const what of layout.cut) fail(`${file}: cut: ${what}`);
+  if (layout.wide) fail(`${file}: the note is wider than its column: ${layout.wide}`);
+  if (failures.length === before) console.log(`${file}: ${flags.length} flag links at their declarations, no overlap, nothing cut (${layout.fitted} formulas and code blocks made to fit)`);
+}
+await page("Page.captureScreenshot", {format: "png"}).then(({data}) => fs.writeFileSync(path.join(shots, "book_11_gpt_top.png"), Buffer.from(data, "base64")));
 
 await open("11_gpt.html");
 await click("a.pointer", "MultiheadAttention::forward") || fail("11_gpt.html has no pointer MultiheadAttention::forward");

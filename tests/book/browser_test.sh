@@ -1,6 +1,6 @@
 #!/bin/sh
-# The book's browser test (ctest label "browser"): a quick run of lesson 06 for the book to show,
-# the book built from it into BUILD/book_test/, then headless Chromium through browser_test.mjs.
+# The book's browser test (ctest label "browser"): quick runs of lessons 05, 06 and 11 for the book to show,
+# the book built from them into BUILD/book_test/, then headless Chromium through browser_test.mjs.
 #   browser_test.sh REPO_ROOT BUILD_DIR
 set -eu
 root="$1" build="$2"
@@ -14,6 +14,9 @@ trap 'rm -rf "$top"' EXIT
 runs="$top/runs\" onerror=\"window.pwned='folder'\" x=\""
 mkdir -p "$runs"
 "$build/lessons/lesson_06_gated_rnn" --quick --threads 1 --out "$runs/06_gated_rnn" >/dev/null
+# Lessons 05 and 11 too, whose pages' layout the test checks with their run's box.
+"$build/lessons/lesson_05_rnn" --quick --threads 1 --out "$runs/05_rnn" >/dev/null
+"$build/lessons/lesson_11_gpt" --quick --threads 1 --out "$runs/11_gpt" >/dev/null
 comparison="$runs/compare_\$1 <img src=x onerror=window.pwned=1>"
 mkdir -p "$comparison"
 cp "$runs/06_gated_rnn/perplexity.png" "$comparison/"

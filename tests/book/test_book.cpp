@@ -148,3 +148,24 @@ TEST_CASE("a comparison's links run nothing (javascript:, data:), and link loops
   CHECK(page.find("loss.png") != std::string::npos);
   fs::remove_all(out), fs::remove_all(runs);
 }
+
+TEST_CASE("the run's box sits under the page's title and prints a whole number whole, never as 2.397e+04") {
+  const fs::path out = fresh("figures_out"), runs = fresh("figures_runs");
+  fs::create_directories(runs / "05_rnn");
+  std::ofstream(runs / "05_rnn" / "summary.json")
+      << R"({"lesson": "05_rnn", "status": "finished", "flags": {"quick": true}, "metrics": )"
+      << R"({"val_tokens": 23970, "seconds": 23970.4, "tokens_per_s": 12.0, "val_ppl": 3.14159, "gap": 0.000123}})";
+  const Ran ran = run_command(std::string(LADDER_BOOK) + " --root " + LADDER_SOURCE_DIR + " --lessons " + LADDER_LESSON_DIR +
+                              " --runs " + runs.string() + " --out " + out.string());
+  INFO(ran.output);
+  REQUIRE(ran.status == 0);
+  const std::string page = read_text(out / "05_rnn.html");
+  const size_t box = page.find("<aside class=\"run-panel\">");
+  REQUIRE(box != std::string::npos);
+  const std::string figures = page.substr(box, page.find("</aside>", box) - box);
+  CHECK(says_all(figures, {"<dd>23970</dd>", "<dd>12</dd>", "<dd>3.142</dd>", "<dd>0.000123</dd>"}));
+  CHECK(figures.find("e+04") == std::string::npos);
+  CHECK(figures.find("23970.4") == std::string::npos);
+  CHECK(page.find("</h1>") < box);  // beside the title, the box split it in two
+  fs::remove_all(out), fs::remove_all(runs);
+}

@@ -53,6 +53,14 @@ std::string title_of(const std::string& markdown) {
   return markdown.substr(hash + 2, markdown.find('\n', hash) - hash - 2);
 }
 
+// `box` below the page's title, across the text: floated beside it, the run's box split the title
+// in two and squeezed the commands below it.
+std::string under_title(const std::string& body, const std::string& box) {
+  const size_t title_end = body.find("</h1>");
+  if (title_end == std::string::npos) return box + body;
+  return body.substr(0, title_end + 5) + "\n" + box + body.substr(title_end + 5);
+}
+
 // The comparisons `./ladder compare` wrote (a folder of runs/ with comparison.md): a page each.
 std::vector<std::pair<std::string, std::string>> comparison_pages(const Book& book, const std::string& nav) {
   std::vector<std::pair<std::string, std::string>> pages;  // page, title
@@ -132,11 +140,10 @@ int build(int argc, char** argv) {
     if (i > 1) links += " · <a href=\"" + page_of(notes[i - 1].first.path) + "\">previous</a>";
     if (i > 0 && i + 1 < notes.size()) links += " · <a href=\"" + page_of(notes[i + 1].first.path) + "\">next</a>";
     if (i == 0 && notes.size() > 1) links += " · <a href=\"" + page_of(notes[1].first.path) + "\">first note</a>";
-    std::string body;
+    std::string body = note_body(book, note.path, text, pointers);
     const std::string stem = fs::path(note.path).stem().string();
     if (stem.size() > 2 && std::isdigit(static_cast<unsigned char>(stem[0])) && interface.lesson_sources.count(stem.substr(0, 2)))
-      body += run_panel(book, stem.substr(0, 2));
-    body += note_body(book, note.path, text, pointers);
+      body = under_title(body, run_panel(book, stem.substr(0, 2)));
     if (note.path == "README.md" && !comparisons.empty()) {
       body += "<h2>Your comparisons</h2>\n<ul>\n";
       for (const auto& [name, title] : comparisons)

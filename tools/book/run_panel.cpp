@@ -1,5 +1,7 @@
+#include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iomanip>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
@@ -63,12 +65,19 @@ ShownRun shown_run(const Book& book, const std::string& lesson) {
 
 namespace {
 
-// A metric as the box shows it: 4 significant digits.
+// A metric as the box shows it: a whole number whole (23970, never 2.397e+04), another to 4
+// significant digits, and without an exponent from 10000 up (23970.4 as 23970).
 std::string figure_text(const nlohmann::json& value) {
   if (!value.is_number()) return value.dump();
+  const double number = value.get<double>();
   std::ostringstream out;
-  out.precision(4);
-  out << value.get<double>();
+  if (value.is_number_integer()) {
+    out << value.dump();
+  } else if (std::isfinite(number) && std::fabs(number) >= 1e4 && std::fabs(number) < 1e15) {
+    out << std::fixed << std::setprecision(0) << number;
+  } else {
+    out << std::setprecision(4) << number;
+  }
   return out.str();
 }
 
@@ -95,15 +104,15 @@ std::string run_panel(const Book& book, const std::string& lesson) {
     return part.is_object() ? part : nlohmann::json::object();
   };
   const nlohmann::json metrics = object("metrics"), run_flags = object("flags");
-  std::string rows;
+  std::string figures;
   for (const auto& [name, value] : metrics.items())
-    rows += "<tr><td>" + escaped(name) + "</td><td>" + escaped(figure_text(value)) + "</td></tr>";
+    figures += "<div><dt>" + escaped(name) + "</dt><dd>" + escaped(figure_text(value)) + "</dd></div>";
   std::string flags;
   for (const auto& [name, value] : run_flags.items())
     flags += (flags.empty() ? "" : " ") + ("--" + name + " " + (value.is_string() ? value.get<std::string>() : value.dump()));
   return "<aside class=\"run-panel\"><h3>Your run</h3><p class=\"run-label\">" + escaped(run.label) +
-         "</p><p class=\"run-folder\">" + escaped(run.folder.string()) + "</p><table>" + rows +
-         "</table><details><summary>flags</summary><p>" + escaped(flags) + "</p></details></aside>\n";
+         "</p><p class=\"run-folder\">" + escaped(run.folder.string()) + "</p><dl class=\"run-figures\">" + figures +
+         "</dl><details><summary>flags</summary><p>" + escaped(flags) + "</p></details></aside>\n";
 }
 
 std::string page(const std::string& title, const std::string& nav, const std::string& body) {

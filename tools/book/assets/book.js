@@ -54,12 +54,36 @@ const ladderBook = {
       katex.render(equation.textContent, equation, {displayMode: display, throwOnError: false});
     }
   },
+
+  // Formulas and code blocks wider than the note, made smaller until they fit (KaTeX sizes
+  // everything in em); code that would fall below 70% is wrapped instead.
+  fitWidths() {
+    const fit = (element, smallest) => {
+      element.style.fontSize = "";
+      element.classList.remove("wrapped");
+      let scale = 1;
+      for (let tries = 0; tries < 4 && element.scrollWidth > element.clientWidth; ++tries) {
+        scale *= element.clientWidth / element.scrollWidth;
+        if (scale < smallest) break;
+        element.style.fontSize = Math.floor(scale * 1000) / 10 + "%";
+      }
+      if (element.scrollWidth > element.clientWidth && element.tagName === "PRE") {
+        element.style.fontSize = "";
+        element.classList.add("wrapped");
+      }
+    };
+    for (const formula of document.querySelectorAll("#note .katex-display")) fit(formula, 0);
+    for (const code of document.querySelectorAll("#note pre")) fit(code, 0.7);
+  },
 };
 
 // Debian's highlight.js 9 prints an end-of-life notice on first use; the book only highlights its own files.
 hljs.configure({hideUpgradeWarningAcceptNoSupportOrSecurityUpdates: true});
 window.addEventListener("hashchange", () => ladderBook.route());
+window.addEventListener("resize", () => ladderBook.fitWidths());
 document.addEventListener("DOMContentLoaded", () => {
   ladderBook.renderMath();
+  ladderBook.fitWidths();
+  document.fonts.ready.then(() => ladderBook.fitWidths());  // KaTeX's fonts change the widths once loaded
   ladderBook.route();
 });
