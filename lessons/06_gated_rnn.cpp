@@ -12,6 +12,8 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "core/autograd.h"
 #include "core/error.h"
@@ -38,7 +40,8 @@ namespace {
 constexpr int64_t kFillWindow = 32;  // characters in each window of the fill-in task
 
 struct Config {
-  std::string name;
+  std::string name;  // "GRU 2 layers": in the tables and plots
+  std::string key;   // "gru_2_layers": in its metric's name, val_ppl_gru_2_layers
   nn::CellKind cell;
   int64_t layers;
   std::string csv;  // its metrics file
@@ -46,8 +49,24 @@ struct Config {
 
 const std::map<std::string, nn::CellKind> kCells = {{"rnn", nn::CellKind::rnn_tanh}, {"gru", nn::CellKind::gru}, {"lstm", nn::CellKind::lstm}};
 
+// Part 1's models when no --cell picks one.
+const std::vector<Config> kCompared = {{"RNN", "rnn", nn::CellKind::rnn_tanh, 1, "metrics_rnn.csv"},
+                                       {"GRU", "gru", nn::CellKind::gru, 1, "metrics_gru.csv"},
+                                       {"LSTM", "lstm", nn::CellKind::lstm, 1, "metrics_lstm.csv"},
+                                       {"GRU 2 layers", "gru_2_layers", nn::CellKind::gru, 2, "metrics_gru_2_layers.csv"}};
+
+// The model --cell and --layers pick, named as the same model is among the compared ones, so
+// that its metric and its file pair with theirs (./ladder compare); a deeper one is named alike.
+Config model_config(const std::string& cell, int64_t layers) {
+  for (const Config& c : kCompared)
+    if (c.cell == kCells.at(cell) && c.layers == layers) return c;
+  const Config one = model_config(cell, 1);  // every cell is compared with one layer
+  const std::string deeper = cat("_", layers, "_layers");
+  return {cat(one.name, " ", layers, " layers"), one.key + deeper, one.cell, layers, cat("metrics_", one.key, deeper, ".csv")};
+}
+
 struct Scores {
-  std::string name;
+  std::string name, key;
   int64_t parameters;
   double train_loss, val_loss, seconds;
 };
@@ -74,7 +93,7 @@ Scores train_language_model(harness::Run& run, const Config& c, const harness::C
   }
   tracker.finish();
   curves.push_back(tracker.curve("val_ppl"));
-  const Scores s{c.name, model->num_parameters(), tracker.train_loss(), tracker.last("val_loss"), tracker.seconds()};
+  const Scores s{c.name, c.key, model->num_parameters(), tracker.train_loss(), tracker.last("val_loss"), tracker.seconds()};
   // Part 2 plots the first LSTM trained, or else the first model.
   if (!keep || (c.cell == nn::CellKind::lstm && keep->rnn->kind() != nn::CellKind::lstm)) keep = std::move(model);
   return s;
@@ -217,12 +236,7 @@ int main(int argc, char** argv) {
     if (text.lines) fail("06_gated_rnn", "the language models read one character stream; --lines does not apply");
     if (cell.empty() && (layers != 1 || bidirectional)) fail("06_gated_rnn", "--layers and --bidirectional go with --cell");
     if (cli.common.quick) cli.common.steps = std::min<int64_t>(cli.common.steps, 60);
-    std::vector<Config> configs;
-    if (cell.empty())
-      configs = {{"RNN", nn::CellKind::rnn_tanh, 1, "metrics_rnn.csv"}, {"GRU", nn::CellKind::gru, 1, "metrics_gru.csv"},
-                 {"LSTM", nn::CellKind::lstm, 1, "metrics_lstm.csv"}, {"GRU 2 layers", nn::CellKind::gru, 2, "metrics_gru_2_layers.csv"}};
-    else
-      configs = {{cell + (layers > 1 ? " " + std::to_string(layers) + " layers" : ""), kCells.at(cell), layers, "metrics.csv"}};
+    const std::vector<Config> configs = cell.empty() ? kCompared : std::vector<Config>{model_config(cell, layers)};
 
     harness::check_memory("06_gated_rnn", lessons::recurrent_memory(cli.common.batch, block, hidden, hidden, std::max<int64_t>(layers, 2),
                                                                     "--hidden " + std::to_string(hidden)));
@@ -267,7 +281,7 @@ int main(int argc, char** argv) {
     run.save_checkpoint(*kept, {{"tokenizer", tokenizer.to_json()}});
 
     std::printf("\n== 3. fill in the missing character ==\n");
-    const Config fill = cell.empty() ? Config{"LSTM", nn::CellKind::lstm, 1, ""} : configs.front();
+    const Config fill = cell.empty() ? model_config("lstm", 1) : configs.front();
     nlohmann::ordered_json fill_scores;
     for (const bool bi : {false, true}) {
       if (!cell.empty() && bi != bidirectional) continue;
@@ -279,7 +293,7 @@ int main(int argc, char** argv) {
     nlohmann::ordered_json metrics_json = {{"best_model", best->name}, {"train_loss", best->train_loss}, {"val_loss", best->val_loss},
                                            {"val_ppl", std::exp(best->val_loss)}, {"val_tokens", dropped.total()},
                                            {"val_unknown_tokens", dropped.unknown}};
-    for (const Scores& s : scores) metrics_json["val_ppl " + s.name] = std::exp(s.val_loss);
+    for (const Scores& s : scores) metrics_json["val_ppl_" + s.key] = std::exp(s.val_loss);
     metrics_json.update(fill_scores);
     harness::MetricNotes notes = {
         {"best_model", "the lowest validation perplexity of part 1"},
@@ -290,7 +304,7 @@ int main(int argc, char** argv) {
         {"val_unknown_tokens", "validation characters not in the training text, left out of val_loss"},
         {"fill_in_acc_unidirectional", "part 3: the missing character, 1000 validation windows, reading left to right"},
         {"fill_in_acc_bidirectional", "part 3: the missing character, 1000 validation windows, reading both ways"}};
-    for (const Scores& s : scores) notes["val_ppl " + s.name] = "part 1: validation perplexity of the " + s.name;
+    for (const Scores& s : scores) notes["val_ppl_" + s.key] = "part 1: validation perplexity of the " + s.name;
     run.finish(metrics_json, notes,
                "docs/06_gated_rnn.md, section 6 (The comparison); then exercise 1: --cell lstm --steps 2000, and the\n"
                "      same with rnn and gru, each with its own --out");

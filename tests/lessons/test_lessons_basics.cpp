@@ -235,11 +235,22 @@ TEST_CASE("lesson 06_gated_rnn --quick: every cell learns; LSTM and GRU gates pl
     CHECK(m[key].get<double>() <= 1.0);
   }
   check_ending(ran.output, out.path, {{"fill_in_acc_bidirectional", "reading both ways"}, {"val_loss", "best_model"}});
-  const Ran one = run_lesson("06_gated_rnn", "--quick --cell gru --layers 2 --bidirectional --out " + out.path.string());
+  for (const char* model : {"rnn", "gru", "lstm", "gru_2_layers"}) CHECK_MESSAGE(m.contains("val_ppl_" + std::string(model)), model);
+  // One model is named as it is among the four, so that ./ladder compare pairs its figures with theirs.
+  const TempDir single("lesson06_single");
+  const Ran one = run_lesson("06_gated_rnn", "--quick --cell gru --layers 2 --bidirectional --out " + single.path.string());
   CHECK(one.status == 0);
-  CHECK(summary_of(out.path)["metrics"]["best_model"] == "gru 2 layers");
-  CHECK(column(out.path / "metrics.csv", "val_loss").size() >= 5);  // one model: its metrics.csv
-  check_files(out.path, {"gru_update_gate.png", "gru_reset_gate.svg"});  // a GRU's gates, where the LSTM's were
+  const nlohmann::json single_metrics = summary_of(single.path)["metrics"];
+  CHECK(single_metrics["best_model"] == "GRU 2 layers");
+  CHECK(single_metrics.contains("val_ppl_gru_2_layers"));
+  CHECK(column(single.path / "metrics_gru_2_layers.csv", "val_loss").size() >= 5);
+  CHECK_FALSE(fs::exists(single.path / "metrics.csv"));
+  check_files(single.path, {"gru_update_gate.png", "gru_reset_gate.svg"});  // a GRU's gates, where the LSTM's were
+  const Ran deeper = run_lesson("06_gated_rnn", "--quick --steps 2 --cell lstm --layers 3 --out " + single.path.string());
+  CHECK(deeper.status == 0);
+  CHECK(summary_of(single.path)["metrics"]["best_model"] == "LSTM 3 layers");
+  CHECK(summary_of(single.path)["metrics"].contains("val_ppl_lstm_3_layers"));
+  CHECK(fs::exists(single.path / "metrics_lstm_3_layers.csv"));
   check_refused("06_gated_rnn", "--quick --cell tree --out " + out.path.string(), {"--cell: tree not in {rnn,gru,lstm}"});
   check_refused("06_gated_rnn", "--quick --layers 2 --out " + out.path.string(), {"--layers", "go with --cell"});
 }
