@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 
 namespace ladder::harness {
 
@@ -25,10 +27,21 @@ std::string rate(double per_second) {
   return buf;
 }
 
+// Whether the line may be redrawn in place (a carriage return and an erase-line escape): only on a
+// terminal, where a file or a pipe would keep every escape. mpirun hands its processes a
+// pseudo-terminal even when its own output goes to a file, so under mpirun only LADDER_TERMINAL=1
+// says that the output is a terminal (harness/run_processes.sh sets it when its own output is one).
+bool redraws_in_place() {
+  if (isatty(STDOUT_FILENO) == 0) return false;
+  const bool under_mpirun = std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMI_SIZE") != nullptr;
+  const char* told = std::getenv("LADDER_TERMINAL");
+  return !under_mpirun || (told != nullptr && std::string(told) == "1");
+}
+
 }  // namespace
 
 Progress::Progress(int64_t total_steps, std::string unit, bool show_ppl)
-    : total_(total_steps), unit_(std::move(unit)), show_ppl_(show_ppl), terminal_(isatty(STDOUT_FILENO) != 0),
+    : total_(total_steps), unit_(std::move(unit)), show_ppl_(show_ppl), terminal_(redraws_in_place()),
       start_(std::chrono::steady_clock::now()), last_(start_) {}
 
 std::string Progress::line(int64_t step, double loss, int64_t items) const {

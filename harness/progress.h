@@ -1,5 +1,6 @@
 // Training progress. On a terminal: one line, updated in place (step/total, loss, perplexity,
-// throughput, ETA). Elsewhere (CI, pipes): a plain line every tenth of the run.
+// throughput, ETA). Elsewhere (CI, pipes, a file, mpirun's processes unless their output is a
+// terminal): a plain line every tenth of the run, with no carriage return or escape code.
 #pragma once
 
 #include <chrono>

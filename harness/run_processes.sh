@@ -21,6 +21,9 @@ if [[ "$(id -u)" -eq 0 ]]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_A
 # and writes a failed summary.json naming it. Two seconds, unless the caller set one; mpirun itself
 # ends about twice that after the loss (4 s; 2 s at one second, 19 s at ten).
 export OMPI_MCA_odls_base_sigkill_timeout="${OMPI_MCA_odls_base_sigkill_timeout:-2}"
+# mpirun gives the processes a pseudo-terminal even when this script's output goes to a file: the
+# progress line is redrawn in place only when LADDER_TERMINAL says the output is a terminal.
+if [[ -t 1 ]]; then export LADDER_TERMINAL=1; else export LADDER_TERMINAL=0; fi
 set -m
 mpirun -q --oversubscribe -np "$procs" "$@" </dev/null &
 mpirun_pid=$!

@@ -39,8 +39,17 @@ inline Ran run_command(const std::string& command) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
 }
 
+// Output that goes to a pipe or a file is plain lines: no progress line redrawn with a carriage
+// return or an escape code (harness/progress.h), which a log would keep.
+inline void check_plain_lines(const std::string& program, const std::string& output) {
+  CHECK_MESSAGE(output.find('\x1b') == std::string::npos, program, " printed an escape code into a pipe");
+  CHECK_MESSAGE(output.find('\r') == std::string::npos, program, " printed a carriage return into a pipe");
+}
+
 inline Ran run_lesson(const std::string& name, const std::string& args) {
-  return run_command(std::string(LADDER_LESSON_DIR) + "/lesson_" + name + " " + args);
+  Ran ran = run_command(std::string(LADDER_LESSON_DIR) + "/lesson_" + name + " " + args);
+  check_plain_lines("lesson_" + name, ran.output);
+  return ran;
 }
 
 // Whether `output` holds every one of `words` (the parts of a message that matter: the flag, the

@@ -14,9 +14,11 @@ namespace {
 // mpirun allows root only when told (CI runs as root); -q leaves out its notices when a process
 // fails, as ./ladder lesson 16 does.
 Ran run_on(int processes, const std::string& args) {
-  return run_command("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " + std::string(LADDER_MPIRUN) +
-                     " -q --oversubscribe -np " + std::to_string(processes) + " " + LADDER_LESSON_DIR +
-                     "/lesson_16_data_parallel " + args);
+  Ran ran = run_command("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " + std::string(LADDER_MPIRUN) +
+                        " -q --oversubscribe -np " + std::to_string(processes) + " " + LADDER_LESSON_DIR +
+                        "/lesson_16_data_parallel " + args);
+  check_plain_lines("lesson 16 under mpirun", ran.output);  // its processes write to mpirun's pseudo-terminals
+  return ran;
 }
 
 size_t lines_of(const std::string& text) {
@@ -55,6 +57,20 @@ TEST_CASE("lesson 16_data_parallel --quick on 2 processes: one gradient, one mod
   CHECK(rows(out.path / "step_time.csv").size() == 2);     // 1 and 2 processes
   CHECK(rows(out.path / "losses.csv").size() == 40);
   check_ending(ran.output, out.path, {{"gradient_max_difference", "part 1"}, {"spread_after_training", "part 4"}});
+}
+
+TEST_CASE("lesson 16 started as ./ladder lesson 16 starts it, its output into a file: plain lines, no escape code") {
+  TempDir out("lesson16_log");
+  fs::create_directories(out.path);
+  const fs::path log = out.path / "log.txt";
+  const Ran ran = run_command(std::string(LADDER_SOURCE_DIR) + "/harness/run_processes.sh 2 " + LADDER_LESSON_DIR +
+                              "/lesson_16_data_parallel --quick --layers 1 --embd 32 --heads 2 --out " + (out.path / "run").string() +
+                              " > " + log.string());
+  const std::string written = read_text(log);
+  INFO(written);
+  REQUIRE(ran.status == 0);
+  CHECK(written.find("step 40/40 | loss") != std::string::npos);  // the progress, as plain lines
+  check_plain_lines("run_processes.sh into a file", written);
 }
 
 TEST_CASE("lesson 16 --lines on 2 processes: each keeps its rows of a batch of lines, weighted by their targets; validation over every line") {
