@@ -53,6 +53,11 @@ void print_metrics(const nlohmann::ordered_json& metrics, const MetricNotes& not
   }
 }
 
+// Said at the start and the end of a --quick run, whose few steps can contradict the lesson's point.
+constexpr const char* quick_run_warning =
+    "--quick: a smoke test, every part in a few steps; its figures are not the lesson's results "
+    "(run without --quick for those)";
+
 }  // namespace
 
 Run::Run(const LessonCli& cli) : cli_(cli), folder_(cli.common.out) {
@@ -75,6 +80,7 @@ Run::Run(const LessonCli& cli) : cli_(cli), folder_(cli.common.out) {
   std::printf("run: %d thread%s (%s) on %d cores, load average %s at the start\nBLAS: %s\n", num_threads(), num_threads() == 1 ? "" : "s",
               cli_.common.threads > 0 ? "--threads" : "fewer while cores are busy", omp_get_num_procs(),
               load < 0 ? "unknown" : cat(load).c_str(), blas_config().c_str());
+  if (cli_.common.quick) std::printf("%s\n", quick_run_warning);
   record_failure() = nullptr;
 }
 
@@ -274,6 +280,7 @@ void Run::finish(const nlohmann::ordered_json& metrics, const MetricNotes& notes
   std::printf("files:\n");
   for (const std::string& p : written_) std::printf("  %s\n", p.c_str());
   std::printf("next: %s\n", next.c_str());
+  if (cli_.common.quick) std::printf("%s\n", quick_run_warning);
   std::fflush(stdout);
 }
 

@@ -326,3 +326,19 @@ TEST_CASE("a plot PLplot cannot draw ends the run failed, naming the file: no dr
     CHECK(says_all(summary["error"].get<std::string>(), {"cannot draw " + png, words}));
   }
 }
+
+TEST_CASE("a --quick run says at its start and its end that its figures are a smoke test; a full run does not") {
+  TempDir out("kit_quick_says");
+  const std::string warning = "--quick: a smoke test";
+  const Ran quick = run_lesson("00_autograd", "--quick --threads 1 --out " + out.path.string());
+  INFO(quick.output);
+  REQUIRE(quick.status == 0);
+  const size_t first = quick.output.find(warning), last = quick.output.rfind(warning);
+  REQUIRE(first != std::string::npos);
+  CHECK(first < quick.output.find("== 00_autograd done"));
+  CHECK(last > quick.output.find("next:"));
+  const Ran full = run_lesson("00_autograd", "--threads 1 --out " + out.path.string());
+  INFO(full.output);
+  REQUIRE(full.status == 0);
+  CHECK(full.output.find(warning) == std::string::npos);
+}
