@@ -45,7 +45,7 @@ using namespace ladder;
 namespace {
 
 constexpr const char* kLesson = "11_gpt";
-// nanoGPT's CPU example: 2000 steps, about 95 s for the whole run on an idle 2-core machine.
+// nanoGPT's CPU example: 2000 steps, about a minute for the whole run on an idle 2-core machine.
 constexpr int64_t kDefaultSteps = 2000;
 
 // ---- 1. the text and the training loop ----
