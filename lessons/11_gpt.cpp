@@ -14,7 +14,6 @@
 // The model is models/gpt.h, what lessons 11, 12, 14 and 16 share lessons/char_gpt/char_gpt.h; the note
 // that goes with it: docs/11_gpt.md.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -28,6 +27,7 @@
 #include "harness/cli.h"
 #include "harness/model_printout.h"
 #include "harness/run.h"
+#include "harness/timing.h"
 #include "harness/tracker.h"
 #include "lessons/11_gpt/sampling.h"
 #include "lessons/char_gpt/char_gpt.h"
@@ -118,6 +118,7 @@ void samples(harness::Run& run, const harness::CommonFlags& flags, models::GPT& 
 }
 
 // ---- 3. generation speed ----
+constexpr int kGenerationRepeats = 9;  // sequences timed at each length, the median kept
 // Tokens per second while generating a sequence of each context length from one token.
 // Without the cache each new token runs the model over the whole sequence so far; with it, over
 // the new token alone, its keys and values appended to those kept.
@@ -126,23 +127,27 @@ void generation_speed(harness::Run& run, const harness::CommonFlags& flags, mode
   std::printf("\n== 3. generation speed with and without the KV cache ==\n");
   if (model.config().attention.kind_name() == nn::LinearAttention::kName)
     std::printf("(linear attention carries a fixed-size sum instead of keys and values: the cache here is that state)\n");
-  std::printf("tokens per second while generating a sequence of each length from one token\n");
-  std::printf("%10s %16s %16s %10s\n", "context", "cached tok/s", "uncached tok/s", "speed-up");
-  harness::CsvWriter csv(run.file("generation_speed.csv"), {"context", "cached_tokens_per_s", "uncached_tokens_per_s"});
+  std::printf("tokens per second while generating a sequence of each length from one token: the median of %d\n"
+              "sequences after one to warm up, and (+-) how far the fastest and the slowest were apart, against it\n",
+              kGenerationRepeats);
+  std::printf("%10s %16s %7s %16s %7s %10s\n", "context", "cached tok/s", "+-", "uncached tok/s", "+-", "speed-up");
+  harness::CsvWriter csv(run.file("generation_speed.csv"),
+                         {"context", "cached_tokens_per_s", "cached_spread", "uncached_tokens_per_s", "uncached_spread"});
   plot::Series cached{"with the KV cache"}, uncached{"without"};
   const int64_t full_context = model.config().block_size;
   for (int64_t context = std::min<int64_t>(8, full_context);; context = std::min(2 * context, full_context)) {
-    double speed[2];
+    double speed[2], spread[2];
     for (const bool use_cache : {true, false}) {
       Generator gen(flags.seed + 3);
-      const int64_t repeats = std::max<int64_t>(1, 256 / context);  // about the same number of tokens at every length
-      const auto start = std::chrono::steady_clock::now();
-      for (int64_t r = 0; r < repeats; ++r) model.generate(full({1, 1}, static_cast<float>(first_token)), context - 1, {.use_cache = use_cache}, gen);
-      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      speed[use_cache ? 0 : 1] = static_cast<double>(repeats * (context - 1)) / seconds;
+      const harness::Timed timed = harness::time_calls(
+          [&] { model.generate(full({1, 1}, static_cast<float>(first_token)), context - 1, {.use_cache = use_cache}, gen); },
+          kGenerationRepeats);
+      speed[use_cache ? 0 : 1] = static_cast<double>(context - 1) / (timed.median_ms / 1000);
+      spread[use_cache ? 0 : 1] = timed.spread();
     }
-    std::printf("%10lld %16.0f %16.0f %9.1fx\n", static_cast<long long>(context), speed[0], speed[1], speed[0] / speed[1]);
-    csv.row({static_cast<double>(context), speed[0], speed[1]});
+    std::printf("%10lld %16.0f %6.0f%% %16.0f %6.0f%% %9.1fx\n", static_cast<long long>(context), speed[0], 100 * spread[0], speed[1],
+                100 * spread[1], speed[0] / speed[1]);
+    csv.row({static_cast<double>(context), speed[0], spread[0], speed[1], spread[1]});
     cached.x.push_back(static_cast<double>(context)), cached.y.push_back(speed[0]);
     uncached.x.push_back(static_cast<double>(context)), uncached.y.push_back(speed[1]);
     if (context == full_context) {
