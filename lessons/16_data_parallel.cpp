@@ -328,8 +328,7 @@ int main(int argc, char** argv) {
     const harness::StopSignals signals;  // on every process: a signal stops them all at one step (stop_together), none killed
     std::optional<harness::Run> run;
     if (processes.rank() == 0) run.emplace(cli);
-    // Part 4 runs 20 steps even when quick: at 10, plain SGD at its lr is still in its first rise, above the summed run.
-    const Setup s{cli.common, training, cli.common.quick ? 20 : 40, config, std::move(corpus), &processes, run ? &*run : nullptr};
+    const Setup s{cli.common, training, cli.common.quick ? 10 : 40, config, std::move(corpus), &processes, run ? &*run : nullptr};
     std::printf("%d processes, %d of them on this machine, %d thread%s each; data: %s, %s\n\n", processes.size(), here, num_threads(),
                 num_threads() == 1 ? "" : "s", s.corpus.source.c_str(), lessons::training_extent(s.corpus).c_str());
 

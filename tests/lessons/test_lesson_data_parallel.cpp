@@ -13,14 +13,6 @@ namespace {
 
 // mpirun allows root only when told (CI runs as root); -q leaves out its notices when a process
 // fails, as ./ladder lesson 16 does.
-// The loss a line of part 4 prints at its last step: "  SGD, summed   lr 0.50: loss 4.2982 at step 1, 3.4055 at step 20".
-double last_loss(const std::string& output, const std::string& run) {
-  const size_t line = output.find("  " + run + " ");
-  REQUIRE(line != std::string::npos);
-  const size_t comma = output.find(", ", output.find("at step 1", line));
-  return std::stod(output.substr(comma + 2));
-}
-
 Ran run_on(int processes, const std::string& args) {
   Ran ran = run_command("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " + std::string(LADDER_MPIRUN) +
                         " -q --oversubscribe -np " + std::to_string(processes) + " " + LADDER_LESSON_DIR +
@@ -62,7 +54,6 @@ TEST_CASE("lesson 16_data_parallel --quick on 2 processes: one gradient, one mod
   CHECK(m["spread_own_seeds"].get<double>() > 0.01);
   CHECK(m["spread_no_all_reduce"].get<double>() > 0);
   CHECK(m["sgd_summed_vs_lr_times_n"].get<double>() == 0);  // summing is averaging at twice the lr, bit for bit
-  CHECK(last_loss(ran.output, "SGD, averaged") < last_loss(ran.output, "SGD, summed"));  // the lesson's point, quick too
   CHECK(rows(out.path / "step_time.csv").size() == 2);     // 1 and 2 processes
   CHECK(rows(out.path / "losses.csv").size() == 40);
   check_ending(ran.output, out.path, {{"gradient_max_difference", "part 1"}, {"spread_after_training", "part 4"}});
