@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "data/visible_text.h"
 #include "plot/plplot_errors.h"
 
 namespace ladder::plot::page {
@@ -135,7 +136,7 @@ void set_dashes(size_t k) {
 
 std::string escaped(const std::string& text) {
   std::string out;
-  for (const char c : text) out += c == '#' ? std::string("##") : std::string(1, c);
+  for (const char c : data::valid_utf8(text)) out += c == '#' ? std::string("##") : std::string(1, c);
   return out;
 }
 

@@ -29,7 +29,9 @@ PLINT series_colour(size_t k);  // the cmap0 index of series k's colour
 size_t dash_pattern(size_t k);  // series k's dash pattern, 0 (solid, series 0 alone) to 5; with the colour, unique among 50
 void set_dashes(size_t k);      // draws in series k's dash pattern; plstyl(0, ...) undoes it
 
-// PLplot reads '#' as the start of an escape sequence; a literal one is written "##".
+// Text as PLplot draws it: PLplot reads '#' as the start of an escape sequence, so a literal one
+// is written "##"; it refuses a string that is not UTF-8 (a folder's or a column's name may not
+// be), so each byte that is not is written \xNN (data::valid_utf8).
 std::string escaped(const std::string& text);
 
 // Writes <stem>.png and <stem>.svg, each a page of width x height pixels drawn by `draw`; returns

@@ -1,5 +1,5 @@
-// The plot kit: files that cannot be written, values a chart cannot draw, log axis labels, where a
-// legend goes.
+// The plot kit: files that cannot be written, text that is not UTF-8, values a chart cannot draw,
+// log axis labels, where a legend goes.
 #include "helpers.h"
 #include "file_helpers.h"
 
@@ -81,6 +81,16 @@ TEST_CASE("a page the disk refuses throws, naming the file: PLplot's own writes 
   fs::create_symlink("/dev/full", dir.path / "loss.png");  // every write: no space left on the device
   testing::check_error([&] { save_line_chart((dir.path / "loss").string(), small_chart()); },
                        {"save_line_chart", "cannot write " + (dir.path / "loss.png").string(), "No space left on device", "disk full"});
+}
+
+TEST_CASE("text that is not UTF-8 is drawn with its bytes written \\xNN: PLplot refused it, and the kit throws what PLplot refuses") {
+  CHECK(page::escaped("run #3") == "run ##3");
+  CHECK(page::escaped("bad\xff\xfeutf8 caf\xc3\xa9") == "bad\\xff\\xfeutf8 caf\xc3\xa9");  // well-formed UTF-8 stays
+  TempDir dir;
+  LineChart chart = small_chart();
+  chart.title = "loss of runs/bad\xff";  // compare's titles and legends hold folder and column names
+  chart.series[0].name = "bad\xff\xfeutf8";
+  CHECK(first_bytes(save_line_chart((dir.path / "chart").string(), chart)[0], 4) == "\x89PNG");
 }
 
 TEST_CASE("text is as large on a page of any size as on the page where the kit measures it") {
