@@ -16,14 +16,10 @@
 
 namespace ladder::testing {
 
-// Whether this is the sanitizer build (GCC defines __SANITIZE_ADDRESS__ there). A case that runs one
-// path for seconds (a training run, a 10 MB text) is skipped in it, `* doctest::skip(kSanitized)`:
-// the short cases reach the same code, and the Release build runs it whole.
-#ifdef __SANITIZE_ADDRESS__
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
+// Whether this executable is the suite linked against the sanitized library (NAME_sanitized). A case
+// that runs one path for seconds (a training run, a 10 MB text) is skipped there,
+// `* doctest::skip(kSanitized)`: the short cases reach the same code, and the plain suite runs it whole.
+extern const bool kSanitized;
 
 // The tensor has this shape and these values, each within tol (absolute, or relative when large).
 inline void check_tensor(const Tensor& t, const Shape& shape, const std::vector<float>& expected, float tol = 1e-5f) {

@@ -18,7 +18,7 @@ namespace {
 
 const std::set<std::string> kFileExtensions = {"h", "cpp", "md", "py", "json", "png", "svg", "csv", "safetensors", "dot", "txt", "sh"};
 // Folders that runs and builds create: named in the notes, never in the repository.
-const std::vector<std::string> kOutputFolders = {"runs/", "build/", "build-sanitize/"};
+const std::vector<std::string> kOutputFolders = {"runs/", "build/"};
 
 bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
