@@ -73,6 +73,10 @@ void check_resumed_run_is_the_same(const std::string& lesson, const std::string&
   }
 }
 
+// A small lesson 11 for the refusals, which need a run to refuse and not its figures: one layer,
+// 20 steps, a checkpoint every 5.
+const std::string kSmallGpt = "--quick --threads 1 --steps 20 --eval-every 5 --warmup 2 --layers 1 --embd 32 --heads 2 --context 32";
+
 }  // namespace
 
 TEST_CASE("lesson 11: stopped after its third checkpoint and resumed, it ends as the run never stopped, to the bit") {
@@ -88,9 +92,9 @@ TEST_CASE("lesson 06: stopped inside its second model, resumed, the first restor
 TEST_CASE("--resume refuses flags that change the run, a folder without a checkpoint and another --out, in one line") {
   TempDir run("resume_refusals");
   const std::string folder = run.path.string();
-  REQUIRE(run_lesson("11_gpt", "--quick --threads 1 --out " + folder + " --stop-after 1").status == 0);
+  REQUIRE(run_lesson("11_gpt", kSmallGpt + " --out " + folder + " --stop-after 1").status == 0);
   check_refused("11_gpt", "--resume " + folder + " --layers 2 --lr 0.002",
-                {"--resume", folder, "--layers 2 (the run: 4)", "--lr 0.002 (the run: 0.001)", "leave these flags out"});
+                {"--resume", folder, "--layers 2 (the run: 1)", "--lr 0.002 (the run: 0.001)", "leave these flags out"});
   check_refused("11_gpt", "--resume " + folder + " --stream --attention linear", {"--attention linear (the run: full)"});
   check_refused("11_gpt", "--resume " + folder + " --out " + folder + "_elsewhere", {"--out", "_elsewhere", "leave --out out"});
   TempDir empty("resume_empty");
@@ -100,13 +104,13 @@ TEST_CASE("--resume refuses flags that change the run, a folder without a checkp
   const Ran resumed = run_lesson("11_gpt", "--resume " + folder + " --threads 2");
   INFO(resumed.output);
   CHECK(resumed.status == 0);
-  CHECK(resumed.output.find("resumed after step 10") != std::string::npos);
+  CHECK(resumed.output.find("resumed after step 5") != std::string::npos);
 }
 
 TEST_CASE("--resume refuses another lesson's run, flags edited after the stop (with the checkpoint's record of them removed too) and a checkpoint whose step no run reaches, by name") {
   TempDir run("resume_guards");
   const std::string folder = run.path.string();
-  REQUIRE(run_lesson("11_gpt", "--quick --threads 1 --out " + folder + " --stop-after 1").status == 0);
+  REQUIRE(run_lesson("11_gpt", kSmallGpt + " --out " + folder + " --stop-after 1").status == 0);
   check_refused("04_cnn", "--resume " + folder, {"is a run of lesson 11_gpt, not of 04_cnn", "./ladder lesson 11 --resume"});
   CHECK(fs::exists(run.path / "resume" / "metrics.safetensors"));  // another lesson's refusal touched nothing
 

@@ -132,7 +132,7 @@ TEST_CASE("./ladder lesson 16: --procs 0 and a missing mpirun refused in one lin
 
 TEST_CASE("lesson 16 stopped on 2 processes resumes on 2 only: on 3 it is refused naming the count, and the run is left to resume") {
   TempDir out("lesson16_resume_count");
-  const Ran stopped = run_on(2, "--quick --stop-after 1 --out " + out.path.string());
+  const Ran stopped = run_on(2, "--quick --layers 1 --embd 32 --heads 2 --stop-after 1 --out " + out.path.string());  // a run to refuse
   INFO(stopped.output);
   REQUIRE(stopped.status == 0);
   const Ran three = run_on(3, "--resume " + out.path.string());
