@@ -189,7 +189,9 @@ double NGramCounts::probability(const Estimator& e, std::span<const int> history
     case Smoothing::add_one:
     case Smoothing::add_delta: {
       const double delta = e.smoothing == Smoothing::add_one ? 1.0 : e.delta;
+      // exercise: add_delta
       return (static_cast<double>(count_after(h, w)) + delta) / (static_cast<double>(context_total(h)) + delta * V);
+      // end of exercise: add_delta
     }
     case Smoothing::simple_backoff: return simple_backoff(h, w);
     case Smoothing::backoff: return backoff(h, w);

@@ -50,6 +50,7 @@ void Adam::step() {
       float* m = state(param.name, "exp_avg", grad).data();
       float* v = state(param.name, "exp_avg_sq", grad).data();
       // Threads split the large tensors; each element's update is independent of the others.
+      // exercise: adam_update
       parallel_for(grad.numel(), 8, [=](int64_t begin, int64_t end) {  // by value: the pointers stay in registers
 #pragma omp simd
         for (int64_t i = begin; i < end; ++i) {
@@ -61,6 +62,7 @@ void Adam::step() {
           p[i] += -step_size * (m[i] / denom);
         }
       });
+      // end of exercise: adam_update
     }
   }
 }

@@ -109,6 +109,7 @@ float clip_grad_norm(const std::vector<Tensor>& params, float max_norm) {
     for (int64_t i = 0; i < n; ++i) squares += static_cast<double>(pg[i]) * pg[i];
   }
   const auto total = static_cast<float>(std::sqrt(squares));
+  // exercise: clip_grad_norm
   const float coef = max_norm / (total + 1e-6f);  // PyTorch's formula
   if (coef < 1)
     for (const Tensor& p : params) {
@@ -119,6 +120,7 @@ float clip_grad_norm(const std::vector<Tensor>& params, float max_norm) {
 #pragma omp simd
       for (int64_t i = 0; i < n; ++i) pg[i] *= coef;
     }
+  // end of exercise: clip_grad_norm
   return total;
 }
 

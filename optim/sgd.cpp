@@ -35,8 +35,10 @@ void SGD::step() {
       for (int64_t i = 0; i < n; ++i) {
         float d = g[i] + group.weight_decay * p[i];
         if (b) {
+          // exercise: sgd_momentum
           b[i] = first ? d : options_.momentum * b[i] + (1 - options_.dampening) * d;
           d = options_.nesterov ? d + options_.momentum * b[i] : b[i];
+          // end of exercise: sgd_momentum
         }
         p[i] -= lr_ * d;
       }

@@ -63,7 +63,7 @@ inline float max_abs(const Tensor& t) {
 // A fast path against its reference: finite, and within 1e-5 relative to the reference's largest
 // element (fp32 sums taken in different orders).
 inline void check_agree(const Tensor& fast, const Tensor& reference, const char* what) {
-  INFO(what);
+  INFO(std::string(what));  // doctest shows a char* as its address
   CHECK(all_finite(fast));
   check_close(fast, reference, 1e-5f * std::max(1.0f, max_abs(reference)), 1e-5f);
 }

@@ -23,6 +23,7 @@ HeadStates run_head(const DeltaRuleProblem& p, const float* k, const float* v, c
     double* after = h.states.data() + (t + 1) * M * E;
     const double alpha = log_alpha ? std::exp(static_cast<double>(log_alpha[t])) : 1.0;
     double* u = h.written.data() + t * E;
+    // exercise: delta_rule_step
     for (int64_t e = 0; e < E; ++e) {
       double read = 0;  // (S_{t-1}^T k_t)_e
       for (int64_t m = 0; m < M; ++m) read += before[m * E + e] * k[t * M + m];
@@ -30,6 +31,7 @@ HeadStates run_head(const DeltaRuleProblem& p, const float* k, const float* v, c
     }
     for (int64_t m = 0; m < M; ++m)
       for (int64_t e = 0; e < E; ++e) after[m * E + e] = alpha * before[m * E + e] + k[t * M + m] * u[e];
+    // end of exercise: delta_rule_step
   }
   return h;
 }

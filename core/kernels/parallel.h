@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <exception>
 #include <string>
 
 #include "core/observer.h"
@@ -65,15 +66,24 @@ void parallel_for_blocks(int64_t n, int64_t work_per_item, const Body& body) {
   }
   // An observer, when one is installed, learns when the main thread waits for the others.
   if (installed_observer) installed_observer->loop_starts();
+  // An exception may not leave a parallel region (OpenMP would end the process): the first a
+  // block throws is kept and thrown again here, on the calling thread, once every block is done.
+  std::exception_ptr thrown;
 #pragma omp parallel num_threads(threads)
   {
     const bool main_thread = omp_get_thread_num() == 0;
     if (main_thread && installed_observer) installed_observer->main_blocks_start();
-    for (int b = omp_get_thread_num(); b < blocks; b += omp_get_num_threads())
-      body(n * b / blocks, n * (b + 1) / blocks, b);
+    try {
+      for (int b = omp_get_thread_num(); b < blocks; b += omp_get_num_threads())
+        body(n * b / blocks, n * (b + 1) / blocks, b);
+    } catch (...) {
+#pragma omp critical(ladder_parallel_exception)
+      if (!thrown) thrown = std::current_exception();
+    }
     if (main_thread && installed_observer) installed_observer->main_blocks_end();
   }
   if (installed_observer) installed_observer->loop_ends();
+  if (thrown) std::rethrow_exception(thrown);
 }
 
 // Runs body(begin, end) over [0, n), split as above.

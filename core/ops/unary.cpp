@@ -43,8 +43,12 @@ Tensor cos(const Tensor& x) {
   return unary_op("cos", x, [](float v) { return std::cos(v); }, [](float v, float) { return -std::sin(v); });
 }
 
-Tensor tanh(const Tensor& x) {  // d/dx tanh = 1 - tanh^2
-  return unary_op("tanh", x, [](float v) { return fast_tanh(v); }, [](float, float y) { return 1 - y * y; });
+Tensor tanh(const Tensor& x) {
+  return unary_op("tanh", x, [](float v) { return fast_tanh(v); },
+                  // exercise: tanh_backward
+                  [](float, float y) { return 1 - y * y; }  // d/dx tanh(x), from y = tanh(x): 1 - tanh^2
+                  // end of exercise: tanh_backward
+  );
 }
 
 Tensor sigmoid(const Tensor& x) {  // d/dx s = s (1 - s)

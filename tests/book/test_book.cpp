@@ -39,6 +39,10 @@ TEST_CASE("the book has a page per note, its pointers opening the code, and the 
   CHECK(fs::exists(out / "code" / "nn" / "recurrent.cpp.js"));
   CHECK(fs::exists(out / "assets" / "katex" / "katex.min.js"));
   CHECK(fs::exists(out / "assets" / "highlight" / "highlight.min.js"));
+  // An exercise on its note's page: the start command, the hint, and the region folded under them.
+  const std::string autograd = read_text(out / "00_autograd.html");
+  CHECK(says_all(autograd, {"./ladder exercise start tanh_backward", "tanh' = 1 - tanh^2",
+                            "<details><summary>the region in core/ops/unary.cpp", "return 1 - y * y;"}));
   fs::remove_all(out);
   fs::remove_all(runs);
 }

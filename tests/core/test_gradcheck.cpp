@@ -405,7 +405,7 @@ TEST_CASE("elementwise, broadcasting and reduction ops on random shapes") {
     a.requires_grad_();
     b.requires_grad_();
     for (const auto& [name, f] : binary) {
-      CAPTURE(name);
+      INFO("op ", std::string(name));
       CAPTURE(shape_str(a_shape) + " with " + shape_str(b_shape));
       const GradcheckResult ab = gradcheck([&](Inputs x) { return f(x[0], x[1]); }, {a, b});
       CHECK_MESSAGE(ab.ok, ab.worst);
@@ -413,7 +413,7 @@ TEST_CASE("elementwise, broadcasting and reduction ops on random shapes") {
       CHECK_MESSAGE(ba.ok, ba.worst);
     }
     for (const auto& [name, f] : unary) {
-      CAPTURE(name);
+      INFO("op ", std::string(name));
       CAPTURE(shape_str(a_shape));
       const GradcheckResult r = gradcheck([&](Inputs x) { return f(x[0]); }, {a});
       CHECK_MESSAGE(r.ok, r.worst);

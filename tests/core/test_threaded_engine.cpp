@@ -75,3 +75,17 @@ TEST_CASE("fewer threads running the same blocks give the same results bit for b
   CHECK(one_running.to_vector() == all_running.to_vector());
   CHECK(clamped == 2);
 }
+
+TEST_CASE("an error thrown in a block of a parallel loop reaches the caller as itself, after every block is done") {
+  TwoThreads threads;
+  const int64_t n = 4 * kMinParallelWork;
+  require_threaded(n, 1);
+  bool first_block_done = false;  // written by block 0 alone, read after the loop
+  // The second block throws; the first finishes. OpenMP alone would end the process here.
+  CHECK_THROWS_WITH_AS(parallel_for_blocks(n, 1, [&](int64_t, int64_t, int block) {
+                         if (block == 1) throw Error("block 1 failed");
+                         first_block_done = true;
+                       }),
+                       "block 1 failed", Error);
+  CHECK(first_block_done);
+}

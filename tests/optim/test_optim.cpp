@@ -30,6 +30,7 @@ struct OneParam {
 
 TEST_CASE("SGD: plain, weight decay, momentum with dampening, Nesterov") {
   {
+    INFO("plain SGD: the parameter after a step");
     OneParam x;
     SGD opt(x.params(), {.lr = 0.1f});
     x.set_grad({0.5f, 1});
@@ -37,6 +38,7 @@ TEST_CASE("SGD: plain, weight decay, momentum with dampening, Nesterov") {
     check_tensor(x.p, {2}, {1 - 0.05f, -2 - 0.1f});
   }
   {
+    INFO("SGD with weight decay 0.1: the parameter after a step");
     OneParam x;  // g' = g + 0.1 p
     SGD opt(x.params(), {.lr = 0.1f, .weight_decay = 0.1f});
     x.set_grad({0.5f, 1});
@@ -44,6 +46,7 @@ TEST_CASE("SGD: plain, weight decay, momentum with dampening, Nesterov") {
     check_tensor(x.p, {2}, {1 - 0.1f * 0.6f, -2 - 0.1f * 0.8f});
   }
   {
+    INFO("SGD with momentum 0.9 and dampening 0.5: the parameter after each step");
     OneParam x;  // b1 = g1; b2 = 0.9 b1 + 0.5 g2
     SGD opt(x.params(), {.lr = 0.1f, .momentum = 0.9f, .dampening = 0.5f});
     x.set_grad({1, 2});
@@ -55,6 +58,7 @@ TEST_CASE("SGD: plain, weight decay, momentum with dampening, Nesterov") {
     check_tensor(x.p, {2}, {0.9f - 0.1f * b0, -2.2f - 0.1f * b1});
   }
   {
+    INFO("SGD with Nesterov momentum 0.9: the parameter after each step");
     OneParam x;  // Nesterov: step with g + 0.9 b
     SGD opt(x.params(), {.lr = 0.1f, .momentum = 0.9f, .nesterov = true});
     x.set_grad({1, 0});
@@ -84,6 +88,7 @@ TEST_CASE("Adam and AdamW: the first two steps by hand") {
     return p;
   };
   for (const bool decoupled : {false, true}) {
+    INFO((decoupled ? "AdamW" : "Adam with L2"), " (decay 0.2): the parameter after two steps");
     OneParam x;
     const AdamOptions options{.lr = 0.1f, .weight_decay = 0.2f};
     std::unique_ptr<Optimizer> opt =
@@ -204,8 +209,12 @@ TEST_CASE("clip_grad_norm returns the total norm and scales down only when it is
   a.set_grad(tensor({3}));
   b.set_grad(tensor({4}));
   CHECK(clip_grad_norm({a, b}, 10) == doctest::Approx(5));
-  check_tensor(a.grad(), {1}, {3});
+  {
+    INFO("a's gradient clipped to norm 10: the norm, 5, is below, so it stays 3");
+    check_tensor(a.grad(), {1}, {3});
+  }
   CHECK(clip_grad_norm({a, b}, 1) == doctest::Approx(5));
+  INFO("the gradients clipped to norm 1: each scaled by 1/5");
   check_tensor(a.grad(), {1}, {3.0f / 5}, 1e-5f);
   check_tensor(b.grad(), {1}, {4.0f / 5}, 1e-5f);
 }

@@ -12,6 +12,7 @@
 #include "data/visible_text.h"
 #include "docs/markdown.h"
 #include "io/small_file.h"
+#include "note_regions.h"
 
 using namespace ladder;
 using namespace ladder::book;
@@ -140,7 +141,8 @@ int build(int argc, char** argv) {
     if (i > 1) links += " · <a href=\"" + page_of(notes[i - 1].first.path) + "\">previous</a>";
     if (i > 0 && i + 1 < notes.size()) links += " · <a href=\"" + page_of(notes[i + 1].first.path) + "\">next</a>";
     if (i == 0 && notes.size() > 1) links += " · <a href=\"" + page_of(notes[1].first.path) + "\">first note</a>";
-    std::string body = note_body(book, note.path, text, pointers);
+    // A note's exercises get their regions, folded under their items (tools/exercise/note_regions.h).
+    std::string body = note_body(book, note.path, exercise::with_regions({.root = root}, text), pointers);
     const std::string stem = fs::path(note.path).stem().string();
     if (stem.size() > 2 && std::isdigit(static_cast<unsigned char>(stem[0])) && interface.lesson_sources.count(stem.substr(0, 2)))
       body = under_title(body, run_panel(book, stem.substr(0, 2)));
