@@ -129,9 +129,11 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEnt
                         continue;
                       }
                       const float g = (reduction == Reduction::none ? gy.data()[r] : gy.data()[0] * scale) * row_weight[r];
+                      // exercise: cross_entropy_backward
                       const float* lp = log_probs.data() + r * classes;
                       for (int64_t c = 0; c < classes; ++c) out[c] = g * std::exp(lp[c]);
                       if (target[r] >= 0) out[target[r]] -= g;
+                      // end of exercise: cross_entropy_backward
                     }
                   });
                   return {gx};

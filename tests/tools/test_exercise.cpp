@@ -52,6 +52,8 @@ const std::map<std::string, WrongAnswer> kWrongAnswers = {
     {"add_delta", {"+ delta * V)", "+ delta)", "p(c, add_one, {bos}, a)"}},
     // the dampening ignored
     {"sgd_momentum", {"(1 - options_.dampening) * d", "d", "dampening 0.5: the parameter after each step"}},
+    // the one-hot of the target left out: the gradient of log-sum-exp alone
+    {"cross_entropy_backward", {"if (target[r] >= 0) out[target[r]] -= g;", "", "cross_entropy: input 0 element"}},
     // every gradient scaled, small or not
     {"clip_grad_norm", {"if (coef < 1)", "if (coef > 0)", "the norm, 5, is below, so it stays 3"}},
     // v's bias left uncorrected
@@ -157,6 +159,9 @@ TEST_CASE("for every exercise the check can fail: the stub fails it, the origina
     INFO(stub.output);
     CHECK(stub.status == 1);
     CHECK(stub.output.find("exercise " + e.name + ": not written yet") != std::string::npos);
+    size_t failed_checks = 0;  // every check holds the region: none passes without it
+    for (size_t at = stub.output.find("FAILED\n"); at != std::string::npos; at = stub.output.find("FAILED\n", at + 1)) ++failed_checks;
+    CHECK(failed_checks == e.checks.size());
 
     const fs::path copy = exercise::learner_file(places, e);
     const std::string original = exercise::original_text(places, e);

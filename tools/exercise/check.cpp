@@ -32,7 +32,7 @@ std::pair<std::string, std::string> original_compile(const Places& places, const
   fail("exercise", database.string(), " has no command that compiles ", exercise.file, ": build ladder first (./ladder build)");
 }
 
-// `command` with the word after `flag` (" -o ", " -c ") replaced by `word`.
+// `command` with the word after `flag` (" -o ") replaced by `word`.
 std::string replace_word_after(std::string command, const std::string& flag, const std::string& word) {
   const size_t at = command.find(flag);
   if (at == std::string::npos) fail("exercise", "the build's command has no '", flag, "': ", command);
@@ -45,7 +45,9 @@ std::string replace_word_after(std::string command, const std::string& flag, con
 std::string compile(const Places& places, const Exercise& exercise, const fs::path& object) {
   auto [directory, command] = original_compile(places, exercise);
   command = replace_word_after(command, " -o ", shell_quoted(object));
-  command = replace_word_after(command, " -c ", shell_quoted(learner_file(places, exercise)));
+  const size_t source = command.rfind(" -c ");  // the source ends the command: a path with a space is quoted
+  if (source == std::string::npos) fail("exercise", "the build's command has no ' -c ': ", command);
+  command = command.substr(0, source + 4) + shell_quoted(learner_file(places, exercise));
   for (size_t at; (at = command.find(" -Werror")) != std::string::npos;) command.erase(at, std::string(" -Werror").size());
   command += " -O1";
   const Ran ran = run_command("cd " + shell_quoted(directory) + " && " + command);
