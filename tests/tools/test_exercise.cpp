@@ -92,7 +92,7 @@ TEST_CASE("every exercise's region is in its file and its hint in its lesson's n
     CHECK(exercise::hint(places, e).find("`./ladder exercise start " + e.name + "`") != std::string::npos);
     CHECK(exercise::stub_code(e).find("not written yet") != std::string::npos);
     CHECK(kWrongAnswers.count(e.name));
-    CHECK(exercise::targets(e).back() == "lesson_" + e.lesson);
+    CHECK(exercise::targets(e).back() == "lessons/lesson_" + e.lesson);
   }
   std::set<std::string> marked;
   for (const char* folder : {"core", "nn", "optim", "io", "data", "models", "dist"})

@@ -16,8 +16,6 @@ namespace ladder::exercise {
 
 namespace {
 
-std::string lesson_target(const Exercise& exercise) { return "lessons/lesson_" + exercise.lesson; }
-
 // The build's compile command for the original file: the library's, not its sanitized twin's.
 std::pair<std::string, std::string> original_compile(const Places& places, const Exercise& exercise) {
   const fs::path database = places.build / "compile_commands.json";
@@ -101,13 +99,11 @@ void report(const std::string& step, bool passed, const std::string& failure = "
 }  // namespace
 
 std::vector<std::string> targets(const Exercise& exercise) {
-  std::vector<std::string> names;
-  for (const Check& c : exercise.checks) {
-    const std::string name = fs::path(c.suite).filename().string();
-    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
-  }
-  names.push_back("lesson_" + exercise.lesson);
-  return names;
+  std::vector<std::string> paths;
+  for (const Check& c : exercise.checks)
+    if (std::find(paths.begin(), paths.end(), c.suite) == paths.end()) paths.push_back(c.suite);
+  paths.push_back("lessons/lesson_" + exercise.lesson);
+  return paths;
 }
 
 std::string first_failure(const std::string& doctest_output) {
@@ -146,9 +142,7 @@ std::string first_failure(const std::string& doctest_output) {
 
 bool check(const Places& places, const Exercise& exercise, const CheckOptions& options) {
   const fs::path file = learner_file(places, exercise), folder = exercise_folder(places, exercise) / "build";
-  if (!fs::exists(file))
-    fail("exercise", exercise.name, " is not started: ./ladder exercise start ", exercise.name, " writes ", file.string());
-  find_region(io::read_small_file("exercise", file.string()), exercise.name, file.string());  // the markers are still there
+  learner_region(places, exercise);  // started, and its markers still there
   fs::create_directories(folder);
   std::printf("check %s: %s, in place of %s\n", exercise.name.c_str(), file.string().c_str(), exercise.file.c_str());
   const fs::path object = folder / (file.filename().string() + ".o");
@@ -157,10 +151,10 @@ bool check(const Places& places, const Exercise& exercise, const CheckOptions& o
   bool passed = errors.empty();
   if (passed) {
     for (const std::string& target : targets(exercise)) {
-      const std::string ninja_target = target.starts_with("lesson_") ? lesson_target(exercise) : "tests/" + target;
-      const std::string failed = link(places, ninja_target, object, folder / target);
+      const std::string name = fs::path(target).filename().string();
+      const std::string failed = link(places, target, object, folder / name);
       if (!failed.empty()) {
-        report("linked with " + target, false, last_lines(failed, 8));
+        report("linked with " + name, false, last_lines(failed, 8));
         passed = false;
       }
     }

@@ -12,7 +12,8 @@
 
 namespace ladder::exercise {
 
-// The CMake targets a check links again: the suites, then the lesson.
+// What a check links again, as the build's paths: the suites (tests/test_gradcheck), then the
+// lesson (lessons/lesson_00_autograd). The file name is the CMake target's.
 std::vector<std::string> targets(const Exercise& exercise);
 
 // The first failure in a doctest suite's output, in words: where, and what was compared (the

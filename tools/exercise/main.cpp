@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
       std::printf("%s", changes.empty() ? "your region is the original's, line for line\n" : changes.c_str());
     }
     if (command == "targets")
-      for (const std::string& target : targets(exercise)) std::printf("%s\n", target.c_str());
+      for (const std::string& target : targets(exercise)) std::printf("%s\n", fs::path(target).filename().c_str());
     if (command == "check") return check(places, exercise, {.lesson = lesson}) ? 0 : 1;
     return 0;
   } catch (const std::exception& e) {

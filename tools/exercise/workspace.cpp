@@ -21,14 +21,6 @@ std::string read(const fs::path& path) { return io::read_small_file("exercise", 
 
 void write(const fs::path& path, const std::string& text) { io::write_atomically("exercise", path.string(), {text}); }
 
-// The learner's copy, which must exist: the exercise was started.
-std::string learner_text(const Places& places, const Exercise& exercise) {
-  const fs::path file = learner_file(places, exercise);
-  if (!fs::exists(file))
-    fail("exercise", exercise.name, " is not started: ./ladder exercise start ", exercise.name, " writes ", file.string());
-  return read(file);
-}
-
 }  // namespace
 
 fs::path exercise_folder(const Places& places, const Exercise& exercise) { return places.workspace / exercise.name; }
@@ -42,6 +34,14 @@ std::string original_text(const Places& places, const Exercise& exercise) { retu
 std::string solution(const Places& places, const Exercise& exercise) {
   const std::string text = original_text(places, exercise);
   return region_code(text, find_region(text, exercise.name, exercise.file));
+}
+
+std::string learner_region(const Places& places, const Exercise& exercise) {
+  const fs::path file = learner_file(places, exercise);
+  if (!fs::exists(file))
+    fail("exercise", exercise.name, " is not started: ./ladder exercise start ", exercise.name, " writes ", file.string());
+  const std::string text = read(file);
+  return region_code(text, find_region(text, exercise.name, file.string()));
 }
 
 std::string hint(const Places& places, const Exercise& exercise) {
@@ -102,8 +102,7 @@ std::string reset(const Places& places, const Exercise& exercise) {
 }
 
 std::string diff(const Places& places, const Exercise& exercise) {
-  const std::string mine = learner_text(places, exercise);
-  const std::string yours = region_code(mine, find_region(mine, exercise.name, learner_file(places, exercise).string()));
+  const std::string yours = learner_region(places, exercise);
   const fs::path folder = exercise_folder(places, exercise) / "build";
   fs::create_directories(folder);
   write(folder / "original_region", solution(places, exercise));

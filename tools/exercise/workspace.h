@@ -23,6 +23,10 @@ std::filesystem::path learner_file(const Places& places, const Exercise& exercis
 std::string original_text(const Places& places, const Exercise& exercise);
 std::string solution(const Places& places, const Exercise& exercise);
 
+// The region as the learner wrote it. Throws ladder::Error when the exercise is not started or a
+// marker of the learner's copy is missing.
+std::string learner_region(const Places& places, const Exercise& exercise);
+
 // The hint of the exercise's lesson note (docs/NN_name.md): the item that holds
 // `./ladder exercise start NAME`. Throws ladder::Error when the note has none.
 std::string hint(const Places& places, const Exercise& exercise);
